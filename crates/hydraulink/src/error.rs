@@ -1,0 +1,74 @@
+//! Error types. `ModelError` names the element and the field (as a path that the file reader maps
+//! to a line); `StepError` names the time, the step and the equation that failed.
+
+use thiserror::Error;
+
+/// An invalid model. `path` is the location of the offending field in the model spec, in the
+/// form `bodies[2].mass_kg` or `hydraulics.cylinders[0].base.marker`; `element` names the element
+/// (`body 'body1'`); the file reader adds the line.
+#[derive(Debug, Clone, Error, PartialEq)]
+#[error("{element}: field `{path}`: {message}")]
+pub struct ModelError {
+    /// Field path in the model spec, e.g. `bodies[2].mass_kg`.
+    pub path: String,
+    /// The element, e.g. `body 'body1'`.
+    pub element: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ModelError {
+    /// Builds an error.
+    pub fn new(path: impl Into<String>, element: impl Into<String>, message: impl Into<String>) -> Self {
+        ModelError { path: path.into(), element: element.into(), message: message.into() }
+    }
+}
+
+/// Failure of a time step. The state is left at the last converged step.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum StepError {
+    /// Newton–Raphson did not converge.
+    #[error("Newton failed at t = {time_s:.6} s (step {step}) after {iterations} iterations: largest weighted residual in equation `{equation}` ({value:.3e}); {reason}")]
+    NewtonFailed {
+        /// Time at the start of the failed step [s].
+        time_s: f64,
+        /// Index of the failed step (0-based).
+        step: u64,
+        /// Iterations done.
+        iterations: u32,
+        /// Label of the equation with the largest weighted residual, e.g. `V2.p` or `z3`.
+        equation: String,
+        /// Its weighted value.
+        value: f64,
+        /// Why Newton stopped (cap reached, diverging, singular tangent).
+        reason: String,
+    },
+    /// A NaN or infinite value appeared.
+    #[error("non-finite value at t = {time_s:.6} s (step {step}) in `{equation}`")]
+    NonFinite {
+        /// Time [s].
+        time_s: f64,
+        /// Step index.
+        step: u64,
+        /// Label of the unknown or equation.
+        equation: String,
+    },
+}
+
+/// Failure of the consistent initialization.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum InitError {
+    /// The loops cannot be closed at the initial configuration.
+    #[error("cut joint '{cut_joint}': the loop cannot close at the initial configuration (‖Φ‖ = {violation:.3e} m after {iterations} iterations)")]
+    LoopCannotClose {
+        /// The cut joint with the largest violation.
+        cut_joint: String,
+        /// Final constraint norm.
+        violation: f64,
+        /// Iterations done.
+        iterations: u32,
+    },
+    /// No static equilibrium could be found.
+    #[error("static equilibrium: {0}")]
+    Statics(String),
+}

@@ -1,0 +1,542 @@
+//! `ModelSpec`: the plain, unvalidated description of a machine.
+//!
+//! This is the data a model file deserializes into (the TOML reader lives in `hydraulink-io`;
+//! this crate knows no file format). `serde` derives only describe the field names. Every field
+//! is SI. Nothing here is checked: [`crate::model::compile`] validates a spec into an immutable
+//! [`crate::Model`] and reports errors by *path* (`bodies[2].mass_kg`), which the reader maps to
+//! a file line.
+//!
+//! # Reference configuration
+//! All body geometry (centres of mass, markers, inertia axes) and all joint locations and axes
+//! are given in the **reference configuration**: the pose the machine has when every joint
+//! coordinate is zero. In it, every body frame coincides with the global frame. The initial
+//! configuration then follows from the joints' `q0`. This is the usual convention of
+//! relative-coordinate codes; it needs no body frames in the file.
+
+use serde::{Deserialize, Serialize};
+
+/// A whole machine: mechanism, hydraulic circuit, input signals and solver settings.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Model name; used for the default output directory.
+    pub name: String,
+    /// Free text: paper, section, figure.
+    #[serde(default)]
+    pub description: String,
+    /// Gravity vector [m/s²].
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Named points on the ground (reference = global frame).
+    #[serde(default)]
+    pub ground: GroundSpec,
+    /// Rigid bodies.
+    #[serde(default)]
+    pub bodies: Vec<BodySpec>,
+    /// Spanning-tree joints, in relative coordinates.
+    #[serde(default)]
+    pub joints: Vec<JointSpec>,
+    /// Cut joints that close kinematic loops.
+    #[serde(default)]
+    pub cut_joints: Vec<CutJointSpec>,
+    /// Hydraulic circuit graph.
+    #[serde(default)]
+    pub hydraulics: HydraulicsSpec,
+    /// Input signals, referenced by name (e.g. the valve signal `U`).
+    #[serde(default)]
+    pub inputs: Vec<InputSpec>,
+    /// Solver settings.
+    #[serde(default)]
+    pub solver: SolverSpec,
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, -9.81, 0.0]
+}
+
+/// Named points fixed to the ground.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GroundSpec {
+    /// Marker name → position [m], global frame.
+    #[serde(default)]
+    pub markers: std::collections::BTreeMap<String, [f64; 3]>,
+}
+
+/// A rigid body.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    /// Unique name.
+    pub name: String,
+    /// Mass [kg], > 0.
+    pub mass_kg: f64,
+    /// Centre of mass [m], reference configuration.
+    pub com: [f64; 3],
+    /// Inertia tensor about the centre of mass in reference axes [kg m²]:
+    /// `[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]` (products of inertia as tensor entries, i.e. −∫xy dm).
+    pub inertia: [f64; 6],
+    /// Marker name → position [m], reference configuration.
+    #[serde(default)]
+    pub markers: std::collections::BTreeMap<String, [f64; 3]>,
+}
+
+/// Kinds of tree joint.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum JointKind {
+    /// 1 coordinate: rotation about `axis` through `location` [rad].
+    Revolute,
+    /// 1 coordinate: translation along `axis` [m].
+    Prismatic,
+    /// 2 coordinates: rotation about `axis` then about `axis2` (both through `location`) [rad].
+    Universal,
+    /// 2 coordinates: rotation about `axis` [rad], then translation along it [m].
+    Cylindrical,
+    /// 3 coordinates: successive rotations about the reference x, y, z axes through
+    /// `location` (Cardan angles; singular at ±90° of the second angle) [rad].
+    Spherical,
+    /// 0 coordinates: the child is welded to the parent.
+    Fixed,
+}
+
+/// A scalar or a list, for joint initial values (one entry per coordinate).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Values {
+    /// One value (1-coordinate joints).
+    One(f64),
+    /// One value per coordinate.
+    Many(Vec<f64>),
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values::Many(Vec::new())
+    }
+}
+
+impl Values {
+    /// The values as a slice.
+    pub fn as_slice(&self) -> &[f64] {
+        match self {
+            Values::One(v) => std::slice::from_ref(v),
+            Values::Many(v) => v,
+        }
+    }
+}
+
+/// A tree joint: connects `child` to `parent` (a body or `"ground"`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JointSpec {
+    /// Unique name; also the coordinate name (`z1`, …). Multi-coordinate joints name their
+    /// coordinates `<name>.0`, `<name>.1`, ….
+    pub name: String,
+    /// Joint kind.
+    #[serde(rename = "type")]
+    pub kind: JointKind,
+    /// Parent body name, or `"ground"`.
+    pub parent: String,
+    /// Child body name.
+    pub child: String,
+    /// Joint point [m], reference configuration.
+    #[serde(default)]
+    pub location: [f64; 3],
+    /// First axis (unit vector after normalisation), reference configuration.
+    #[serde(default = "default_axis")]
+    pub axis: [f64; 3],
+    /// Second axis, universal joints only.
+    #[serde(default)]
+    pub axis2: Option<[f64; 3]>,
+    /// Initial coordinate(s) [rad or m].
+    #[serde(default)]
+    pub q0: Values,
+    /// Initial rate(s) [rad/s or m/s].
+    #[serde(default)]
+    pub qd0: Values,
+}
+
+fn default_axis() -> [f64; 3] {
+    [0.0, 0.0, 1.0]
+}
+
+/// Kinds of cut joint.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CutJointKind {
+    /// Point coincidence (3 equations).
+    Spherical,
+    /// Point coincidence and parallel axes (5 equations).
+    Revolute,
+    /// Parallel axes, no relative rotation, point on line (5 equations).
+    Prismatic,
+    /// Planar revolute: point coincidence in the plane normal to `axis` (2 equations).
+    PlanarRevolute,
+    /// Planar prismatic (translational) joint in the plane normal to `normal`: no relative rotation
+    /// about the normal, and marker 1 stays on the line through marker 2 along `axis` (2 equations).
+    PlanarPrismatic,
+}
+
+/// A cut joint between a marker on `body1` and a marker on `body2` (either may be `"ground"`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CutJointSpec {
+    /// Unique name.
+    pub name: String,
+    /// Kind.
+    #[serde(rename = "type")]
+    pub kind: CutJointKind,
+    /// First body (or `"ground"`).
+    pub body1: String,
+    /// Marker on the first body.
+    pub marker1: String,
+    /// Second body (or `"ground"`).
+    pub body2: String,
+    /// Marker on the second body.
+    pub marker2: String,
+    /// Joint axis (revolute: rotation axis; prismatic: sliding direction), fixed in body 2,
+    /// reference configuration.
+    #[serde(default = "default_axis")]
+    pub axis: [f64; 3],
+    /// Plane normal for the planar joints, fixed in body 2, reference configuration.
+    #[serde(default = "default_axis")]
+    pub normal: [f64; 3],
+}
+
+/// The hydraulic circuit: a graph whose nodes are volumes and whose edges are components.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HydraulicsSpec {
+    /// Oil properties.
+    #[serde(default)]
+    pub fluid: FluidSpec,
+    /// Lumped control volumes (graph nodes with a pressure state).
+    #[serde(default)]
+    pub volumes: Vec<VolumeSpec>,
+    /// Constant-pressure pumps (boundary nodes).
+    #[serde(default)]
+    pub pumps: Vec<PressureSourceSpec>,
+    /// Tanks (boundary nodes).
+    #[serde(default)]
+    pub tanks: Vec<PressureSourceSpec>,
+    /// 4/3 directional control valves.
+    #[serde(default)]
+    pub valves: Vec<Valve43Spec>,
+    /// Throttle valves (fixed orifices).
+    #[serde(default)]
+    pub throttles: Vec<ThrottleSpec>,
+    /// Double-acting cylinders.
+    #[serde(default)]
+    pub cylinders: Vec<CylinderSpec>,
+}
+
+/// Oil properties.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FluidSpec {
+    /// Density ρ [kg/m³].
+    #[serde(default = "default_density")]
+    pub density_kg_m3: f64,
+    /// Bulk modulus of the oil B_oil [Pa].
+    #[serde(default = "default_bulk")]
+    pub bulk_modulus_pa: f64,
+}
+
+fn default_density() -> f64 {
+    850.0
+}
+fn default_bulk() -> f64 {
+    1.5e9
+}
+
+impl Default for FluidSpec {
+    fn default() -> Self {
+        FluidSpec { density_kg_m3: default_density(), bulk_modulus_pa: default_bulk() }
+    }
+}
+
+/// A lumped volume: hose (or block) volume plus any cylinder chambers connected to it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VolumeSpec {
+    /// Unique name (`V1`, …).
+    pub name: String,
+    /// Hose volume V_h [m³], > 0.
+    pub hose_volume_m3: f64,
+    /// Bulk modulus of the hose wall B_h [Pa], > 0 (000 eq. 23). Omit for a rigid wall.
+    #[serde(default)]
+    pub hose_bulk_modulus_pa: Option<f64>,
+    /// Initial pressure [Pa]. Omit to have it solved by the static initialization.
+    #[serde(default)]
+    pub p0_pa: Option<f64>,
+}
+
+/// A constant-pressure boundary node (pump or tank).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PressureSourceSpec {
+    /// Unique name (`P`, `T`).
+    pub name: String,
+    /// Pressure [Pa].
+    pub pressure_pa: f64,
+}
+
+/// 4/3 closed-centre directional control valve.
+///
+/// Port mapping (000 eq. 26, reference note B.3): U ≥ 0 opens P→A and B→T; U < 0 opens P→B and
+/// A→T. Flow through each open path is Q = C_vd |U| sgn(Δp) √|Δp|, laminar below `laminar_dp_pa`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Valve43Spec {
+    /// Unique name.
+    pub name: String,
+    /// Supply node (a pump or volume).
+    pub port_p: String,
+    /// Return node (a tank or volume).
+    pub port_t: String,
+    /// Work port A (a volume).
+    pub port_a: String,
+    /// Work port B (a volume).
+    pub port_b: String,
+    /// Semi-empirical flow constant C_vd [m³/(s·√Pa) per unit of U].
+    pub flow_constant: f64,
+    /// Spool time constant τ [s] (000 eq. 27).
+    pub time_constant_s: f64,
+    /// Laminar-transition pressure difference [Pa] (000: 2 bar).
+    #[serde(default = "default_laminar")]
+    pub laminar_dp_pa: f64,
+    /// Name of the input signal U_ref.
+    pub input: String,
+    /// Initial spool position U(0) [unit of U].
+    #[serde(default)]
+    pub spool0: f64,
+}
+
+fn default_laminar() -> f64 {
+    2.0e5
+}
+
+/// A throttle valve between two nodes: Q = C_d A √(2/ρ) sgn(Δp) √|Δp| (000 eqs. 24–25).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottleSpec {
+    /// Unique name.
+    pub name: String,
+    /// Upstream node (positive flow from here).
+    pub from: String,
+    /// Downstream node.
+    pub to: String,
+    /// Discharge coefficient C_d [-].
+    pub discharge_coefficient: f64,
+    /// Orifice area A_t [m²].
+    pub area_m2: f64,
+    /// Laminar-transition pressure difference [Pa].
+    #[serde(default = "default_laminar")]
+    pub laminar_dp_pa: f64,
+}
+
+/// Where a cylinder end is attached.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AttachmentSpec {
+    /// Body name or `"ground"`.
+    pub body: String,
+    /// Marker on that body.
+    pub marker: String,
+}
+
+/// Cylinder friction law.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FrictionSpec {
+    /// No friction.
+    None,
+    /// F_μ = c ṡ.
+    Viscous {
+        /// c [N·s/m].
+        coefficient_n_s_m: f64,
+    },
+    /// F_μ = (1 − η) |p_A A_A − p_B A_B| tanh(ṡ / v_s): a fraction 1 − η of the hydraulic force
+    /// opposes the motion (reference note 000-E item 5).
+    Efficiency {
+        /// η [-], in (0, 1].
+        efficiency: f64,
+        /// v_s [m/s], > 0: the speed over which friction builds up.
+        #[serde(default = "default_vs")]
+        velocity_scale_m_s: f64,
+    },
+}
+
+fn default_vs() -> f64 {
+    1.0e-3
+}
+
+impl Default for FrictionSpec {
+    fn default() -> Self {
+        FrictionSpec::None
+    }
+}
+
+/// A double-acting cylinder. Its chambers belong to the volumes `piston_side` and `rod_side`.
+///
+/// Pin-to-pin length s = |r_rod − r_base|. Piston-side chamber length l_A = s − retracted_length,
+/// rod-side l_B = stroke − l_A (000 eq. 43 with its sign corrected).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CylinderSpec {
+    /// Unique name.
+    pub name: String,
+    /// Barrel end.
+    pub base: AttachmentSpec,
+    /// Rod end.
+    pub rod: AttachmentSpec,
+    /// Piston diameter [m].
+    pub piston_diameter_m: f64,
+    /// Rod diameter [m], < piston diameter.
+    pub rod_diameter_m: f64,
+    /// Stroke [m].
+    pub stroke_m: f64,
+    /// Pin-to-pin length at full retraction [m].
+    pub retracted_length_m: f64,
+    /// Volume that holds the piston-side chamber.
+    pub piston_side: String,
+    /// Volume that holds the rod-side chamber.
+    pub rod_side: String,
+    /// Bulk modulus of the cylinder wall B_c [Pa] (000 eq. 23). Omit for a rigid wall.
+    #[serde(default)]
+    pub wall_bulk_modulus_pa: Option<f64>,
+    /// Friction law.
+    #[serde(default)]
+    pub friction: FrictionSpec,
+}
+
+/// An input signal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InputSpec {
+    /// Unique name (`U`).
+    pub name: String,
+    /// The signal.
+    pub signal: SignalSpec,
+}
+
+/// Signal shapes. All right-continuous.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SignalSpec {
+    /// Constant value.
+    Constant {
+        /// Value.
+        value: f64,
+    },
+    /// `values[i]` on `[times[i], times[i+1])`; `values[0]` before `times[0]` (000 eqs. 46–47).
+    PiecewiseConstant {
+        /// Switch times [s], strictly increasing.
+        times: Vec<f64>,
+        /// Values, same length.
+        values: Vec<f64>,
+    },
+    /// Linear interpolation; held constant outside the table.
+    Table {
+        /// Sample times [s], strictly increasing.
+        times: Vec<f64>,
+        /// Values, same length.
+        values: Vec<f64>,
+    },
+    /// `before` until `time`, then `after`.
+    Step {
+        /// Switch time [s].
+        time_s: f64,
+        /// Value before.
+        before: f64,
+        /// Value from `time_s` on.
+        after: f64,
+    },
+    /// offset + amplitude · sin(2π f t + phase).
+    Sine {
+        /// Amplitude.
+        amplitude: f64,
+        /// Frequency [Hz].
+        frequency_hz: f64,
+        /// Phase [rad].
+        #[serde(default)]
+        phase_rad: f64,
+        /// Offset.
+        #[serde(default)]
+        offset: f64,
+    },
+}
+
+/// Formulation names.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Formulation {
+    /// Semi-recursive, index-3 augmented Lagrangian with projections (000 §2.3).
+    #[default]
+    Penalty,
+}
+
+/// Solver settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SolverSpec {
+    /// Formulation.
+    #[serde(default)]
+    pub formulation: Formulation,
+    /// Time step Δt [s].
+    #[serde(default = "default_step")]
+    pub step_s: f64,
+    /// Duration [s].
+    #[serde(default = "default_duration")]
+    pub duration_s: f64,
+    /// Output interval [s]; defaults to the step.
+    #[serde(default)]
+    pub output_interval_s: Option<f64>,
+    /// Penalty factor α (000: 1e11).
+    #[serde(default = "default_penalty")]
+    pub penalty: f64,
+    /// Newton tolerance on joint coordinates [rad or m] (000: 1e-7).
+    #[serde(default = "default_tol_q")]
+    pub tolerance_position: f64,
+    /// Newton tolerance on pressures [Pa] (000: 1e-2).
+    #[serde(default = "default_tol_p")]
+    pub tolerance_pressure_pa: f64,
+    /// Newton iteration cap.
+    #[serde(default = "default_max_iter")]
+    pub max_iterations: u32,
+}
+
+fn default_step() -> f64 {
+    1e-3
+}
+fn default_duration() -> f64 {
+    10.0
+}
+fn default_penalty() -> f64 {
+    1e11
+}
+fn default_tol_q() -> f64 {
+    1e-7
+}
+fn default_tol_p() -> f64 {
+    1e-2
+}
+fn default_max_iter() -> u32 {
+    25
+}
+
+impl Default for SolverSpec {
+    fn default() -> Self {
+        SolverSpec {
+            formulation: Formulation::default(),
+            step_s: default_step(),
+            duration_s: default_duration(),
+            output_interval_s: None,
+            penalty: default_penalty(),
+            tolerance_position: default_tol_q(),
+            tolerance_pressure_pa: default_tol_p(),
+            max_iterations: default_max_iter(),
+        }
+    }
+}
