@@ -8,3 +8,142 @@
 //! - `sim.output_labels() -> Vec<String>`: CSV columns, `time` first.
 //! - `sim.output_row(&mut [f64])`: one row in the order of `output_labels`.
 //! - `sim.volume_name(i)` to name the volumes flagged in `StepReport::cavitation_onsets`.
+
+use crate::mechanics::energy;
+use crate::model::Model;
+use crate::state::State;
+use crate::workspace::Workspace;
+use crate::{initialization, step, InitError, StepError, StepReport};
+
+/// A running simulation.
+#[derive(Debug)]
+pub struct Simulation {
+    model: Model,
+    state: State,
+    ws: Workspace,
+    last: StepReport,
+}
+
+impl Simulation {
+    /// Initializes `model` consistently (loop closure, statics, pressures) and allocates the
+    /// workspace.
+    pub fn new(model: Model) -> Result<Self, InitError> {
+        let state = initialization::initialize(&model)?;
+        let mut ws = Workspace::new(&model);
+        // diagnostics of the initial state
+        let spool = state.spool.clone();
+        ws.ev.evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
+        let (ke, pe) = energy::energies(&model, &ws.ev.kin);
+        let viol = ws.ev.constraints.phi.iter().map(|p| p * p).sum::<f64>().sqrt();
+        let last = StepReport { iterations: 0, cavitation_onsets: 0, kinetic_j: ke, potential_j: pe, constraint_violation: viol };
+        Ok(Simulation { model, state, ws, last })
+    }
+
+    /// Advances one step Δt.
+    pub fn step(&mut self) -> Result<StepReport, StepError> {
+        let r = step::step(&self.model, &mut self.state, &mut self.ws)?;
+        self.last = r;
+        Ok(r)
+    }
+
+    /// Time [s].
+    pub fn time_s(&self) -> f64 {
+        self.state.t_s
+    }
+    /// Steps taken.
+    pub fn step_index(&self) -> u64 {
+        self.state.step
+    }
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+    /// The state.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+    /// The workspace (counters, labels).
+    pub fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+    /// The last step's report (or the initial diagnostics).
+    pub fn last_report(&self) -> &StepReport {
+        &self.last
+    }
+    /// Energy drift KE + PE − W_act − (KE + PE)(0) [J].
+    pub fn energy_drift_j(&self) -> f64 {
+        self.last.kinetic_j + self.last.potential_j - self.state.actuator_work_j - self.state.energy0_j
+    }
+    /// Name of volume `i`.
+    pub fn volume_name(&self, i: usize) -> &str {
+        &self.model.volume_names[i]
+    }
+
+    /// Output column labels, `time` first.
+    pub fn output_labels(&self) -> Vec<String> {
+        let m = &self.model;
+        let mut l = vec!["time".to_string()];
+        for a in &m.axes {
+            l.push(format!("{}.q", a.name));
+            l.push(format!("{}.qd", a.name));
+        }
+        for v in &m.hydraulics.volumes {
+            l.push(format!("{}.p", v.name));
+        }
+        for v in &m.hydraulics.valves {
+            l.push(format!("{}.spool", v.name));
+        }
+        for c in &m.hydraulics.cylinders {
+            l.push(format!("{}.length", c.name));
+            l.push(format!("{}.velocity", c.name));
+            l.push(format!("{}.force", c.name));
+        }
+        for s in ["energy.kinetic", "energy.potential", "energy.actuator_work", "energy.drift", "constraint.violation", "newton.iterations"] {
+            l.push(s.to_string());
+        }
+        l
+    }
+
+    /// Number of output columns.
+    pub fn n_outputs(&self) -> usize {
+        let m = &self.model;
+        1 + 2 * m.n_coords() + m.n_volumes() + m.hydraulics.valves.len() + 3 * m.hydraulics.cylinders.len() + 6
+    }
+
+    /// One output row in the order of [`Simulation::output_labels`].
+    pub fn output_row(&self, row: &mut [f64]) {
+        let m = &self.model;
+        let st = &self.state;
+        let mut k = 0;
+        let mut put = |v: f64| {
+            row[k] = v;
+            k += 1;
+        };
+        put(st.t_s);
+        for i in 0..m.n_coords() {
+            put(st.z[i]);
+            put(st.zd[i]);
+        }
+        for v in 0..m.n_volumes() {
+            put(st.p[v]);
+        }
+        for i in 0..m.hydraulics.valves.len() {
+            put(st.spool[i]);
+        }
+        for c in 0..m.hydraulics.cylinders.len() {
+            put(self.ws.ev.motion[c].s);
+            put(self.ws.ev.motion[c].sd);
+            put(self.ws.ev.cylinder_force[c]);
+        }
+        put(self.last.kinetic_j);
+        put(self.last.potential_j - self.initial_potential());
+        put(st.actuator_work_j);
+        put(self.energy_drift_j());
+        put(self.last.constraint_violation);
+        put(self.last.iterations as f64);
+    }
+
+    fn initial_potential(&self) -> f64 {
+        0.0
+    }
+}

@@ -1,0 +1,103 @@
+//! Evaluation of every element at a point (z, ż, p): kinematics, cylinder ports, hydraulic
+//! flows and pressure rates, the semi-recursive M′ and Q′, and the loop-closure constraints.
+//! Scalar-generic: `f64` for the residual, `Dual64` for the exact tangent.
+
+use nalgebra::Vector3;
+
+use crate::hydraulics::{self, cylinder, CylinderMotion};
+use crate::mechanics::constraints::{self, ConstraintEval};
+use crate::mechanics::kinematics::Kinematics;
+use crate::mechanics::semirecursive::Dynamics;
+use crate::model::Model;
+use crate::real::Real;
+
+/// Buffers of one evaluation, in scalar type `S`.
+#[derive(Debug, Clone)]
+pub struct Evaluator<S: Real> {
+    /// Kinematics.
+    pub kin: Kinematics<S>,
+    /// M′, Q′.
+    pub dynamics: Dynamics<S>,
+    /// Φ, Φ_z, Φ̇_z ż.
+    pub constraints: ConstraintEval<S>,
+    /// Cylinder s, ṡ.
+    pub motion: Vec<CylinderMotion<S>>,
+    /// Cylinder net force F [N].
+    pub cylinder_force: Vec<S>,
+    /// Net component inflow per volume [m³/s].
+    pub inflow: Vec<S>,
+    /// Pressure rates h [Pa/s].
+    pub h: Vec<S>,
+    /// Trial ż.
+    pub zd: Vec<S>,
+    /// Trial z̈.
+    pub zdd: Vec<S>,
+    /// Trial ṗ.
+    pub pd: Vec<S>,
+    /// Trial unknowns.
+    pub x: Vec<S>,
+    /// Residual.
+    pub f: Vec<S>,
+}
+
+impl<S: Real> Evaluator<S> {
+    /// Buffers for a model.
+    pub fn new(model: &Model) -> Self {
+        let (n, m, nv, nc) = (model.n_coords(), model.n_constraints(), model.n_volumes(), model.hydraulics.cylinders.len());
+        Evaluator {
+            kin: Kinematics::new(n),
+            dynamics: Dynamics::new(n),
+            constraints: ConstraintEval::new(m, n),
+            motion: vec![CylinderMotion { s: S::zero(), sd: S::zero() }; nc],
+            cylinder_force: vec![S::zero(); nc],
+            inflow: vec![S::zero(); nv],
+            h: vec![S::zero(); nv],
+            zd: vec![S::zero(); n],
+            zdd: vec![S::zero(); n],
+            pd: vec![S::zero(); nv],
+            x: vec![S::zero(); n + nv],
+            f: vec![S::zero(); n + nv],
+        }
+    }
+
+    /// Positions only, and Φ, Φ_z.
+    pub fn positions(&mut self, model: &Model, z: &[S]) {
+        self.kin.positions(model, z);
+        constraints::evaluate(model, &self.kin, &mut self.constraints);
+    }
+
+    /// Full evaluation at (z, ż, p) with spool positions `spools`: fills M′, Q′ (with the cylinder
+    /// forces), Φ, Φ_z, cylinder motion and forces, and h. With `acc0`, also Φ̇_z ż.
+    pub fn evaluate(&mut self, model: &Model, z: &[S], zd: &[S], p: &[S], spools: &[f64], acc0: bool) {
+        self.kin.positions(model, z);
+        self.kin.velocities(model, zd);
+        self.dynamics.bodies(model, &self.kin);
+        self.cylinders(model, p);
+        self.dynamics.accumulate(model, &self.kin);
+        constraints::evaluate(model, &self.kin, &mut self.constraints);
+        if acc0 {
+            constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
+        }
+        hydraulics::pressure_rates(model, p, &self.motion, spools, &mut self.inflow, &mut self.h);
+    }
+
+    /// Cylinder ports: s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base) (000 eq. 45); the force
+    /// F n acts on the rod pin and −F n on the base pin.
+    fn cylinders(&mut self, model: &Model, p: &[S]) {
+        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+            let (rb, rr) = (self.kin.point(&cyl.base), self.kin.point(&cyl.rod));
+            let d = rr - rb;
+            let s = d.dot(&d).sqrt();
+            let n: Vector3<S> = d / s;
+            let vb = self.kin.point_velocity(cyl.base.frame, &rb);
+            let vr = self.kin.point_velocity(cyl.rod.frame, &rr);
+            let sd = n.dot(&(vr - vb));
+            self.motion[c] = CylinderMotion { s, sd };
+            let f = cylinder::force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd);
+            self.cylinder_force[c] = f;
+            let fv = n * f;
+            self.dynamics.add_point_force(cyl.rod.frame, &rr, &fv);
+            self.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The hydraulic circuit: a graph whose nodes are lumped volumes (pressure states) or
+//! constant-pressure sources, and whose edges are components (lumped fluid theory, 000 §3).
+//!
+//! ```text
+//! ṗ_k = (B_e,k / V_k) (Σ Q_in − V̇_k)          (000 eqs. 22, 44)
+//! ```
+//! Chamber volumes, and so V_k, V̇_k and B_e,k, follow from the cylinder strokes.
+
+pub mod cylinder;
+pub mod fluid;
+pub mod orifice;
+pub mod throttle;
+pub mod valve_4_3;
+pub mod volume;
+
+use crate::model::{Model, Node};
+use crate::real::Real;
+
+/// Kinematic state of a cylinder: pin-to-pin length s [m] and rate ṡ [m/s].
+#[derive(Debug, Clone, Copy)]
+pub struct CylinderMotion<S> {
+    /// s [m].
+    pub s: S,
+    /// ṡ [m/s].
+    pub sd: S,
+}
+
+/// Pressure at a node [Pa].
+#[inline]
+pub fn node_pressure<S: Real>(model: &Model, p: &[S], n: Node) -> S {
+    match n {
+        Node::Volume(v) => p[v.0],
+        Node::Source(i) => S::from(model.hydraulics.sources[i].pressure_pa),
+    }
+}
+
+#[inline]
+fn add_flow<S: Real>(q: &mut [S], n: Node, flow: S) {
+    if let Node::Volume(v) = n {
+        q[v.0] += flow;
+    }
+}
+
+/// Net component flow into every volume [m³/s] (valves and throttles).
+pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut [S]) {
+    for x in q.iter_mut() {
+        *x = S::zero();
+    }
+    let h = &model.hydraulics;
+    for (i, v) in h.valves.iter().enumerate() {
+        let f = valve_4_3::flows(
+            v,
+            spools[i],
+            node_pressure(model, p, v.p),
+            node_pressure(model, p, v.t),
+            node_pressure(model, p, v.a),
+            node_pressure(model, p, v.b),
+        );
+        add_flow(q, v.a, f.into_a);
+        add_flow(q, v.b, f.into_b);
+        add_flow(q, v.p, -f.out_of_p);
+        add_flow(q, v.t, f.into_t);
+    }
+    for t in &h.throttles {
+        let f = throttle::flow(t, node_pressure(model, p, t.from), node_pressure(model, p, t.to));
+        add_flow(q, t.from, -f);
+        add_flow(q, t.to, f);
+    }
+}
+
+/// Pressure rates h(p, s, ṡ) = ṗ [Pa/s] of every volume. `q` is scratch of length n_volumes.
+pub fn pressure_rates<S: Real>(
+    model: &Model,
+    p: &[S],
+    motion: &[CylinderMotion<S>],
+    spools: &[f64],
+    q: &mut [S],
+    pd: &mut [S],
+) {
+    component_flows(model, p, spools, q);
+    for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+        pd[v] = volume::pressure_rate(model, vol, crate::model::VolumeId(v), motion, q[v]);
+    }
+}

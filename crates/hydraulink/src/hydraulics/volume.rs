@@ -1,0 +1,43 @@
+//! A lumped control volume (000 eqs. 22, 42, 44):
+//!
+//! ```text
+//!     Q_in ──▶ ┌──────────┐      V   = V_h + Σ_chambers A l
+//!              │  p, V    │      ṗ   = (B_e / V) (Σ Q_in − V̇)
+//!     Q_out ◀──└──────────┘      B_e : 000 eq. 23 over the hose and the chambers
+//! ```
+
+use crate::hydraulics::{cylinder, fluid, CylinderMotion};
+use crate::model::{Model, Volume, VolumeId};
+use crate::real::Real;
+
+/// Total volume V [m³], its rate V̇ [m³/s] and wall compliance Σ V_s/B_s [m³/Pa].
+#[inline]
+pub fn geometry<S: Real>(model: &Model, vol: &Volume, id: VolumeId, motion: &[CylinderMotion<S>]) -> (S, S, S) {
+    let mut v = S::from(vol.hose_m3);
+    let mut vd = S::zero();
+    let mut wall = match vol.hose_bulk_pa {
+        Some(b) => S::from(vol.hose_m3 / b),
+        None => S::zero(),
+    };
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        for side in [cylinder::Side::A, cylinder::Side::B] {
+            if cylinder::volume_of(cyl, side) == id {
+                let (cv, cvd) = cylinder::chamber_volume(cyl, side, motion[c]);
+                v += cv;
+                vd += cvd;
+                if let Some(b) = cyl.wall_bulk_pa {
+                    wall += cv / b;
+                }
+            }
+        }
+    }
+    (v, vd, wall)
+}
+
+/// ṗ [Pa/s] given the net component inflow `q_in` [m³/s].
+#[inline]
+pub fn pressure_rate<S: Real>(model: &Model, vol: &Volume, id: VolumeId, motion: &[CylinderMotion<S>], q_in: S) -> S {
+    let (v, vd, wall) = geometry(model, vol, id, motion);
+    let be = fluid::effective_bulk_modulus(model.hydraulics.oil_bulk_pa, v, wall);
+    be / v * (q_in - vd)
+}

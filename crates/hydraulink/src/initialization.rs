@@ -1,0 +1,242 @@
+//! Consistent initialization (STYLE: initialization has its own contract):
+//!
+//! 1. **Loop closure.** Minimum-norm Gauss–Newton on Φ(z) = 0 from q0:
+//!    z ← z − Φ_zᵀ (Φ_z Φ_zᵀ)⁺ Φ. The printed angles of a paper close only approximately
+//!    (quick-return: ~0.3 mm, reference note 000-E.10).
+//! 2. **Velocities** projected onto Φ_z ż = 0 the same way.
+//! 3. **Statics.** The cylinder forces F that hold the mechanism still: Q′₀ + B F − Φ_zᵀ μ = 0,
+//!    with B_:c = ∂s_c/∂z, solved in least squares (SVD); a residual means the cylinders cannot
+//!    hold the mechanism.
+//! 4. **Pressures.** Volumes without `p0_pa` are solved from F_c = p_A A_A − p_B A_B and zero
+//!    net flow into every unknown volume (Gauss–Newton, exact Jacobian by dual numbers). 000 does
+//!    this by hand: p1 = p2 = (F_s0 + p3 A3)/A2.
+//! 5. **Accelerations and multipliers.** (M′ + α Φ_zᵀ Φ_z) z̈₀ = Q′ − α Φ_zᵀ Φ̇_z ż, then λ₀ from
+//!    Φ_zᵀ λ = Q′ − M′ z̈₀ in least squares (note 000-A.6), and ṗ₀ = h(p₀, z₀, ż₀).
+
+use nalgebra::{DMatrix, DVector};
+use num_dual::Dual64;
+
+use crate::assembly::Evaluator;
+use crate::hydraulics::{self, cylinder, CylinderMotion};
+use crate::mechanics::energy;
+use crate::mechanics::kinematics::for_each_on_path;
+use crate::model::{Model, Node};
+use crate::state::State;
+use crate::InitError;
+
+fn jac_matrix(ev: &Evaluator<f64>, m: usize, n: usize) -> DMatrix<f64> {
+    DMatrix::from_row_slice(m, n, &ev.constraints.jac)
+}
+
+fn pinv_solve(a: &DMatrix<f64>, b: &DVector<f64>) -> DVector<f64> {
+    let svd = a.clone().svd(true, true);
+    let smax = svd.singular_values.max();
+    svd.solve(b, 1e-12 * smax.max(1e-300)).unwrap_or_else(|_| DVector::zeros(a.ncols()))
+}
+
+/// Builds the initial state of `model`.
+pub fn initialize(model: &Model) -> Result<State, InitError> {
+    let n = model.n_coords();
+    let m = model.n_constraints();
+    let nv = model.n_volumes();
+    let mut ev = Evaluator::<f64>::new(model);
+    let mut z: Vec<f64> = model.axes.iter().map(|a| a.q0).collect();
+    let mut zd: Vec<f64> = model.axes.iter().map(|a| a.qd0).collect();
+
+    // 1. loop closure
+    if m > 0 {
+        let mut it = 0;
+        loop {
+            ev.positions(model, &z);
+            let phi = DVector::from_column_slice(&ev.constraints.phi);
+            let norm = phi.norm();
+            if norm < 1e-12 {
+                break;
+            }
+            if it >= 50 || !norm.is_finite() {
+                let worst = (0..m)
+                    .max_by(|&a, &b| ev.constraints.phi[a].abs().total_cmp(&ev.constraints.phi[b].abs()))
+                    .unwrap_or(0);
+                return Err(InitError::LoopCannotClose {
+                    cut_joint: model.cut_joints[model.constraints[worst].cut_joint].clone(),
+                    violation: norm,
+                    iterations: it,
+                });
+            }
+            let j = jac_matrix(&ev, m, n);
+            let y = pinv_solve(&(&j * j.transpose()), &phi);
+            let dz = j.transpose() * y;
+            for i in 0..n {
+                z[i] -= dz[i];
+            }
+            it += 1;
+        }
+        // 2. velocities
+        let j = jac_matrix(&ev, m, n);
+        let v = DVector::from_column_slice(&zd);
+        let y = pinv_solve(&(&j * j.transpose()), &(&j * &v));
+        let corr = j.transpose() * y;
+        for i in 0..n {
+            zd[i] -= corr[i];
+        }
+    }
+
+    // 3. statics: forces with zero pressures contribute nothing but friction, which is zero at rest
+    let zeros_p = vec![0.0; nv];
+    let spool0: Vec<f64> = model.hydraulics.valves.iter().map(|v| v.spool0).collect();
+    let zd0 = vec![0.0; n];
+    ev.evaluate(model, &z, &zd0, &zeros_p, &spool0, false);
+    let ncyl = model.hydraulics.cylinders.len();
+    let mut p: Vec<f64> = model.hydraulics.volumes.iter().map(|v| v.p0_pa.unwrap_or(f64::NAN)).collect();
+    let unknown: Vec<usize> = (0..nv).filter(|&v| p[v].is_nan()).collect();
+    let mut f_req = vec![0.0; ncyl];
+    if ncyl > 0 && !unknown.is_empty() {
+        // columns: B (ncyl) then −Φ_zᵀ (m)
+        let mut a = DMatrix::<f64>::zeros(n, ncyl + m);
+        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+            let rb = ev.kin.point(&cyl.base);
+            let rr = ev.kin.point(&cyl.rod);
+            let nvec = (rr - rb).normalize();
+            for_each_on_path(model, cyl.rod.frame, |i| a[(i, c)] += nvec.dot(&ev.kin.point_jacobian_col(i, &rr)));
+            for_each_on_path(model, cyl.base.frame, |i| a[(i, c)] -= nvec.dot(&ev.kin.point_jacobian_col(i, &rb)));
+        }
+        for r in 0..m {
+            for i in 0..n {
+                a[(i, ncyl + r)] = -ev.constraints.jac[r * n + i];
+            }
+        }
+        let q0 = DVector::from_column_slice(&ev.dynamics.force);
+        let sol = pinv_solve(&a, &(-&q0));
+        let res = &a * &sol + &q0;
+        if res.norm() > 1e-6 * (q0.norm() + 1.0) {
+            return Err(InitError::Statics(format!(
+                "the cylinders cannot hold the mechanism still at the initial configuration (unbalanced generalized force {:.3e})",
+                res.norm()
+            )));
+        }
+        for c in 0..ncyl {
+            f_req[c] = sol[c];
+        }
+    }
+
+    // 4. pressures
+    if !unknown.is_empty() {
+        // initial guess: mean of the known pressures (volumes and sources)
+        let known: Vec<f64> = model
+            .hydraulics
+            .volumes
+            .iter()
+            .filter_map(|v| v.p0_pa)
+            .chain(model.hydraulics.sources.iter().map(|s| s.pressure_pa))
+            .collect();
+        let guess = if known.is_empty() { 1e5 } else { known.iter().sum::<f64>() / known.len() as f64 };
+        for &u in &unknown {
+            p[u] = guess;
+        }
+        let motion: Vec<CylinderMotion<f64>> = ev.motion.iter().map(|mm| CylinderMotion { s: mm.s, sd: 0.0 }).collect();
+        let neq = ncyl + unknown.len();
+        let residual_dual = |p: &[f64], seed: Option<usize>| -> Vec<Dual64> {
+            let pd: Vec<Dual64> = (0..nv)
+                .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
+                .collect();
+            let mut q = vec![Dual64::from(0.0); nv];
+            hydraulics::component_flows(model, &pd, &spool0, &mut q);
+            let mut r = Vec::with_capacity(neq);
+            for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+                // scaled to Pa on the piston area
+                r.push((cylinder::hydraulic_force(cyl, pd[cyl.vol_a.0], pd[cyl.vol_b.0]) - f_req[c]) / cyl.area_a_m2);
+            }
+            let _ = &motion;
+            for &u in &unknown {
+                r.push(q[u]);
+            }
+            r
+        };
+        let mut ok = false;
+        for _ in 0..100 {
+            let r0 = residual_dual(&p, None);
+            let mut jm = DMatrix::<f64>::zeros(neq, unknown.len());
+            for (k, &u) in unknown.iter().enumerate() {
+                let col = residual_dual(&p, Some(u));
+                for i in 0..neq {
+                    jm[(i, k)] = col[i].eps;
+                }
+            }
+            // row equilibration: each row scaled to unit max entry
+            let mut rv = DVector::<f64>::zeros(neq);
+            for i in 0..neq {
+                let s = (0..unknown.len()).map(|k| jm[(i, k)].abs()).fold(0.0, f64::max);
+                let s = if s > 0.0 { 1.0 / s } else { 1.0 };
+                for k in 0..unknown.len() {
+                    jm[(i, k)] *= s;
+                }
+                rv[i] = r0[i].re * s;
+            }
+            for (k, &u) in unknown.iter().enumerate() {
+                if (0..neq).all(|i| jm[(i, k)] == 0.0) {
+                    return Err(InitError::Statics(format!(
+                        "the pressure of volume '{}' is not determined by statics (no open path or cylinder sets it); give p0_pa",
+                        model.hydraulics.volumes[u].name
+                    )));
+                }
+            }
+            let dp = pinv_solve(&jm, &(-&rv));
+            let mut maxd: f64 = 0.0;
+            for (k, &u) in unknown.iter().enumerate() {
+                p[u] += dp[k];
+                maxd = maxd.max(dp[k].abs());
+            }
+            if maxd < 1e-6 {
+                let r = residual_dual(&p, None);
+                let bad = r[..ncyl].iter().any(|x| x.re.abs() > 1e-3)
+                    || r[ncyl..].iter().any(|x| x.re.abs() > 1e-15);
+                if bad {
+                    return Err(InitError::Statics(
+                        "no pressures satisfy the cylinder forces and zero flow at once (check p0_pa and the valve positions)"
+                            .into(),
+                    ));
+                }
+                ok = true;
+                break;
+            }
+        }
+        if !ok {
+            return Err(InitError::Statics("the static pressure iteration did not converge".into()));
+        }
+    }
+    // Given cylinders but all pressures given: they must hold the mechanism (checked by physics).
+    let _ = Node::Source(0);
+
+    // 5. accelerations, multipliers, pressure rates
+    ev.evaluate(model, &z, &zd, &p, &spool0, true);
+    let alpha = model.solver.penalty;
+    let mm = DMatrix::from_row_slice(n, n, &ev.dynamics.mass);
+    let jz = jac_matrix(&ev, m, n);
+    let q = DVector::from_column_slice(&ev.dynamics.force);
+    let acc0 = DVector::from_column_slice(&ev.constraints.acc0);
+    let lhs = &mm + alpha * jz.transpose() * &jz;
+    let rhs = &q - alpha * jz.transpose() * &acc0;
+    let zdd = lhs.clone().lu().solve(&rhs).unwrap_or_else(|| pinv_solve(&lhs, &rhs));
+    let lambda = if m > 0 {
+        let r = &q - &mm * &zdd;
+        pinv_solve(&jz.transpose(), &r)
+    } else {
+        DVector::zeros(0)
+    };
+    let (ke, pe) = energy::energies(model, &ev.kin);
+    let power: f64 = ev.cylinder_force.iter().zip(ev.motion.iter()).map(|(f, mo)| f * mo.sd).sum();
+    Ok(State {
+        t_s: 0.0,
+        step: 0,
+        z,
+        zd,
+        zdd: zdd.iter().copied().collect(),
+        pd: ev.h.clone(),
+        p,
+        spool: spool0,
+        lambda: lambda.iter().copied().collect(),
+        actuator_work_j: 0.0,
+        actuator_power_w: power,
+        energy0_j: ke + pe,
+    })
+}

@@ -1,0 +1,49 @@
+//! # hydraulink
+//!
+//! Monolithic simulation of hydraulically actuated multibody systems: a semi-recursive
+//! multibody formulation in relative joint coordinates (Jaiswal et al. 2021, "000") coupled with
+//! a lumped-fluid hydraulic circuit, integrated together by one implicit trapezoidal rule with
+//! Newton–Raphson on an exact tangent.
+//!
+//! ## Pipeline
+//! 1. [`model::compile`]: `ModelSpec` → validated, immutable [`Model`].
+//! 2. [`initialization::initialize`]: loop closure, statics, consistent pressures → [`State`].
+//! 3. [`Workspace::new`]: every buffer, once.
+//! 4. [`step::step`]: one Δt (see `mechanics::semirecursive::penalty` for the stages).
+//!
+//! [`Simulation`] bundles the three for drivers such as the CLI.
+//!
+//! ## Symbols
+//! | paper | code | unit |
+//! |---|---|---|
+//! | z, ż, z̈ | `State::z`, `zd`, `zdd` | rad or m |
+//! | p, ṗ | `State::p`, `pd` | Pa, Pa/s |
+//! | U | `State::spool` | input unit (V) |
+//! | λ | `State::lambda` | N or N m |
+//! | M′, Q′ | `Dynamics::mass`, `force` | |
+//! | Φ, Φ_z | `ConstraintEval::phi`, `jac` | m, - |
+//! | α | `SolverOptions::penalty` | |
+//! | b_k, Z_k, Ż⁰_k | `Kinematics::bv/bw`, `vel_v/vel_w`, `acc0_v/acc0_w` | |
+#![warn(missing_docs)]
+
+pub mod assembly;
+pub mod error;
+pub mod hydraulics;
+pub mod initialization;
+pub mod inputs;
+pub mod linalg;
+pub mod mechanics;
+pub mod model;
+pub mod real;
+pub mod simulation;
+pub mod state;
+pub mod step;
+pub mod workspace;
+
+pub use error::{InitError, ModelError, StepError};
+pub use mechanics::semirecursive::penalty::StepReport;
+pub use model::spec::ModelSpec;
+pub use model::Model;
+pub use simulation::Simulation;
+pub use state::State;
+pub use workspace::Workspace;

@@ -1,0 +1,7 @@
+//! Multibody mechanics: tree kinematics in relative coordinates, loop-closure constraints,
+//! energies, and the semi-recursive formulation (000 §2).
+
+pub mod constraints;
+pub mod energy;
+pub mod kinematics;
+pub mod semirecursive;

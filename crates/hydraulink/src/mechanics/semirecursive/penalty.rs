@@ -1,0 +1,288 @@
+//! Penalty-based semi-recursive formulation: index-3 augmented Lagrangian with mass-damping-
+//! stiffness-orthogonal projections (ALI3-P, 000 §2.3), coupled monolithically with the
+//! hydraulics and integrated with the trapezoidal rule (000 §4).
+//!
+//! Unknowns x = [z ; p] at t_{k+1}. With the trapezoidal relations (000 eqs. 33–34)
+//!
+//! ```text
+//! ż = (2/Δt) z + ẑ̇_k,   z̈ = (4/Δt²) z + ẑ̈_k,   ṗ = (2/Δt) p + p̂̇_k
+//! ```
+//! the residual is (000 eq. 39)
+//! ```text
+//! f = (Δt²/4) [ M′ z̈ + Φ_zᵀ (α Φ + λ) − Q′(z, ż, p) ;  ṗ − h(p, z, ż) ]
+//! ```
+//! solved by Newton–Raphson with the exact tangent ∂f/∂x (λ held), obtained by forward-mode dual
+//! numbers through the same code that evaluates f. After each solve λ ← λ + α Φ (000 eq. 19).
+//! After convergence ż and z̈ are projected (000 eqs. 20–21, W = M′, reference note 000-A.3):
+//! ```text
+//! [M′ + (Δt²/4) α Φ_zᵀ Φ_z] ż = M′ ż*
+//! [M′ + (Δt²/4) α Φ_zᵀ Φ_z] z̈ = M′ z̈* − (Δt²/4) α Φ_zᵀ (Φ̇_z ż)
+//! ```
+
+use num_dual::Dual64;
+
+use crate::assembly::Evaluator;
+use crate::hydraulics::valve_4_3;
+use crate::mechanics::energy;
+use crate::model::Model;
+use crate::real::Real;
+use crate::state::State;
+use crate::workspace::{History, Workspace};
+use crate::StepError;
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepReport {
+    /// Newton iterations (linear solves).
+    pub iterations: u32,
+    /// Bit i set: volume i dropped below 0 Pa (absolute) during this step.
+    pub cavitation_onsets: u64,
+    /// Kinetic energy at the end of the step [J].
+    pub kinetic_j: f64,
+    /// Potential energy at the end of the step [J].
+    pub potential_j: f64,
+    /// ‖Φ‖ at the end of the step.
+    pub constraint_violation: f64,
+}
+
+/// The residual f(x) into `ev.f`, with x in `ev.x` (000 eq. 39).
+pub fn residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History, lambda: &[f64], spools: &[f64]) {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
+    let alpha = model.solver.penalty;
+    let x = std::mem::take(&mut ev.x);
+    let mut zd = std::mem::take(&mut ev.zd);
+    let mut zdd = std::mem::take(&mut ev.zdd);
+    let mut pd = std::mem::take(&mut ev.pd);
+    for i in 0..n {
+        zd[i] = x[i] * c1 + hist.zd_hat[i];
+        zdd[i] = x[i] * c2 + hist.zdd_hat[i];
+    }
+    for v in 0..nv {
+        pd[v] = x[n + v] * c1 + hist.pd_hat[v];
+    }
+    ev.evaluate(model, &x[..n], &zd, &x[n..], spools, false);
+    let m = model.n_constraints();
+    for i in 0..n {
+        let mut acc = -ev.dynamics.force[i];
+        for j in 0..n {
+            acc += ev.dynamics.mass[i * n + j] * zdd[j];
+        }
+        for r in 0..m {
+            acc += ev.constraints.jac[r * n + i] * (ev.constraints.phi[r] * alpha + lambda[r]);
+        }
+        ev.f[i] = acc * c;
+    }
+    for v in 0..nv {
+        ev.f[n + v] = (pd[v] - ev.h[v]) * c;
+    }
+    ev.x = x;
+    ev.zd = zd;
+    ev.zdd = zdd;
+    ev.pd = pd;
+}
+
+/// Exact tangent ∂f/∂x into `ws.tangent` (one dual pass per unknown).
+fn tangent(model: &Model, ws: &mut Workspace) {
+    let nx = ws.x.len();
+    for j in 0..nx {
+        for k in 0..nx {
+            ws.evd.x[k] = Dual64::new(ws.x[k], if k == j { 1.0 } else { 0.0 });
+        }
+        residual(model, &mut ws.evd, &ws.hist, &ws.lambda, &ws.spool_new);
+        let mut a = ws.tangent.matrix_mut();
+        for i in 0..nx {
+            a[(i, j)] = ws.evd.f[i].eps;
+        }
+        ws.diag[j] = ws.evd.f[j].eps;
+    }
+    ws.counters.tangents += 1;
+}
+
+fn tolerance(model: &Model, i: usize) -> f64 {
+    if i < model.n_coords() {
+        model.solver.tol_position
+    } else {
+        model.solver.tol_pressure_pa
+    }
+}
+
+fn newton_failure(model: &Model, st: &State, ws: &Workspace, iterations: u32, reason: &str) -> StepError {
+    // Weighted residual: the residual turned into an increment by the tangent's diagonal,
+    // divided by the unknown's tolerance.
+    let mut worst = (0usize, -1.0f64);
+    for (i, f) in ws.ev.f.iter().enumerate() {
+        let d = if ws.diag[i] != 0.0 { ws.diag[i].abs() } else { 1.0 };
+        let w = (f / d).abs() / tolerance(model, i);
+        let w = if w.is_nan() { f64::INFINITY } else { w };
+        if w > worst.1 {
+            worst = (i, w);
+        }
+    }
+    StepError::NewtonFailed {
+        time_s: st.t_s,
+        step: st.step,
+        iterations,
+        equation: ws.labels.get(worst.0).cloned().unwrap_or_default(),
+        value: worst.1,
+        reason: reason.to_string(),
+    }
+}
+
+/// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
+pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
+    let alpha = model.solver.penalty;
+
+    // Spools: closed-form trapezoidal step with U_ref(t_k) held over [t_k, t_k+1).
+    for (i, v) in model.hydraulics.valves.iter().enumerate() {
+        let u_ref = model.inputs[v.input].value(st.t_s);
+        ws.spool_new[i] = valve_4_3::spool_step(st.spool[i], u_ref, v.time_constant_s, dt);
+    }
+    // History terms (000 eqs. 33–34) and predictors (000 §4).
+    for i in 0..n {
+        ws.hist.zd_hat[i] = -(c1 * st.z[i] + st.zd[i]);
+        ws.hist.zdd_hat[i] = -(c2 * st.z[i] + 4.0 / dt * st.zd[i] + st.zdd[i]);
+        ws.x[i] = st.z[i] + dt * st.zd[i] + 0.5 * dt * dt * st.zdd[i];
+    }
+    for v in 0..nv {
+        ws.hist.pd_hat[v] = -(c1 * st.p[v] + st.pd[v]);
+        ws.x[n + v] = st.p[v] + dt * st.pd[v];
+    }
+    ws.lambda.copy_from_slice(&st.lambda);
+
+    let max_iter = model.solver.max_iterations;
+    let mut iterations = 0u32;
+    let mut prev_norm = f64::INFINITY;
+    let mut growth = 0;
+    loop {
+        ws.ev.x.copy_from_slice(&ws.x);
+        residual(model, &mut ws.ev, &ws.hist, &ws.lambda, &ws.spool_new);
+        ws.counters.residuals += 1;
+        if let Some(i) = ws.ev.f.iter().position(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite { time_s: st.t_s, step: st.step, equation: ws.labels[i].clone() });
+        }
+        if iterations >= max_iter {
+            return Err(newton_failure(model, st, ws, iterations, "iteration cap reached"));
+        }
+        tangent(model, ws);
+        if ws.tangent.factor().is_err() {
+            return Err(newton_failure(model, st, ws, iterations, "singular tangent matrix"));
+        }
+        ws.counters.factorizations += 1;
+        for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
+            *d = -f;
+        }
+        ws.tangent.solve_in_place(&mut ws.dx);
+        iterations += 1;
+        let mut norm: f64 = 0.0;
+        for i in 0..n + nv {
+            ws.x[i] += ws.dx[i];
+            norm = norm.max(ws.dx[i].abs() / tolerance(model, i));
+        }
+        if !norm.is_finite() {
+            return Err(newton_failure(model, st, ws, iterations, "non-finite Newton increment"));
+        }
+        // λ ← λ + α Φ(z) (000 eq. 19)
+        ws.ev.positions(model, &ws.x[..n]);
+        for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
+            *l += alpha * phi;
+        }
+        if norm <= 1.0 {
+            break;
+        }
+        if iterations >= 3 && norm > prev_norm {
+            growth += 1;
+            if growth >= 3 {
+                return Err(newton_failure(model, st, ws, iterations, "diverging (increments growing)"));
+            }
+        }
+        prev_norm = norm;
+    }
+    ws.counters.iterations += iterations as u64;
+
+    // ---- projections (000 eqs. 20–21)
+    let z = &ws.x[..n];
+    for i in 0..n {
+        ws.ev.zd[i] = c1 * z[i] + ws.hist.zd_hat[i];
+        ws.ev.zdd[i] = c2 * z[i] + ws.hist.zdd_hat[i];
+    }
+    let zd_star = std::mem::take(&mut ws.ev.zd);
+    ws.ev.evaluate(model, z, &zd_star, &ws.x[n..], &ws.spool_new, false);
+    let m = model.n_constraints();
+    {
+        let mut a = ws.projection.matrix_mut();
+        for i in 0..n {
+            for j in 0..n {
+                let mut v = ws.ev.dynamics.mass[i * n + j];
+                for r in 0..m {
+                    v += c * alpha * ws.ev.constraints.jac[r * n + i] * ws.ev.constraints.jac[r * n + j];
+                }
+                a[(i, j)] = v;
+            }
+        }
+    }
+    if ws.projection.factor().is_err() {
+        ws.ev.zd = zd_star;
+        return Err(newton_failure(model, st, ws, iterations, "singular projection matrix"));
+    }
+    let mass = &ws.ev.dynamics.mass;
+    for i in 0..n {
+        ws.tmp[i] = (0..n).map(|j| mass[i * n + j] * zd_star[j]).sum();
+    }
+    ws.projection.solve_in_place(&mut ws.tmp[..n]);
+    ws.ev.zd = zd_star;
+    // ż projected in tmp; re-evaluate velocity terms with it
+    let zd_proj = std::mem::take(&mut ws.tmp);
+    ws.ev.evaluate(model, &ws.x[..n], &zd_proj[..n], &ws.x[n..], &ws.spool_new, true);
+    let mass = &ws.ev.dynamics.mass;
+    let jac = &ws.ev.constraints.jac;
+    for i in 0..n {
+        let mut v: f64 = (0..n).map(|j| mass[i * n + j] * ws.ev.zdd[j]).sum();
+        for r in 0..m {
+            v -= c * alpha * jac[r * n + i] * ws.ev.constraints.acc0[r];
+        }
+        ws.tmp2[i] = v;
+    }
+    ws.projection.solve_in_place(&mut ws.tmp2[..n]);
+
+    // ---- commit
+    let mut report = StepReport { iterations, ..Default::default() };
+    for v in 0..nv {
+        let p_new = ws.x[n + v];
+        if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
+            report.cavitation_onsets |= 1 << v;
+        }
+        st.p[v] = p_new;
+        st.pd[v] = c1 * p_new + ws.hist.pd_hat[v];
+    }
+    for i in 0..n {
+        st.z[i] = ws.x[i];
+        st.zd[i] = zd_proj[i];
+        st.zdd[i] = ws.tmp2[i];
+    }
+    ws.tmp = zd_proj;
+    st.spool.copy_from_slice(&ws.spool_new);
+    st.lambda.copy_from_slice(&ws.lambda);
+    let power: f64 = ws
+        .ev
+        .cylinder_force
+        .iter()
+        .zip(ws.ev.motion.iter())
+        .map(|(f, m)| f * m.sd)
+        .sum();
+    st.actuator_work_j += 0.5 * dt * (st.actuator_power_w + power);
+    st.actuator_power_w = power;
+    st.t_s += dt;
+    st.step += 1;
+    let (ke, pe) = energy::energies(model, &ws.ev.kin);
+    report.kinetic_j = ke;
+    report.potential_j = pe;
+    report.constraint_violation = ws.ev.constraints.phi.iter().map(|p| p * p).sum::<f64>().sqrt();
+    Ok(report)
+}

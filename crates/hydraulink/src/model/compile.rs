@@ -1,0 +1,385 @@
+//! Validation and compilation of a [`ModelSpec`] into an immutable [`Model`].
+//!
+//! All checks that need only the spec live in [`super::validate`]; this file resolves names into
+//! typed ids, orders the relative coordinates parents-first, expands joints into elementary axes
+//! and cut joints into scalar loop-closure equations, and derives constants (areas, C_vt).
+
+use std::collections::BTreeMap;
+
+use crate::inputs::Signal;
+use crate::mechanics::kinematics::Kinematics;
+use crate::model::spec::{CutJointKind, FrictionSpec, JointKind, ModelSpec};
+use crate::model::*;
+use crate::ModelError;
+
+fn v(a: &[f64; 3]) -> V3 {
+    V3::new(a[0], a[1], a[2])
+}
+
+fn unit(a: &[f64; 3], path: &str, element: &str) -> Result<V3, ModelError> {
+    let x = v(a);
+    let n = x.norm();
+    if !(n > 1e-12) || !n.is_finite() {
+        return Err(ModelError::new(path, element, "must be a non-zero vector"));
+    }
+    Ok(x / n)
+}
+
+/// Two unit vectors completing `a` to a right-handed orthonormal basis (t1, t2, a).
+pub fn perpendiculars(a: &V3) -> (V3, V3) {
+    let helper = if a.x.abs() < 0.9 { V3::x() } else { V3::y() };
+    let t1 = a.cross(&helper).normalize();
+    let t2 = a.cross(&t1);
+    (t1, t2)
+}
+
+/// Validates and compiles a spec.
+pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
+    super::validate::validate(spec)?;
+
+    // ---- bodies and markers
+    let mut body_index: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, b) in spec.bodies.iter().enumerate() {
+        body_index.insert(b.name.as_str(), i);
+    }
+    let body_ref = |name: &str, path: &str, element: &str| -> Result<Option<usize>, ModelError> {
+        if name == "ground" {
+            return Ok(None);
+        }
+        body_index
+            .get(name)
+            .map(|&i| Some(i))
+            .ok_or_else(|| ModelError::new(path, element, format!("unknown body '{name}'")))
+    };
+
+    // ---- joints, parents first (breadth-first from the ground)
+    let mut frame_of_body: Vec<Option<Frame>> = vec![None; spec.bodies.len()];
+    let mut axes: Vec<Axis> = Vec::new();
+    let mut joints: Vec<Joint> = Vec::new();
+    let mut done = vec![false; spec.joints.len()];
+    loop {
+        let mut progressed = false;
+        for (ji, j) in spec.joints.iter().enumerate() {
+            if done[ji] {
+                continue;
+            }
+            let el = format!("joint '{}'", j.name);
+            let parent_frame = match body_ref(&j.parent, &format!("joints[{ji}].parent"), &el)? {
+                None => Frame::Ground,
+                Some(pb) => match frame_of_body[pb] {
+                    Some(f) => f,
+                    None => continue, // parent not placed yet
+                },
+            };
+            let child = body_ref(&j.child, &format!("joints[{ji}].child"), &el)?
+                .ok_or_else(|| ModelError::new(format!("joints[{ji}].child"), &el, "the ground cannot be a child"))?;
+            let loc = v(&j.location);
+            let u = unit(&j.axis, &format!("joints[{ji}].axis"), &el)?;
+            let elementary: Vec<(AxisKind, V3)> = match j.kind {
+                JointKind::Revolute => vec![(AxisKind::Revolute, u)],
+                JointKind::Prismatic => vec![(AxisKind::Prismatic, u)],
+                JointKind::Cylindrical => vec![(AxisKind::Revolute, u), (AxisKind::Prismatic, u)],
+                JointKind::Universal => {
+                    let u2 = unit(
+                        j.axis2.as_ref().unwrap_or(&[0.0; 3]),
+                        &format!("joints[{ji}].axis2"),
+                        &el,
+                    )?;
+                    vec![(AxisKind::Revolute, u), (AxisKind::Revolute, u2)]
+                }
+                JointKind::Spherical => vec![
+                    (AxisKind::Revolute, V3::x()),
+                    (AxisKind::Revolute, V3::y()),
+                    (AxisKind::Revolute, V3::z()),
+                ],
+                JointKind::Fixed => vec![],
+            };
+            let nq = elementary.len();
+            let q0 = j.q0.as_slice();
+            let qd0 = j.qd0.as_slice();
+            for (name, vals) in [("q0", q0), ("qd0", qd0)] {
+                if !vals.is_empty() && vals.len() != nq {
+                    return Err(ModelError::new(
+                        format!("joints[{ji}].{name}"),
+                        &el,
+                        format!("needs {nq} value(s) for a {:?} joint, found {}", j.kind, vals.len()),
+                    ));
+                }
+            }
+            let first = axes.len();
+            let mut parent = parent_frame;
+            for (a, (kind, dir)) in elementary.into_iter().enumerate() {
+                let name = if nq == 1 { j.name.clone() } else { format!("{}.{a}", j.name) };
+                axes.push(Axis {
+                    name,
+                    kind,
+                    parent,
+                    point_ref: loc,
+                    dir_ref: dir,
+                    q0: q0.get(a).copied().unwrap_or(0.0),
+                    qd0: qd0.get(a).copied().unwrap_or(0.0),
+                    joint: joints.len(),
+                });
+                parent = Frame::Link(AxisId(axes.len() - 1));
+            }
+            frame_of_body[child] = Some(parent);
+            joints.push(Joint { name: j.name.clone(), first_axis: first, n_axes: nq });
+            done[ji] = true;
+            progressed = true;
+        }
+        if !progressed {
+            break;
+        }
+    }
+    if let Some(ji) = done.iter().position(|d| !d) {
+        return Err(ModelError::new(
+            format!("joints[{ji}].parent"),
+            format!("joint '{}'", spec.joints[ji].name),
+            "the joint is not connected to the ground through the tree (a cycle must be closed with a cut joint)",
+        ));
+    }
+
+    let mut bodies = Vec::new();
+    for (i, b) in spec.bodies.iter().enumerate() {
+        let frame = frame_of_body[i].ok_or_else(|| {
+            ModelError::new(
+                format!("bodies[{i}].name"),
+                format!("body '{}'", b.name),
+                "body is not connected to the tree (no joint has it as child)",
+            )
+        })?;
+        let [ixx, iyy, izz, ixy, ixz, iyz] = b.inertia;
+        bodies.push(Body {
+            name: b.name.clone(),
+            mass_kg: b.mass_kg,
+            com_ref: v(&b.com),
+            inertia_ref: M3::new(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz),
+            frame,
+        });
+    }
+
+    // marker lookup: (frame, point)
+    let body_frames: Vec<Frame> = bodies.iter().map(|b| b.frame).collect();
+    let marker = |body: &str, name: &str, path: &str, element: &str| -> Result<FramePoint, ModelError> {
+        if body == "ground" {
+            return spec
+                .ground
+                .markers
+                .get(name)
+                .map(|p| FramePoint { frame: Frame::Ground, point_ref: v(p) })
+                .ok_or_else(|| ModelError::new(path, element, format!("ground has no marker '{name}'")));
+        }
+        let bi = body_ref(body, path, element)?.expect("non-ground body");
+        spec.bodies[bi]
+            .markers
+            .get(name)
+            .map(|p| FramePoint { frame: body_frames[bi], point_ref: v(p) })
+            .ok_or_else(|| ModelError::new(path, element, format!("body '{body}' has no marker '{name}'")))
+    };
+
+    // ---- hydraulics
+    let h = &spec.hydraulics;
+    let mut node_index: BTreeMap<&str, Node> = BTreeMap::new();
+    for (i, vs) in h.volumes.iter().enumerate() {
+        node_index.insert(vs.name.as_str(), Node::Volume(VolumeId(i)));
+    }
+    let mut sources = Vec::new();
+    for s in h.pumps.iter().chain(h.tanks.iter()) {
+        node_index.insert(s.name.as_str(), Node::Source(sources.len()));
+        sources.push(Source { name: s.name.clone(), pressure_pa: s.pressure_pa });
+    }
+    let node = |name: &str, path: &str, element: &str| -> Result<Node, ModelError> {
+        node_index
+            .get(name)
+            .copied()
+            .ok_or_else(|| ModelError::new(path, element, format!("unknown hydraulic node '{name}'")))
+    };
+    let volume = |name: &str, path: &str, element: &str| -> Result<VolumeId, ModelError> {
+        match node(name, path, element)? {
+            Node::Volume(v) => Ok(v),
+            Node::Source(_) => Err(ModelError::new(path, element, format!("'{name}' must be a volume, not a pump or tank"))),
+        }
+    };
+    let input_index = |name: &str, path: &str, element: &str| -> Result<usize, ModelError> {
+        spec.inputs
+            .iter()
+            .position(|i| i.name == name)
+            .ok_or_else(|| ModelError::new(path, element, format!("unknown input '{name}'")))
+    };
+    let mut valves = Vec::new();
+    for (i, vs) in h.valves.iter().enumerate() {
+        let el = format!("valve '{}'", vs.name);
+        let p = |f: &str| format!("hydraulics.valves[{i}].{f}");
+        valves.push(Valve43 {
+            name: vs.name.clone(),
+            p: node(&vs.port_p, &p("port_p"), &el)?,
+            t: node(&vs.port_t, &p("port_t"), &el)?,
+            a: Node::Volume(volume(&vs.port_a, &p("port_a"), &el)?),
+            b: Node::Volume(volume(&vs.port_b, &p("port_b"), &el)?),
+            flow_constant: vs.flow_constant,
+            time_constant_s: vs.time_constant_s,
+            laminar_dp_pa: vs.laminar_dp_pa,
+            input: input_index(&vs.input, &p("input"), &el)?,
+            spool0: vs.spool0,
+        });
+    }
+    let rho = h.fluid.density_kg_m3;
+    let mut throttles = Vec::new();
+    for (i, ts) in h.throttles.iter().enumerate() {
+        let el = format!("throttle '{}'", ts.name);
+        throttles.push(Throttle {
+            name: ts.name.clone(),
+            from: node(&ts.from, &format!("hydraulics.throttles[{i}].from"), &el)?,
+            to: node(&ts.to, &format!("hydraulics.throttles[{i}].to"), &el)?,
+            flow_constant: ts.discharge_coefficient * ts.area_m2 * (2.0 / rho).sqrt(), // 000 eq. 25
+            laminar_dp_pa: ts.laminar_dp_pa,
+        });
+    }
+    let mut cylinders = Vec::new();
+    for (i, cs) in h.cylinders.iter().enumerate() {
+        let el = format!("cylinder '{}'", cs.name);
+        let p = |f: &str| format!("hydraulics.cylinders[{i}].{f}");
+        let base = marker(&cs.base.body, &cs.base.marker, &p("base.marker"), &el)?;
+        let rod = marker(&cs.rod.body, &cs.rod.marker, &p("rod.marker"), &el)?;
+        let aa = std::f64::consts::PI * cs.piston_diameter_m.powi(2) / 4.0;
+        let ab = aa - std::f64::consts::PI * cs.rod_diameter_m.powi(2) / 4.0;
+        cylinders.push(Cylinder {
+            name: cs.name.clone(),
+            base,
+            rod,
+            area_a_m2: aa,
+            area_b_m2: ab,
+            stroke_m: cs.stroke_m,
+            retracted_length_m: cs.retracted_length_m,
+            vol_a: volume(&cs.piston_side, &p("piston_side"), &el)?,
+            vol_b: volume(&cs.rod_side, &p("rod_side"), &el)?,
+            wall_bulk_pa: cs.wall_bulk_modulus_pa,
+            friction: match cs.friction {
+                FrictionSpec::None => Friction::None,
+                FrictionSpec::Viscous { coefficient_n_s_m } => Friction::Viscous { c: coefficient_n_s_m },
+                FrictionSpec::Efficiency { efficiency, velocity_scale_m_s } => {
+                    Friction::Efficiency { eta: efficiency, vs: velocity_scale_m_s }
+                }
+            },
+        });
+    }
+    let volumes: Vec<Volume> = h
+        .volumes
+        .iter()
+        .map(|vs| Volume {
+            name: vs.name.clone(),
+            hose_m3: vs.hose_volume_m3,
+            hose_bulk_pa: vs.hose_bulk_modulus_pa,
+            p0_pa: vs.p0_pa,
+        })
+        .collect();
+
+    let s = &spec.solver;
+    let mut model = Model {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        gravity: v(&spec.gravity),
+        axes,
+        bodies,
+        joints,
+        cut_joints: spec.cut_joints.iter().map(|c| c.name.clone()).collect(),
+        constraints: Vec::new(),
+        hydraulics: Hydraulics {
+            density_kg_m3: rho,
+            oil_bulk_pa: h.fluid.bulk_modulus_pa,
+            volumes,
+            sources,
+            valves,
+            throttles,
+            cylinders,
+        },
+        inputs: spec.inputs.iter().map(|i| Signal::from_spec(&i.signal)).collect(),
+        input_names: spec.inputs.iter().map(|i| i.name.clone()).collect(),
+        solver: SolverOptions {
+            formulation: s.formulation,
+            step_s: s.step_s,
+            duration_s: s.duration_s,
+            output_interval_s: s.output_interval_s.unwrap_or(s.step_s),
+            penalty: s.penalty,
+            tol_position: s.tolerance_position,
+            tol_pressure_pa: s.tolerance_pressure_pa,
+            max_iterations: s.max_iterations,
+        },
+        volume_names: h.volumes.iter().map(|v| v.name.clone()).collect(),
+    };
+
+    // ---- cut joints → scalar equations. Body-1 directions are the body-1-fixed vectors that
+    // coincide with body 2's axis in the initial configuration q0.
+    let mut kin = Kinematics::<f64>::new(model.axes.len());
+    let q0: Vec<f64> = model.axes.iter().map(|a| a.q0).collect();
+    kin.positions(&model, &q0);
+    let mut constraints = Vec::new();
+    for (ci, cj) in spec.cut_joints.iter().enumerate() {
+        let el = format!("cut joint '{}'", cj.name);
+        let p1 = marker(&cj.body1, &cj.marker1, &format!("cut_joints[{ci}].marker1"), &el)?;
+        let p2 = marker(&cj.body2, &cj.marker2, &format!("cut_joints[{ci}].marker2"), &el)?;
+        if p1.frame == p2.frame {
+            return Err(ModelError::new(format!("cut_joints[{ci}].body2"), &el, "both sides are on the same body"));
+        }
+        let (f1, f2) = (p1.frame, p2.frame);
+        let axis = unit(&cj.axis, &format!("cut_joints[{ci}].axis"), &el)?;
+        let normal = unit(&cj.normal, &format!("cut_joints[{ci}].normal"), &el)?;
+        // a body-2 reference direction → the body-1 reference direction equal to it at q0
+        let to_body1 = |d2: &V3| -> V3 {
+            let g = kin.frame_rot(f2) * d2;
+            kin.frame_rot(f1).transpose() * g
+        };
+        let d2 = |d: V3| FrameDir { frame: f2, dir_ref: d };
+        let d1 = |d: V3| FrameDir { frame: f1, dir_ref: d };
+        let mut eqs: Vec<(String, ConstraintEq)> = Vec::new();
+        let pd = |e: FrameDir| ConstraintEq::PointDot { e, p1, p2 };
+        match cj.kind {
+            CutJointKind::Spherical => {
+                for (lbl, e) in [("x", V3::x()), ("y", V3::y()), ("z", V3::z())] {
+                    eqs.push((lbl.into(), pd(FrameDir { frame: Frame::Ground, dir_ref: e })));
+                }
+            }
+            CutJointKind::Revolute => {
+                for (lbl, e) in [("x", V3::x()), ("y", V3::y()), ("z", V3::z())] {
+                    eqs.push((lbl.into(), pd(FrameDir { frame: Frame::Ground, dir_ref: e })));
+                }
+                let (t1, t2) = perpendiculars(&axis);
+                let a1 = to_body1(&axis);
+                eqs.push(("axis.1".into(), ConstraintEq::DirDot { e1: d1(a1), e2: d2(t1) }));
+                eqs.push(("axis.2".into(), ConstraintEq::DirDot { e1: d1(a1), e2: d2(t2) }));
+            }
+            CutJointKind::Prismatic => {
+                let (t1, t2) = perpendiculars(&axis);
+                let a1 = to_body1(&axis);
+                let u1 = to_body1(&t1);
+                eqs.push(("axis.1".into(), ConstraintEq::DirDot { e1: d1(a1), e2: d2(t1) }));
+                eqs.push(("axis.2".into(), ConstraintEq::DirDot { e1: d1(a1), e2: d2(t2) }));
+                eqs.push(("twist".into(), ConstraintEq::DirDot { e1: d1(u1), e2: d2(t2) }));
+                eqs.push(("line.1".into(), pd(d2(t1))));
+                eqs.push(("line.2".into(), pd(d2(t2))));
+            }
+            CutJointKind::PlanarRevolute => {
+                let (t1, t2) = perpendiculars(&normal);
+                eqs.push(("1".into(), pd(d2(t1))));
+                eqs.push(("2".into(), pd(d2(t2))));
+            }
+            CutJointKind::PlanarPrismatic => {
+                if normal.dot(&axis).abs() > 1e-9 {
+                    return Err(ModelError::new(
+                        format!("cut_joints[{ci}].axis"),
+                        &el,
+                        "the sliding axis must be perpendicular to the plane normal",
+                    ));
+                }
+                let m = normal.cross(&axis);
+                eqs.push(("rotation".into(), ConstraintEq::DirDot { e1: d1(to_body1(&axis)), e2: d2(m) }));
+                eqs.push(("line".into(), pd(d2(m))));
+            }
+        }
+        for (lbl, eq) in eqs {
+            constraints.push(Constraint { name: format!("{}.{lbl}", cj.name), cut_joint: ci, eq });
+        }
+    }
+    model.constraints = constraints;
+    Ok(model)
+}

@@ -1,0 +1,373 @@
+//! The compiled, immutable [`Model`]: typed ids, resolved references, derived constants.
+//!
+//! A [`spec::ModelSpec`] (plain data, as read from a file) is validated and compiled by
+//! [`compile`]. After that nothing in the model changes; the mutable part of a simulation is the
+//! [`crate::State`], and all scratch memory is in the [`crate::Workspace`].
+
+pub mod compile;
+pub mod spec;
+pub mod validate;
+
+pub use compile::compile;
+
+use nalgebra::{Matrix3, Vector3};
+
+/// 3-vector of f64.
+pub type V3 = Vector3<f64>;
+/// 3×3 matrix of f64.
+pub type M3 = Matrix3<f64>;
+
+/// Index of a relative coordinate (an elementary joint axis) in `z`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AxisId(pub usize);
+/// Index of a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BodyId(pub usize);
+/// Index of a hydraulic volume (a pressure state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct VolumeId(pub usize);
+/// Index of a cylinder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CylinderId(pub usize);
+
+/// A moving frame: the link frame after axis `AxisId`, or the ground.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// The inertial frame.
+    Ground,
+    /// The link frame after this axis.
+    Link(AxisId),
+}
+
+/// An elementary 1-coordinate joint axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AxisKind {
+    /// Rotation about a line [rad].
+    Revolute,
+    /// Translation along a direction [m].
+    Prismatic,
+}
+
+/// One relative coordinate z_k: an elementary axis of a tree joint.
+///
+/// Its pose composes on the parent frame: pose_k = pose_parent ∘ T_k(z_k), where T_k rotates
+/// about the line (`point_ref`, `dir_ref`) or translates along `dir_ref`, both given in the
+/// reference configuration (000 §2.1; b_k, d_k as in reference note 000-A.1).
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// Coordinate label (`z1`, or `hip.0` for multi-coordinate joints).
+    pub name: String,
+    /// Revolute or prismatic.
+    pub kind: AxisKind,
+    /// Parent frame.
+    pub parent: Frame,
+    /// A point on the axis [m], reference configuration.
+    pub point_ref: V3,
+    /// Unit direction, reference configuration.
+    pub dir_ref: V3,
+    /// Initial value [rad or m].
+    pub q0: f64,
+    /// Initial rate [rad/s or m/s].
+    pub qd0: f64,
+    /// The joint this axis belongs to.
+    pub joint: usize,
+}
+
+/// A rigid body.
+#[derive(Debug, Clone)]
+pub struct Body {
+    /// Name.
+    pub name: String,
+    /// Mass [kg].
+    pub mass_kg: f64,
+    /// Centre of mass [m], reference configuration.
+    pub com_ref: V3,
+    /// Inertia about the COM [kg m²], reference axes.
+    pub inertia_ref: M3,
+    /// The frame the body moves with.
+    pub frame: Frame,
+}
+
+/// A tree joint (for labels and output).
+#[derive(Debug, Clone)]
+pub struct Joint {
+    /// Name.
+    pub name: String,
+    /// Its axes, `z[first_axis .. first_axis + n_axes]`.
+    pub first_axis: usize,
+    /// Number of coordinates.
+    pub n_axes: usize,
+}
+
+/// A point fixed in a frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FramePoint {
+    /// The frame.
+    pub frame: Frame,
+    /// Position [m], reference configuration.
+    pub point_ref: V3,
+}
+
+/// A direction fixed in a frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameDir {
+    /// The frame.
+    pub frame: Frame,
+    /// Unit direction, reference configuration.
+    pub dir_ref: V3,
+}
+
+/// One scalar loop-closure equation. Every cut joint is a set of these two primitives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ConstraintEq {
+    /// Φ = e · (r₁ − r₂): distance of two points along a direction.
+    PointDot {
+        /// The direction e.
+        e: FrameDir,
+        /// Point r₁.
+        p1: FramePoint,
+        /// Point r₂.
+        p2: FramePoint,
+    },
+    /// Φ = e₁ · e₂: two directions stay perpendicular.
+    DirDot {
+        /// e₁.
+        e1: FrameDir,
+        /// e₂.
+        e2: FrameDir,
+    },
+}
+
+/// A loop-closure equation with its label and cut joint.
+#[derive(Debug, Clone)]
+pub struct Constraint {
+    /// Label, e.g. `E.x`.
+    pub name: String,
+    /// Index of the cut joint.
+    pub cut_joint: usize,
+    /// The equation.
+    pub eq: ConstraintEq,
+}
+
+/// A node of the hydraulic graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Node {
+    /// A lumped volume with a pressure state.
+    Volume(VolumeId),
+    /// A constant-pressure source (pump or tank), index into `Hydraulics::sources`.
+    Source(usize),
+}
+
+/// A lumped volume.
+#[derive(Debug, Clone)]
+pub struct Volume {
+    /// Name.
+    pub name: String,
+    /// Hose volume V_h [m³].
+    pub hose_m3: f64,
+    /// Hose wall bulk modulus B_h [Pa], `None` for rigid.
+    pub hose_bulk_pa: Option<f64>,
+    /// Initial pressure [Pa], `None` = solved by statics.
+    pub p0_pa: Option<f64>,
+}
+
+/// A constant-pressure boundary node.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Name.
+    pub name: String,
+    /// Pressure [Pa].
+    pub pressure_pa: f64,
+}
+
+/// Compiled 4/3 valve.
+#[derive(Debug, Clone)]
+pub struct Valve43 {
+    /// Name.
+    pub name: String,
+    /// Supply, return and work ports.
+    pub p: Node,
+    /// Return.
+    pub t: Node,
+    /// Work port A.
+    pub a: Node,
+    /// Work port B.
+    pub b: Node,
+    /// C_vd [m³/(s √Pa) per unit U].
+    pub flow_constant: f64,
+    /// τ [s].
+    pub time_constant_s: f64,
+    /// Laminar transition Δp [Pa].
+    pub laminar_dp_pa: f64,
+    /// Input signal index.
+    pub input: usize,
+    /// U(0).
+    pub spool0: f64,
+}
+
+/// Compiled throttle.
+#[derive(Debug, Clone)]
+pub struct Throttle {
+    /// Name.
+    pub name: String,
+    /// Upstream node.
+    pub from: Node,
+    /// Downstream node.
+    pub to: Node,
+    /// C_vt = C_d A_t √(2/ρ) [m³/(s √Pa)] (000 eq. 25).
+    pub flow_constant: f64,
+    /// Laminar transition Δp [Pa].
+    pub laminar_dp_pa: f64,
+}
+
+/// Cylinder friction law.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Friction {
+    /// None.
+    None,
+    /// F_μ = c ṡ.
+    Viscous {
+        /// c [N s/m].
+        c: f64,
+    },
+    /// F_μ = (1 − η)|F_h| tanh(ṡ / v_s).
+    Efficiency {
+        /// η.
+        eta: f64,
+        /// v_s [m/s].
+        vs: f64,
+    },
+}
+
+/// Compiled double-acting cylinder.
+#[derive(Debug, Clone)]
+pub struct Cylinder {
+    /// Name.
+    pub name: String,
+    /// Barrel pin.
+    pub base: FramePoint,
+    /// Rod pin.
+    pub rod: FramePoint,
+    /// Piston area A_A [m²].
+    pub area_a_m2: f64,
+    /// Annulus area A_B [m²].
+    pub area_b_m2: f64,
+    /// Stroke [m].
+    pub stroke_m: f64,
+    /// Pin-to-pin length at full retraction [m].
+    pub retracted_length_m: f64,
+    /// Volume holding the piston-side chamber.
+    pub vol_a: VolumeId,
+    /// Volume holding the rod-side chamber.
+    pub vol_b: VolumeId,
+    /// Wall bulk modulus B_c [Pa].
+    pub wall_bulk_pa: Option<f64>,
+    /// Friction law.
+    pub friction: Friction,
+}
+
+/// The compiled hydraulic circuit.
+#[derive(Debug, Clone, Default)]
+pub struct Hydraulics {
+    /// Oil density ρ [kg/m³].
+    pub density_kg_m3: f64,
+    /// Oil bulk modulus B_oil [Pa].
+    pub oil_bulk_pa: f64,
+    /// Volumes.
+    pub volumes: Vec<Volume>,
+    /// Pumps and tanks.
+    pub sources: Vec<Source>,
+    /// 4/3 valves.
+    pub valves: Vec<Valve43>,
+    /// Throttles.
+    pub throttles: Vec<Throttle>,
+    /// Cylinders.
+    pub cylinders: Vec<Cylinder>,
+}
+
+/// Solver settings, validated.
+#[derive(Debug, Clone)]
+pub struct SolverOptions {
+    /// Formulation.
+    pub formulation: spec::Formulation,
+    /// Δt [s].
+    pub step_s: f64,
+    /// Duration [s].
+    pub duration_s: f64,
+    /// Output interval [s].
+    pub output_interval_s: f64,
+    /// α.
+    pub penalty: f64,
+    /// Newton tolerance on coordinates [rad or m].
+    pub tol_position: f64,
+    /// Newton tolerance on pressures [Pa].
+    pub tol_pressure_pa: f64,
+    /// Iteration cap.
+    pub max_iterations: u32,
+}
+
+/// The compiled, immutable model.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Gravity [m/s²].
+    pub gravity: V3,
+    /// Relative coordinates, parents before children.
+    pub axes: Vec<Axis>,
+    /// Bodies.
+    pub bodies: Vec<Body>,
+    /// Tree joints.
+    pub joints: Vec<Joint>,
+    /// Cut-joint names.
+    pub cut_joints: Vec<String>,
+    /// Loop-closure equations, cut joint by cut joint.
+    pub constraints: Vec<Constraint>,
+    /// Hydraulic circuit.
+    pub hydraulics: Hydraulics,
+    /// Input signals.
+    pub inputs: Vec<crate::inputs::Signal>,
+    /// Input names.
+    pub input_names: Vec<String>,
+    /// Solver settings.
+    pub solver: SolverOptions,
+    /// Volume names (for the CLI's warnings).
+    pub volume_names: Vec<String>,
+}
+
+impl Model {
+    /// Name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Δt [s].
+    pub fn step_s(&self) -> f64 {
+        self.solver.step_s
+    }
+    /// Duration [s].
+    pub fn duration_s(&self) -> f64 {
+        self.solver.duration_s
+    }
+    /// Output interval [s].
+    pub fn output_interval_s(&self) -> f64 {
+        self.solver.output_interval_s
+    }
+    /// Volume names in `VolumeId` order.
+    pub fn volume_names(&self) -> &[String] {
+        &self.volume_names
+    }
+    /// Number of relative coordinates.
+    pub fn n_coords(&self) -> usize {
+        self.axes.len()
+    }
+    /// Number of loop-closure equations.
+    pub fn n_constraints(&self) -> usize {
+        self.constraints.len()
+    }
+    /// Number of pressure states.
+    pub fn n_volumes(&self) -> usize {
+        self.hydraulics.volumes.len()
+    }
+}

@@ -1,0 +1,1817 @@
+//! Validation of a [`ModelSpec`]: every check that needs nothing but the spec itself.
+//!
+//! [`validate`] runs before [`crate::model::compile`] builds anything, so compile may rely on
+//! what is checked here: every number is finite, every name is unique in its namespace, every
+//! reference resolves, the joints form a tree rooted at the ground, the hydraulic circuit is a
+//! connected graph of volumes and components, signals are well formed and the solver settings
+//! are usable. Checks that need the compiled model (loop closure, statics) belong to the
+//! initialization and report an [`crate::error::InitError`].
+//!
+//! # Errors
+//! The first error is returned as a [`ModelError`] whose `path` is the field in the spec, with
+//! the serde field names and array indices (`bodies[2].mass_kg`,
+//! `hydraulics.cylinders[0].base.marker`, `inputs[0].signal.times[3]`, map keys as dotted keys:
+//! `bodies[0].markers.C[1]`; a key that is not a bare TOML key is quoted). `hydraulink-io` maps
+//! the path to a line of the model file.
+//!
+//! # Order
+//! Sections are checked in the order of the fields of [`ModelSpec`] (gravity, ground, bodies,
+//! joints, cut joints, hydraulics, inputs, solver); within a section element by element, and
+//! within an element field by field, in declaration order. A check that needs a later section
+//! runs right after that section: "body is not connected to the tree" and "joint cycle" after
+//! the joints, "volume is not connected" after the cylinders. References to later sections
+//! (a valve's `input`) are checked where they appear.
+//!
+//! # Namespaces
+//! Names must be non-empty and unique within their namespace:
+//! bodies (plus the reserved `"ground"`), joints, cut joints, hydraulic nodes (volumes, pumps
+//! and tanks together), hydraulic components (valves, throttles and cylinders together), inputs.
+
+use std::collections::BTreeMap;
+
+use nalgebra::{Matrix3, SymmetricEigen, Vector3};
+
+use crate::error::ModelError;
+use crate::model::spec::{
+    AttachmentSpec, BodySpec, CutJointSpec, CylinderSpec, FrictionSpec, GroundSpec, HydraulicsSpec,
+    InputSpec, JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values,
+};
+
+/// The reserved name of the fixed frame; joint parents, cut-joint bodies and cylinder ends may
+/// name it. Its markers are `ground.markers`.
+pub const GROUND: &str = "ground";
+
+/// Smallest accepted norm of an axis or normal vector (before normalisation) [-].
+const MIN_AXIS_NORM: f64 = 1e-9;
+
+/// Smallest accepted sine of the angle between the two axes of a universal joint [-].
+const MIN_AXIS_SINE: f64 = 1e-6;
+
+/// Relative tolerance on principal moments for the semi-definiteness and triangle tests [-].
+const INERTIA_REL_TOL: f64 = 1e-9;
+
+/// Checks a spec; returns the first error in the order described in the module doc.
+pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
+    let model = At::new("", "model");
+    model.finite_all("gravity", &spec.gravity)?;
+    check_ground(&spec.ground)?;
+    let bodies = check_bodies(&spec.bodies)?;
+    check_joints(&spec.joints, &spec.bodies, &bodies)?;
+    check_cut_joints(spec, &bodies)?;
+    check_hydraulics(spec, &bodies)?;
+    check_inputs(&spec.inputs)?;
+    check_solver(&spec.solver)
+}
+
+/// Number of coordinates of a tree joint.
+fn n_coordinates(kind: JointKind) -> usize {
+    match kind {
+        JointKind::Fixed => 0,
+        JointKind::Revolute | JointKind::Prismatic => 1,
+        JointKind::Universal | JointKind::Cylindrical => 2,
+        JointKind::Spherical => 3,
+    }
+}
+
+fn joint_kind_name(kind: JointKind) -> &'static str {
+    match kind {
+        JointKind::Revolute => "revolute",
+        JointKind::Prismatic => "prismatic",
+        JointKind::Universal => "universal",
+        JointKind::Cylindrical => "cylindrical",
+        JointKind::Spherical => "spherical",
+        JointKind::Fixed => "fixed",
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+// ---------------------------------------------------------------------------------------------
+
+fn check_ground(ground: &GroundSpec) -> Result<(), ModelError> {
+    check_markers(&At::new("ground", "ground"), &ground.markers)
+}
+
+/// Checks the bodies; returns the body namespace (name → index).
+fn check_bodies(bodies: &[BodySpec]) -> Result<BTreeMap<&str, usize>, ModelError> {
+    let mut names = Names::new();
+    let mut index = BTreeMap::new();
+    for (i, body) in bodies.iter().enumerate() {
+        let at = At::element("bodies", i, "body", &body.name);
+        if body.name == GROUND {
+            return Err(at.error(
+                "name",
+                "'ground' is reserved for the fixed frame; choose another body name",
+            ));
+        }
+        names.add(&at, &body.name)?;
+        index.insert(body.name.as_str(), i);
+        at.positive("mass_kg", body.mass_kg)?;
+        at.finite_all("com", &body.com)?;
+        check_inertia(&at, &body.inertia)?;
+        check_markers(&at, &body.markers)?;
+    }
+    Ok(index)
+}
+
+fn check_joints(
+    joints: &[JointSpec],
+    bodies: &[BodySpec],
+    body_index: &BTreeMap<&str, usize>,
+) -> Result<(), ModelError> {
+    let mut names = Names::new();
+    // child body → index of the joint that has it as child
+    let mut parent_joint: BTreeMap<&str, usize> = BTreeMap::new();
+    for (j, joint) in joints.iter().enumerate() {
+        let at = At::element("joints", j, "joint", &joint.name);
+        names.add(&at, &joint.name)?;
+        body_ref(&at, "parent", &joint.parent, body_index, true)?;
+        if joint.child == GROUND {
+            return Err(at.error(
+                "child",
+                "the ground cannot be a joint's child; the ground is the root of the tree \
+                 (swap parent and child)",
+            ));
+        }
+        body_ref(&at, "child", &joint.child, body_index, false)?;
+        if joint.child == joint.parent {
+            return Err(at.error(
+                "child",
+                format!("body '{}' cannot be its own parent", joint.child),
+            ));
+        }
+        if let Some(&other) = parent_joint.get(joint.child.as_str()) {
+            let other_name = joints.get(other).map_or("", |o| o.name.as_str());
+            return Err(at.error(
+                "child",
+                format!(
+                    "body '{}' is already the child of joint '{}' (joints[{}]); each body has \
+                     exactly one parent joint: close kinematic loops with [[cut_joints]]",
+                    joint.child, other_name, other
+                ),
+            ));
+        }
+        parent_joint.insert(joint.child.as_str(), j);
+        at.finite_all("location", &joint.location)?;
+        at.nonzero_vector("axis", &joint.axis)?;
+        match (joint.kind, &joint.axis2) {
+            (JointKind::Universal, None) => {
+                return Err(at.error(
+                    "axis2",
+                    "is missing; a universal joint needs a second axis, not parallel to `axis`",
+                ));
+            }
+            (JointKind::Universal, Some(axis2)) => {
+                at.nonzero_vector("axis2", axis2)?;
+                let a = Vector3::from(joint.axis).normalize();
+                let b = Vector3::from(*axis2).normalize();
+                if a.cross(&b).norm() <= MIN_AXIS_SINE {
+                    return Err(at.error(
+                        "axis2",
+                        format!(
+                            "{axis2:?} is parallel to axis {:?}; the two axes of a universal \
+                             joint must not be parallel",
+                            joint.axis
+                        ),
+                    ));
+                }
+            }
+            (kind, Some(_)) => {
+                return Err(at.error(
+                    "axis2",
+                    format!(
+                        "is only used by universal joints, and this joint is {}; remove it",
+                        joint_kind_name(kind)
+                    ),
+                ));
+            }
+            (_, None) => {}
+        }
+        check_joint_values(&at, "q0", joint.kind, &joint.q0)?;
+        check_joint_values(&at, "qd0", joint.kind, &joint.qd0)?;
+    }
+
+    for (i, body) in bodies.iter().enumerate() {
+        if !parent_joint.contains_key(body.name.as_str()) {
+            let at = At::element("bodies", i, "body", &body.name);
+            return Err(at.error(
+                "name",
+                format!(
+                    "body is not connected to the tree: no joint has it as child (add a \
+                     [[joints]] entry with child = \"{}\")",
+                    body.name
+                ),
+            ));
+        }
+    }
+
+    // Every body now has exactly one parent joint. Walking parents from any body either reaches
+    // the ground or enters a cycle within `bodies.len()` steps.
+    for (j, joint) in joints.iter().enumerate() {
+        let mut chain: Vec<&str> = vec![joint.child.as_str()];
+        let mut current = joint.parent.as_str();
+        while current != GROUND {
+            if let Some(start) = chain.iter().position(|b| *b == current) {
+                let mut cycle: Vec<&str> = chain.get(start..).unwrap_or_default().to_vec();
+                cycle.push(current);
+                let at = At::element("joints", j, "joint", &joint.name);
+                return Err(at.error(
+                    "parent",
+                    format!(
+                        "the joints form a cycle ({}) that never reaches 'ground'; the joints \
+                         must form a tree: close kinematic loops with [[cut_joints]]",
+                        cycle.join(" <- ")
+                    ),
+                ));
+            }
+            chain.push(current);
+            match parent_joint.get(current).and_then(|&p| joints.get(p)) {
+                Some(parent) => current = parent.parent.as_str(),
+                // Unreachable after the checks above (every body has a parent joint); stop.
+                None => break,
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_joint_values(
+    at: &At,
+    field: &str,
+    kind: JointKind,
+    values: &Values,
+) -> Result<(), ModelError> {
+    let values = values.as_slice();
+    at.finite_all(field, values)?;
+    let n = n_coordinates(kind);
+    if !values.is_empty() && values.len() != n {
+        let plural = if n == 1 { "" } else { "s" };
+        return Err(at.error(
+            field,
+            format!(
+                "has {} value(s), but a {} joint has {n} coordinate{plural}: give {n} value{plural} \
+                 (or none, for all zeros)",
+                values.len(),
+                joint_kind_name(kind),
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_cut_joints(
+    spec: &ModelSpec,
+    body_index: &BTreeMap<&str, usize>,
+) -> Result<(), ModelError> {
+    let mut names = Names::new();
+    for (c, cut) in spec.cut_joints.iter().enumerate() {
+        let at = At::element("cut_joints", c, "cut joint", &cut.name);
+        check_cut_joint(spec, &at, cut, body_index, &mut names)?;
+    }
+    Ok(())
+}
+
+fn check_cut_joint<'a>(
+    spec: &ModelSpec,
+    at: &At,
+    cut: &'a CutJointSpec,
+    body_index: &BTreeMap<&str, usize>,
+    names: &mut Names<'a>,
+) -> Result<(), ModelError> {
+    names.add(at, &cut.name)?;
+    body_ref(at, "body1", &cut.body1, body_index, true)?;
+    marker_ref(spec, at, "marker1", &cut.body1, &cut.marker1)?;
+    body_ref(at, "body2", &cut.body2, body_index, true)?;
+    if cut.body2 == cut.body1 {
+        return Err(at.error(
+            "body2",
+            format!(
+                "is the same body as body1 ('{}'); a cut joint connects two bodies",
+                cut.body1
+            ),
+        ));
+    }
+    marker_ref(spec, at, "marker2", &cut.body2, &cut.marker2)?;
+    at.nonzero_vector("axis", &cut.axis)?;
+    at.nonzero_vector("normal", &cut.normal)
+}
+
+/// What a hydraulic node is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NodeKind {
+    Volume,
+    Pump,
+    Tank,
+}
+
+impl NodeKind {
+    fn describe(self) -> &'static str {
+        match self {
+            NodeKind::Volume => "a volume",
+            NodeKind::Pump => "a pump",
+            NodeKind::Tank => "a tank",
+        }
+    }
+}
+
+fn check_hydraulics(
+    spec: &ModelSpec,
+    body_index: &BTreeMap<&str, usize>,
+) -> Result<(), ModelError> {
+    let hydraulics: &HydraulicsSpec = &spec.hydraulics;
+    let fluid = At::new("hydraulics.fluid", "fluid");
+    fluid.positive("density_kg_m3", hydraulics.fluid.density_kg_m3)?;
+    fluid.positive("bulk_modulus_pa", hydraulics.fluid.bulk_modulus_pa)?;
+
+    let mut node_names = Names::new();
+    let mut nodes: BTreeMap<&str, NodeKind> = BTreeMap::new();
+    for (i, volume) in hydraulics.volumes.iter().enumerate() {
+        let at = At::element("hydraulics.volumes", i, "volume", &volume.name);
+        node_names.add(&at, &volume.name)?;
+        nodes.insert(volume.name.as_str(), NodeKind::Volume);
+        at.positive("hose_volume_m3", volume.hose_volume_m3)?;
+        if let Some(bulk) = volume.hose_bulk_modulus_pa {
+            at.positive("hose_bulk_modulus_pa", bulk)?;
+        }
+        if let Some(p0) = volume.p0_pa {
+            at.finite("p0_pa", p0)?;
+        }
+    }
+    for (prefix, kind, list, noun) in [
+        (
+            "hydraulics.pumps",
+            NodeKind::Pump,
+            &hydraulics.pumps,
+            "pump",
+        ),
+        (
+            "hydraulics.tanks",
+            NodeKind::Tank,
+            &hydraulics.tanks,
+            "tank",
+        ),
+    ] {
+        for (i, source) in list.iter().enumerate() {
+            let at = At::element(prefix, i, noun, &source.name);
+            node_names.add(&at, &source.name)?;
+            nodes.insert(source.name.as_str(), kind);
+            at.finite("pressure_pa", source.pressure_pa)?;
+        }
+    }
+
+    let mut components = Names::new();
+    for (i, valve) in hydraulics.valves.iter().enumerate() {
+        let at = At::element("hydraulics.valves", i, "valve", &valve.name);
+        components.add(&at, &valve.name)?;
+        node_ref(&at, "port_p", &valve.port_p, &nodes)?;
+        node_ref(&at, "port_t", &valve.port_t, &nodes)?;
+        volume_ref(&at, "port_a", &valve.port_a, &nodes)?;
+        volume_ref(&at, "port_b", &valve.port_b, &nodes)?;
+        if valve.port_b == valve.port_a {
+            return Err(at.error(
+                "port_b",
+                format!(
+                    "is the same volume as port_a ('{}'); work ports A and B must differ",
+                    valve.port_a
+                ),
+            ));
+        }
+        at.positive("flow_constant", valve.flow_constant)?;
+        at.positive("time_constant_s", valve.time_constant_s)?;
+        at.positive("laminar_dp_pa", valve.laminar_dp_pa)?;
+        input_ref(&at, "input", &valve.input, &spec.inputs)?;
+        at.finite("spool0", valve.spool0)?;
+    }
+    for (i, throttle) in hydraulics.throttles.iter().enumerate() {
+        let at = At::element("hydraulics.throttles", i, "throttle", &throttle.name);
+        components.add(&at, &throttle.name)?;
+        node_ref(&at, "from", &throttle.from, &nodes)?;
+        node_ref(&at, "to", &throttle.to, &nodes)?;
+        if throttle.to == throttle.from {
+            return Err(at.error(
+                "to",
+                format!(
+                    "is the same node as `from` ('{}'); a throttle connects two nodes",
+                    throttle.from
+                ),
+            ));
+        }
+        at.positive("discharge_coefficient", throttle.discharge_coefficient)?;
+        at.positive("area_m2", throttle.area_m2)?;
+        at.positive("laminar_dp_pa", throttle.laminar_dp_pa)?;
+    }
+    for (i, cylinder) in hydraulics.cylinders.iter().enumerate() {
+        let at = At::element("hydraulics.cylinders", i, "cylinder", &cylinder.name);
+        components.add(&at, &cylinder.name)?;
+        check_cylinder(spec, &at, cylinder, body_index, &nodes)?;
+    }
+
+    for (i, volume) in hydraulics.volumes.iter().enumerate() {
+        let name = volume.name.as_str();
+        let by_valve = hydraulics
+            .valves
+            .iter()
+            .any(|v| v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name);
+        let by_throttle = hydraulics
+            .throttles
+            .iter()
+            .any(|t| t.from == name || t.to == name);
+        let by_cylinder = hydraulics
+            .cylinders
+            .iter()
+            .any(|c| c.piston_side == name || c.rod_side == name);
+        if !(by_valve || by_throttle || by_cylinder) {
+            let at = At::element("hydraulics.volumes", i, "volume", name);
+            return Err(at.error(
+                "name",
+                "volume is not connected to any component (valve port, throttle end or cylinder \
+                 chamber), so nothing determines its pressure; connect it or remove it",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_cylinder(
+    spec: &ModelSpec,
+    at: &At,
+    cylinder: &CylinderSpec,
+    body_index: &BTreeMap<&str, usize>,
+    nodes: &BTreeMap<&str, NodeKind>,
+) -> Result<(), ModelError> {
+    check_attachment(spec, at, "base", &cylinder.base, body_index)?;
+    check_attachment(spec, at, "rod", &cylinder.rod, body_index)?;
+    if cylinder.rod.body == cylinder.base.body {
+        return Err(at.error(
+            "rod.body",
+            format!(
+                "is the same body as base.body ('{}'); a cylinder acts between two bodies",
+                cylinder.base.body
+            ),
+        ));
+    }
+    let piston = at.positive("piston_diameter_m", cylinder.piston_diameter_m)?;
+    let rod = at.non_negative("rod_diameter_m", cylinder.rod_diameter_m)?;
+    if rod >= piston {
+        return Err(at.error(
+            "rod_diameter_m",
+            format!(
+                "{rod:?} m is not smaller than the piston diameter {piston:?} m; the rod-side \
+                 annulus would have no area"
+            ),
+        ));
+    }
+    at.positive("stroke_m", cylinder.stroke_m)?;
+    at.positive("retracted_length_m", cylinder.retracted_length_m)?;
+    volume_ref(at, "piston_side", &cylinder.piston_side, nodes)?;
+    volume_ref(at, "rod_side", &cylinder.rod_side, nodes)?;
+    if cylinder.rod_side == cylinder.piston_side {
+        return Err(at.error(
+            "rod_side",
+            format!(
+                "is the same volume as piston_side ('{}'); the two chambers must belong to \
+                 different volumes",
+                cylinder.piston_side
+            ),
+        ));
+    }
+    if let Some(bulk) = cylinder.wall_bulk_modulus_pa {
+        at.positive("wall_bulk_modulus_pa", bulk)?;
+    }
+    match cylinder.friction {
+        FrictionSpec::None => Ok(()),
+        FrictionSpec::Viscous { coefficient_n_s_m } => at
+            .non_negative("friction.coefficient_n_s_m", coefficient_n_s_m)
+            .map(drop),
+        FrictionSpec::Efficiency {
+            efficiency,
+            velocity_scale_m_s,
+        } => {
+            let eta = at.finite("friction.efficiency", efficiency)?;
+            if !(eta > 0.0 && eta <= 1.0) {
+                return Err(at.error(
+                    "friction.efficiency",
+                    format!("must be in (0, 1], got {eta:?}"),
+                ));
+            }
+            at.positive("friction.velocity_scale_m_s", velocity_scale_m_s)
+                .map(drop)
+        }
+    }
+}
+
+fn check_attachment(
+    spec: &ModelSpec,
+    at: &At,
+    field: &str,
+    end: &AttachmentSpec,
+    body_index: &BTreeMap<&str, usize>,
+) -> Result<(), ModelError> {
+    body_ref(at, &format!("{field}.body"), &end.body, body_index, true)?;
+    marker_ref(spec, at, &format!("{field}.marker"), &end.body, &end.marker)
+}
+
+fn check_inputs(inputs: &[InputSpec]) -> Result<(), ModelError> {
+    let mut names = Names::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let at = At::element("inputs", i, "input", &input.name);
+        names.add(&at, &input.name)?;
+        match &input.signal {
+            SignalSpec::Constant { value } => {
+                at.finite("signal.value", *value)?;
+            }
+            SignalSpec::PiecewiseConstant { times, values }
+            | SignalSpec::Table { times, values } => {
+                check_samples(&at, times, values)?;
+            }
+            SignalSpec::Step {
+                time_s,
+                before,
+                after,
+            } => {
+                at.finite("signal.time_s", *time_s)?;
+                at.finite("signal.before", *before)?;
+                at.finite("signal.after", *after)?;
+            }
+            SignalSpec::Sine {
+                amplitude,
+                frequency_hz,
+                phase_rad,
+                offset,
+            } => {
+                at.finite("signal.amplitude", *amplitude)?;
+                at.non_negative("signal.frequency_hz", *frequency_hz)?;
+                at.finite("signal.phase_rad", *phase_rad)?;
+                at.finite("signal.offset", *offset)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the `times`/`values` table of a piecewise-constant or tabulated signal.
+fn check_samples(at: &At, times: &[f64], values: &[f64]) -> Result<(), ModelError> {
+    at.finite_all("signal.times", times)?;
+    at.finite_all("signal.values", values)?;
+    if times.is_empty() {
+        return Err(at.error("signal.times", "is empty; give at least one time [s]"));
+    }
+    if values.len() != times.len() {
+        return Err(at.error(
+            "signal.values",
+            format!(
+                "has {} entries but `times` has {}; give one value per time",
+                values.len(),
+                times.len()
+            ),
+        ));
+    }
+    for (k, pair) in times.windows(2).enumerate() {
+        if let [earlier, later] = pair {
+            if later <= earlier {
+                return Err(at.error(
+                    &format!("signal.times[{}]", k + 1),
+                    format!(
+                        "times must be strictly increasing, but times[{}] = {later:?} s follows \
+                         times[{k}] = {earlier:?} s",
+                        k + 1
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_solver(solver: &SolverSpec) -> Result<(), ModelError> {
+    let at = At::new("solver", "solver");
+    let step = at.positive("step_s", solver.step_s)?;
+    let duration = at.positive("duration_s", solver.duration_s)?;
+    if step > duration {
+        return Err(at.error(
+            "step_s",
+            format!("{step:?} s is longer than the duration {duration:?} s (duration_s)"),
+        ));
+    }
+    if let Some(interval) = solver.output_interval_s {
+        let interval = at.positive("output_interval_s", interval)?;
+        if interval < step {
+            return Err(at.error(
+                "output_interval_s",
+                format!("{interval:?} s is shorter than the time step {step:?} s (step_s)"),
+            ));
+        }
+    }
+    at.positive("penalty", solver.penalty)?;
+    at.positive("tolerance_position", solver.tolerance_position)?;
+    at.positive("tolerance_pressure_pa", solver.tolerance_pressure_pa)?;
+    if solver.max_iterations < 1 {
+        return Err(at.error("max_iterations", "must be at least 1, got 0"));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element checks shared by several sections
+// ---------------------------------------------------------------------------------------------
+
+/// Checks that the inertia tensor `[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]` is finite, not zero,
+/// positive semi-definite, and that its principal moments satisfy the triangle inequality.
+fn check_inertia(at: &At, inertia: &[f64; 6]) -> Result<(), ModelError> {
+    at.finite_all("inertia", inertia)?;
+    // Scale to entries in [-1, 1] so that the eigen-solver cannot overflow.
+    let scale = inertia.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    if scale == 0.0 {
+        return Err(at.error(
+            "inertia",
+            "is all zero; a rigid body needs a non-zero inertia tensor \
+             [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] [kg m²]",
+        ));
+    }
+    let [ixx, iyy, izz, ixy, ixz, iyz] = inertia.map(|x| x / scale);
+    let tensor = Matrix3::new(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz);
+    let Some(eigen) = SymmetricEigen::try_new(tensor, f64::EPSILON, 1000) else {
+        return Err(at.error(
+            "inertia",
+            "the principal moments of inertia could not be computed",
+        ));
+    };
+    let mut moments = [
+        eigen.eigenvalues[0],
+        eigen.eigenvalues[1],
+        eigen.eigenvalues[2],
+    ];
+    moments.sort_by(f64::total_cmp);
+    let [i1, i2, i3] = moments;
+    let tol = INERTIA_REL_TOL * i1.abs().max(i3.abs());
+    let shown = format!("{:?}, {:?}, {:?}", i1 * scale, i2 * scale, i3 * scale);
+    if i1 < -tol {
+        return Err(at.error(
+            "inertia",
+            format!(
+                "is not positive semi-definite: principal moments {shown} kg m²; all must be >= 0"
+            ),
+        ));
+    }
+    if i1 + i2 < i3 - tol {
+        return Err(at.error(
+            "inertia",
+            format!(
+                "principal moments {shown} kg m² violate the triangle inequality I1 + I2 >= I3 \
+                 that every rigid body satisfies"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks marker names (non-empty) and positions (finite).
+fn check_markers(at: &At, markers: &BTreeMap<String, [f64; 3]>) -> Result<(), ModelError> {
+    for (name, position) in markers {
+        let field = format!("markers.{}", key_segment(name));
+        if name.trim().is_empty() {
+            return Err(at.error(&field, "marker name is empty"));
+        }
+        at.finite_all(&field, position)?;
+    }
+    Ok(())
+}
+
+/// Checks that `name` is `"ground"` (when allowed) or a body.
+fn body_ref(
+    at: &At,
+    field: &str,
+    name: &str,
+    body_index: &BTreeMap<&str, usize>,
+    ground_allowed: bool,
+) -> Result<(), ModelError> {
+    if (ground_allowed && name == GROUND) || body_index.contains_key(name) {
+        return Ok(());
+    }
+    let bodies = one_of(body_index.keys().copied());
+    let expected = match (ground_allowed, body_index.is_empty()) {
+        (true, true) => "expected 'ground' (the model has no bodies)".to_string(),
+        (true, false) => format!("expected 'ground' or one of {bodies}"),
+        (false, true) => "expected a body, but the model has no bodies".to_string(),
+        (false, false) => format!("expected one of {bodies}"),
+    };
+    if name.is_empty() {
+        Err(at.error(field, format!("is empty; {expected}")))
+    } else {
+        Err(at.error(field, format!("unknown body '{name}'; {expected}")))
+    }
+}
+
+/// Checks that `marker` exists on `body` (which has been checked to exist).
+fn marker_ref(
+    spec: &ModelSpec,
+    at: &At,
+    field: &str,
+    body: &str,
+    marker: &str,
+) -> Result<(), ModelError> {
+    let markers = if body == GROUND {
+        Some(&spec.ground.markers)
+    } else {
+        spec.bodies
+            .iter()
+            .find(|b| b.name == body)
+            .map(|b| &b.markers)
+    };
+    let Some(markers) = markers else {
+        return Err(at.error(field, format!("body '{body}' does not exist")));
+    };
+    if markers.contains_key(marker) {
+        return Ok(());
+    }
+    let owner = if body == GROUND {
+        "the ground (`ground.markers`)".to_string()
+    } else {
+        format!("body '{body}'")
+    };
+    let available = if markers.is_empty() {
+        format!("{owner} has no markers")
+    } else {
+        format!(
+            "markers of {owner}: {}",
+            one_of(markers.keys().map(String::as_str))
+        )
+    };
+    Err(at.error(
+        field,
+        format!("unknown marker '{marker}' on {owner}; {available}"),
+    ))
+}
+
+/// Checks that `name` is a hydraulic node (volume, pump or tank); returns its kind.
+fn node_ref(
+    at: &At,
+    field: &str,
+    name: &str,
+    nodes: &BTreeMap<&str, NodeKind>,
+) -> Result<NodeKind, ModelError> {
+    if let Some(&kind) = nodes.get(name) {
+        return Ok(kind);
+    }
+    let expected = if nodes.is_empty() {
+        "the model has no volumes, pumps or tanks".to_string()
+    } else {
+        format!(
+            "expected a volume, pump or tank: one of {}",
+            one_of(nodes.keys().copied())
+        )
+    };
+    if name.is_empty() {
+        Err(at.error(field, format!("is empty; {expected}")))
+    } else {
+        Err(at.error(field, format!("unknown node '{name}'; {expected}")))
+    }
+}
+
+/// Checks that `name` is a volume (not a pump or tank).
+fn volume_ref(
+    at: &At,
+    field: &str,
+    name: &str,
+    nodes: &BTreeMap<&str, NodeKind>,
+) -> Result<(), ModelError> {
+    let volumes = || {
+        one_of(
+            nodes
+                .iter()
+                .filter(|(_, k)| **k == NodeKind::Volume)
+                .map(|(n, _)| *n),
+        )
+    };
+    match nodes.get(name) {
+        Some(NodeKind::Volume) => Ok(()),
+        Some(kind) => Err(at.error(
+            field,
+            format!(
+                "'{name}' is {}, but this port needs a volume: one of {}",
+                kind.describe(),
+                volumes()
+            ),
+        )),
+        None if name.is_empty() => Err(at.error(
+            field,
+            format!("is empty; expected a volume: one of {}", volumes()),
+        )),
+        None => Err(at.error(
+            field,
+            format!("unknown volume '{name}'; expected one of {}", volumes()),
+        )),
+    }
+}
+
+/// Checks that `name` is an input signal.
+fn input_ref(at: &At, field: &str, name: &str, inputs: &[InputSpec]) -> Result<(), ModelError> {
+    if inputs.iter().any(|i| i.name == name) {
+        return Ok(());
+    }
+    let expected = if inputs.is_empty() {
+        "the model has no [[inputs]]".to_string()
+    } else {
+        format!(
+            "expected one of {}",
+            one_of(inputs.iter().map(|i| i.name.as_str()))
+        )
+    };
+    if name.is_empty() {
+        Err(at.error(field, format!("is empty; {expected}")))
+    } else {
+        Err(at.error(field, format!("unknown input '{name}'; {expected}")))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/// Where a check is: the path prefix of the element and its display name.
+struct At {
+    prefix: String,
+    element: String,
+}
+
+impl At {
+    fn new(prefix: &str, element: &str) -> Self {
+        At {
+            prefix: prefix.to_string(),
+            element: element.to_string(),
+        }
+    }
+
+    /// The element `list[index]`, shown as `noun 'name'`.
+    fn element(list: &str, index: usize, noun: &str, name: &str) -> Self {
+        At {
+            prefix: format!("{list}[{index}]"),
+            element: format!("{noun} '{name}'"),
+        }
+    }
+
+    fn path(&self, field: &str) -> String {
+        match (self.prefix.is_empty(), field.is_empty()) {
+            (true, _) => field.to_string(),
+            (false, true) => self.prefix.clone(),
+            (false, false) => format!("{}.{field}", self.prefix),
+        }
+    }
+
+    fn error(&self, field: &str, message: impl Into<String>) -> ModelError {
+        ModelError::new(self.path(field), self.element.clone(), message)
+    }
+
+    fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        if x.is_finite() {
+            Ok(x)
+        } else {
+            Err(self.error(field, format!("must be a finite number, got {x:?}")))
+        }
+    }
+
+    /// Finite and > 0.
+    fn positive(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        let x = self.finite(field, x)?;
+        if x > 0.0 {
+            Ok(x)
+        } else {
+            Err(self.error(field, format!("must be greater than 0, got {x:?}")))
+        }
+    }
+
+    /// Finite and >= 0.
+    fn non_negative(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        let x = self.finite(field, x)?;
+        if x >= 0.0 {
+            Ok(x)
+        } else {
+            Err(self.error(field, format!("must be 0 or greater, got {x:?}")))
+        }
+    }
+
+    /// Every entry finite; the path of a bad entry is `field[k]`.
+    fn finite_all(&self, field: &str, xs: &[f64]) -> Result<(), ModelError> {
+        match xs.iter().position(|x| !x.is_finite()) {
+            None => Ok(()),
+            Some(k) => {
+                let x = xs.get(k).copied().unwrap_or(f64::NAN);
+                Err(self.error(
+                    &format!("{field}[{k}]"),
+                    format!("must be a finite number, got {x:?}"),
+                ))
+            }
+        }
+    }
+
+    /// A finite direction vector with a usable norm.
+    fn nonzero_vector(&self, field: &str, v: &[f64; 3]) -> Result<(), ModelError> {
+        self.finite_all(field, v)?;
+        // Scale before squaring so that neither tiny nor huge entries under- or overflow.
+        let scale = v.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        let norm = if scale == 0.0 {
+            0.0
+        } else {
+            scale * Vector3::from(v.map(|x| x / scale)).norm()
+        };
+        if norm > MIN_AXIS_NORM {
+            Ok(())
+        } else {
+            Err(self.error(
+                field,
+                format!("{v:?} is (nearly) zero; a direction needs a norm above {MIN_AXIS_NORM:e}"),
+            ))
+        }
+    }
+}
+
+/// A namespace: name → (path, element) of its first use.
+struct Names<'a> {
+    first: BTreeMap<&'a str, (String, String)>,
+}
+
+impl<'a> Names<'a> {
+    fn new() -> Self {
+        Names {
+            first: BTreeMap::new(),
+        }
+    }
+
+    /// Adds a name; errors if it is empty or already taken.
+    fn add(&mut self, at: &At, name: &'a str) -> Result<(), ModelError> {
+        if name.trim().is_empty() {
+            return Err(at.error("name", "is empty; every element needs a unique name"));
+        }
+        if let Some((path, element)) = self.first.get(name) {
+            return Err(at.error(
+                "name",
+                format!("duplicate name '{name}': already used by {element} ({path})"),
+            ));
+        }
+        self.first
+            .insert(name, (at.prefix.clone(), at.element.clone()));
+        Ok(())
+    }
+}
+
+/// `'a', 'b', 'c'` (at most 12 names, then `…`).
+fn one_of<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    const MAX: usize = 12;
+    let names: Vec<&str> = names.collect();
+    let mut text = names
+        .iter()
+        .take(MAX)
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > MAX {
+        text.push_str(", …");
+    }
+    text
+}
+
+/// A map key as a path segment: bare if it is a bare TOML key, else quoted.
+fn key_segment(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        key.to_string()
+    } else {
+        let mut quoted = String::with_capacity(key.len() + 2);
+        quoted.push('"');
+        for c in key.chars() {
+            match c {
+                '"' => quoted.push_str("\\\""),
+                '\\' => quoted.push_str("\\\\"),
+                c => quoted.push(c),
+            }
+        }
+        quoted.push('"');
+        quoted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::spec::{
+        CutJointKind, FluidSpec, PressureSourceSpec, ThrottleSpec, Valve43Spec, VolumeSpec,
+    };
+
+    fn body(name: &str, mass_kg: f64, markers: &[(&str, [f64; 3])]) -> BodySpec {
+        BodySpec {
+            name: name.into(),
+            mass_kg,
+            com: [1.0, 0.0, 0.0],
+            inertia: [0.1, 2.0, 2.0, 0.0, 0.0, 0.0],
+            markers: markers.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
+        }
+    }
+
+    fn revolute(name: &str, parent: &str, child: &str) -> JointSpec {
+        JointSpec {
+            name: name.into(),
+            kind: JointKind::Revolute,
+            parent: parent.into(),
+            child: child.into(),
+            location: [0.0; 3],
+            axis: [0.0, 0.0, 1.0],
+            axis2: None,
+            q0: Values::One(0.0),
+            qd0: Values::default(),
+        }
+    }
+
+    fn volume(name: &str) -> VolumeSpec {
+        VolumeSpec {
+            name: name.into(),
+            hose_volume_m3: 1e-5,
+            hose_bulk_modulus_pa: Some(5.5e8),
+            p0_pa: None,
+        }
+    }
+
+    /// The four-bar of `models/fourbar.toml`, built in code (geometry simplified).
+    fn fourbar() -> ModelSpec {
+        ModelSpec {
+            name: "fourbar".into(),
+            ground: GroundSpec {
+                markers: [("E", [0.0, -1.0, 0.0]), ("G", [0.0, -2.0, 0.0])]
+                    .iter()
+                    .map(|(n, p)| (n.to_string(), *p))
+                    .collect(),
+            },
+            bodies: vec![
+                body("body1", 225.0, &[("C", [3.0, 0.0, 0.0])]),
+                body("body2", 35.0, &[("D", [4.4, 0.0, 0.0])]),
+                body(
+                    "body3",
+                    50.0,
+                    &[("F", [5.4, 0.0, 0.0]), ("E", [6.4, 0.0, 0.0])],
+                ),
+            ],
+            joints: vec![
+                revolute("z1", "ground", "body1"),
+                revolute("z2", "body1", "body2"),
+                revolute("z3", "body2", "body3"),
+            ],
+            cut_joints: vec![CutJointSpec {
+                name: "E".into(),
+                kind: CutJointKind::PlanarRevolute,
+                body1: "body3".into(),
+                marker1: "E".into(),
+                body2: GROUND.into(),
+                marker2: "E".into(),
+                axis: [0.0, 0.0, 1.0],
+                normal: [0.0, 0.0, 1.0],
+            }],
+            hydraulics: HydraulicsSpec {
+                fluid: FluidSpec::default(),
+                volumes: vec![volume("V1"), volume("V2"), volume("V3")],
+                pumps: vec![PressureSourceSpec {
+                    name: "P".into(),
+                    pressure_pa: 7.6e6,
+                }],
+                tanks: vec![PressureSourceSpec {
+                    name: "T".into(),
+                    pressure_pa: 1e5,
+                }],
+                valves: vec![Valve43Spec {
+                    name: "DCV".into(),
+                    port_p: "P".into(),
+                    port_t: "T".into(),
+                    port_a: "V1".into(),
+                    port_b: "V3".into(),
+                    flow_constant: 2.138e-8,
+                    time_constant_s: 4.547e-3,
+                    laminar_dp_pa: 2e5,
+                    input: "U".into(),
+                    spool0: 0.0,
+                }],
+                throttles: vec![ThrottleSpec {
+                    name: "throttle".into(),
+                    from: "V1".into(),
+                    to: "V2".into(),
+                    discharge_coefficient: 0.8,
+                    area_m2: 2.83e-5,
+                    laminar_dp_pa: 2e5,
+                }],
+                cylinders: vec![CylinderSpec {
+                    name: "cylinder".into(),
+                    base: AttachmentSpec {
+                        body: GROUND.into(),
+                        marker: "G".into(),
+                    },
+                    rod: AttachmentSpec {
+                        body: "body3".into(),
+                        marker: "F".into(),
+                    },
+                    piston_diameter_m: 0.08,
+                    rod_diameter_m: 0.035,
+                    stroke_m: 1.1,
+                    retracted_length_m: 1.1,
+                    piston_side: "V2".into(),
+                    rod_side: "V3".into(),
+                    wall_bulk_modulus_pa: Some(3.15e10),
+                    friction: FrictionSpec::Efficiency {
+                        efficiency: 0.88,
+                        velocity_scale_m_s: 1e-3,
+                    },
+                }],
+            },
+            inputs: vec![InputSpec {
+                name: "U".into(),
+                signal: SignalSpec::PiecewiseConstant {
+                    times: vec![0.0, 1.0, 2.5, 5.0, 8.0],
+                    values: vec![0.0, 10.0, 0.0, -10.0, 0.0],
+                },
+            }],
+            ..ModelSpec::default()
+        }
+    }
+
+    /// Applies `edit` to the four-bar and returns the validation error.
+    fn error_after(edit: impl FnOnce(&mut ModelSpec)) -> ModelError {
+        let mut spec = fourbar();
+        edit(&mut spec);
+        match validate(&spec) {
+            Err(e) => e,
+            Ok(()) => panic!("expected a validation error"),
+        }
+    }
+
+    /// Asserts path and element, and that the message mentions `needle`.
+    fn assert_error(e: &ModelError, path: &str, element: &str, needle: &str) {
+        assert_eq!(e.path, path, "{e}");
+        assert_eq!(e.element, element, "{e}");
+        assert!(
+            e.message.contains(needle),
+            "message {:?} lacks {needle:?}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn fourbar_is_valid() {
+        assert_eq!(validate(&fourbar()), Ok(()));
+    }
+
+    #[test]
+    fn empty_spec_is_valid() {
+        assert_eq!(validate(&ModelSpec::default()), Ok(()));
+    }
+
+    #[test]
+    fn non_finite_gravity() {
+        let e = error_after(|s| s.gravity[1] = f64::NAN);
+        assert_error(&e, "gravity[1]", "model", "finite");
+    }
+
+    #[test]
+    fn non_finite_ground_marker() {
+        let e = error_after(|s| {
+            s.ground
+                .markers
+                .insert("G".into(), [0.0, f64::INFINITY, 0.0]);
+        });
+        assert_error(&e, "ground.markers.G[1]", "ground", "inf");
+    }
+
+    #[test]
+    fn non_bare_marker_key_is_quoted() {
+        let e = error_after(|s| {
+            s.ground.markers.insert("a.b".into(), [f64::NAN, 0.0, 0.0]);
+        });
+        assert_error(&e, "ground.markers.\"a.b\"[0]", "ground", "NaN");
+    }
+
+    #[test]
+    fn body_mass_zero_negative_nan() {
+        let e = error_after(|s| s.bodies[2].mass_kg = 0.0);
+        assert_error(&e, "bodies[2].mass_kg", "body 'body3'", "greater than 0");
+        let e = error_after(|s| s.bodies[1].mass_kg = -3.0);
+        assert_error(&e, "bodies[1].mass_kg", "body 'body2'", "-3.0");
+        let e = error_after(|s| s.bodies[0].mass_kg = f64::NAN);
+        assert_error(&e, "bodies[0].mass_kg", "body 'body1'", "NaN");
+    }
+
+    #[test]
+    fn body_names() {
+        let e = error_after(|s| s.bodies[1].name = "body1".into());
+        assert_error(
+            &e,
+            "bodies[1].name",
+            "body 'body1'",
+            "already used by body 'body1' (bodies[0])",
+        );
+        let e = error_after(|s| s.bodies[0].name = String::new());
+        assert_error(&e, "bodies[0].name", "body ''", "empty");
+        let e = error_after(|s| s.bodies[0].name = GROUND.into());
+        assert_error(&e, "bodies[0].name", "body 'ground'", "reserved");
+    }
+
+    #[test]
+    fn inertia_checks() {
+        let e = error_after(|s| s.bodies[0].inertia = [0.0; 6]);
+        assert_error(&e, "bodies[0].inertia", "body 'body1'", "all zero");
+        let e = error_after(|s| s.bodies[0].inertia = [1.0, -1.0, 1.0, 0.0, 0.0, 0.0]);
+        assert_error(
+            &e,
+            "bodies[0].inertia",
+            "body 'body1'",
+            "positive semi-definite",
+        );
+        let e = error_after(|s| s.bodies[0].inertia = [1.0, 1.0, 3.0, 0.0, 0.0, 0.0]);
+        assert_error(&e, "bodies[0].inertia", "body 'body1'", "triangle");
+        // Diagonal fine but a product of inertia makes it indefinite.
+        let e = error_after(|s| s.bodies[0].inertia = [1.0, 1.0, 1.0, 2.0, 0.0, 0.0]);
+        assert_error(
+            &e,
+            "bodies[0].inertia",
+            "body 'body1'",
+            "positive semi-definite",
+        );
+        let e = error_after(|s| s.bodies[0].inertia[4] = f64::NEG_INFINITY);
+        assert_error(&e, "bodies[0].inertia[4]", "body 'body1'", "finite");
+    }
+
+    #[test]
+    fn inertia_edge_cases_accepted() {
+        let mut spec = fourbar();
+        // Thin rod: I1 = 0, I2 = I3 (triangle equality).
+        spec.bodies[0].inertia = [0.0, 5.0, 5.0, 0.0, 0.0, 0.0];
+        // Rotated thin plate with products of inertia: moments 1, 2, 3.
+        spec.bodies[1].inertia = [1.5, 1.5, 3.0, -0.5, 0.0, 0.0];
+        // Huge and tiny scales do not overflow or underflow.
+        spec.bodies[2].inertia = [1e300, 1e300, 1e300, 0.0, 0.0, 0.0];
+        assert_eq!(validate(&spec), Ok(()));
+        spec.bodies[2].inertia = [1e-300, 1e-300, 1e-300, 1e-301, 0.0, 0.0];
+        assert_eq!(validate(&spec), Ok(()));
+    }
+
+    #[test]
+    fn joint_references() {
+        let e = error_after(|s| s.joints[1].parent = "bodyX".into());
+        assert_error(&e, "joints[1].parent", "joint 'z2'", "unknown body 'bodyX'");
+        let e = error_after(|s| s.joints[2].child = "bodyX".into());
+        assert_error(&e, "joints[2].child", "joint 'z3'", "unknown body 'bodyX'");
+        let e = error_after(|s| s.joints[0].child = GROUND.into());
+        assert_error(&e, "joints[0].child", "joint 'z1'", "ground cannot be");
+        let e = error_after(|s| s.joints[1].child = "body1".into());
+        assert_error(&e, "joints[1].child", "joint 'z2'", "own parent");
+        let e = error_after(|s| s.joints[2].name = "z1".into());
+        assert_error(&e, "joints[2].name", "joint 'z1'", "duplicate");
+    }
+
+    #[test]
+    fn body_with_two_parents() {
+        let e = error_after(|s| s.joints[2].child = "body1".into());
+        assert_error(
+            &e,
+            "joints[2].child",
+            "joint 'z3'",
+            "already the child of joint 'z1'",
+        );
+    }
+
+    #[test]
+    fn body_not_connected() {
+        let e = error_after(|s| {
+            s.joints.pop();
+        });
+        assert_error(
+            &e,
+            "bodies[2].name",
+            "body 'body3'",
+            "not connected to the tree",
+        );
+    }
+
+    #[test]
+    fn joint_cycle() {
+        let e = error_after(|s| {
+            s.joints[0].child = "body3".into();
+            s.joints[1].parent = "body3".into();
+            s.joints[1].child = "body1".into();
+            s.joints[2].parent = "body1".into();
+            s.joints[2].child = "body2".into();
+            s.joints[0].parent = "body2".into();
+        });
+        assert_error(&e, "joints[0].parent", "joint 'z1'", "cycle");
+    }
+
+    #[test]
+    fn joint_axes() {
+        let e = error_after(|s| s.joints[0].axis = [0.0; 3]);
+        assert_error(&e, "joints[0].axis", "joint 'z1'", "zero");
+        let e = error_after(|s| s.joints[0].axis = [1e-200, 0.0, 0.0]);
+        assert_error(&e, "joints[0].axis", "joint 'z1'", "zero");
+        let e = error_after(|s| s.joints[0].axis2 = Some([1.0, 0.0, 0.0]));
+        assert_error(
+            &e,
+            "joints[0].axis2",
+            "joint 'z1'",
+            "only used by universal",
+        );
+        let e = error_after(|s| {
+            s.joints[0].kind = JointKind::Universal;
+            s.joints[0].q0 = Values::default();
+        });
+        assert_error(&e, "joints[0].axis2", "joint 'z1'", "missing");
+        let e = error_after(|s| {
+            s.joints[0].kind = JointKind::Universal;
+            s.joints[0].axis2 = Some([0.0, 0.0, -2.0]);
+        });
+        assert_error(&e, "joints[0].axis2", "joint 'z1'", "parallel");
+        let mut spec = fourbar();
+        spec.joints[0].kind = JointKind::Universal;
+        spec.joints[0].axis2 = Some([1.0, 0.0, 0.0]);
+        spec.joints[0].q0 = Values::Many(vec![0.1, 0.2]);
+        assert_eq!(validate(&spec), Ok(()));
+    }
+
+    #[test]
+    fn joint_initial_values() {
+        let e = error_after(|s| s.joints[1].q0 = Values::Many(vec![0.0, 1.0]));
+        assert_error(
+            &e,
+            "joints[1].q0",
+            "joint 'z2'",
+            "revolute joint has 1 coordinate",
+        );
+        let e = error_after(|s| {
+            s.joints[1].kind = JointKind::Spherical;
+            s.joints[1].q0 = Values::One(0.3);
+        });
+        assert_error(
+            &e,
+            "joints[1].q0",
+            "joint 'z2'",
+            "spherical joint has 3 coordinates",
+        );
+        let e = error_after(|s| {
+            s.joints[1].kind = JointKind::Fixed;
+            s.joints[1].q0 = Values::default();
+            s.joints[1].qd0 = Values::One(0.0);
+        });
+        assert_error(
+            &e,
+            "joints[1].qd0",
+            "joint 'z2'",
+            "fixed joint has 0 coordinates",
+        );
+        let e = error_after(|s| s.joints[1].qd0 = Values::Many(vec![f64::NAN]));
+        assert_error(&e, "joints[1].qd0[0]", "joint 'z2'", "NaN");
+        let mut spec = fourbar();
+        spec.joints[1].kind = JointKind::Spherical;
+        spec.joints[1].q0 = Values::default();
+        spec.joints[1].qd0 = Values::Many(vec![0.0, 0.1, 0.2]);
+        assert_eq!(validate(&spec), Ok(()));
+    }
+
+    #[test]
+    fn cut_joint_checks() {
+        let e = error_after(|s| s.cut_joints[0].marker1 = "Q".into());
+        assert_error(
+            &e,
+            "cut_joints[0].marker1",
+            "cut joint 'E'",
+            "unknown marker 'Q' on body 'body3'",
+        );
+        let e = error_after(|s| s.cut_joints[0].marker2 = "Q".into());
+        assert_error(
+            &e,
+            "cut_joints[0].marker2",
+            "cut joint 'E'",
+            "ground.markers",
+        );
+        let e = error_after(|s| s.cut_joints[0].body2 = "nobody".into());
+        assert_error(
+            &e,
+            "cut_joints[0].body2",
+            "cut joint 'E'",
+            "unknown body 'nobody'",
+        );
+        let e = error_after(|s| s.cut_joints[0].body2 = "body3".into());
+        assert_error(&e, "cut_joints[0].body2", "cut joint 'E'", "same body");
+        let e = error_after(|s| s.cut_joints[0].normal = [0.0; 3]);
+        assert_error(&e, "cut_joints[0].normal", "cut joint 'E'", "zero");
+        let e = error_after(|s| {
+            let mut second = s.cut_joints[0].clone();
+            second.marker1 = "F".into();
+            s.cut_joints.push(second);
+        });
+        assert_error(&e, "cut_joints[1].name", "cut joint 'E'", "duplicate");
+    }
+
+    #[test]
+    fn fluid_and_volumes() {
+        let e = error_after(|s| s.hydraulics.fluid.bulk_modulus_pa = 0.0);
+        assert_error(
+            &e,
+            "hydraulics.fluid.bulk_modulus_pa",
+            "fluid",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.hydraulics.fluid.density_kg_m3 = f64::NAN);
+        assert_error(&e, "hydraulics.fluid.density_kg_m3", "fluid", "finite");
+        let e = error_after(|s| s.hydraulics.volumes[1].hose_volume_m3 = -1e-5);
+        assert_error(
+            &e,
+            "hydraulics.volumes[1].hose_volume_m3",
+            "volume 'V2'",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.hydraulics.volumes[0].hose_bulk_modulus_pa = Some(0.0));
+        assert_error(
+            &e,
+            "hydraulics.volumes[0].hose_bulk_modulus_pa",
+            "volume 'V1'",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.hydraulics.volumes[2].p0_pa = Some(f64::INFINITY));
+        assert_error(&e, "hydraulics.volumes[2].p0_pa", "volume 'V3'", "finite");
+        let e = error_after(|s| s.hydraulics.volumes[2].name = "V1".into());
+        assert_error(&e, "hydraulics.volumes[2].name", "volume 'V1'", "duplicate");
+        // Nodes share one namespace.
+        let e = error_after(|s| s.hydraulics.tanks[0].name = "P".into());
+        assert_error(
+            &e,
+            "hydraulics.tanks[0].name",
+            "tank 'P'",
+            "already used by pump 'P'",
+        );
+        let e = error_after(|s| s.hydraulics.pumps[0].pressure_pa = f64::NAN);
+        assert_error(&e, "hydraulics.pumps[0].pressure_pa", "pump 'P'", "finite");
+        // Any finite pressure is accepted (gauge pressures may be negative).
+        let mut spec = fourbar();
+        spec.hydraulics.tanks[0].pressure_pa = -1e5;
+        assert_eq!(validate(&spec), Ok(()));
+    }
+
+    #[test]
+    fn volume_not_connected() {
+        let e = error_after(|s| s.hydraulics.volumes.push(volume("V4")));
+        assert_error(
+            &e,
+            "hydraulics.volumes[3].name",
+            "volume 'V4'",
+            "not connected",
+        );
+    }
+
+    #[test]
+    fn valve_checks() {
+        let e = error_after(|s| s.hydraulics.valves[0].port_b = "V9".into());
+        assert_error(
+            &e,
+            "hydraulics.valves[0].port_b",
+            "valve 'DCV'",
+            "unknown volume 'V9'",
+        );
+        let e = error_after(|s| s.hydraulics.valves[0].port_a = "P".into());
+        assert_error(
+            &e,
+            "hydraulics.valves[0].port_a",
+            "valve 'DCV'",
+            "'P' is a pump",
+        );
+        let e = error_after(|s| s.hydraulics.valves[0].port_p = String::new());
+        assert_error(&e, "hydraulics.valves[0].port_p", "valve 'DCV'", "empty");
+        let e = error_after(|s| s.hydraulics.valves[0].port_t = "X".into());
+        assert_error(
+            &e,
+            "hydraulics.valves[0].port_t",
+            "valve 'DCV'",
+            "unknown node 'X'",
+        );
+        let e = error_after(|s| s.hydraulics.valves[0].port_b = "V1".into());
+        assert_error(
+            &e,
+            "hydraulics.valves[0].port_b",
+            "valve 'DCV'",
+            "must differ",
+        );
+        let e = error_after(|s| s.hydraulics.valves[0].flow_constant = 0.0);
+        assert_error(
+            &e,
+            "hydraulics.valves[0].flow_constant",
+            "valve 'DCV'",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.hydraulics.valves[0].time_constant_s = -1.0);
+        assert_error(
+            &e,
+            "hydraulics.valves[0].time_constant_s",
+            "valve 'DCV'",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.hydraulics.valves[0].laminar_dp_pa = 0.0);
+        assert_error(
+            &e,
+            "hydraulics.valves[0].laminar_dp_pa",
+            "valve 'DCV'",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.hydraulics.valves[0].input = "V".into());
+        assert_error(
+            &e,
+            "hydraulics.valves[0].input",
+            "valve 'DCV'",
+            "unknown input 'V'",
+        );
+        let e = error_after(|s| s.hydraulics.valves[0].name = "throttle".into());
+        assert_error(
+            &e,
+            "hydraulics.throttles[0].name",
+            "throttle 'throttle'",
+            "already used by valve",
+        );
+    }
+
+    #[test]
+    fn throttle_checks() {
+        let e = error_after(|s| s.hydraulics.throttles[0].to = "V1".into());
+        assert_error(
+            &e,
+            "hydraulics.throttles[0].to",
+            "throttle 'throttle'",
+            "same node",
+        );
+        let e = error_after(|s| s.hydraulics.throttles[0].from = "Vx".into());
+        assert_error(
+            &e,
+            "hydraulics.throttles[0].from",
+            "throttle 'throttle'",
+            "unknown node 'Vx'",
+        );
+        let e = error_after(|s| s.hydraulics.throttles[0].discharge_coefficient = 0.0);
+        assert_error(
+            &e,
+            "hydraulics.throttles[0].discharge_coefficient",
+            "throttle 'throttle'",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.hydraulics.throttles[0].area_m2 = -1.0);
+        assert_error(
+            &e,
+            "hydraulics.throttles[0].area_m2",
+            "throttle 'throttle'",
+            "greater than 0",
+        );
+    }
+
+    #[test]
+    fn cylinder_attachments() {
+        let e = error_after(|s| s.hydraulics.cylinders[0].base.marker = "Z".into());
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].base.marker",
+            "cylinder 'cylinder'",
+            "unknown marker 'Z'",
+        );
+        let e = error_after(|s| s.hydraulics.cylinders[0].rod.body = "body9".into());
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].rod.body",
+            "cylinder 'cylinder'",
+            "unknown body 'body9'",
+        );
+        let e = error_after(|s| s.hydraulics.cylinders[0].rod.marker = "C".into());
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].rod.marker",
+            "cylinder 'cylinder'",
+            "markers of body 'body3'",
+        );
+        let e = error_after(|s| {
+            s.hydraulics.cylinders[0].base = AttachmentSpec {
+                body: "body3".into(),
+                marker: "E".into(),
+            };
+        });
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].rod.body",
+            "cylinder 'cylinder'",
+            "same body",
+        );
+    }
+
+    #[test]
+    fn cylinder_dimensions() {
+        let e = error_after(|s| s.hydraulics.cylinders[0].piston_diameter_m = 0.0);
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].piston_diameter_m",
+            "cylinder 'cylinder'",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.hydraulics.cylinders[0].rod_diameter_m = 0.08);
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].rod_diameter_m",
+            "cylinder 'cylinder'",
+            "not smaller",
+        );
+        let e = error_after(|s| s.hydraulics.cylinders[0].rod_diameter_m = -0.01);
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].rod_diameter_m",
+            "cylinder 'cylinder'",
+            "0 or greater",
+        );
+        let e = error_after(|s| s.hydraulics.cylinders[0].stroke_m = 0.0);
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].stroke_m",
+            "cylinder 'cylinder'",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.hydraulics.cylinders[0].retracted_length_m = f64::NAN);
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].retracted_length_m",
+            "cylinder 'cylinder'",
+            "finite",
+        );
+        let e = error_after(|s| s.hydraulics.cylinders[0].wall_bulk_modulus_pa = Some(-1.0));
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].wall_bulk_modulus_pa",
+            "cylinder 'cylinder'",
+            "greater than 0",
+        );
+        // A plunger (no rod) is allowed.
+        let mut spec = fourbar();
+        spec.hydraulics.cylinders[0].rod_diameter_m = 0.0;
+        assert_eq!(validate(&spec), Ok(()));
+    }
+
+    #[test]
+    fn cylinder_chambers() {
+        let e = error_after(|s| s.hydraulics.cylinders[0].rod_side = "V2".into());
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].rod_side",
+            "cylinder 'cylinder'",
+            "same volume",
+        );
+        let e = error_after(|s| s.hydraulics.cylinders[0].piston_side = "T".into());
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].piston_side",
+            "cylinder 'cylinder'",
+            "'T' is a tank",
+        );
+    }
+
+    #[test]
+    fn friction_checks() {
+        let e = error_after(|s| {
+            s.hydraulics.cylinders[0].friction = FrictionSpec::Efficiency {
+                efficiency: 0.0,
+                velocity_scale_m_s: 1e-3,
+            };
+        });
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].friction.efficiency",
+            "cylinder 'cylinder'",
+            "(0, 1]",
+        );
+        let e = error_after(|s| {
+            s.hydraulics.cylinders[0].friction = FrictionSpec::Efficiency {
+                efficiency: 1.2,
+                velocity_scale_m_s: 1e-3,
+            };
+        });
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].friction.efficiency",
+            "cylinder 'cylinder'",
+            "(0, 1]",
+        );
+        let e = error_after(|s| {
+            s.hydraulics.cylinders[0].friction = FrictionSpec::Efficiency {
+                efficiency: 1.0,
+                velocity_scale_m_s: 0.0,
+            };
+        });
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].friction.velocity_scale_m_s",
+            "cylinder 'cylinder'",
+            "greater than 0",
+        );
+        let e = error_after(|s| {
+            s.hydraulics.cylinders[0].friction = FrictionSpec::Viscous {
+                coefficient_n_s_m: -1.0,
+            };
+        });
+        assert_error(
+            &e,
+            "hydraulics.cylinders[0].friction.coefficient_n_s_m",
+            "cylinder 'cylinder'",
+            "0 or greater",
+        );
+    }
+
+    #[test]
+    fn signal_checks() {
+        let table = |times: Vec<f64>, values: Vec<f64>| SignalSpec::Table { times, values };
+        let e = error_after(|s| s.inputs[0].signal = table(vec![0.0, 1.0, 1.0], vec![0.0; 3]));
+        assert_error(
+            &e,
+            "inputs[0].signal.times[2]",
+            "input 'U'",
+            "strictly increasing",
+        );
+        let e = error_after(|s| s.inputs[0].signal = table(vec![], vec![]));
+        assert_error(&e, "inputs[0].signal.times", "input 'U'", "empty");
+        let e = error_after(|s| s.inputs[0].signal = table(vec![0.0, 1.0], vec![0.0]));
+        assert_error(
+            &e,
+            "inputs[0].signal.values",
+            "input 'U'",
+            "one value per time",
+        );
+        let e = error_after(|s| s.inputs[0].signal = table(vec![0.0, f64::NAN], vec![0.0; 2]));
+        assert_error(&e, "inputs[0].signal.times[1]", "input 'U'", "finite");
+        let e = error_after(|s| {
+            s.inputs[0].signal = SignalSpec::Sine {
+                amplitude: 1.0,
+                frequency_hz: -1.0,
+                phase_rad: 0.0,
+                offset: 0.0,
+            };
+        });
+        assert_error(
+            &e,
+            "inputs[0].signal.frequency_hz",
+            "input 'U'",
+            "0 or greater",
+        );
+        let e = error_after(|s| {
+            s.inputs[0].signal = SignalSpec::Step {
+                time_s: 1.0,
+                before: 0.0,
+                after: f64::INFINITY,
+            };
+        });
+        assert_error(&e, "inputs[0].signal.after", "input 'U'", "finite");
+        let e = error_after(|s| s.inputs[0].signal = SignalSpec::Constant { value: f64::NAN });
+        assert_error(&e, "inputs[0].signal.value", "input 'U'", "finite");
+        let e = error_after(|s| {
+            let mut second = s.inputs[0].clone();
+            second.signal = SignalSpec::Constant { value: 1.0 };
+            s.inputs.push(second);
+        });
+        assert_error(&e, "inputs[1].name", "input 'U'", "duplicate");
+    }
+
+    #[test]
+    fn solver_checks() {
+        let e = error_after(|s| s.solver.step_s = -1e-3);
+        assert_error(&e, "solver.step_s", "solver", "greater than 0");
+        let e = error_after(|s| s.solver.duration_s = 0.0);
+        assert_error(&e, "solver.duration_s", "solver", "greater than 0");
+        let e = error_after(|s| s.solver.step_s = 20.0);
+        assert_error(&e, "solver.step_s", "solver", "longer than the duration");
+        let e = error_after(|s| s.solver.output_interval_s = Some(1e-4));
+        assert_error(
+            &e,
+            "solver.output_interval_s",
+            "solver",
+            "shorter than the time step",
+        );
+        let e = error_after(|s| s.solver.penalty = 0.0);
+        assert_error(&e, "solver.penalty", "solver", "greater than 0");
+        let e = error_after(|s| s.solver.tolerance_position = f64::NAN);
+        assert_error(&e, "solver.tolerance_position", "solver", "finite");
+        let e = error_after(|s| s.solver.tolerance_pressure_pa = -1.0);
+        assert_error(
+            &e,
+            "solver.tolerance_pressure_pa",
+            "solver",
+            "greater than 0",
+        );
+        let e = error_after(|s| s.solver.max_iterations = 0);
+        assert_error(&e, "solver.max_iterations", "solver", "at least 1");
+    }
+
+    #[test]
+    fn first_error_in_document_order() {
+        // Two defects: the body's comes first, then the solver's.
+        let e = error_after(|s| {
+            s.solver.step_s = 0.0;
+            s.bodies[1].mass_kg = 0.0;
+        });
+        assert_eq!(e.path, "bodies[1].mass_kg");
+        // A bad joint child is reported before the body it leaves unconnected.
+        let e = error_after(|s| s.joints[2].child = "bdy3".into());
+        assert_eq!(e.path, "joints[2].child");
+    }
+}

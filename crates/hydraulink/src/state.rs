@@ -1,0 +1,31 @@
+//! `State`: everything that changes from step to step. Small and `Clone`, so a run can be
+//! rolled back or restarted (co-simulation, EKF, linearization at time T).
+
+/// The mutable state of a simulation at time `t_s`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct State {
+    /// Time [s].
+    pub t_s: f64,
+    /// Steps taken.
+    pub step: u64,
+    /// Relative coordinates z [rad or m].
+    pub z: Vec<f64>,
+    /// ż [rad/s or m/s].
+    pub zd: Vec<f64>,
+    /// z̈ [rad/s² or m/s²].
+    pub zdd: Vec<f64>,
+    /// Volume pressures p [Pa].
+    pub p: Vec<f64>,
+    /// ṗ [Pa/s].
+    pub pd: Vec<f64>,
+    /// Valve spool positions U [unit of the input].
+    pub spool: Vec<f64>,
+    /// Loop-closure multipliers λ (000 eq. 19) [N or N m].
+    pub lambda: Vec<f64>,
+    /// Accumulated actuator work W_act = ∫ Σ F ṡ dt [J] (trapezoidal).
+    pub actuator_work_j: f64,
+    /// Actuator power Σ F ṡ at `t_s` [W].
+    pub actuator_power_w: f64,
+    /// KE + PE at t = 0 [J].
+    pub energy0_j: f64,
+}

@@ -1,0 +1,35 @@
+//! THE step: one Δt of the selected formulation. Stages of the penalty formulation, in order
+//! (see `mechanics::semirecursive::penalty`): `check_state` → spool update → history and
+//! predictor → Newton (residual: kinematics, cylinder ports, flows, forces, M′/Q′, constraints;
+//! exact tangent; solve; λ update) → projections → advance and diagnostics.
+
+use crate::mechanics::semirecursive::penalty;
+use crate::model::spec::Formulation;
+use crate::model::Model;
+use crate::state::State;
+use crate::workspace::Workspace;
+use crate::{StepError, StepReport};
+
+/// Rejects NaN/Inf in the state before a step (an error, never a reset).
+pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
+    let bad = |label: String| StepError::NonFinite { time_s: st.t_s, step: st.step, equation: label };
+    for (i, a) in model.axes.iter().enumerate() {
+        if !st.z[i].is_finite() || !st.zd[i].is_finite() || !st.zdd[i].is_finite() {
+            return Err(bad(a.name.clone()));
+        }
+    }
+    for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+        if !st.p[v].is_finite() || !st.pd[v].is_finite() {
+            return Err(bad(format!("{}.p", vol.name)));
+        }
+    }
+    Ok(())
+}
+
+/// Advances `st` by one step. On error `st` is left at the last converged step.
+pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+    check_state(model, st)?;
+    match model.solver.formulation {
+        Formulation::Penalty => penalty::step(model, st, ws),
+    }
+}

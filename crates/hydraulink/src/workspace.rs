@@ -1,0 +1,90 @@
+//! `Workspace`: every buffer the step needs, allocated once in [`Workspace::new`]. The step loop
+//! allocates nothing (checked by `tests/no_alloc.rs`).
+
+use num_dual::Dual64;
+
+use crate::assembly::Evaluator;
+use crate::linalg::DenseLu;
+use crate::model::Model;
+
+/// Trapezoidal history terms of the step (000 eqs. 33–34).
+#[derive(Debug, Clone)]
+pub struct History {
+    /// ẑ̇_k = −(2/Δt z_k + ż_k).
+    pub zd_hat: Vec<f64>,
+    /// ẑ̈_k = −(4/Δt² z_k + 4/Δt ż_k + z̈_k).
+    pub zdd_hat: Vec<f64>,
+    /// p̂̇_k = −(2/Δt p_k + ṗ_k).
+    pub pd_hat: Vec<f64>,
+}
+
+/// Counters of the numerical work (reported, never used for control except the reuse policy).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Residual evaluations.
+    pub residuals: u64,
+    /// Tangent evaluations.
+    pub tangents: u64,
+    /// LU factorizations.
+    pub factorizations: u64,
+    /// Newton iterations.
+    pub iterations: u64,
+}
+
+/// Scratch memory of the step.
+#[derive(Debug)]
+pub struct Workspace {
+    /// f64 evaluation buffers.
+    pub ev: Evaluator<f64>,
+    /// Dual evaluation buffers (tangent columns).
+    pub evd: Evaluator<Dual64>,
+    /// History terms.
+    pub hist: History,
+    /// Newton tangent and its LU.
+    pub tangent: DenseLu,
+    /// Projection matrix M′ + (Δt²/4) α Φ_zᵀ Φ_z and its LU.
+    pub projection: DenseLu,
+    /// Newton unknowns x = [z; p] of the step being solved.
+    pub x: Vec<f64>,
+    /// Newton increment.
+    pub dx: Vec<f64>,
+    /// Multipliers λ of the step being solved.
+    pub lambda: Vec<f64>,
+    /// Spool positions at the end of the step being solved.
+    pub spool_new: Vec<f64>,
+    /// Diagonal of the last tangent (for the weighted residual in error messages).
+    pub diag: Vec<f64>,
+    /// Scratch n-vector.
+    pub tmp: Vec<f64>,
+    /// Scratch n-vector.
+    pub tmp2: Vec<f64>,
+    /// Labels of the unknowns/equations: coordinates, then `<volume>.p`.
+    pub labels: Vec<String>,
+    /// Work counters since the start.
+    pub counters: Counters,
+}
+
+impl Workspace {
+    /// Allocates everything for `model`.
+    pub fn new(model: &Model) -> Self {
+        let (n, nv) = (model.n_coords(), model.n_volumes());
+        let mut labels: Vec<String> = model.axes.iter().map(|a| a.name.clone()).collect();
+        labels.extend(model.hydraulics.volumes.iter().map(|v| format!("{}.p", v.name)));
+        Workspace {
+            ev: Evaluator::new(model),
+            evd: Evaluator::new(model),
+            hist: History { zd_hat: vec![0.0; n], zdd_hat: vec![0.0; n], pd_hat: vec![0.0; nv] },
+            tangent: DenseLu::new(n + nv),
+            projection: DenseLu::new(n),
+            x: vec![0.0; n + nv],
+            dx: vec![0.0; n + nv],
+            lambda: vec![0.0; model.n_constraints()],
+            spool_new: vec![0.0; model.hydraulics.valves.len()],
+            diag: vec![0.0; n + nv],
+            tmp: vec![0.0; n.max(1)],
+            tmp2: vec![0.0; n.max(1)],
+            labels,
+            counters: Counters::default(),
+        }
+    }
+}
