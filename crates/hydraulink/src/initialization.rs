@@ -238,5 +238,6 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         actuator_work_j: 0.0,
         actuator_power_w: power,
         energy0_j: ke + pe,
+        potential0_j: pe,
     })
 }

@@ -144,6 +144,6 @@ impl Simulation {
     }
 
     fn initial_potential(&self) -> f64 {
-        0.0
+        self.state.potential0_j
     }
 }

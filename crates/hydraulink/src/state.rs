@@ -28,4 +28,6 @@ pub struct State {
     pub actuator_power_w: f64,
     /// KE + PE at t = 0 [J].
     pub energy0_j: f64,
+    /// PE at t = 0 [J]: the reference of the reported potential energy.
+    pub potential0_j: f64,
 }

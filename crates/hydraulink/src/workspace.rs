@@ -62,6 +62,8 @@ pub struct Workspace {
     pub labels: Vec<String>,
     /// Work counters since the start.
     pub counters: Counters,
+    /// Whether `tangent` holds valid factors that may be reused (Jacobian-reuse policy).
+    pub tangent_valid: bool,
 }
 
 impl Workspace {
@@ -85,6 +87,7 @@ impl Workspace {
             tmp2: vec![0.0; n.max(1)],
             labels,
             counters: Counters::default(),
+            tangent_valid: false,
         }
     }
 }

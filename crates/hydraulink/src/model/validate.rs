@@ -245,14 +245,14 @@ fn check_joint_values(
     at.finite_all(field, values)?;
     let n = n_coordinates(kind);
     if !values.is_empty() && values.len() != n {
-        let plural = if n == 1 { "" } else { "s" };
         return Err(at.error(
             field,
             format!(
-                "has {} value(s), but a {} joint has {n} coordinate{plural}: give {n} value{plural} \
-                 (or none, for all zeros)",
-                values.len(),
+                "has {}, but a {} joint has {}: give {} (or none, for all zeros)",
+                count(values.len(), "value"),
                 joint_kind_name(kind),
+                count(n, "coordinate"),
+                count(n, "value"),
             ),
         ));
     }
@@ -951,6 +951,15 @@ impl<'a> Names<'a> {
         self.first
             .insert(name, (at.prefix.clone(), at.element.clone()));
         Ok(())
+    }
+}
+
+/// `1 value`, `2 values`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

@@ -156,10 +156,16 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }
     ws.lambda.copy_from_slice(&st.lambda);
 
+    // Newton–Raphson. Jacobian-reuse policy (modified Newton): the factored exact tangent of an
+    // earlier iteration or step is reused while it contracts well; it is recomputed when no
+    // valid factors exist, when a stale tangent contracts by less than ×10 per iteration, or
+    // from the second iteration of a step on. Every evaluation is counted in `ws.counters`.
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut prev_norm = f64::INFINITY;
     let mut growth = 0;
+    let mut need_tangent = !ws.tangent_valid;
+    let mut fresh = false;
     loop {
         ws.ev.x.copy_from_slice(&ws.x);
         residual(model, &mut ws.ev, &ws.hist, &ws.lambda, &ws.spool_new);
@@ -170,11 +176,17 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         if iterations >= max_iter {
             return Err(newton_failure(model, st, ws, iterations, "iteration cap reached"));
         }
-        tangent(model, ws);
-        if ws.tangent.factor().is_err() {
-            return Err(newton_failure(model, st, ws, iterations, "singular tangent matrix"));
+        if need_tangent {
+            tangent(model, ws);
+            ws.tangent_valid = false;
+            if ws.tangent.factor().is_err() {
+                return Err(newton_failure(model, st, ws, iterations, "singular tangent matrix"));
+            }
+            ws.tangent_valid = true;
+            ws.counters.factorizations += 1;
+            need_tangent = false;
+            fresh = true;
         }
-        ws.counters.factorizations += 1;
         for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
             *d = -f;
         }
@@ -195,6 +207,9 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         }
         if norm <= 1.0 {
             break;
+        }
+        if !fresh && (iterations >= 2 || norm > 0.1 * prev_norm) {
+            need_tangent = true;
         }
         if iterations >= 3 && norm > prev_norm {
             growth += 1;

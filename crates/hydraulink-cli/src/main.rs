@@ -1,0 +1,355 @@
+//! `hydraulink`: simulate a hydraulically actuated machine from a TOML model file.
+//!
+//! ```text
+//! hydraulink run [MODEL] [--out DIR] [--step S] [--duration T] [--formulation NAME]
+//!   read MODEL (or the built-in four-bar)  → parse → apply overrides → compile → initialize
+//!   → step N = round(T / S) times, recording every step         (hydraulink_io::output)
+//!   → DIR/results.csv, DIR/summary.json, DIR/plots/*.svg
+//! ```
+//! Exit codes: 0 success; 1 the run failed (a step diverged, or results could not be written);
+//! 2 invalid input (model file, initialization, command line).
+
+use std::fs;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand};
+use hydraulink::{InitError, ModelSpec, Simulation, StepError};
+use hydraulink_io::output::{OutputError, RunInfo, RunRecorder, Summary};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Exit code of a run that failed.
+const EXIT_RUN_FAILED: u8 = 1;
+/// Exit code of invalid input (same as clap's usage errors).
+const EXIT_INVALID_INPUT: u8 = 2;
+
+/// Simulator of hydraulically actuated multibody machines.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hydraulink",
+    version,
+    long_about = "Simulator of hydraulically actuated multibody machines: a semi-recursive multibody \
+                  mechanism and a lumped-fluid hydraulic circuit, solved monolithically.\n\n\
+                  Models are TOML files in SI units (see models/). Exit codes: 0 success, 1 the run \
+                  failed (a step diverged or results could not be written), 2 invalid input (model \
+                  file, initialization or command line).",
+    after_help = "Run `hydraulink run --help` for the options of a run."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Simulate a model and write results.csv, summary.json and plots/*.svg.
+    #[command(long_about = "Simulate a model and write its results.\n\n\
+        Writes into DIR:\n  \
+        results.csv    one row per output step (solver.output_interval_s, default every step), \
+        the initial and final rows included; SI units\n  \
+        summary.json   settings, peak energy drift, actuator work and constraint violation over \
+        every step, Newton iterations, wall-clock time, real-time factor, cavitation warnings, \
+        and whether the run completed\n  \
+        plots/*.svg    joint coordinates, pressures, energy, constraint violation, Newton \
+        iterations, cylinders\n\n\
+        A step that fails ends the run with exit code 1; the rows computed before it, the summary \
+        (completed: false) and the plots are still written. An invalid model exits with code 2 and \
+        names the file and line.")]
+    Run(RunArgs),
+}
+
+/// The options of `hydraulink run`. Their help is in `help` attributes, as it names units in
+/// brackets.
+#[derive(Debug, Args)]
+struct RunArgs {
+    #[arg(
+        value_name = "MODEL",
+        help = "Model file (TOML). Without it, the built-in four-bar mechanism of paper 000 §5.1 is run"
+    )]
+    model: Option<PathBuf>,
+
+    #[arg(
+        long,
+        short,
+        value_name = "DIR",
+        help = "Output directory, created if missing [default: out/<model name>/]"
+    )]
+    out: Option<PathBuf>,
+
+    #[arg(
+        long,
+        value_name = "S",
+        value_parser = positive_seconds,
+        allow_negative_numbers = true,
+        help = "Time step Δt [s], > 0. Overrides the model's solver.step_s (default there: 0.001)"
+    )]
+    step: Option<f64>,
+
+    #[arg(
+        long,
+        value_name = "T",
+        value_parser = positive_seconds,
+        allow_negative_numbers = true,
+        help = "Simulated duration [s], > 0. Overrides the model's solver.duration_s (default there: 10)"
+    )]
+    duration: Option<f64>,
+
+    #[arg(
+        long,
+        value_name = "NAME",
+        help = "Formulation, e.g. `penalty` (semi-recursive ALI3-P, 000 §2.3). Overrides the model's \
+                solver.formulation (default there: penalty); an unknown name lists the valid ones"
+    )]
+    formulation: Option<String>,
+}
+
+/// Parses a time in seconds that must be finite and positive.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err("must be a finite number of seconds > 0".into()),
+        Err(e) => Err(format!("not a number: {e}")),
+    }
+}
+
+/// Why `hydraulink` stops with an error: the message and the exit code.
+#[derive(Debug)]
+struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    fn invalid_input(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: EXIT_INVALID_INPUT,
+        }
+    }
+
+    fn run_failed(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: EXIT_RUN_FAILED,
+        }
+    }
+}
+
+impl From<OutputError> for Failure {
+    fn from(e: OutputError) -> Self {
+        Failure::run_failed(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Run(args) => run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// `hydraulink run`.
+fn run(args: &RunArgs) -> Result<(), Failure> {
+    let (text, file) = match &args.model {
+        Some(path) => {
+            let text = fs::read_to_string(path).map_err(|e| {
+                Failure::invalid_input(format!("cannot read '{}': {e}", path.display()))
+            })?;
+            (text, path.display().to_string())
+        }
+        None => (
+            hydraulink_io::DEFAULT_MODEL.to_string(),
+            hydraulink_io::DEFAULT_MODEL_NAME.to_string(),
+        ),
+    };
+    let spec = load_spec(&text, &file, args)?;
+    let formulation = formulation_name(&spec);
+    let model = compile(&spec, &text, &file)?;
+    let mut sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
+
+    let model = sim.model();
+    let info = RunInfo {
+        model: model.name().to_string(),
+        formulation,
+        step_s: model.step_s(),
+        duration_s: model.duration_s(),
+        output_interval_s: model.output_interval_s(),
+        volume_names: model.volume_names().to_vec(),
+    };
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out_dir(&info.model));
+    let labels = sim.output_labels();
+    let mut row = vec![0.0; labels.len()];
+    sim.output_row(&mut row);
+    let mut recorder = RunRecorder::create(&dir, info, labels, &row)?;
+
+    let progress = progress_bar(recorder.n_steps());
+    let started = Instant::now();
+    let stepped = step_all(&mut sim, &mut recorder, &mut row, &progress);
+    let wall_clock_s = started.elapsed().as_secs_f64();
+    progress.finish_and_clear();
+    let step_error = stepped?;
+
+    let finished = recorder.finish(step_error.as_ref().map(ToString::to_string), wall_clock_s);
+    match (step_error, finished) {
+        (None, Ok(summary)) => {
+            print_summary(&summary, &dir);
+            Ok(())
+        }
+        (None, Err(output)) => Err(output.into()),
+        (Some(step), Ok(summary)) => Err(Failure::run_failed(format!(
+            "{step}\nthe {} rows before the failure, the summary and the plots are in {}",
+            summary.output_rows,
+            dir.display()
+        ))),
+        (Some(step), Err(output)) => Err(Failure::run_failed(format!("{step}\n{output}"))),
+    }
+}
+
+/// Runs the steps of the run, recording each one, until the end or the first failed step,
+/// which is returned.
+fn step_all(
+    sim: &mut Simulation,
+    recorder: &mut RunRecorder,
+    row: &mut [f64],
+    progress: &ProgressBar,
+) -> Result<Option<StepError>, OutputError> {
+    for _ in 0..recorder.n_steps() {
+        let report = match sim.step() {
+            Ok(report) => report,
+            Err(e) => return Ok(Some(e)),
+        };
+        sim.output_row(row);
+        if report.cavitation_onsets != 0 {
+            for warning in recorder.cavitation_warnings(sim.time_s(), report.cavitation_onsets) {
+                progress.suspend(|| eprintln!("warning: {warning}"));
+            }
+        }
+        recorder.record_step(row, report.iterations, report.cavitation_onsets)?;
+        progress.inc(1);
+    }
+    Ok(None)
+}
+
+/// Parses the model text and applies the command-line overrides to its solver settings.
+fn load_spec(text: &str, file: &str, args: &RunArgs) -> Result<ModelSpec, Failure> {
+    let mut spec = hydraulink_io::parse_model(text, file)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    if let Some(step_s) = args.step {
+        spec.solver.step_s = step_s;
+    }
+    if let Some(duration_s) = args.duration {
+        spec.solver.duration_s = duration_s;
+    }
+    if let Some(name) = &args.formulation {
+        // Through serde, so that the valid names are those of the model files and the error
+        // lists them.
+        spec.solver.formulation =
+            serde_json::from_value(serde_json::Value::String(name.clone()))
+                .map_err(|e| Failure::invalid_input(format!("--formulation '{name}': {e}")))?;
+    }
+    Ok(spec)
+}
+
+/// The formulation's name as written in model files.
+fn formulation_name(spec: &ModelSpec) -> String {
+    match serde_json::to_value(spec.solver.formulation) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => format!("{:?}", spec.solver.formulation),
+    }
+}
+
+/// Compiles the spec. An error is located in the file by compiling the file's own text through
+/// `hydraulink_io`, which maps the error's field path to a line; the overrides only set solver
+/// fields that the command line has already checked.
+fn compile(spec: &ModelSpec, text: &str, file: &str) -> Result<hydraulink::Model, Failure> {
+    hydraulink::model::compile(spec).map_err(|error| {
+        match hydraulink_io::compile_model(text, file) {
+            Err(located) => Failure::invalid_input(located.to_string()),
+            Ok(_) => Failure::invalid_input(format!("{file}: {error}")),
+        }
+    })
+}
+
+/// The message of a failed initialization, with the model line it concerns when known.
+fn init_failure(error: &InitError, text: &str, file: &str) -> Failure {
+    let at = match hydraulink_io::locate_init_error(text, error) {
+        Some(line) => format!("{file}:{line}"),
+        None => file.to_string(),
+    };
+    Failure::invalid_input(format!("{at}: initialization failed: {error}"))
+}
+
+/// `out/<model name>/`, with the characters that could leave `out/` or are awkward in file
+/// names replaced by `_`.
+fn default_out_dir(model_name: &str) -> PathBuf {
+    let safe: String = model_name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let safe = if safe.is_empty() || safe.chars().all(|c| c == '.') {
+        "model".into()
+    } else {
+        safe
+    };
+    Path::new("out").join(safe)
+}
+
+/// A progress bar over `n_steps` steps on stderr; hidden unless stdout and stderr are terminals
+/// and `CI` is unset.
+fn progress_bar(n_steps: u64) -> ProgressBar {
+    let interactive = std::io::stdout().is_terminal()
+        && std::io::stderr().is_terminal()
+        && std::env::var_os("CI").is_none();
+    if !interactive {
+        return ProgressBar::hidden();
+    }
+    let style = ProgressStyle::with_template(
+        "{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} steps, eta {eta}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    ProgressBar::new(n_steps).with_style(style)
+}
+
+/// The closing lines of a complete run.
+fn print_summary(summary: &Summary, dir: &Path) {
+    let rtf = summary
+        .real_time_factor
+        .map_or("-".to_string(), |r| format!("{r:.2}"));
+    println!(
+        "{}: {} steps of {} s with {}, t = {} s in {:.3} s wall clock (real-time factor {rtf})",
+        summary.model,
+        summary.step_count,
+        summary.step_s,
+        summary.formulation,
+        summary.simulated_time_s,
+        summary.wall_clock_s,
+    );
+    if let Some(mean) = summary.newton_iterations_mean {
+        println!(
+            "Newton iterations per step: mean {mean:.2}, max {}",
+            summary.newton_iterations_max.unwrap_or(0)
+        );
+    }
+    if summary.cavitation_warnings > 0 {
+        println!("cavitation warnings: {}", summary.cavitation_warnings);
+    }
+    println!("results in {}", dir.display());
+}

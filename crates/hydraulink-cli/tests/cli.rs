@@ -1,0 +1,298 @@
+//! The `hydraulink` binary end to end: `run` on the built-in and the shipped four-bar, the files
+//! it writes, and its errors.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Columns the four-bar's results.csv must have (000 §5.1: joints z1–z3, volumes V1–V3, the valve
+/// DCV and the cylinder).
+const FOURBAR_COLUMNS: [&str; 20] = [
+    "time",
+    "z1.q",
+    "z1.qd",
+    "z2.q",
+    "z2.qd",
+    "z3.q",
+    "z3.qd",
+    "V1.p",
+    "V2.p",
+    "V3.p",
+    "DCV.spool",
+    "cylinder.length",
+    "cylinder.velocity",
+    "cylinder.force",
+    "energy.kinetic",
+    "energy.potential",
+    "energy.actuator_work",
+    "energy.drift",
+    "constraint.violation",
+    "newton.iterations",
+];
+
+const SUMMARY_KEYS: [&str; 16] = [
+    "model",
+    "formulation",
+    "step_s",
+    "duration_s",
+    "completed",
+    "error",
+    "step_count",
+    "wall_clock_s",
+    "real_time_factor",
+    "peak_abs_energy_drift_j",
+    "peak_actuator_work_j",
+    "peak_constraint_violation",
+    "newton_iterations_mean",
+    "newton_iterations_max",
+    "cavitation_warnings",
+    "output_rows",
+];
+
+const PLOTS: [&str; 6] = [
+    "joint_coordinates.svg",
+    "pressures.svg",
+    "energy.svg",
+    "constraint_violation.svg",
+    "newton_iterations.svg",
+    "cylinders.svg",
+];
+
+fn hydraulink(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hydraulink"))
+        .args(args)
+        .env("CI", "true")
+        .output()
+        .expect("the hydraulink binary runs")
+}
+
+fn repo_file(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+}
+
+/// A fresh, empty directory under the system temp dir.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hydraulink-cli-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Checks the files of a complete 0.05 s run at 1 ms with output at every step.
+fn check_fourbar_outputs(dir: &Path) {
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "time");
+    for column in FOURBAR_COLUMNS {
+        assert!(
+            header.contains(&column),
+            "results.csv has no column '{column}': {header:?}"
+        );
+    }
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| {
+            l.split(',')
+                .map(|v| v.parse().expect("every value is a number"))
+                .collect()
+        })
+        .collect();
+    // 0.05 s / 1 ms = 50 steps, plus the initial row.
+    assert_eq!(rows.len(), 51);
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    assert_eq!(rows[0][0], 0.0);
+    assert!(
+        (rows[50][0] - 0.05).abs() < 1e-12,
+        "final time {}",
+        rows[50][0]
+    );
+
+    let json = summary(dir);
+    for key in SUMMARY_KEYS {
+        assert!(
+            json.get(key).is_some(),
+            "summary.json has no key '{key}': {json}"
+        );
+    }
+    assert_eq!(json["model"], "fourbar");
+    assert_eq!(json["formulation"], "penalty");
+    assert_eq!(json["completed"], true);
+    assert_eq!(json["error"], serde_json::Value::Null);
+    assert_eq!(json["step_count"], 50);
+    assert_eq!(json["output_rows"], 51);
+    assert!(json["newton_iterations_max"].as_u64().unwrap() >= 1);
+
+    for plot in PLOTS {
+        let svg = fs::read_to_string(dir.join("plots").join(plot)).unwrap();
+        assert!(svg.contains("<svg"), "{plot}");
+        assert!(svg.contains("time [s]"), "{plot} has no time axis label");
+    }
+}
+
+#[test]
+fn run_default_model() {
+    let dir = temp_dir("default");
+    let out = dir.to_str().unwrap();
+    let output = hydraulink(&["run", "--duration", "0.05", "--out", out]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    check_fourbar_outputs(&dir);
+}
+
+#[test]
+fn run_shipped_fourbar_file() {
+    let dir = temp_dir("fourbar-file");
+    let model = repo_file("models/fourbar.toml");
+    let output = hydraulink(&[
+        "run",
+        model.to_str().unwrap(),
+        "--duration",
+        "0.05",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    check_fourbar_outputs(&dir);
+}
+
+#[test]
+fn step_and_duration_override_the_model() {
+    let dir = temp_dir("overrides");
+    let args = [
+        "run",
+        "--step",
+        "0.002",
+        "--duration",
+        "0.02",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let output = hydraulink(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json = summary(&dir);
+    assert_eq!(json["step_s"], 0.002);
+    assert_eq!(json["duration_s"], 0.02);
+    assert_eq!(json["step_count"], 10);
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 11);
+}
+
+/// The four-bar file with `from` replaced by `to` (once), written to `dir/bad.toml`, and the
+/// 1-based line of the replacement.
+fn bad_fourbar(dir: &Path, from: &str, to: &str) -> (PathBuf, usize) {
+    let text = fs::read_to_string(repo_file("models/fourbar.toml")).unwrap();
+    let at = text
+        .find(from)
+        .expect("the four-bar file has the text to replace");
+    let line = text[..at].matches('\n').count() + 1;
+    let path = dir.join("bad.toml");
+    fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    (path, line)
+}
+
+fn assert_invalid_model_at_line(output: &Output, path: &Path, line: usize) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    let location = format!("{}:{line}:", path.display());
+    assert!(
+        message.contains(&location),
+        "expected '{location}' in: {message}"
+    );
+}
+
+#[test]
+fn invalid_field_value_exits_2_with_line() {
+    let dir = temp_dir("bad-mass");
+    let (path, line) = bad_fourbar(&dir, "mass_kg = 225.0", "mass_kg = -225.0");
+    let output = hydraulink(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_invalid_model_at_line(&output, &path, line);
+    assert!(!dir.join("results.csv").exists());
+}
+
+#[test]
+fn unknown_field_exits_2_with_line() {
+    let dir = temp_dir("bad-field");
+    let (path, line) = bad_fourbar(&dir, "mass_kg = 35.0", "mass_kgs = 35.0");
+    let output = hydraulink(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_invalid_model_at_line(&output, &path, line);
+}
+
+#[test]
+fn missing_model_file_exits_2() {
+    let dir = temp_dir("missing");
+    let path = dir.join("no_such_model.toml");
+    let output = hydraulink(&["run", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("no_such_model.toml"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn unknown_formulation_lists_the_valid_ones() {
+    let dir = temp_dir("formulation");
+    let args = [
+        "run",
+        "--formulation",
+        "bogus",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let output = hydraulink(&args);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains("--formulation"), "{message}");
+    assert!(message.contains("bogus"), "{message}");
+    assert!(message.contains("penalty"), "{message}");
+}
+
+#[test]
+fn non_positive_step_is_rejected() {
+    let output = hydraulink(&["run", "--step", "0"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--step"), "{}", stderr(&output));
+}
+
+#[test]
+fn help_describes_the_options() {
+    let output = hydraulink(&["--help"]);
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("run"), "{text}");
+
+    let output = hydraulink(&["run", "--help"]);
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    for expected in [
+        "--out",
+        "--step",
+        "--duration",
+        "--formulation",
+        "[s]",
+        "out/<model name>/",
+        "four-bar",
+    ] {
+        assert!(text.contains(expected), "no '{expected}' in:\n{text}");
+    }
+}

@@ -1,0 +1,178 @@
+//! The bad-model corpus: every file in `tests/bad_models/` is a copy of `models/fourbar.toml` with
+//! one defect, on the line marked `# <- defect`. Loading must fail without panicking, and the
+//! error must name the file, that line, the element and the field.
+//!
+//! Each file has its own test, named after it; `every_corpus_file_is_registered` fails when a
+//! file is added without a test.
+
+use hydraulink_io::{check_model, compile_model, LoadError, LoadErrorKind};
+
+/// Marks the defective line of a corpus file.
+const DEFECT: &str = "# <- defect";
+
+/// The 1-based line that carries the marker; the file must have exactly one.
+fn defect_line(file: &str, text: &str) -> usize {
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.contains(DEFECT))
+        .map(|(i, _)| i + 1)
+        .collect();
+    match lines.as_slice() {
+        [line] => *line,
+        _ => panic!("{file}: expected exactly one `{DEFECT}` marker, found lines {lines:?}"),
+    }
+}
+
+/// Checks one corpus file: `check_model` (parse + validate) and `compile_model` both fail with
+/// the same error, of `kind`, at the marked line, naming `element` and a path containing
+/// `field`.
+fn check(name: &str, text: &str, kind: LoadErrorKind, element: &str, field: &str) {
+    let file = format!("tests/bad_models/{name}.toml");
+    let line = defect_line(&file, text);
+    let error: LoadError = match check_model(text, &file) {
+        Err(error) => error,
+        Ok(_) => panic!("{file}: the model was accepted"),
+    };
+    let shown = error.to_string();
+    assert_eq!(error.kind, kind, "{shown}");
+    assert_eq!(error.line, Some(line), "{shown}");
+    assert!(error.column.is_some(), "{shown}");
+    assert!(shown.starts_with(&format!("{file}:{line}:")), "{shown}");
+    assert_eq!(error.element.as_deref(), Some(element), "{shown}");
+    assert!(shown.contains(&format!(": {element}: ")), "{shown}");
+    let path = error.path.as_deref().unwrap_or_default();
+    assert!(
+        path.contains(field),
+        "path `{path}` lacks `{field}`: {shown}"
+    );
+    assert!(shown.contains(&format!("field `{path}`")), "{shown}");
+    assert!(!error.message.is_empty(), "{shown}");
+
+    // compile validates first, so it reports the same error.
+    match compile_model(text, &file) {
+        Err(compiled) => assert_eq!(compiled, error, "compile_model and check_model disagree"),
+        Ok(_) => panic!("{file}: compile_model accepted the model"),
+    }
+}
+
+macro_rules! bad_models {
+    ($($name:ident: $kind:ident, $element:literal, $field:literal;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check(
+                    stringify!($name),
+                    include_str!(concat!("bad_models/", stringify!($name), ".toml")),
+                    LoadErrorKind::$kind,
+                    $element,
+                    $field,
+                );
+            }
+        )*
+
+        /// Every corpus file with a test.
+        const REGISTERED: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+bad_models! {
+    // References.
+    unknown_parent_body: Model, "joint 'z2'", "joints[1].parent";
+    unknown_child_body: Model, "joint 'z3'", "joints[2].child";
+    cylinder_missing_marker: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].rod.marker";
+    cylinder_unknown_body: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].base.body";
+    valve_port_unknown: Model, "valve 'DCV'", "hydraulics.valves[0].port_b";
+    valve_port_a_is_tank: Model, "valve 'DCV'", "hydraulics.valves[0].port_a";
+    missing_input: Model, "valve 'DCV'", "hydraulics.valves[0].input";
+    cut_joint_marker_missing: Model, "cut joint 'E'", "cut_joints[0].marker1";
+    // Names and topology.
+    duplicate_body_name: Model, "body 'body2'", "bodies[2].name";
+    duplicate_volume_name: Model, "volume 'V2'", "hydraulics.volumes[2].name";
+    body_not_connected: Model, "body 'body4'", "bodies[3].name";
+    volume_not_connected: Model, "volume 'V4'", "hydraulics.volumes[3].name";
+    // Values.
+    zero_mass: Model, "body 'body2'", "bodies[1].mass_kg";
+    negative_mass: Model, "body 'body1'", "bodies[0].mass_kg";
+    negative_hose_volume: Model, "volume 'V2'", "hydraulics.volumes[1].hose_volume_m3";
+    zero_piston_diameter: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].piston_diameter_m";
+    rod_not_thinner_than_piston: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].rod_diameter_m";
+    nan_value: Model, "body 'body3'", "bodies[2].com[1]";
+    inf_value: Model, "volume 'V1'", "hydraulics.volumes[0].hose_bulk_modulus_pa";
+    nan_in_multiline_array: Model, "body 'body2'", "bodies[1].inertia[4]";
+    inertia_triangle_inequality: Model, "body 'body1'", "bodies[0].inertia";
+    zero_axis: Model, "joint 'z2'", "joints[1].axis";
+    wrong_q0_length: Model, "joint 'z3'", "joints[2].q0";
+    efficiency_above_one: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction.efficiency";
+    non_increasing_times: Model, "input 'U'", "inputs[0].signal.times[2]";
+    negative_time_step: Model, "solver", "solver.step_s";
+    output_interval_below_step: Model, "solver", "solver.output_interval_s";
+    // Schema: unknown keys, missing fields, wrong types.
+    unknown_key: Schema, "body 'body2'", "bodies[1].masss_kg";
+    unknown_key_in_inline_table: Schema, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction";
+    missing_required_field: Schema, "body 'body2'", "bodies[1].mass_kg";
+    pump_missing_pressure: Schema, "pump 'P'", "hydraulics.pumps[0].pressure_pa";
+    wrong_type: Schema, "cylinder 'cylinder'", "hydraulics.cylinders[0].stroke_m";
+    unknown_variant: Schema, "cut joint 'E'", "cut_joints[0].type";
+    // TOML syntax.
+    syntax_error: Syntax, "body 'body2'", "bodies[1].mass_kg";
+    duplicate_toml_key: Syntax, "body 'body2'", "bodies[1].mass_kg";
+}
+
+#[test]
+fn every_corpus_file_is_registered() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_models");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut registered: Vec<String> = REGISTERED
+        .iter()
+        .map(|name| format!("{name}.toml"))
+        .collect();
+    registered.sort();
+    assert_eq!(files, registered);
+}
+
+#[test]
+fn unknown_key_message_lists_the_expected_keys() {
+    let text = include_str!("bad_models/unknown_key.toml");
+    let Err(error) = check_model(text, "unknown_key.toml") else {
+        panic!("accepted");
+    };
+    assert!(
+        error.message.contains("unknown field `masss_kg`"),
+        "{error}"
+    );
+    assert!(error.message.contains("`mass_kg`"), "{error}");
+}
+
+#[test]
+fn syntax_error_column_points_at_the_bad_token() {
+    let text = include_str!("bad_models/syntax_error.toml");
+    let Err(error) = check_model(text, "syntax_error.toml") else {
+        panic!("accepted");
+    };
+    // `mass_kg = 35.0.0`: the parser stops at the second `.0`.
+    assert_eq!(error.column, Some(15), "{error}");
+}
+
+#[test]
+fn not_toml_at_all() {
+    for text in [
+        "\u{0}",
+        "[[",
+        "a = ",
+        "= 1",
+        "[bodies]\n[[bodies]]",
+        "\"unterminated",
+    ] {
+        let Err(error) = check_model(text, "x.toml") else {
+            panic!("{text:?} accepted");
+        };
+        assert_eq!(error.kind, LoadErrorKind::Syntax, "{text:?}: {error}");
+        assert!(error.line.is_some(), "{text:?}: {error}");
+    }
+}
