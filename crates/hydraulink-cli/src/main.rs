@@ -9,7 +9,6 @@
 //! Exit codes: 0 success; 1 the run failed (a step diverged, or results could not be written);
 //! 2 invalid input (model file, initialization, command line).
 
-use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -160,12 +159,11 @@ fn main() -> ExitCode {
 /// `hydraulink run`.
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let (text, file) = match &args.model {
-        Some(path) => {
-            let text = fs::read_to_string(path).map_err(|e| {
-                Failure::invalid_input(format!("cannot read '{}': {e}", path.display()))
-            })?;
-            (text, path.display().to_string())
-        }
+        Some(path) => (
+            hydraulink_io::read_model_file(path)
+                .map_err(|e| Failure::invalid_input(e.to_string()))?,
+            path.display().to_string(),
+        ),
         None => (
             hydraulink_io::DEFAULT_MODEL.to_string(),
             hydraulink_io::DEFAULT_MODEL_NAME.to_string(),
@@ -173,7 +171,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     };
     let spec = load_spec(&text, &file, args)?;
     let formulation = formulation_name(&spec);
-    let model = compile(&spec, &text, &file)?;
+    let model = compile(&spec, &text, &file, args)?;
     let mut sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
 
     let model = sim.model();
@@ -270,14 +268,32 @@ fn formulation_name(spec: &ModelSpec) -> String {
     }
 }
 
-/// Compiles the spec. An error is located in the file by compiling the file's own text through
-/// `hydraulink_io`, which maps the error's field path to a line; the overrides only set solver
-/// fields that the command line has already checked.
-fn compile(spec: &ModelSpec, text: &str, file: &str) -> Result<hydraulink::Model, Failure> {
+/// Compiles the spec. An error in a field that an option overrode names the option; any other
+/// is located in the model file.
+fn compile(
+    spec: &ModelSpec,
+    text: &str,
+    file: &str,
+    args: &RunArgs,
+) -> Result<hydraulink::Model, Failure> {
     hydraulink::model::compile(spec).map_err(|error| {
-        match hydraulink_io::compile_model(text, file) {
-            Err(located) => Failure::invalid_input(located.to_string()),
-            Ok(_) => Failure::invalid_input(format!("{file}: {error}")),
+        let overrides = [
+            ("solver.step_s", "--step", args.step.is_some()),
+            ("solver.duration_s", "--duration", args.duration.is_some()),
+            (
+                "solver.formulation",
+                "--formulation",
+                args.formulation.is_some(),
+            ),
+        ];
+        match overrides
+            .iter()
+            .find(|(path, _, given)| *given && error.path == *path)
+        {
+            Some((_, option, _)) => Failure::invalid_input(format!("{option}: {}", error.message)),
+            None => Failure::invalid_input(
+                hydraulink_io::locate_model_error(text, file, &error).to_string(),
+            ),
         }
     })
 }
@@ -334,7 +350,7 @@ fn print_summary(summary: &Summary, dir: &Path) {
         .real_time_factor
         .map_or("-".to_string(), |r| format!("{r:.2}"));
     println!(
-        "{}: {} steps of {} s with {}, t = {} s in {:.3} s wall clock (real-time factor {rtf})",
+        "{}: {} steps of {} s with {}, t = {:.3} s in {:.3} s wall clock (real-time factor {rtf})",
         summary.model,
         summary.step_count,
         summary.step_s,

@@ -188,7 +188,7 @@ fn step_and_duration_override_the_model() {
 
 /// The four-bar file with `from` replaced by `to` (once), written to `dir/bad.toml`, and the
 /// 1-based line of the replacement.
-fn bad_fourbar(dir: &Path, from: &str, to: &str) -> (PathBuf, usize) {
+fn fourbar_with(dir: &Path, from: &str, to: &str) -> (PathBuf, usize) {
     let text = fs::read_to_string(repo_file("models/fourbar.toml")).unwrap();
     let at = text
         .find(from)
@@ -212,7 +212,7 @@ fn assert_invalid_model_at_line(output: &Output, path: &Path, line: usize) {
 #[test]
 fn invalid_field_value_exits_2_with_line() {
     let dir = temp_dir("bad-mass");
-    let (path, line) = bad_fourbar(&dir, "mass_kg = 225.0", "mass_kg = -225.0");
+    let (path, line) = fourbar_with(&dir, "mass_kg = 225.0", "mass_kg = -225.0");
     let output = hydraulink(&[
         "run",
         path.to_str().unwrap(),
@@ -226,7 +226,7 @@ fn invalid_field_value_exits_2_with_line() {
 #[test]
 fn unknown_field_exits_2_with_line() {
     let dir = temp_dir("bad-field");
-    let (path, line) = bad_fourbar(&dir, "mass_kg = 35.0", "mass_kgs = 35.0");
+    let (path, line) = fourbar_with(&dir, "mass_kg = 35.0", "mass_kgs = 35.0");
     let output = hydraulink(&[
         "run",
         path.to_str().unwrap(),
@@ -234,6 +234,80 @@ fn unknown_field_exits_2_with_line() {
         dir.to_str().unwrap(),
     ]);
     assert_invalid_model_at_line(&output, &path, line);
+}
+
+/// Ground point E 50 m away: the links (9 m, 1.41 m, 2 m) cannot reach it, so the loop cannot
+/// close; the error points at the cut joint's entry.
+#[test]
+fn loop_that_cannot_close_exits_2_with_line() {
+    let dir = temp_dir("init");
+    let (path, _) = fourbar_with(&dir, "E = [0.0, -1.0, 0.0]", "E = [50.0, -1.0, 0.0]");
+    let text = fs::read_to_string(&path).unwrap();
+    let line = text[..text.find("[[cut_joints]]").unwrap()]
+        .matches('\n')
+        .count()
+        + 1;
+    let output = hydraulink(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_invalid_model_at_line(&output, &path, line);
+    assert!(
+        stderr(&output).contains("initialization"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// One Newton iteration per step is too few once the valve opens at t = 1 s (000 eq. 46), so the
+/// run fails there: it must keep the rows before the failure and still write summary and plots.
+#[test]
+fn failed_step_exits_1_and_keeps_the_rows() {
+    let dir = temp_dir("failed-step");
+    let (path, _) = fourbar_with(&dir, "max_iterations = 25", "max_iterations = 1");
+    let args = [
+        "run",
+        path.to_str().unwrap(),
+        "--duration",
+        "1.2",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let output = hydraulink(&args);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(
+        message.contains("t = ") && message.contains("step"),
+        "{message}"
+    );
+
+    let json = summary(&dir);
+    assert_eq!(json["completed"], false);
+    let error = json["error"]
+        .as_str()
+        .expect("summary.json names the error");
+    assert!(
+        message.contains(error),
+        "stderr: {message}\nsummary: {error}"
+    );
+    let steps = json["step_count"].as_u64().unwrap();
+    assert!(
+        steps < 1200,
+        "the run was expected to fail before t = 1.2 s"
+    );
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count() as u64,
+        1 + steps + 1,
+        "header, initial row, one row per step"
+    );
+    for plot in PLOTS {
+        assert!(fs::read_to_string(dir.join("plots").join(plot))
+            .unwrap()
+            .contains("<svg"));
+    }
 }
 
 #[test]

@@ -29,9 +29,9 @@ pub struct LoadError {
     /// File name as given by the caller (a path, or a label such as `<stdin>`).
     pub file: String,
     /// 1-based line of the defect, when known.
-    pub line: Option<usize>,
+    pub line: Option<u32>,
     /// 1-based column (in characters) of the defect, when known.
-    pub column: Option<usize>,
+    pub column: Option<u32>,
     /// The element, e.g. `body 'body2'`, when known.
     pub element: Option<String>,
     /// Field path in the model, e.g. `bodies[1].mass_kg`, when known.

@@ -75,8 +75,8 @@ pub fn locate_model_error(text: &str, file: &str, error: &ModelError) -> LoadErr
     LoadError {
         kind: LoadErrorKind::Model,
         file: file.to_string(),
-        line: location.map(|(line, _)| line),
-        column: location.map(|(_, column)| column),
+        line: location.and_then(|(line, _)| u32::try_from(line).ok()),
+        column: location.and_then(|(_, column)| u32::try_from(column).ok()),
         element: Some(error.element.clone()),
         path: Some(error.path.clone()),
         message: error.message.clone(),
@@ -107,8 +107,8 @@ fn toml_error(
     LoadError {
         kind,
         file: file.to_string(),
-        line: Some(line),
-        column: Some(column),
+        line: u32::try_from(line).ok(),
+        column: u32::try_from(column).ok(),
         element: Some(element),
         path: (!path.is_empty()).then_some(path),
         message,

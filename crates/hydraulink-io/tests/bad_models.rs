@@ -11,12 +11,11 @@ use hydraulink_io::{check_model, compile_model, LoadError, LoadErrorKind};
 const DEFECT: &str = "# <- defect";
 
 /// The 1-based line that carries the marker; the file must have exactly one.
-fn defect_line(file: &str, text: &str) -> usize {
-    let lines: Vec<usize> = text
-        .lines()
-        .enumerate()
+fn defect_line(file: &str, text: &str) -> u32 {
+    let lines: Vec<u32> = (1..)
+        .zip(text.lines())
         .filter(|(_, line)| line.contains(DEFECT))
-        .map(|(i, _)| i + 1)
+        .map(|(i, _)| i)
         .collect();
     match lines.as_slice() {
         [line] => *line,

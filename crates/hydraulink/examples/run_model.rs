@@ -32,6 +32,7 @@ fn main() {
             println!("{}", s.join(" "));
         }
     }
+    println!("{:?}", sim.workspace().counters);
     println!(
         "wall {:.3}s avg it {:.3} max it {} peak drift {:.4} J peak work {:.3} J peak viol {:.3e}",
         t0.elapsed().as_secs_f64(),

@@ -81,6 +81,14 @@ impl<S: Real> Evaluator<S> {
         hydraulics::pressure_rates(model, p, &self.motion, spools, &mut self.inflow, &mut self.h);
     }
 
+    /// After [`Evaluator::evaluate`] at the same positions: new velocities `zd`, and with them
+    /// Z, Ż⁰, Φ̇_z ż and the cylinder rates and forces (M′, Q′ and h are not updated).
+    pub fn velocity_terms(&mut self, model: &Model, zd: &[S], p: &[S]) {
+        self.kin.velocities(model, zd);
+        constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
+        self.cylinders(model, p);
+    }
+
     /// Cylinder ports: s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base) (000 eq. 45); the force
     /// F n acts on the rod pin and −F n on the base pin.
     fn cylinders(&mut self, model: &Model, p: &[S]) {

@@ -46,6 +46,14 @@ impl Simulation {
         Ok(r)
     }
 
+    /// Replaces the state (rollback, restart). The reusable tangent is dropped, so the next step
+    /// starts from a fresh tangent: two simulations restored to the same state continue
+    /// bit-identically.
+    pub fn set_state(&mut self, state: State) {
+        self.state = state;
+        self.ws.tangent_valid = false;
+    }
+
     /// Time [s].
     pub fn time_s(&self) -> f64 {
         self.state.t_s

@@ -1,1 +1,6 @@
-//! Integration tests.
+//! Integration tests, mirroring the library: paper validation, invariants, determinism.
+
+mod common;
+mod determinism;
+mod invariants;
+mod validation;

@@ -37,6 +37,19 @@ pub const PLOT_FILES: [&str; 6] = [
 const FIGURE_PX: (u32, u32) = (1000, 600);
 /// Size of a two-panel figure \[px\].
 const TWO_PANEL_PX: (u32, u32) = (1000, 1000);
+/// Line colours, in order (Tableau 10); more series cycle through them.
+const COLORS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
 /// Label of every time axis.
 const TIME_AXIS: &str = "time [s]";
 
@@ -274,7 +287,7 @@ where
     }
     mesh.draw().map_err(|e| e.to_string())?;
     for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = COLORS[i % COLORS.len()];
         let points = s.points.iter().copied().filter(|&(_, v)| !log_y || v > 0.0);
         chart
             .draw_series(LineSeries::new(points, color.stroke_width(2)))

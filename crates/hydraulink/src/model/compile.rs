@@ -93,6 +93,14 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                     (AxisKind::Revolute, V3::z()),
                 ],
                 JointKind::Fixed => vec![],
+                JointKind::Free => vec![
+                    (AxisKind::Prismatic, V3::x()),
+                    (AxisKind::Prismatic, V3::y()),
+                    (AxisKind::Prismatic, V3::z()),
+                    (AxisKind::Revolute, V3::x()),
+                    (AxisKind::Revolute, V3::y()),
+                    (AxisKind::Revolute, V3::z()),
+                ],
             };
             let nq = elementary.len();
             let q0 = j.q0.as_slice();

@@ -98,6 +98,9 @@ pub enum JointKind {
     Spherical,
     /// 0 coordinates: the child is welded to the parent.
     Fixed,
+    /// 6 coordinates: translations along the reference x, y, z axes [m], then Cardan rotations
+    /// about x, y, z through `location` [rad] (a free body).
+    Free,
 }
 
 /// A scalar or a list, for joint initial values (one entry per coordinate).

@@ -1,6 +1,6 @@
 //! Validation of a [`ModelSpec`]: every check that needs nothing but the spec itself.
 //!
-//! [`validate`] runs before [`crate::model::compile`] builds anything, so compile may rely on
+//! [`validate`] runs before [`crate::model::compile()`] builds anything, so compile may rely on
 //! what is checked here: every number is finite, every name is unique in its namespace, every
 //! reference resolves, the joints form a tree rooted at the ground, the hydraulic circuit is a
 //! connected graph of volumes and components, signals are well formed and the solver settings
@@ -70,6 +70,7 @@ fn n_coordinates(kind: JointKind) -> usize {
         JointKind::Revolute | JointKind::Prismatic => 1,
         JointKind::Universal | JointKind::Cylindrical => 2,
         JointKind::Spherical => 3,
+        JointKind::Free => 6,
     }
 }
 
@@ -81,6 +82,7 @@ fn joint_kind_name(kind: JointKind) -> &'static str {
         JointKind::Cylindrical => "cylindrical",
         JointKind::Spherical => "spherical",
         JointKind::Fixed => "fixed",
+        JointKind::Free => "free",
     }
 }
 

@@ -85,7 +85,7 @@ pub fn residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History, l
 }
 
 /// Exact tangent ∂f/∂x into `ws.tangent` (one dual pass per unknown).
-fn tangent(model: &Model, ws: &mut Workspace) {
+pub fn tangent(model: &Model, ws: &mut Workspace) {
     let nx = ws.x.len();
     for j in 0..nx {
         for k in 0..nx {
@@ -131,14 +131,12 @@ fn newton_failure(model: &Model, st: &State, ws: &Workspace, iterations: u32, re
     }
 }
 
-/// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+/// Stage `predict`: spool positions at t_k+1, history terms, predictor x⁰ and λ⁰ = λ_k.
+pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
     let n = model.n_coords();
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
-    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
-    let alpha = model.solver.penalty;
-
+    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
     // Spools: closed-form trapezoidal step with U_ref(t_k) held over [t_k, t_k+1).
     for (i, v) in model.hydraulics.valves.iter().enumerate() {
         let u_ref = model.inputs[v.input].value(st.t_s);
@@ -156,10 +154,21 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }
     ws.lambda.copy_from_slice(&st.lambda);
 
+}
+
+/// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
+pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
+    let alpha = model.solver.penalty;
+
+    prepare(model, st, ws);
+
     // Newton–Raphson. Jacobian-reuse policy (modified Newton): the factored exact tangent of an
     // earlier iteration or step is reused while it contracts well; it is recomputed when no
-    // valid factors exist, when a stale tangent contracts by less than ×10 per iteration, or
-    // from the second iteration of a step on. Every evaluation is counted in `ws.counters`.
+    // valid factors exist, or when a stale tangent contracts by less than ×10 per iteration. Every evaluation is counted in `ws.counters`.
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut prev_norm = f64::INFINITY;
@@ -208,7 +217,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         if norm <= 1.0 {
             break;
         }
-        if !fresh && (iterations >= 2 || norm > 0.1 * prev_norm) {
+        if !fresh && norm > 0.1 * prev_norm {
             need_tangent = true;
         }
         if iterations >= 3 && norm > prev_norm {
@@ -252,9 +261,9 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }
     ws.projection.solve_in_place(&mut ws.tmp[..n]);
     ws.ev.zd = zd_star;
-    // ż projected in tmp; re-evaluate velocity terms with it
+    // ż projected in tmp; velocity terms (Φ̇_z ż, cylinder rates) with it, at the same positions
     let zd_proj = std::mem::take(&mut ws.tmp);
-    ws.ev.evaluate(model, &ws.x[..n], &zd_proj[..n], &ws.x[n..], &ws.spool_new, true);
+    ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..]);
     let mass = &ws.ev.dynamics.mass;
     let jac = &ws.ev.constraints.jac;
     for i in 0..n {

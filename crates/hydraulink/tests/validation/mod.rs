@@ -1,0 +1,4 @@
+//! Paper validation cases.
+mod paper_000_fourbar;
+mod paper_000_quickreturn;
+mod tangent;
