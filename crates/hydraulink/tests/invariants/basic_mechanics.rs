@@ -73,17 +73,20 @@ tolerance_position = 1e-11
     let drift_at = |dt: f64| {
         let mut sp = spec_from(text);
         sp.solver.step_s = dt;
-        let r = run(hydraulink::model::compile(&spec_from(text)).unwrap());
-    let ke = r.col("energy.kinetic");
-    let pe = r.col("energy.potential");
-    let total: Vec<f64> = ke.iter().zip(&pe).map(|(k, p)| k + p).collect();
-    let scale = ke.iter().fold(0.0f64, |m, &x| m.max(x));
-    let drift = total.iter().map(|e| (e - total[0]).abs()).fold(0.0, f64::max);
-    eprintln!("pendulum: energy drift {drift:.2e} J of {scale:.2} J kinetic");
+        let r = run(hydraulink::model::compile(&sp).unwrap());
+        let ke = r.col("energy.kinetic");
+        let pe = r.col("energy.potential");
+        let drift = ke.iter().zip(&pe).map(|(k, p)| (k + p - ke[0] - pe[0]).abs()).fold(0.0, f64::max);
+        let scale = ke.iter().fold(0.0f64, |m, &x| m.max(x));
+        (drift, scale, max_abs(&r.col("ball.1.q")))
+    };
+    let ((d1, scale, swing), (d2, _, _)) = (drift_at(1e-3), drift_at(5e-4));
+    eprintln!("pendulum: drift {d1:.2e} J at 1 ms, {d2:.2e} J at 0.5 ms, of {scale:.2} J kinetic");
     // A wrong centripetal term gives percent-level drift (note 000-A.1).
-    assert!(drift < 1e-4 * scale, "drift {drift} J");
+    assert!(d1 < 1e-4 * scale, "drift {d1} J");
+    assert!(d1 / d2 > 3.0, "energy error is not second order: {d1} → {d2}");
     // the motion is really 3-D
-    assert!(max_abs(&r.col("ball.1.q")) > 0.1);
+    assert!(swing > 0.1);
 }
 
 #[test]
