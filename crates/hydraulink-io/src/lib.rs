@@ -7,7 +7,7 @@
 //! [`LoadError`] that names the file, line, column, element and field:
 //!
 //! ```text
-//! models/crane.toml:33:11: body 'body2': field `bodies[1].mass_kg`: must be greater than 0, got 0.0
+//! models/fourbar.toml:33:1: body 'body2': field `bodies[1].mass_kg`: must be greater than 0, got 0.0
 //! ```
 //!
 //! Errors found later, against a compiled model, are mapped back with [`line_of_path`] (any

@@ -92,7 +92,7 @@ fn toml_error(
     error: &toml::de::Error,
     doc: &toml::Spanned<DeTable<'_>>,
 ) -> LoadError {
-    let message = error.message().trim().to_string();
+    let message = explain(error.message().trim());
     let Some(span) = error.span() else {
         return LoadError::new(kind, file, message);
     };
@@ -112,6 +112,16 @@ fn toml_error(
         element: Some(element),
         path: (!path.is_empty()).then_some(path),
         message,
+    }
+}
+
+/// serde's message, reworded where it names an internal type.
+fn explain(message: &str) -> String {
+    if message.contains("untagged enum Values") {
+        "invalid initial value: expected a number or a list of numbers, one per joint coordinate"
+            .to_string()
+    } else {
+        message.to_string()
     }
 }
 

@@ -5,7 +5,10 @@
 //! Each file has its own test, named after it; `every_corpus_file_is_registered` fails when a
 //! file is added without a test.
 
-use hydraulink_io::{check_model, compile_model, LoadError, LoadErrorKind};
+use hydraulink::InitError;
+use hydraulink_io::{
+    check_model, compile_model, locate_init_error, LoadError, LoadErrorKind, DEFAULT_MODEL,
+};
 
 /// Marks the defective line of a corpus file.
 const DEFECT: &str = "# <- defect";
@@ -112,6 +115,7 @@ bad_models! {
     missing_required_field: Schema, "body 'body2'", "bodies[1].mass_kg";
     pump_missing_pressure: Schema, "pump 'P'", "hydraulics.pumps[0].pressure_pa";
     wrong_type: Schema, "cylinder 'cylinder'", "hydraulics.cylinders[0].stroke_m";
+    wrong_q0_type: Schema, "joint 'z3'", "joints[2].q0";
     unknown_variant: Schema, "cut joint 'E'", "cut_joints[0].type";
     // TOML syntax.
     syntax_error: Syntax, "body 'body2'", "bodies[1].mass_kg";
@@ -149,6 +153,19 @@ fn unknown_key_message_lists_the_expected_keys() {
 }
 
 #[test]
+fn initial_value_type_error_is_explained() {
+    let text = include_str!("bad_models/wrong_q0_type.toml");
+    let Err(error) = check_model(text, "wrong_q0_type.toml") else {
+        panic!("accepted");
+    };
+    assert!(!error.message.contains("untagged"), "{error}");
+    assert!(
+        error.message.contains("a number or a list of numbers"),
+        "{error}"
+    );
+}
+
+#[test]
 fn syntax_error_column_points_at_the_bad_token() {
     let text = include_str!("bad_models/syntax_error.toml");
     let Err(error) = check_model(text, "syntax_error.toml") else {
@@ -174,4 +191,35 @@ fn not_toml_at_all() {
         assert_eq!(error.kind, LoadErrorKind::Syntax, "{text:?}: {error}");
         assert!(error.line.is_some(), "{text:?}: {error}");
     }
+}
+
+#[test]
+fn loop_that_cannot_close_points_at_the_cut_joint() {
+    // Ground point E moved 10 m away: the model is valid, but the loop cannot close.
+    let text = DEFAULT_MODEL.replacen(
+        "E = [0.0, -1.0, 0.0]   # cut joint (paper point E)",
+        "E = [0.0, -11.0, 0.0]",
+        1,
+    );
+    assert_ne!(
+        text, DEFAULT_MODEL,
+        "the ground marker E line was not found"
+    );
+    let model = match compile_model(&text, "loop.toml") {
+        Ok(model) => model,
+        Err(e) => panic!("{e}"),
+    };
+    let error = match hydraulink::initialization::initialize(&model) {
+        Err(error) => error,
+        Ok(_) => panic!("a loop 10 m open was closed"),
+    };
+    assert!(
+        matches!(&error, InitError::LoopCannotClose { cut_joint, .. } if cut_joint == "E"),
+        "{error}"
+    );
+    let header = (1..)
+        .zip(text.lines())
+        .find(|(_, line)| line.starts_with("[[cut_joints]]"))
+        .map(|(i, _)| i);
+    assert_eq!(locate_init_error(&text, &error), header);
 }

@@ -33,8 +33,8 @@ use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 
 use crate::error::ModelError;
 use crate::model::spec::{
-    AttachmentSpec, BodySpec, CutJointSpec, CylinderSpec, FrictionSpec, GroundSpec, HydraulicsSpec,
-    InputSpec, JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values,
+    AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, CylinderSpec, FrictionSpec, GroundSpec,
+    HydraulicsSpec, InputSpec, JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values,
 };
 
 /// The reserved name of the fixed frame; joint parents, cut-joint bodies and cylinder ends may
@@ -46,6 +46,10 @@ const MIN_AXIS_NORM: f64 = 1e-9;
 
 /// Smallest accepted sine of the angle between the two axes of a universal joint [-].
 const MIN_AXIS_SINE: f64 = 1e-6;
+
+/// Largest accepted cosine between the sliding axis and the plane normal of a planar prismatic
+/// cut joint [-] (the same tolerance as compile).
+const MAX_PERPENDICULAR_COSINE: f64 = 1e-9;
 
 /// Relative tolerance on principal moments for the semi-definiteness and triangle tests [-].
 const INERTIA_REL_TOL: f64 = 1e-9;
@@ -295,7 +299,22 @@ fn check_cut_joint<'a>(
     }
     marker_ref(spec, at, "marker2", &cut.body2, &cut.marker2)?;
     at.nonzero_vector("axis", &cut.axis)?;
-    at.nonzero_vector("normal", &cut.normal)
+    at.nonzero_vector("normal", &cut.normal)?;
+    if cut.kind == CutJointKind::PlanarPrismatic {
+        let axis = Vector3::from(cut.axis).normalize();
+        let normal = Vector3::from(cut.normal).normalize();
+        if axis.dot(&normal).abs() > MAX_PERPENDICULAR_COSINE {
+            return Err(at.error(
+                "axis",
+                format!(
+                    "{:?} is not perpendicular to the plane normal {:?}; the sliding axis of a \
+                     planar prismatic joint lies in the plane",
+                    cut.axis, cut.normal
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a hydraulic node is.
@@ -1008,7 +1027,7 @@ fn key_segment(key: &str) -> String {
 mod tests {
     use super::*;
     use crate::model::spec::{
-        CutJointKind, FluidSpec, PressureSourceSpec, ThrottleSpec, Valve43Spec, VolumeSpec,
+        FluidSpec, PressureSourceSpec, ThrottleSpec, Valve43Spec, VolumeSpec,
     };
 
     fn body(name: &str, mass_kg: f64, markers: &[(&str, [f64; 3])]) -> BodySpec {
@@ -1375,7 +1394,20 @@ mod tests {
         );
         let e = error_after(|s| s.joints[1].qd0 = Values::Many(vec![f64::NAN]));
         assert_error(&e, "joints[1].qd0[0]", "joint 'z2'", "NaN");
+        let e = error_after(|s| {
+            s.joints[0].kind = JointKind::Free;
+            s.joints[0].q0 = Values::Many(vec![0.0; 3]);
+        });
+        assert_error(
+            &e,
+            "joints[0].q0",
+            "joint 'z1'",
+            "free joint has 6 coordinates",
+        );
         let mut spec = fourbar();
+        spec.joints[0].kind = JointKind::Free;
+        spec.joints[0].q0 = Values::Many(vec![0.0, 0.1, 0.0, 0.0, 0.0, 0.2]);
+        assert_eq!(validate(&spec), Ok(()));
         spec.joints[1].kind = JointKind::Spherical;
         spec.joints[1].q0 = Values::default();
         spec.joints[1].qd0 = Values::Many(vec![0.0, 0.1, 0.2]);
@@ -1409,6 +1441,20 @@ mod tests {
         assert_error(&e, "cut_joints[0].body2", "cut joint 'E'", "same body");
         let e = error_after(|s| s.cut_joints[0].normal = [0.0; 3]);
         assert_error(&e, "cut_joints[0].normal", "cut joint 'E'", "zero");
+        let e = error_after(|s| {
+            s.cut_joints[0].kind = CutJointKind::PlanarPrismatic;
+            s.cut_joints[0].axis = [1.0, 0.0, 0.1];
+        });
+        assert_error(
+            &e,
+            "cut_joints[0].axis",
+            "cut joint 'E'",
+            "not perpendicular",
+        );
+        let mut spec = fourbar();
+        spec.cut_joints[0].kind = CutJointKind::PlanarPrismatic;
+        spec.cut_joints[0].axis = [2.0, 0.0, 0.0];
+        assert_eq!(validate(&spec), Ok(()));
         let e = error_after(|s| {
             let mut second = s.cut_joints[0].clone();
             second.marker1 = "F".into();

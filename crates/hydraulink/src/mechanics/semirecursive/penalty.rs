@@ -45,30 +45,46 @@ pub struct StepReport {
     pub constraint_violation: f64,
 }
 
-/// The residual f(x) into `ev.f`, with x in `ev.x` (000 eq. 39).
+/// The residual f(x) into `ev.f`, with x in `ev.x` (000 eq. 39): [`evaluate_at`] then
+/// [`form_residual`].
 pub fn residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History, lambda: &[f64], spools: &[f64]) {
+    evaluate_at(model, ev, hist, spools);
+    form_residual(model, ev, lambda);
+}
+
+/// Stage `evaluate`: ż, z̈, ṗ from x by the trapezoidal relations, then every element at
+/// (z, ż, p): M′, Q′, Φ, Φ_z, h.
+pub fn evaluate_at<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History, spools: &[f64]) {
     let n = model.n_coords();
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
-    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
-    let alpha = model.solver.penalty;
+    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
     let x = std::mem::take(&mut ev.x);
     let mut zd = std::mem::take(&mut ev.zd);
-    let mut zdd = std::mem::take(&mut ev.zdd);
-    let mut pd = std::mem::take(&mut ev.pd);
     for i in 0..n {
         zd[i] = x[i] * c1 + hist.zd_hat[i];
-        zdd[i] = x[i] * c2 + hist.zdd_hat[i];
+        ev.zdd[i] = x[i] * c2 + hist.zdd_hat[i];
     }
     for v in 0..nv {
-        pd[v] = x[n + v] * c1 + hist.pd_hat[v];
+        ev.pd[v] = x[n + v] * c1 + hist.pd_hat[v];
     }
     ev.evaluate(model, &x[..n], &zd, &x[n..], spools, false);
+    ev.x = x;
+    ev.zd = zd;
+}
+
+/// Stage `assemble`: f = (Δt²/4)[M′ z̈ + Φ_zᵀ(αΦ + λ) − Q′ ; ṗ − h] from an evaluated point.
+pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f64]) {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
     let m = model.n_constraints();
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    let alpha = model.solver.penalty;
     for i in 0..n {
         let mut acc = -ev.dynamics.force[i];
         for j in 0..n {
-            acc += ev.dynamics.mass[i * n + j] * zdd[j];
+            acc += ev.dynamics.mass[i * n + j] * ev.zdd[j];
         }
         for r in 0..m {
             acc += ev.constraints.jac[r * n + i] * (ev.constraints.phi[r] * alpha + lambda[r]);
@@ -76,12 +92,8 @@ pub fn residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History, l
         ev.f[i] = acc * c;
     }
     for v in 0..nv {
-        ev.f[n + v] = (pd[v] - ev.h[v]) * c;
+        ev.f[n + v] = (ev.pd[v] - ev.h[v]) * c;
     }
-    ev.x = x;
-    ev.zd = zd;
-    ev.zdd = zdd;
-    ev.pd = pd;
 }
 
 /// Exact tangent ∂f/∂x into `ws.tangent` (one dual pass per unknown).
@@ -177,7 +189,14 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     let mut fresh = false;
     loop {
         ws.ev.x.copy_from_slice(&ws.x);
-        residual(model, &mut ws.ev, &ws.hist, &ws.lambda, &ws.spool_new);
+        evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+        if iterations > 0 {
+            // λ ← λ + α Φ(z) after each solve (000 eq. 19), with Φ of this evaluation
+            for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
+                *l += alpha * phi;
+            }
+        }
+        form_residual(model, &mut ws.ev, &ws.lambda);
         ws.counters.residuals += 1;
         if let Some(i) = ws.ev.f.iter().position(|v| !v.is_finite()) {
             return Err(StepError::NonFinite { time_s: st.t_s, step: st.step, equation: ws.labels[i].clone() });
@@ -209,11 +228,6 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         if !norm.is_finite() {
             return Err(newton_failure(model, st, ws, iterations, "non-finite Newton increment"));
         }
-        // λ ← λ + α Φ(z) (000 eq. 19)
-        ws.ev.positions(model, &ws.x[..n]);
-        for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
-            *l += alpha * phi;
-        }
         if norm <= 1.0 {
             break;
         }
@@ -238,6 +252,10 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }
     let zd_star = std::mem::take(&mut ws.ev.zd);
     ws.ev.evaluate(model, z, &zd_star, &ws.x[n..], &ws.spool_new, false);
+    // the last λ update (000 eq. 19), with Φ at the converged z
+    for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
+        *l += alpha * phi;
+    }
     let m = model.n_constraints();
     {
         let mut a = ws.projection.matrix_mut();
@@ -302,8 +320,8 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         .sum();
     st.actuator_work_j += 0.5 * dt * (st.actuator_power_w + power);
     st.actuator_power_w = power;
-    st.t_s += dt;
     st.step += 1;
+    st.t_s = st.step as f64 * dt; // n·Δt: no accumulated round-off in t
     let (ke, pe) = energy::energies(model, &ws.ev.kin);
     report.kinetic_j = ke;
     report.potential_j = pe;
