@@ -14,35 +14,67 @@
 
 pub mod penalty;
 
-use nalgebra::{Matrix3, Matrix6, Vector3, Vector6};
+use nalgebra::{Matrix3, Vector3};
 
 use crate::mechanics::kinematics::Kinematics;
-use crate::model::{Frame, Model};
+use crate::model::{AxisId, Frame, Model};
 use crate::real::{m3, v3, Real};
+
+/// A Z-form (origin-referred) inertia M̄ = [[m I, −h̃], [h̃, J_O]] with h = m g (first moment)
+/// and J_O = J + m(|g|² I − g gᵀ) (000 eq. 9 with J − m g̃ g̃ expanded). Sums of body inertias
+/// keep this form, so the accumulation M̄Σ needs 13 numbers instead of a 6 × 6 matrix.
+#[derive(Debug, Clone, Copy)]
+pub struct SpatialInertia<S: Real> {
+    /// Σ m [kg].
+    pub m: S,
+    /// Σ m g [kg m].
+    pub h: Vector3<S>,
+    /// Σ J_O [kg m²].
+    pub jo: Matrix3<S>,
+}
+
+impl<S: Real> SpatialInertia<S> {
+    /// Zero inertia.
+    pub fn zero() -> Self {
+        SpatialInertia { m: S::zero(), h: Vector3::zeros(), jo: Matrix3::zeros() }
+    }
+
+    /// M̄ of one body: mass `m`, COM `g`, central inertia `j` (global axes).
+    #[inline]
+    pub fn body(m: S, g: &Vector3<S>, j: &Matrix3<S>) -> Self {
+        let gg = g.dot(g);
+        let jo = j + (Matrix3::identity() * gg - g * g.transpose()) * m;
+        SpatialInertia { m, h: g * m, jo }
+    }
+
+    /// M̄ [v; ω] = [m v − h × ω ; h × v + J_O ω].
+    #[inline]
+    pub fn mul(&self, v: &Vector3<S>, w: &Vector3<S>) -> (Vector3<S>, Vector3<S>) {
+        (v * self.m - self.h.cross(w), self.h.cross(v) + self.jo * w)
+    }
+
+    /// In-place sum.
+    #[inline]
+    pub fn add(&mut self, o: &Self) {
+        self.m += o.m;
+        self.h += o.h;
+        self.jo += o.jo;
+    }
+}
 
 /// Accumulated inertias and forces, and the open-loop M′ and Q′.
 #[derive(Debug, Clone)]
 pub struct Dynamics<S: Real> {
     /// M̄Σ_k per axis.
-    pub msum: Vec<Matrix6<S>>,
-    /// QΣ_k per axis.
-    pub qsum: Vec<Vector6<S>>,
+    pub msum: Vec<SpatialInertia<S>>,
+    /// QΣ_k per axis, force part [N].
+    pub qsum_f: Vec<Vector3<S>>,
+    /// QΣ_k per axis, moment part (about the origin) [N m].
+    pub qsum_t: Vec<Vector3<S>>,
     /// M′, row-major n × n [kg m² / kg m / kg].
     pub mass: Vec<S>,
     /// Q′ (n) [N m or N].
     pub force: Vec<S>,
-}
-
-/// Z-form inertia of a body (000 eq. 9).
-#[inline]
-pub fn body_mass_matrix<S: Real>(m: S, g: &Vector3<S>, j: &Matrix3<S>) -> Matrix6<S> {
-    let gt = Matrix3::new(S::zero(), -g.z, g.y, g.z, S::zero(), -g.x, -g.y, g.x, S::zero());
-    let mut mb = Matrix6::zeros();
-    mb.fixed_view_mut::<3, 3>(0, 0).copy_from(&(Matrix3::identity() * m));
-    mb.fixed_view_mut::<3, 3>(0, 3).copy_from(&(gt * (-m)));
-    mb.fixed_view_mut::<3, 3>(3, 0).copy_from(&(gt * m));
-    mb.fixed_view_mut::<3, 3>(3, 3).copy_from(&(j - gt * gt * m));
-    mb
 }
 
 /// The COM position g_j and the inertia J_j of a body in global axes.
@@ -55,19 +87,13 @@ pub fn body_com_inertia<S: Real>(model: &Model, kin: &Kinematics<S>, j: usize) -
     (g, jj)
 }
 
-/// Z-form generalized force of a point force `f` at global point `r`: [F ; r × F].
-#[inline]
-pub fn point_force<S: Real>(r: &Vector3<S>, f: &Vector3<S>) -> Vector6<S> {
-    let t = r.cross(f);
-    Vector6::new(f.x, f.y, f.z, t.x, t.y, t.z)
-}
-
 impl<S: Real> Dynamics<S> {
     /// Buffers for `n` axes.
     pub fn new(n: usize) -> Self {
         Dynamics {
-            msum: vec![Matrix6::zeros(); n],
-            qsum: vec![Vector6::zeros(); n],
+            msum: vec![SpatialInertia::zero(); n],
+            qsum_f: vec![Vector3::zeros(); n],
+            qsum_t: vec![Vector3::zeros(); n],
             mass: vec![S::zero(); n * n],
             force: vec![S::zero(); n],
         }
@@ -77,38 +103,34 @@ impl<S: Real> Dynamics<S> {
     /// velocities). Clears the slots first.
     pub fn bodies(&mut self, model: &Model, kin: &Kinematics<S>) {
         for k in 0..self.msum.len() {
-            self.msum[k] = Matrix6::zeros();
-            self.qsum[k] = Vector6::zeros();
+            self.msum[k] = SpatialInertia::zero();
+            self.qsum_f[k] = Vector3::zeros();
+            self.qsum_t[k] = Vector3::zeros();
         }
         let grav = v3::<S>(&model.gravity);
         for (j, b) in model.bodies.iter().enumerate() {
             let Frame::Link(k) = b.frame else { continue };
+            let k = k.0;
             let m = S::from(b.mass_kg);
             let (g, jj) = body_com_inertia(model, kin, j);
-            let mb = body_mass_matrix(m, &g, &jj);
-            let (sd, w) = (kin.vel_v[k.0], kin.vel_w[k.0]);
+            let mb = SpatialInertia::body(m, &g, &jj);
+            let (sd, w) = (kin.vel_v[k], kin.vel_w[k]);
             let gd = sd + w.cross(&g);
             let f = grav * m - w.cross(&gd) * m; // f − m ω̃ ġ
             let tau = -w.cross(&(jj * w)) + g.cross(&f); // τ − ω̃Jω + g̃(f − m ω̃ ġ), τ = 0
-            let acc0 = Vector6::new(
-                kin.acc0_v[k.0].x,
-                kin.acc0_v[k.0].y,
-                kin.acc0_v[k.0].z,
-                kin.acc0_w[k.0].x,
-                kin.acc0_w[k.0].y,
-                kin.acc0_w[k.0].z,
-            );
-            let qb = Vector6::new(f.x, f.y, f.z, tau.x, tau.y, tau.z) - mb * acc0;
-            self.msum[k.0] += mb;
-            self.qsum[k.0] += qb;
+            let (af, at) = mb.mul(&kin.acc0_v[k], &kin.acc0_w[k]); // M̄_j Ż⁰_j
+            self.msum[k].add(&mb);
+            self.qsum_f[k] += f - af;
+            self.qsum_t[k] += tau - at;
         }
     }
 
-    /// Adds a point force `f` [N] at global point `r` on frame `frame`.
+    /// Adds a point force `f` [N] at global point `r` on frame `frame`: [F ; r × F] in Z form.
     #[inline]
     pub fn add_point_force(&mut self, frame: Frame, r: &Vector3<S>, f: &Vector3<S>) {
         if let Frame::Link(k) = frame {
-            self.qsum[k.0] += point_force(r, f);
+            self.qsum_f[k.0] += f;
+            self.qsum_t[k.0] += r.cross(f);
         }
     }
 
@@ -117,23 +139,21 @@ impl<S: Real> Dynamics<S> {
         let n = model.n_coords();
         for k in (0..n).rev() {
             if let Frame::Link(p) = model.axes[k].parent {
-                let (ms, qs) = (self.msum[k], self.qsum[k]);
-                self.msum[p.0] += ms;
-                self.qsum[p.0] += qs;
+                let ms = self.msum[k];
+                let (qf, qt) = (self.qsum_f[k], self.qsum_t[k]);
+                self.msum[p.0].add(&ms);
+                self.qsum_f[p.0] += qf;
+                self.qsum_t[p.0] += qt;
             }
         }
-        for x in self.mass.iter_mut() {
-            *x = S::zero();
-        }
         for k in 0..n {
-            let bk = Vector6::new(kin.bv[k].x, kin.bv[k].y, kin.bv[k].z, kin.bw[k].x, kin.bw[k].y, kin.bw[k].z);
-            let mb = self.msum[k] * bk;
-            self.force[k] = bk.dot(&self.qsum[k]);
-            let mut cur = Frame::Link(crate::model::AxisId(k));
+            let (bv, bw) = (kin.bv[k], kin.bw[k]);
+            let (mv, mw) = self.msum[k].mul(&bv, &bw);
+            self.force[k] = bv.dot(&self.qsum_f[k]) + bw.dot(&self.qsum_t[k]);
+            let mut cur = Frame::Link(AxisId(k));
             while let Frame::Link(i) = cur {
                 let i = i.0;
-                let bi = Vector6::new(kin.bv[i].x, kin.bv[i].y, kin.bv[i].z, kin.bw[i].x, kin.bw[i].y, kin.bw[i].z);
-                let v = bi.dot(&mb);
+                let v = kin.bv[i].dot(&mv) + kin.bw[i].dot(&mw);
                 self.mass[i * n + k] = v;
                 self.mass[k * n + i] = v;
                 cur = model.axes[i].parent;
