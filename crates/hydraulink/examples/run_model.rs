@@ -2,16 +2,24 @@
 use hydraulink::{model, ModelSpec, Simulation};
 
 fn main() {
-    let path = std::env::args().nth(1).unwrap_or("models/fourbar.toml".into());
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or("models/fourbar.toml".into());
     let text = std::fs::read_to_string(&path).expect("read model");
     let spec: ModelSpec = toml::from_str(&text).expect("parse");
     let model = model::compile(&spec).expect("compile");
     let mut sim = Simulation::new(model).expect("init");
-    println!("z0 = {:?}\np0 = {:?}\nlambda0 = {:?}", sim.state().z, sim.state().p, sim.state().lambda);
+    println!(
+        "z0 = {:?}\np0 = {:?}\nlambda0 = {:?}",
+        sim.state().z,
+        sim.state().p,
+        sim.state().lambda
+    );
     let labels = sim.output_labels();
     let mut row = vec![0.0; labels.len()];
     let n = (sim.model().duration_s() / sim.model().step_s()).round() as u64;
-    let (mut it_sum, mut it_max, mut drift_max, mut work_max, mut viol_max) = (0u64, 0u32, 0.0f64, 0.0f64, 0.0f64);
+    let (mut it_sum, mut it_max, mut drift_max, mut work_max, mut viol_max) =
+        (0u64, 0u32, 0.0f64, 0.0f64, 0.0f64);
     let t0 = std::time::Instant::now();
     for k in 0..n {
         let r = match sim.step() {
@@ -28,7 +36,11 @@ fn main() {
         viol_max = viol_max.max(r.constraint_violation);
         if k % 500 == 499 {
             sim.output_row(&mut row);
-            let s: Vec<String> = labels.iter().zip(&row).map(|(l, v)| format!("{l}={v:.5e}")).collect();
+            let s: Vec<String> = labels
+                .iter()
+                .zip(&row)
+                .map(|(l, v)| format!("{l}={v:.5e}"))
+                .collect();
             println!("{}", s.join(" "));
         }
     }

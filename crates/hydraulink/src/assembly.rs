@@ -43,12 +43,23 @@ pub struct Evaluator<S: Real> {
 impl<S: Real> Evaluator<S> {
     /// Buffers for a model.
     pub fn new(model: &Model) -> Self {
-        let (n, m, nv, nc) = (model.n_coords(), model.n_constraints(), model.n_volumes(), model.hydraulics.cylinders.len());
+        let (n, m, nv, nc) = (
+            model.n_coords(),
+            model.n_constraints(),
+            model.n_volumes(),
+            model.hydraulics.cylinders.len(),
+        );
         Evaluator {
             kin: Kinematics::new(n),
-            dynamics: Dynamics::new(n),
+            dynamics: Dynamics::new(n, model.bodies.len()),
             constraints: ConstraintEval::new(m, n),
-            motion: vec![CylinderMotion { s: S::zero(), sd: S::zero() }; nc],
+            motion: vec![
+                CylinderMotion {
+                    s: S::zero(),
+                    sd: S::zero()
+                };
+                nc
+            ],
             cylinder_force: vec![S::zero(); nc],
             inflow: vec![S::zero(); nv],
             h: vec![S::zero(); nv],
@@ -68,20 +79,43 @@ impl<S: Real> Evaluator<S> {
 
     /// Full evaluation at (z, ż, p) with spool positions `spools`: fills M′, Q′ (with the cylinder
     /// forces), Φ, Φ_z, cylinder motion and forces, and h. With `acc0`, also Φ̇_z ż.
-    pub fn evaluate(&mut self, model: &Model, z: &[S], zd: &[S], p: &[S], spools: &[f64], acc0: bool) {
+    pub fn evaluate(
+        &mut self,
+        model: &Model,
+        z: &[S],
+        zd: &[S],
+        p: &[S],
+        spools: &[f64],
+        acc0: bool,
+    ) {
         self.kin.positions(model, z);
         self.kin.velocities(model, zd);
         self.dynamics.bodies(model, &self.kin);
         self.cylinders(model, p);
-        self.dynamics.accumulate(model, &self.kin);
+        self.dynamics.accumulate(model, &self.kin, true);
         constraints::evaluate(model, &self.kin, &mut self.constraints);
         if acc0 {
             constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
         }
-        hydraulics::pressure_rates(model, p, &self.motion, spools, &mut self.inflow, &mut self.h);
+        hydraulics::pressure_rates(
+            model,
+            p,
+            &self.motion,
+            spools,
+            &mut self.inflow,
+            &mut self.h,
+        );
     }
 
-    /// After [`Evaluator::evaluate`] at the same positions: new velocities `zd`, and with them
+    /// Positions, M′ and Φ, Φ_z only (the projections' matrices).
+    pub fn mass_and_constraints(&mut self, model: &Model, z: &[S]) {
+        self.kin.positions(model, z);
+        self.dynamics.bodies_inertia(model, &self.kin);
+        self.dynamics.accumulate(model, &self.kin, false);
+        constraints::evaluate(model, &self.kin, &mut self.constraints);
+    }
+
+    /// After [`Evaluator::evaluate`] or [`Evaluator::mass_and_constraints`] at the same positions: new velocities `zd`, and with them
     /// Z, Ż⁰, Φ̇_z ż and the cylinder rates and forces (M′, Q′ and h are not updated).
     pub fn velocity_terms(&mut self, model: &Model, zd: &[S], p: &[S]) {
         self.kin.velocities(model, zd);

@@ -19,8 +19,16 @@ pub struct ModelError {
 
 impl ModelError {
     /// Builds an error.
-    pub fn new(path: impl Into<String>, element: impl Into<String>, message: impl Into<String>) -> Self {
-        ModelError { path: path.into(), element: element.into(), message: message.into() }
+    pub fn new(
+        path: impl Into<String>,
+        element: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        ModelError {
+            path: path.into(),
+            element: element.into(),
+            message: message.into(),
+        }
     }
 }
 

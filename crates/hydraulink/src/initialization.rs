@@ -31,7 +31,8 @@ fn jac_matrix(ev: &Evaluator<f64>, m: usize, n: usize) -> DMatrix<f64> {
 fn pinv_solve(a: &DMatrix<f64>, b: &DVector<f64>) -> DVector<f64> {
     let svd = a.clone().svd(true, true);
     let smax = svd.singular_values.max();
-    svd.solve(b, 1e-12 * smax.max(1e-300)).unwrap_or_else(|_| DVector::zeros(a.ncols()))
+    svd.solve(b, 1e-12 * smax.max(1e-300))
+        .unwrap_or_else(|_| DVector::zeros(a.ncols()))
 }
 
 /// Builds the initial state of `model`.
@@ -55,7 +56,11 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             }
             if it >= 50 || !norm.is_finite() {
                 let worst = (0..m)
-                    .max_by(|&a, &b| ev.constraints.phi[a].abs().total_cmp(&ev.constraints.phi[b].abs()))
+                    .max_by(|&a, &b| {
+                        ev.constraints.phi[a]
+                            .abs()
+                            .total_cmp(&ev.constraints.phi[b].abs())
+                    })
                     .unwrap_or(0);
                 return Err(InitError::LoopCannotClose {
                     cut_joint: model.cut_joints[model.constraints[worst].cut_joint].clone(),
@@ -87,7 +92,12 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     let zd0 = vec![0.0; n];
     ev.evaluate(model, &z, &zd0, &zeros_p, &spool0, false);
     let ncyl = model.hydraulics.cylinders.len();
-    let mut p: Vec<f64> = model.hydraulics.volumes.iter().map(|v| v.p0_pa.unwrap_or(f64::NAN)).collect();
+    let mut p: Vec<f64> = model
+        .hydraulics
+        .volumes
+        .iter()
+        .map(|v| v.p0_pa.unwrap_or(f64::NAN))
+        .collect();
     let unknown: Vec<usize> = (0..nv).filter(|&v| p[v].is_nan()).collect();
     let mut f_req = vec![0.0; ncyl];
     if ncyl > 0 && !unknown.is_empty() {
@@ -97,8 +107,12 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             let rb = ev.kin.point(&cyl.base);
             let rr = ev.kin.point(&cyl.rod);
             let nvec = (rr - rb).normalize();
-            for_each_on_path(model, cyl.rod.frame, |i| a[(i, c)] += nvec.dot(&ev.kin.point_jacobian_col(i, &rr)));
-            for_each_on_path(model, cyl.base.frame, |i| a[(i, c)] -= nvec.dot(&ev.kin.point_jacobian_col(i, &rb)));
+            for_each_on_path(model, cyl.rod.frame, |i| {
+                a[(i, c)] += nvec.dot(&ev.kin.point_jacobian_col(i, &rr))
+            });
+            for_each_on_path(model, cyl.base.frame, |i| {
+                a[(i, c)] -= nvec.dot(&ev.kin.point_jacobian_col(i, &rb))
+            });
         }
         for r in 0..m {
             for i in 0..n {
@@ -129,11 +143,19 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             .filter_map(|v| v.p0_pa)
             .chain(model.hydraulics.sources.iter().map(|s| s.pressure_pa))
             .collect();
-        let guess = if known.is_empty() { 1e5 } else { known.iter().sum::<f64>() / known.len() as f64 };
+        let guess = if known.is_empty() {
+            1e5
+        } else {
+            known.iter().sum::<f64>() / known.len() as f64
+        };
         for &u in &unknown {
             p[u] = guess;
         }
-        let motion: Vec<CylinderMotion<f64>> = ev.motion.iter().map(|mm| CylinderMotion { s: mm.s, sd: 0.0 }).collect();
+        let motion: Vec<CylinderMotion<f64>> = ev
+            .motion
+            .iter()
+            .map(|mm| CylinderMotion { s: mm.s, sd: 0.0 })
+            .collect();
         let neq = ncyl + unknown.len();
         let residual_dual = |p: &[f64], seed: Option<usize>| -> Vec<Dual64> {
             let pd: Vec<Dual64> = (0..nv)
@@ -144,7 +166,10 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             let mut r = Vec::with_capacity(neq);
             for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
                 // scaled to Pa on the piston area
-                r.push((cylinder::hydraulic_force(cyl, pd[cyl.vol_a.0], pd[cyl.vol_b.0]) - f_req[c]) / cyl.area_a_m2);
+                r.push(
+                    (cylinder::hydraulic_force(cyl, pd[cyl.vol_a.0], pd[cyl.vol_b.0]) - f_req[c])
+                        / cyl.area_a_m2,
+                );
             }
             let _ = &motion;
             for &u in &unknown {
@@ -165,7 +190,9 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             // row equilibration: each row scaled to unit max entry
             let mut rv = DVector::<f64>::zeros(neq);
             for i in 0..neq {
-                let s = (0..unknown.len()).map(|k| jm[(i, k)].abs()).fold(0.0, f64::max);
+                let s = (0..unknown.len())
+                    .map(|k| jm[(i, k)].abs())
+                    .fold(0.0, f64::max);
                 let s = if s > 0.0 { 1.0 / s } else { 1.0 };
                 for k in 0..unknown.len() {
                     jm[(i, k)] *= s;
@@ -201,7 +228,9 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             }
         }
         if !ok {
-            return Err(InitError::Statics("the static pressure iteration did not converge".into()));
+            return Err(InitError::Statics(
+                "the static pressure iteration did not converge".into(),
+            ));
         }
     }
     // Given cylinders but all pressures given: they must hold the mechanism (checked by physics).
@@ -216,15 +245,24 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     let acc0 = DVector::from_column_slice(&ev.constraints.acc0);
     let lhs = &mm + alpha * jz.transpose() * &jz;
     let rhs = &q - alpha * jz.transpose() * &acc0;
-    let zdd = lhs.clone().lu().solve(&rhs).unwrap_or_else(|| pinv_solve(&lhs, &rhs));
+    let zdd = lhs
+        .clone()
+        .lu()
+        .solve(&rhs)
+        .unwrap_or_else(|| pinv_solve(&lhs, &rhs));
     let lambda = if m > 0 {
         let r = &q - &mm * &zdd;
         pinv_solve(&jz.transpose(), &r)
     } else {
         DVector::zeros(0)
     };
-    let (ke, pe) = energy::energies(model, &ev.kin);
-    let power: f64 = ev.cylinder_force.iter().zip(ev.motion.iter()).map(|(f, mo)| f * mo.sd).sum();
+    let (ke, pe) = energy::energies(model, &ev.kin, &ev.dynamics);
+    let power: f64 = ev
+        .cylinder_force
+        .iter()
+        .zip(ev.motion.iter())
+        .map(|(f, mo)| f * mo.sd)
+        .sum();
     Ok(State {
         t_s: 0.0,
         step: 0,
@@ -232,6 +270,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         zd,
         zdd: zdd.iter().copied().collect(),
         pd: ev.h.clone(),
+        pdd: vec![0.0; nv],
         p,
         spool: spool0,
         lambda: lambda.iter().copied().collect(),

@@ -49,14 +49,29 @@ impl Signal {
     pub fn from_spec(s: &SignalSpec) -> Signal {
         match s {
             SignalSpec::Constant { value } => Signal::Constant(*value),
-            SignalSpec::PiecewiseConstant { times, values } => {
-                Signal::PiecewiseConstant { times: times.clone(), values: values.clone() }
-            }
-            SignalSpec::Table { times, values } => Signal::Table { times: times.clone(), values: values.clone() },
-            SignalSpec::Step { time_s, before, after } => {
-                Signal::Step { time_s: *time_s, before: *before, after: *after }
-            }
-            SignalSpec::Sine { amplitude, frequency_hz, phase_rad, offset } => Signal::Sine {
+            SignalSpec::PiecewiseConstant { times, values } => Signal::PiecewiseConstant {
+                times: times.clone(),
+                values: values.clone(),
+            },
+            SignalSpec::Table { times, values } => Signal::Table {
+                times: times.clone(),
+                values: values.clone(),
+            },
+            SignalSpec::Step {
+                time_s,
+                before,
+                after,
+            } => Signal::Step {
+                time_s: *time_s,
+                before: *before,
+                after: *after,
+            },
+            SignalSpec::Sine {
+                amplitude,
+                frequency_hz,
+                phase_rad,
+                offset,
+            } => Signal::Sine {
                 amplitude: *amplitude,
                 frequency_hz: *frequency_hz,
                 phase_rad: *phase_rad,
@@ -87,15 +102,25 @@ impl Signal {
                 let w = (t - t0) / (t1 - t0);
                 values[i - 1] + w * (values[i] - values[i - 1])
             }
-            Signal::Step { time_s, before, after } => {
+            Signal::Step {
+                time_s,
+                before,
+                after,
+            } => {
                 if t >= *time_s {
                     *after
                 } else {
                     *before
                 }
             }
-            Signal::Sine { amplitude, frequency_hz, phase_rad, offset } => {
-                offset + amplitude * (2.0 * std::f64::consts::PI * frequency_hz * t + phase_rad).sin()
+            Signal::Sine {
+                amplitude,
+                frequency_hz,
+                phase_rad,
+                offset,
+            } => {
+                offset
+                    + amplitude * (2.0 * std::f64::consts::PI * frequency_hz * t + phase_rad).sin()
             }
         }
     }
@@ -107,7 +132,10 @@ mod tests {
 
     #[test]
     fn piecewise_constant_is_right_continuous() {
-        let s = Signal::PiecewiseConstant { times: vec![0.0, 1.0, 2.5], values: vec![0.0, 10.0, 0.0] };
+        let s = Signal::PiecewiseConstant {
+            times: vec![0.0, 1.0, 2.5],
+            values: vec![0.0, 10.0, 0.0],
+        };
         assert_eq!(s.value(-1.0), 0.0);
         assert_eq!(s.value(0.999), 0.0);
         assert_eq!(s.value(1.0), 10.0);
@@ -117,7 +145,10 @@ mod tests {
 
     #[test]
     fn table_interpolates_and_holds() {
-        let s = Signal::Table { times: vec![0.0, 2.0], values: vec![1.0, 3.0] };
+        let s = Signal::Table {
+            times: vec![0.0, 2.0],
+            values: vec![1.0, 3.0],
+        };
         assert_eq!(s.value(-1.0), 1.0);
         assert!((s.value(0.5) - 1.5).abs() < 1e-15);
         assert_eq!(s.value(5.0), 3.0);

@@ -32,11 +32,30 @@ impl Simulation {
         let mut ws = Workspace::new(&model);
         // diagnostics of the initial state
         let spool = state.spool.clone();
-        ws.ev.evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
-        let (ke, pe) = energy::energies(&model, &ws.ev.kin);
-        let viol = ws.ev.constraints.phi.iter().map(|p| p * p).sum::<f64>().sqrt();
-        let last = StepReport { iterations: 0, cavitation_onsets: 0, kinetic_j: ke, potential_j: pe, constraint_violation: viol };
-        Ok(Simulation { model, state, ws, last })
+        ws.ev
+            .evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
+        let (ke, pe) = energy::energies(&model, &ws.ev.kin, &ws.ev.dynamics);
+        let viol = ws
+            .ev
+            .constraints
+            .phi
+            .iter()
+            .map(|p| p * p)
+            .sum::<f64>()
+            .sqrt();
+        let last = StepReport {
+            iterations: 0,
+            cavitation_onsets: 0,
+            kinetic_j: ke,
+            potential_j: pe,
+            constraint_violation: viol,
+        };
+        Ok(Simulation {
+            model,
+            state,
+            ws,
+            last,
+        })
     }
 
     /// Advances one step Δt.
@@ -80,7 +99,9 @@ impl Simulation {
     }
     /// Energy drift KE + PE − W_act − (KE + PE)(0) [J].
     pub fn energy_drift_j(&self) -> f64 {
-        self.last.kinetic_j + self.last.potential_j - self.state.actuator_work_j - self.state.energy0_j
+        self.last.kinetic_j + self.last.potential_j
+            - self.state.actuator_work_j
+            - self.state.energy0_j
     }
     /// Name of volume `i`.
     pub fn volume_name(&self, i: usize) -> &str {
@@ -106,7 +127,14 @@ impl Simulation {
             l.push(format!("{}.velocity", c.name));
             l.push(format!("{}.force", c.name));
         }
-        for s in ["energy.kinetic", "energy.potential", "energy.actuator_work", "energy.drift", "constraint.violation", "newton.iterations"] {
+        for s in [
+            "energy.kinetic",
+            "energy.potential",
+            "energy.actuator_work",
+            "energy.drift",
+            "constraint.violation",
+            "newton.iterations",
+        ] {
             l.push(s.to_string());
         }
         l
@@ -115,7 +143,11 @@ impl Simulation {
     /// Number of output columns.
     pub fn n_outputs(&self) -> usize {
         let m = &self.model;
-        1 + 2 * m.n_coords() + m.n_volumes() + m.hydraulics.valves.len() + 3 * m.hydraulics.cylinders.len() + 6
+        1 + 2 * m.n_coords()
+            + m.n_volumes()
+            + m.hydraulics.valves.len()
+            + 3 * m.hydraulics.cylinders.len()
+            + 6
     }
 
     /// One output row in the order of [`Simulation::output_labels`].

@@ -18,6 +18,8 @@ pub struct State {
     pub p: Vec<f64>,
     /// ṗ [Pa/s].
     pub pd: Vec<f64>,
+    /// p̈ estimate (ṗ_k − ṗ_k−1)/Δt [Pa/s²], for the second-order pressure predictor.
+    pub pdd: Vec<f64>,
     /// Valve spool positions U [unit of the input].
     pub spool: Vec<f64>,
     /// Loop-closure multipliers λ (000 eq. 19) [N or N m].

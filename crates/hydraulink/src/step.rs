@@ -12,7 +12,11 @@ use crate::{StepError, StepReport};
 
 /// Rejects NaN/Inf in the state before a step (an error, never a reset).
 pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
-    let bad = |label: String| StepError::NonFinite { time_s: st.t_s, step: st.step, equation: label };
+    let bad = |label: String| StepError::NonFinite {
+        time_s: st.t_s,
+        step: st.step,
+        equation: label,
+    };
     for (i, a) in model.axes.iter().enumerate() {
         if !st.z[i].is_finite() || !st.zd[i].is_finite() || !st.zdd[i].is_finite() {
             return Err(bad(a.name.clone()));

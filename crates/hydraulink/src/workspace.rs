@@ -71,11 +71,21 @@ impl Workspace {
     pub fn new(model: &Model) -> Self {
         let (n, nv) = (model.n_coords(), model.n_volumes());
         let mut labels: Vec<String> = model.axes.iter().map(|a| a.name.clone()).collect();
-        labels.extend(model.hydraulics.volumes.iter().map(|v| format!("{}.p", v.name)));
+        labels.extend(
+            model
+                .hydraulics
+                .volumes
+                .iter()
+                .map(|v| format!("{}.p", v.name)),
+        );
         Workspace {
             ev: Evaluator::new(model),
             evd: Evaluator::new(model),
-            hist: History { zd_hat: vec![0.0; n], zdd_hat: vec![0.0; n], pd_hat: vec![0.0; nv] },
+            hist: History {
+                zd_hat: vec![0.0; n],
+                zdd_hat: vec![0.0; n],
+                pd_hat: vec![0.0; nv],
+            },
             tangent: DenseLu::new(n + nv),
             projection: DenseLu::new(n),
             x: vec![0.0; n + nv],

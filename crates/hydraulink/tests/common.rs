@@ -25,7 +25,11 @@ pub struct Run {
 
 impl Run {
     pub fn col(&self, label: &str) -> Vec<f64> {
-        let i = self.labels.iter().position(|l| l == label).unwrap_or_else(|| panic!("no column {label}"));
+        let i = self
+            .labels
+            .iter()
+            .position(|l| l == label)
+            .unwrap_or_else(|| panic!("no column {label}"));
         self.rows.iter().map(|r| r[i]).collect()
     }
     pub fn at(&self, label: &str, t: f64) -> f64 {

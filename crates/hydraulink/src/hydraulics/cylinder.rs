@@ -36,7 +36,10 @@ pub fn chamber_volume<S: Real>(c: &Cylinder, side: Side, m: CylinderMotion<S>) -
     let la = m.s - c.retracted_length_m;
     match side {
         Side::A => (la * c.area_a_m2, m.sd * c.area_a_m2),
-        Side::B => ((S::from(c.stroke_m) - la) * c.area_b_m2, -(m.sd * c.area_b_m2)),
+        Side::B => (
+            (S::from(c.stroke_m) - la) * c.area_b_m2,
+            -(m.sd * c.area_b_m2),
+        ),
     }
 }
 

@@ -62,7 +62,11 @@ pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut 
         add_flow(q, v.t, f.into_t);
     }
     for t in &h.throttles {
-        let f = throttle::flow(t, node_pressure(model, p, t.from), node_pressure(model, p, t.to));
+        let f = throttle::flow(
+            t,
+            node_pressure(model, p, t.from),
+            node_pressure(model, p, t.to),
+        );
         add_flow(q, t.from, -f);
         add_flow(q, t.to, f);
     }

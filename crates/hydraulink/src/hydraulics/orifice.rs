@@ -44,7 +44,10 @@ mod tests {
             let d = flow(c, Dual64::new(dp, 1.0), tr).eps;
             let h = 1.0;
             let fd = (flow(c, dp + h, tr) - flow(c, dp - h, tr)) / (2.0 * h);
-            assert!((d - fd).abs() <= 1e-6 * fd.abs() + 1e-18, "dp {dp}: {d} vs {fd}");
+            assert!(
+                (d - fd).abs() <= 1e-6 * fd.abs() + 1e-18,
+                "dp {dp}: {d} vs {fd}"
+            );
         }
     }
 }

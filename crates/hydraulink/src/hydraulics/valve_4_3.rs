@@ -35,11 +35,21 @@ pub fn flows<S: Real>(v: &Valve43, u: f64, pp: S, pt: S, pa: S, pb: S) -> ValveF
     if u >= 0.0 {
         let q_pa = orifice::flow(c, pp - pa, v.laminar_dp_pa);
         let q_bt = orifice::flow(c, pb - pt, v.laminar_dp_pa);
-        ValveFlows { into_a: q_pa, into_b: -q_bt, out_of_p: q_pa, into_t: q_bt }
+        ValveFlows {
+            into_a: q_pa,
+            into_b: -q_bt,
+            out_of_p: q_pa,
+            into_t: q_bt,
+        }
     } else {
         let q_pb = orifice::flow(c, pp - pb, v.laminar_dp_pa);
         let q_at = orifice::flow(c, pa - pt, v.laminar_dp_pa);
-        ValveFlows { into_a: -q_at, into_b: q_pb, out_of_p: q_pb, into_t: q_at }
+        ValveFlows {
+            into_a: -q_at,
+            into_b: q_pb,
+            out_of_p: q_pb,
+            into_t: q_at,
+        }
     }
 }
 

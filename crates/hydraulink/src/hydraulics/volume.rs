@@ -12,7 +12,12 @@ use crate::real::Real;
 
 /// Total volume V [m³], its rate V̇ [m³/s] and wall compliance Σ V_s/B_s [m³/Pa].
 #[inline]
-pub fn geometry<S: Real>(model: &Model, vol: &Volume, id: VolumeId, motion: &[CylinderMotion<S>]) -> (S, S, S) {
+pub fn geometry<S: Real>(
+    model: &Model,
+    vol: &Volume,
+    id: VolumeId,
+    motion: &[CylinderMotion<S>],
+) -> (S, S, S) {
     let mut v = S::from(vol.hose_m3);
     let mut vd = S::zero();
     let mut wall = match vol.hose_bulk_pa {
@@ -36,7 +41,13 @@ pub fn geometry<S: Real>(model: &Model, vol: &Volume, id: VolumeId, motion: &[Cy
 
 /// ṗ [Pa/s] given the net component inflow `q_in` [m³/s].
 #[inline]
-pub fn pressure_rate<S: Real>(model: &Model, vol: &Volume, id: VolumeId, motion: &[CylinderMotion<S>], q_in: S) -> S {
+pub fn pressure_rate<S: Real>(
+    model: &Model,
+    vol: &Volume,
+    id: VolumeId,
+    motion: &[CylinderMotion<S>],
+    q_in: S,
+) -> S {
     let (v, vd, wall) = geometry(model, vol, id, motion);
     let be = fluid::effective_bulk_modulus(model.hydraulics.oil_bulk_pa, v, wall);
     be / v * (q_in - vd)

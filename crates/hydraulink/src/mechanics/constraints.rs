@@ -32,7 +32,11 @@ pub struct ConstraintEval<S: Real> {
 impl<S: Real> ConstraintEval<S> {
     /// Buffers for `m` equations and `n` coordinates.
     pub fn new(m: usize, n: usize) -> Self {
-        ConstraintEval { phi: vec![S::zero(); m], jac: vec![S::zero(); m * n], acc0: vec![S::zero(); m] }
+        ConstraintEval {
+            phi: vec![S::zero(); m],
+            jac: vec![S::zero(); m * n],
+            acc0: vec![S::zero(); m],
+        }
     }
 }
 
@@ -59,8 +63,12 @@ pub fn evaluate<S: Real>(model: &Model, kin: &Kinematics<S>, out: &mut Constrain
                 let d = r1 - r2;
                 out.phi[r] = ev.dot(&d);
                 for_each_on_path(model, e.frame, |i| row[i] += kin.bw[i].cross(&ev).dot(&d));
-                for_each_on_path(model, p1.frame, |i| row[i] += ev.dot(&kin.point_jacobian_col(i, &r1)));
-                for_each_on_path(model, p2.frame, |i| row[i] -= ev.dot(&kin.point_jacobian_col(i, &r2)));
+                for_each_on_path(model, p1.frame, |i| {
+                    row[i] += ev.dot(&kin.point_jacobian_col(i, &r1))
+                });
+                for_each_on_path(model, p2.frame, |i| {
+                    row[i] -= ev.dot(&kin.point_jacobian_col(i, &r2))
+                });
             }
             ConstraintEq::DirDot { e1, e2 } => {
                 let a = kin.dir(e1);

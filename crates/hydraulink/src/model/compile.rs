@@ -71,8 +71,14 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                     None => continue, // parent not placed yet
                 },
             };
-            let child = body_ref(&j.child, &format!("joints[{ji}].child"), &el)?
-                .ok_or_else(|| ModelError::new(format!("joints[{ji}].child"), &el, "the ground cannot be a child"))?;
+            let child =
+                body_ref(&j.child, &format!("joints[{ji}].child"), &el)?.ok_or_else(|| {
+                    ModelError::new(
+                        format!("joints[{ji}].child"),
+                        &el,
+                        "the ground cannot be a child",
+                    )
+                })?;
             let loc = v(&j.location);
             let u = unit(&j.axis, &format!("joints[{ji}].axis"), &el)?;
             let elementary: Vec<(AxisKind, V3)> = match j.kind {
@@ -110,14 +116,22 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                     return Err(ModelError::new(
                         format!("joints[{ji}].{name}"),
                         &el,
-                        format!("needs {nq} value(s) for a {:?} joint, found {}", j.kind, vals.len()),
+                        format!(
+                            "needs {nq} value(s) for a {:?} joint, found {}",
+                            j.kind,
+                            vals.len()
+                        ),
                     ));
                 }
             }
             let first = axes.len();
             let mut parent = parent_frame;
             for (a, (kind, dir)) in elementary.into_iter().enumerate() {
-                let name = if nq == 1 { j.name.clone() } else { format!("{}.{a}", j.name) };
+                let name = if nq == 1 {
+                    j.name.clone()
+                } else {
+                    format!("{}.{a}", j.name)
+                };
                 axes.push(Axis {
                     name,
                     kind,
@@ -131,7 +145,11 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                 parent = Frame::Link(AxisId(axes.len() - 1));
             }
             frame_of_body[child] = Some(parent);
-            joints.push(Joint { name: j.name.clone(), first_axis: first, n_axes: nq });
+            joints.push(Joint {
+                name: j.name.clone(),
+                first_axis: first,
+                n_axes: nq,
+            });
             done[ji] = true;
             progressed = true;
         }
@@ -168,22 +186,37 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
 
     // marker lookup: (frame, point)
     let body_frames: Vec<Frame> = bodies.iter().map(|b| b.frame).collect();
-    let marker = |body: &str, name: &str, path: &str, element: &str| -> Result<FramePoint, ModelError> {
-        if body == "ground" {
-            return spec
-                .ground
+    let marker =
+        |body: &str, name: &str, path: &str, element: &str| -> Result<FramePoint, ModelError> {
+            if body == "ground" {
+                return spec
+                    .ground
+                    .markers
+                    .get(name)
+                    .map(|p| FramePoint {
+                        frame: Frame::Ground,
+                        point_ref: v(p),
+                    })
+                    .ok_or_else(|| {
+                        ModelError::new(path, element, format!("ground has no marker '{name}'"))
+                    });
+            }
+            let bi = body_ref(body, path, element)?.expect("non-ground body");
+            spec.bodies[bi]
                 .markers
                 .get(name)
-                .map(|p| FramePoint { frame: Frame::Ground, point_ref: v(p) })
-                .ok_or_else(|| ModelError::new(path, element, format!("ground has no marker '{name}'")));
-        }
-        let bi = body_ref(body, path, element)?.expect("non-ground body");
-        spec.bodies[bi]
-            .markers
-            .get(name)
-            .map(|p| FramePoint { frame: body_frames[bi], point_ref: v(p) })
-            .ok_or_else(|| ModelError::new(path, element, format!("body '{body}' has no marker '{name}'")))
-    };
+                .map(|p| FramePoint {
+                    frame: body_frames[bi],
+                    point_ref: v(p),
+                })
+                .ok_or_else(|| {
+                    ModelError::new(
+                        path,
+                        element,
+                        format!("body '{body}' has no marker '{name}'"),
+                    )
+                })
+        };
 
     // ---- hydraulics
     let h = &spec.hydraulics;
@@ -194,18 +227,24 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
     let mut sources = Vec::new();
     for s in h.pumps.iter().chain(h.tanks.iter()) {
         node_index.insert(s.name.as_str(), Node::Source(sources.len()));
-        sources.push(Source { name: s.name.clone(), pressure_pa: s.pressure_pa });
+        sources.push(Source {
+            name: s.name.clone(),
+            pressure_pa: s.pressure_pa,
+        });
     }
     let node = |name: &str, path: &str, element: &str| -> Result<Node, ModelError> {
-        node_index
-            .get(name)
-            .copied()
-            .ok_or_else(|| ModelError::new(path, element, format!("unknown hydraulic node '{name}'")))
+        node_index.get(name).copied().ok_or_else(|| {
+            ModelError::new(path, element, format!("unknown hydraulic node '{name}'"))
+        })
     };
     let volume = |name: &str, path: &str, element: &str| -> Result<VolumeId, ModelError> {
         match node(name, path, element)? {
             Node::Volume(v) => Ok(v),
-            Node::Source(_) => Err(ModelError::new(path, element, format!("'{name}' must be a volume, not a pump or tank"))),
+            Node::Source(_) => Err(ModelError::new(
+                path,
+                element,
+                format!("'{name}' must be a volume, not a pump or tank"),
+            )),
         }
     };
     let input_index = |name: &str, path: &str, element: &str| -> Result<usize, ModelError> {
@@ -264,10 +303,16 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             wall_bulk_pa: cs.wall_bulk_modulus_pa,
             friction: match cs.friction {
                 FrictionSpec::None => Friction::None,
-                FrictionSpec::Viscous { coefficient_n_s_m } => Friction::Viscous { c: coefficient_n_s_m },
-                FrictionSpec::Efficiency { efficiency, velocity_scale_m_s } => {
-                    Friction::Efficiency { eta: efficiency, vs: velocity_scale_m_s }
-                }
+                FrictionSpec::Viscous { coefficient_n_s_m } => Friction::Viscous {
+                    c: coefficient_n_s_m,
+                },
+                FrictionSpec::Efficiency {
+                    efficiency,
+                    velocity_scale_m_s,
+                } => Friction::Efficiency {
+                    eta: efficiency,
+                    vs: velocity_scale_m_s,
+                },
             },
         });
     }
@@ -301,7 +346,11 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             throttles,
             cylinders,
         },
-        inputs: spec.inputs.iter().map(|i| Signal::from_spec(&i.signal)).collect(),
+        inputs: spec
+            .inputs
+            .iter()
+            .map(|i| Signal::from_spec(&i.signal))
+            .collect(),
         input_names: spec.inputs.iter().map(|i| i.name.clone()).collect(),
         solver: SolverOptions {
             formulation: s.formulation,
@@ -324,10 +373,24 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
     let mut constraints = Vec::new();
     for (ci, cj) in spec.cut_joints.iter().enumerate() {
         let el = format!("cut joint '{}'", cj.name);
-        let p1 = marker(&cj.body1, &cj.marker1, &format!("cut_joints[{ci}].marker1"), &el)?;
-        let p2 = marker(&cj.body2, &cj.marker2, &format!("cut_joints[{ci}].marker2"), &el)?;
+        let p1 = marker(
+            &cj.body1,
+            &cj.marker1,
+            &format!("cut_joints[{ci}].marker1"),
+            &el,
+        )?;
+        let p2 = marker(
+            &cj.body2,
+            &cj.marker2,
+            &format!("cut_joints[{ci}].marker2"),
+            &el,
+        )?;
         if p1.frame == p2.frame {
-            return Err(ModelError::new(format!("cut_joints[{ci}].body2"), &el, "both sides are on the same body"));
+            return Err(ModelError::new(
+                format!("cut_joints[{ci}].body2"),
+                &el,
+                "both sides are on the same body",
+            ));
         }
         let (f1, f2) = (p1.frame, p2.frame);
         let axis = unit(&cj.axis, &format!("cut_joints[{ci}].axis"), &el)?;
@@ -337,32 +400,80 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             let g = kin.frame_rot(f2) * d2;
             kin.frame_rot(f1).transpose() * g
         };
-        let d2 = |d: V3| FrameDir { frame: f2, dir_ref: d };
-        let d1 = |d: V3| FrameDir { frame: f1, dir_ref: d };
+        let d2 = |d: V3| FrameDir {
+            frame: f2,
+            dir_ref: d,
+        };
+        let d1 = |d: V3| FrameDir {
+            frame: f1,
+            dir_ref: d,
+        };
         let mut eqs: Vec<(String, ConstraintEq)> = Vec::new();
         let pd = |e: FrameDir| ConstraintEq::PointDot { e, p1, p2 };
         match cj.kind {
             CutJointKind::Spherical => {
                 for (lbl, e) in [("x", V3::x()), ("y", V3::y()), ("z", V3::z())] {
-                    eqs.push((lbl.into(), pd(FrameDir { frame: Frame::Ground, dir_ref: e })));
+                    eqs.push((
+                        lbl.into(),
+                        pd(FrameDir {
+                            frame: Frame::Ground,
+                            dir_ref: e,
+                        }),
+                    ));
                 }
             }
             CutJointKind::Revolute => {
                 for (lbl, e) in [("x", V3::x()), ("y", V3::y()), ("z", V3::z())] {
-                    eqs.push((lbl.into(), pd(FrameDir { frame: Frame::Ground, dir_ref: e })));
+                    eqs.push((
+                        lbl.into(),
+                        pd(FrameDir {
+                            frame: Frame::Ground,
+                            dir_ref: e,
+                        }),
+                    ));
                 }
                 let (t1, t2) = perpendiculars(&axis);
                 let a1 = to_body1(&axis);
-                eqs.push(("axis.1".into(), ConstraintEq::DirDot { e1: d1(a1), e2: d2(t1) }));
-                eqs.push(("axis.2".into(), ConstraintEq::DirDot { e1: d1(a1), e2: d2(t2) }));
+                eqs.push((
+                    "axis.1".into(),
+                    ConstraintEq::DirDot {
+                        e1: d1(a1),
+                        e2: d2(t1),
+                    },
+                ));
+                eqs.push((
+                    "axis.2".into(),
+                    ConstraintEq::DirDot {
+                        e1: d1(a1),
+                        e2: d2(t2),
+                    },
+                ));
             }
             CutJointKind::Prismatic => {
                 let (t1, t2) = perpendiculars(&axis);
                 let a1 = to_body1(&axis);
                 let u1 = to_body1(&t1);
-                eqs.push(("axis.1".into(), ConstraintEq::DirDot { e1: d1(a1), e2: d2(t1) }));
-                eqs.push(("axis.2".into(), ConstraintEq::DirDot { e1: d1(a1), e2: d2(t2) }));
-                eqs.push(("twist".into(), ConstraintEq::DirDot { e1: d1(u1), e2: d2(t2) }));
+                eqs.push((
+                    "axis.1".into(),
+                    ConstraintEq::DirDot {
+                        e1: d1(a1),
+                        e2: d2(t1),
+                    },
+                ));
+                eqs.push((
+                    "axis.2".into(),
+                    ConstraintEq::DirDot {
+                        e1: d1(a1),
+                        e2: d2(t2),
+                    },
+                ));
+                eqs.push((
+                    "twist".into(),
+                    ConstraintEq::DirDot {
+                        e1: d1(u1),
+                        e2: d2(t2),
+                    },
+                ));
                 eqs.push(("line.1".into(), pd(d2(t1))));
                 eqs.push(("line.2".into(), pd(d2(t2))));
             }
@@ -380,12 +491,22 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                     ));
                 }
                 let m = normal.cross(&axis);
-                eqs.push(("rotation".into(), ConstraintEq::DirDot { e1: d1(to_body1(&axis)), e2: d2(m) }));
+                eqs.push((
+                    "rotation".into(),
+                    ConstraintEq::DirDot {
+                        e1: d1(to_body1(&axis)),
+                        e2: d2(m),
+                    },
+                ));
                 eqs.push(("line".into(), pd(d2(m))));
             }
         }
         for (lbl, eq) in eqs {
-            constraints.push(Constraint { name: format!("{}.{lbl}", cj.name), cut_joint: ci, eq });
+            constraints.push(Constraint {
+                name: format!("{}.{lbl}", cj.name),
+                cut_joint: ci,
+                eq,
+            });
         }
     }
     model.constraints = constraints;

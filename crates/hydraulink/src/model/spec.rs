@@ -255,7 +255,10 @@ fn default_bulk() -> f64 {
 
 impl Default for FluidSpec {
     fn default() -> Self {
-        FluidSpec { density_kg_m3: default_density(), bulk_modulus_pa: default_bulk() }
+        FluidSpec {
+            density_kg_m3: default_density(),
+            bulk_modulus_pa: default_bulk(),
+        }
     }
 }
 

@@ -76,7 +76,11 @@ tolerance_position = 1e-11
         let r = run(hydraulink::model::compile(&sp).unwrap());
         let ke = r.col("energy.kinetic");
         let pe = r.col("energy.potential");
-        let drift = ke.iter().zip(&pe).map(|(k, p)| (k + p - ke[0] - pe[0]).abs()).fold(0.0, f64::max);
+        let drift = ke
+            .iter()
+            .zip(&pe)
+            .map(|(k, p)| (k + p - ke[0] - pe[0]).abs())
+            .fold(0.0, f64::max);
         let scale = ke.iter().fold(0.0f64, |m, &x| m.max(x));
         (drift, scale, max_abs(&r.col("ball.1.q")))
     };
@@ -84,7 +88,10 @@ tolerance_position = 1e-11
     eprintln!("pendulum: drift {d1:.2e} J at 1 ms, {d2:.2e} J at 0.5 ms, of {scale:.2} J kinetic");
     // A wrong centripetal term gives percent-level drift (note 000-A.1).
     assert!(d1 < 1e-4 * scale, "drift {d1} J");
-    assert!(d1 / d2 > 3.0, "energy error is not second order: {d1} → {d2}");
+    assert!(
+        d1 / d2 > 3.0,
+        "energy error is not second order: {d1} → {d2}"
+    );
     // the motion is really 3-D
     assert!(swing > 0.1);
 }
@@ -118,7 +125,10 @@ fn fourbar_without_hydraulics_matches_closed_form_kinematics() {
         let a = (r0 * r0 - r1 * r1 + dist * dist) / (2.0 * dist);
         let hh = (r0 * r0 - a * a).sqrt();
         let (mx, my) = (c.0 + a * dx / dist, c.1 + a * dy / dist);
-        let cand = [(mx + hh * dy / dist, my - hh * dx / dist), (mx - hh * dy / dist, my + hh * dx / dist)];
+        let cand = [
+            (mx + hh * dy / dist, my - hh * dx / dist),
+            (mx - hh * dy / dist, my + hh * dx / dist),
+        ];
         let err = cand
             .iter()
             .map(|p| ((p.0 - d_sim.0).powi(2) + (p.1 - d_sim.1).powi(2)).sqrt())
@@ -126,7 +136,9 @@ fn fourbar_without_hydraulics_matches_closed_form_kinematics() {
         worst = worst.max(err);
         swing = swing.max(th1.abs());
     }
-    eprintln!("closed-form four-bar: worst D position error {worst:.2e} m, crank swing {swing:.3} rad");
+    eprintln!(
+        "closed-form four-bar: worst D position error {worst:.2e} m, crank swing {swing:.3} rad"
+    );
     assert!(swing > 0.05, "the mechanism must actually move");
     // The penalty formulation closes the loop to ‖Φ‖ ≈ λ/α, not to round-off; D inherits that
     // violation, so the check is made at the constraint level of 1e-6 m. A wrong

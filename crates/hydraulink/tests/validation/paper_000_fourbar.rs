@@ -31,7 +31,10 @@ fn paper_000_fourbar_starts_in_equilibrium() {
     for j in ["z1.q", "z2.q", "z3.q"] {
         let c = r.col(j);
         let k1 = (1.0 / 1e-3) as usize;
-        let dev = c[..=k1].iter().map(|x| (x - c[0]).abs()).fold(0.0, f64::max);
+        let dev = c[..=k1]
+            .iter()
+            .map(|x| (x - c[0]).abs())
+            .fold(0.0, f64::max);
         assert!(dev < 1e-6, "{j} moved by {dev} rad before the valve opened");
     }
 }
@@ -41,9 +44,15 @@ fn paper_000_fourbar_energy_drift_below_0_1_percent_of_peak_work() {
     // 000 §6.2: 0.84 J of 982.95 J (0.09 %); acceptance: ≤ 0.1 %.
     let r = fourbar();
     let drift = max_abs(&r.col("energy.drift"));
-    let work = r.col("energy.actuator_work").iter().fold(f64::MIN, |m, &x| m.max(x));
+    let work = r
+        .col("energy.actuator_work")
+        .iter()
+        .fold(f64::MIN, |m, &x| m.max(x));
     eprintln!("four-bar: peak |drift| {drift:.4} J, peak actuator work {work:.2} J (paper 0.84 J, 982.95 J)");
-    assert!(drift <= 1e-3 * work, "drift {drift} J vs peak work {work} J");
+    assert!(
+        drift <= 1e-3 * work,
+        "drift {drift} J vs peak work {work} J"
+    );
 }
 
 #[test]
@@ -52,7 +61,10 @@ fn paper_000_fourbar_peak_work_within_the_notes_band() {
     // ±35 % until they are pinned down (its 1-DOF re-simulation without friction gives 1300 J).
     // README "Validation" explains our 1274 J.
     let r = fourbar();
-    let work = r.col("energy.actuator_work").iter().fold(f64::MIN, |m, &x| m.max(x));
+    let work = r
+        .col("energy.actuator_work")
+        .iter()
+        .fold(f64::MIN, |m, &x| m.max(x));
     assert!((work - 982.95).abs() <= 0.35 * 982.95, "peak work {work} J");
 }
 
@@ -75,10 +87,16 @@ fn paper_000_fourbar_work_cycle_lifts_then_lowers() {
     let s = |t| r.at("cylinder.length", t);
     let pe = |t| r.at("energy.potential", t);
     assert!(s(2.5) > s(1.0) + 0.05, "cylinder extends while lifting");
-    assert!(pe(2.5) > pe(1.0) + 100.0, "structure gains potential energy while lifting");
+    assert!(
+        pe(2.5) > pe(1.0) + 100.0,
+        "structure gains potential energy while lifting"
+    );
     assert!((s(5.0) - s(3.0)).abs() < 1e-3, "holds between 2.5 and 5 s");
     assert!(s(8.0) < s(5.0) - 0.1, "cylinder retracts while lowering");
-    assert!(pe(8.0) < pe(5.0) - 100.0, "structure loses potential energy while lowering");
+    assert!(
+        pe(8.0) < pe(5.0) - 100.0,
+        "structure loses potential energy while lowering"
+    );
     assert!((s(10.0) - s(9.0)).abs() < 1e-3, "holds after 8 s");
     // the lift is monotone
     let v = r.col("cylinder.velocity");

@@ -25,7 +25,10 @@ fn paper_000_quickreturn_starts_in_equilibrium() {
     let r = quickreturn();
     for j in ["z1.q", "z2.q", "z3.q", "z4.q", "z5.q"] {
         let c = r.col(j);
-        let dev = c[..=1000].iter().map(|x| (x - c[0]).abs()).fold(0.0, f64::max);
+        let dev = c[..=1000]
+            .iter()
+            .map(|x| (x - c[0]).abs())
+            .fold(0.0, f64::max);
         assert!(dev < 1e-6, "{j} moved by {dev} rad before the valve opened");
     }
 }
@@ -35,7 +38,10 @@ fn paper_000_quickreturn_energy_constraints_iterations() {
     // 000 §6.2: 0.23 J of 357.47 J (0.06 %); issue 2: ≤ 0.1 %, ‖Φ‖ < 1e-6, ≤ 2 iterations.
     let r = quickreturn();
     let drift = max_abs(&r.col("energy.drift"));
-    let work = r.col("energy.actuator_work").iter().fold(f64::MIN, |m, &x| m.max(x));
+    let work = r
+        .col("energy.actuator_work")
+        .iter()
+        .fold(f64::MIN, |m, &x| m.max(x));
     let viol = max_abs(&r.col("constraint.violation"));
     let it = r.col("newton.iterations");
     let avg = it[1..].iter().sum::<f64>() / (it.len() - 1) as f64;
@@ -56,6 +62,10 @@ fn paper_000_quickreturn_work_cycle_pulls_then_pushes() {
     assert!(s(8.0) > s(6.5) + 0.05, "extends while pushing");
     assert!((s(6.5) - s(5.0)).abs() < 1e-3);
     // the crank z4 turns from 30.6° to about 78° (reference note 000-C, indicative)
-    let z4max = r.col("z4.q").iter().fold(f64::MIN, |m, &x| m.max(x)).to_degrees();
+    let z4max = r
+        .col("z4.q")
+        .iter()
+        .fold(f64::MIN, |m, &x| m.max(x))
+        .to_degrees();
     assert!(z4max > 70.0 && z4max < 85.0, "z4 max {z4max}°");
 }

@@ -37,12 +37,17 @@ fn check(name: &str, t_check: f64) {
             let fd = (fp[i] - fm[i]) / (2.0 * h);
             let exact = ws.tangent.matrix()[(i, j)];
             // scale: the largest entry of the row, so tiny couplings are judged relative to it
-            let row_scale = (0..nx).map(|k| ws.tangent.matrix()[(i, k)].abs()).fold(0.0, f64::max);
+            let row_scale = (0..nx)
+                .map(|k| ws.tangent.matrix()[(i, k)].abs())
+                .fold(0.0, f64::max);
             let err = (fd - exact).abs() / (row_scale + 1e-300);
             worst = worst.max(err);
             // central differences: O(h²) truncation plus round-off ~ ε|f|/h; 1e-6 of the row
             // scale separates a wrong derivative (O(1) error) from both.
-            assert!(err < 1e-6, "{name}: d f[{i}] / d x[{j}]: exact {exact:e}, fd {fd:e}");
+            assert!(
+                err < 1e-6,
+                "{name}: d f[{i}] / d x[{j}]: exact {exact:e}, fd {fd:e}"
+            );
         }
     }
     eprintln!("{name}: worst relative tangent error {worst:.2e}");

@@ -36,7 +36,11 @@ pub struct SpatialInertia<S: Real> {
 impl<S: Real> SpatialInertia<S> {
     /// Zero inertia.
     pub fn zero() -> Self {
-        SpatialInertia { m: S::zero(), h: Vector3::zeros(), jo: Matrix3::zeros() }
+        SpatialInertia {
+            m: S::zero(),
+            h: Vector3::zeros(),
+            jo: Matrix3::zeros(),
+        }
     }
 
     /// M̄ of one body: mass `m`, COM `g`, central inertia `j` (global axes).
@@ -75,11 +79,19 @@ pub struct Dynamics<S: Real> {
     pub mass: Vec<S>,
     /// Q′ (n) [N m or N].
     pub force: Vec<S>,
+    /// Body COM positions g_j [m] of the last `bodies*` call.
+    pub com: Vec<Vector3<S>>,
+    /// Body inertias J_j in global axes [kg m²] of the last `bodies*` call.
+    pub inertia: Vec<Matrix3<S>>,
 }
 
 /// The COM position g_j and the inertia J_j of a body in global axes.
 #[inline]
-pub fn body_com_inertia<S: Real>(model: &Model, kin: &Kinematics<S>, j: usize) -> (Vector3<S>, Matrix3<S>) {
+pub fn body_com_inertia<S: Real>(
+    model: &Model,
+    kin: &Kinematics<S>,
+    j: usize,
+) -> (Vector3<S>, Matrix3<S>) {
     let b = &model.bodies[j];
     let a = kin.frame_rot(b.frame);
     let g = kin.frame_pos(b.frame) + a * v3::<S>(&b.com_ref);
@@ -89,8 +101,10 @@ pub fn body_com_inertia<S: Real>(model: &Model, kin: &Kinematics<S>, j: usize) -
 
 impl<S: Real> Dynamics<S> {
     /// Buffers for `n` axes.
-    pub fn new(n: usize) -> Self {
+    pub fn new(n: usize, n_bodies: usize) -> Self {
         Dynamics {
+            com: vec![Vector3::zeros(); n_bodies],
+            inertia: vec![Matrix3::zeros(); n_bodies],
             msum: vec![SpatialInertia::zero(); n],
             qsum_f: vec![Vector3::zeros(); n],
             qsum_t: vec![Vector3::zeros(); n],
@@ -102,6 +116,15 @@ impl<S: Real> Dynamics<S> {
     /// Body inertia and gravity/inertial force terms into the per-axis slots (needs positions and
     /// velocities). Clears the slots first.
     pub fn bodies(&mut self, model: &Model, kin: &Kinematics<S>) {
+        self.bodies_impl(model, kin, true);
+    }
+
+    /// Body inertias only (needs positions): for M′ alone, as in the projections.
+    pub fn bodies_inertia(&mut self, model: &Model, kin: &Kinematics<S>) {
+        self.bodies_impl(model, kin, false);
+    }
+
+    fn bodies_impl(&mut self, model: &Model, kin: &Kinematics<S>, forces: bool) {
         for k in 0..self.msum.len() {
             self.msum[k] = SpatialInertia::zero();
             self.qsum_f[k] = Vector3::zeros();
@@ -109,17 +132,22 @@ impl<S: Real> Dynamics<S> {
         }
         let grav = v3::<S>(&model.gravity);
         for (j, b) in model.bodies.iter().enumerate() {
+            let (g, jj) = body_com_inertia(model, kin, j);
+            self.com[j] = g;
+            self.inertia[j] = jj;
             let Frame::Link(k) = b.frame else { continue };
             let k = k.0;
             let m = S::from(b.mass_kg);
-            let (g, jj) = body_com_inertia(model, kin, j);
             let mb = SpatialInertia::body(m, &g, &jj);
+            self.msum[k].add(&mb);
+            if !forces {
+                continue;
+            }
             let (sd, w) = (kin.vel_v[k], kin.vel_w[k]);
             let gd = sd + w.cross(&g);
             let f = grav * m - w.cross(&gd) * m; // f − m ω̃ ġ
             let tau = -w.cross(&(jj * w)) + g.cross(&f); // τ − ω̃Jω + g̃(f − m ω̃ ġ), τ = 0
             let (af, at) = mb.mul(&kin.acc0_v[k], &kin.acc0_w[k]); // M̄_j Ż⁰_j
-            self.msum[k].add(&mb);
             self.qsum_f[k] += f - af;
             self.qsum_t[k] += tau - at;
         }
@@ -135,21 +163,26 @@ impl<S: Real> Dynamics<S> {
     }
 
     /// Leaves-to-root accumulation and the projection onto the joint vectors (000 eqs. 11–12).
-    pub fn accumulate(&mut self, model: &Model, kin: &Kinematics<S>) {
+    /// With `forces = false` only M′ is formed.
+    pub fn accumulate(&mut self, model: &Model, kin: &Kinematics<S>, forces: bool) {
         let n = model.n_coords();
         for k in (0..n).rev() {
             if let Frame::Link(p) = model.axes[k].parent {
                 let ms = self.msum[k];
                 let (qf, qt) = (self.qsum_f[k], self.qsum_t[k]);
                 self.msum[p.0].add(&ms);
-                self.qsum_f[p.0] += qf;
-                self.qsum_t[p.0] += qt;
+                if forces {
+                    self.qsum_f[p.0] += qf;
+                    self.qsum_t[p.0] += qt;
+                }
             }
         }
         for k in 0..n {
             let (bv, bw) = (kin.bv[k], kin.bw[k]);
             let (mv, mw) = self.msum[k].mul(&bv, &bw);
-            self.force[k] = bv.dot(&self.qsum_f[k]) + bw.dot(&self.qsum_t[k]);
+            if forces {
+                self.force[k] = bv.dot(&self.qsum_f[k]) + bw.dot(&self.qsum_t[k]);
+            }
             let mut cur = Frame::Link(AxisId(k));
             while let Frame::Link(i) = cur {
                 let i = i.0;
