@@ -25,6 +25,11 @@
 //! | α | `SolverOptions::penalty` | |
 //! | b_k, Z_k, Ż⁰_k | `Kinematics::bv/bw`, `vel_v/vel_w`, `acc0_v/acc0_w` | |
 #![warn(missing_docs)]
+// Units are written in brackets, `[N]`, `[m³/s]` (STYLE convention 2); rustdoc would read them
+// as intra-doc links, so unresolved links are not warnings in this crate.
+#![allow(rustdoc::broken_intra_doc_links)]
+// Index loops over matrix rows and columns read like the equations they implement.
+#![allow(clippy::needless_range_loop)]
 
 pub mod assembly;
 pub mod error;

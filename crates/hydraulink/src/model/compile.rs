@@ -17,12 +17,14 @@ fn v(a: &[f64; 3]) -> V3 {
 }
 
 fn unit(a: &[f64; 3], path: &str, element: &str) -> Result<V3, ModelError> {
+    // scale first so that huge or tiny (but valid) entries do not overflow or underflow the norm
     let x = v(a);
-    let n = x.norm();
-    if !(n > 1e-12) || !n.is_finite() {
-        return Err(ModelError::new(path, element, "must be a non-zero vector"));
+    let s = x.amax();
+    if s.is_nan() || s <= 0.0 || !s.is_finite() {
+        return Err(ModelError::new(path, element, "must be a finite non-zero vector"));
     }
-    Ok(x / n)
+    let y = x / s;
+    Ok(y / y.norm())
 }
 
 /// Two unit vectors completing `a` to a right-handed orthonormal basis (t1, t2, a).

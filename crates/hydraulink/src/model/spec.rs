@@ -353,10 +353,11 @@ pub struct AttachmentSpec {
 }
 
 /// Cylinder friction law.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FrictionSpec {
     /// No friction.
+    #[default]
     None,
     /// F_μ = c ṡ.
     Viscous {
@@ -378,11 +379,6 @@ fn default_vs() -> f64 {
     1.0e-3
 }
 
-impl Default for FrictionSpec {
-    fn default() -> Self {
-        FrictionSpec::None
-    }
-}
 
 /// A double-acting cylinder. Its chambers belong to the volumes `piston_side` and `rod_side`.
 ///
