@@ -26,7 +26,8 @@ static GLOBAL: Counting = Counting;
 
 fn check(name: &str) {
     let path = format!("{}/../../models/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    let spec: hydraulink::ModelSpec = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let spec: hydraulink::ModelSpec =
+        toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let model = hydraulink::model::compile(&spec).unwrap();
     let mut sim = hydraulink::Simulation::new(model).unwrap();
     let mut row = vec![0.0; sim.n_outputs()];
@@ -38,7 +39,12 @@ fn check(name: &str) {
         sim.output_row(&mut row);
     }
     let after = ALLOCS.load(Ordering::SeqCst);
-    assert_eq!(after - before, 0, "{name}: {} allocations in 3000 steps", after - before);
+    assert_eq!(
+        after - before,
+        0,
+        "{name}: {} allocations in 3000 steps",
+        after - before
+    );
 }
 
 #[test]

@@ -21,7 +21,11 @@ fn unit(a: &[f64; 3], path: &str, element: &str) -> Result<V3, ModelError> {
     let x = v(a);
     let s = x.amax();
     if s.is_nan() || s <= 0.0 || !s.is_finite() {
-        return Err(ModelError::new(path, element, "must be a finite non-zero vector"));
+        return Err(ModelError::new(
+            path,
+            element,
+            "must be a finite non-zero vector",
+        ));
     }
     let y = x / s;
     Ok(y / y.norm())

@@ -379,7 +379,6 @@ fn default_vs() -> f64 {
     1.0e-3
 }
 
-
 /// A double-acting cylinder. Its chambers belong to the volumes `piston_side` and `rod_side`.
 ///
 /// Pin-to-pin length s = |r_rod − r_base|. Piston-side chamber length l_A = s − retracted_length,
