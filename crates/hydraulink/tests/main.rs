@@ -2,5 +2,6 @@
 
 mod common;
 mod determinism;
+mod elements;
 mod invariants;
 mod validation;
