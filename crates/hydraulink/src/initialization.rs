@@ -256,7 +256,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     } else {
         DVector::zeros(0)
     };
-    let (ke, pe) = energy::energies(model, &ev.kin, &ev.dynamics);
+    let (ke, pe) = energy::energies(model, &ev.dynamics, &zd);
     let power: f64 = ev
         .cylinder_force
         .iter()

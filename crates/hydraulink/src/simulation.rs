@@ -34,7 +34,7 @@ impl Simulation {
         let spool = state.spool.clone();
         ws.ev
             .evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
-        let (ke, pe) = energy::energies(&model, &ws.ev.kin, &ws.ev.dynamics);
+        let (ke, pe) = energy::energies(&model, &ws.ev.dynamics, &state.zd);
         let viol = ws
             .ev
             .constraints

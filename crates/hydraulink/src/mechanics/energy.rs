@@ -1,23 +1,27 @@
 //! Mechanical energies (reference note 000-A.7):
-//! KE = Σ_j ½ (m_j |ġ_j|² + ω_jᵀ J_j ω_j),   PE = −Σ_j m_j gravity · g_j.
+//!
+//! ```text
+//! KE = Σ_j ½ (m_j |ġ_j|² + ω_jᵀ J_j ω_j) = ½ żᵀ M′ ż      (M′ = Rᵀ M̄ R, 000 eq. 11)
+//! PE = −Σ_j m_j gravity · g_j
+//! ```
 
-use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::semirecursive::Dynamics;
-use crate::model::{Frame, Model};
+use crate::model::Model;
 
-/// (kinetic, potential) energy [J] (needs velocities, and `Dynamics::bodies*` at the same
-/// positions for the body COMs and inertias).
-pub fn energies(model: &Model, kin: &Kinematics<f64>, dynamics: &Dynamics<f64>) -> (f64, f64) {
+/// (kinetic, potential) energy [J] from M′ and the body COMs of `dynamics` (both at the current
+/// positions) and the rates `zd`.
+pub fn energies(model: &Model, dynamics: &Dynamics<f64>, zd: &[f64]) -> (f64, f64) {
+    let n = model.n_coords();
     let mut ke = 0.0;
-    let mut pe = 0.0;
-    for (j, b) in model.bodies.iter().enumerate() {
-        let (g, jj) = (dynamics.com[j], dynamics.inertia[j]);
-        pe -= b.mass_kg * model.gravity.dot(&g);
-        if let Frame::Link(k) = b.frame {
-            let w = kin.vel_w[k.0];
-            let gd = kin.vel_v[k.0] + w.cross(&g);
-            ke += 0.5 * (b.mass_kg * gd.norm_squared() + w.dot(&(jj * w)));
-        }
+    for i in 0..n {
+        let row: f64 = (0..n).map(|j| dynamics.mass[i * n + j] * zd[j]).sum();
+        ke += 0.5 * zd[i] * row;
     }
+    let pe = model
+        .bodies
+        .iter()
+        .zip(dynamics.com.iter())
+        .map(|(b, g)| -b.mass_kg * model.gravity.dot(g))
+        .sum();
     (ke, pe)
 }

@@ -145,19 +145,27 @@ impl<S: Real> Kinematics<S> {
     /// Positions: link poses and joint vectors b_k, root to leaves.
     pub fn positions(&mut self, model: &Model, z: &[S]) {
         for (k, ax) in model.axes.iter().enumerate() {
-            let (ap, xp) = (self.frame_rot(ax.parent), self.frame_pos(ax.parent));
-            let u = ap * v3::<S>(&ax.dir_ref);
+            let u_ref = v3::<S>(&ax.dir_ref);
             match ax.kind {
                 AxisKind::Revolute => {
                     let cref = v3::<S>(&ax.point_ref);
                     let r = rotation(&ax.dir_ref, z[k]);
-                    let c = xp + ap * cref;
-                    self.rot[k] = ap * r;
-                    self.pos[k] = xp + ap * (cref - r * cref);
+                    // c = x_p + A_p c̄ (global axis point), A_k = A_p R, x_k = c − A_k c̄
+                    let (rot, c, u) = match ax.parent {
+                        Frame::Ground => (r, cref, u_ref),
+                        Frame::Link(p) => {
+                            let ap = self.rot[p.0];
+                            (ap * r, self.pos[p.0] + ap * cref, ap * u_ref)
+                        }
+                    };
+                    self.pos[k] = c - rot * cref;
+                    self.rot[k] = rot;
                     self.bv[k] = c.cross(&u);
                     self.bw[k] = u;
                 }
                 AxisKind::Prismatic => {
+                    let (ap, xp) = (self.frame_rot(ax.parent), self.frame_pos(ax.parent));
+                    let u = ap * u_ref;
                     self.rot[k] = ap;
                     self.pos[k] = xp + u * z[k];
                     self.bv[k] = u;

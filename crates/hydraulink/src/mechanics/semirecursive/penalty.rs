@@ -381,7 +381,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     st.actuator_power_w = power;
     st.step += 1;
     st.t_s = st.step as f64 * dt; // n·Δt: no accumulated round-off in t
-    let (ke, pe) = energy::energies(model, &ws.ev.kin, &ws.ev.dynamics);
+    let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
     report.kinetic_j = ke;
     report.potential_j = pe;
     report.constraint_violation = ws
