@@ -16,7 +16,7 @@
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::lu::partial_pivoting::{factor, solve};
 use faer::perm::PermRef;
-use faer::{Mat, MatMut, MatRef, Par};
+use faer::{MatMut, MatRef, Par};
 
 /// The factorization failed: a zero or non-finite pivot.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,7 +31,8 @@ pub const SMALL_N: usize = 32;
 /// LU factorization with partial pivoting, in caller-owned (pre-allocated) memory.
 pub struct DenseLu {
     n: usize,
-    a: Mat<f64>,
+    /// The matrix, then its factors, column-major (`a[j * n + i]` = A_ij).
+    a: Vec<f64>,
     perm: Vec<usize>,
     perm_inv: Vec<usize>,
     mem: MemBuffer,
@@ -56,7 +57,7 @@ impl DenseLu {
         ]);
         DenseLu {
             n,
-            a: Mat::zeros(n, n),
+            a: vec![0.0; n * n],
             perm: vec![0; n],
             perm_inv: vec![0; n],
             mem: MemBuffer::new(req),
@@ -72,12 +73,12 @@ impl DenseLu {
     /// The matrix to fill before [`DenseLu::factor`] (its old content is garbage after a factor).
     pub fn matrix_mut(&mut self) -> MatMut<'_, f64> {
         self.factored = false;
-        self.a.as_mut()
+        MatMut::from_column_major_slice_mut(&mut self.a, self.n, self.n)
     }
 
     /// Read access to the matrix (the factors after `factor`).
     pub fn matrix(&self) -> MatRef<'_, f64> {
-        self.a.as_ref()
+        MatRef::from_column_major_slice(&self.a, self.n, self.n)
     }
 
     /// Factors the matrix in place. Allocation-free.
@@ -99,9 +100,9 @@ impl DenseLu {
         for k in 0..n {
             // pivot: largest |a_ik|, i ≥ k
             let mut piv = k;
-            let mut best = a[(k, k)].abs();
+            let mut best = a[k * n + k].abs();
             for i in k + 1..n {
-                let v = a[(i, k)].abs();
+                let v = a[k * n + i].abs();
                 if v > best {
                     best = v;
                     piv = i;
@@ -112,22 +113,22 @@ impl DenseLu {
             }
             if piv != k {
                 for j in 0..n {
-                    let t = a[(k, j)];
-                    a[(k, j)] = a[(piv, j)];
-                    a[(piv, j)] = t;
+                    let t = a[j * n + k];
+                    a[j * n + k] = a[j * n + piv];
+                    a[j * n + piv] = t;
                 }
                 self.perm.swap(k, piv);
             }
-            let d = 1.0 / a[(k, k)];
+            let d = 1.0 / a[k * n + k];
             for i in k + 1..n {
-                a[(i, k)] *= d;
+                a[k * n + i] *= d;
             }
             for j in k + 1..n {
-                let akj = a[(k, j)];
+                let akj = a[j * n + k];
                 if akj != 0.0 {
                     for i in k + 1..n {
-                        let l = a[(i, k)];
-                        a[(i, j)] -= l * akj;
+                        let l = a[k * n + i];
+                        a[j * n + i] -= l * akj;
                     }
                 }
             }
@@ -141,8 +142,9 @@ impl DenseLu {
 
     fn factor_faer(&mut self) -> Result<(), SingularMatrix> {
         let stack = MemStack::new(&mut self.mem);
+        let n = self.n;
         let _ = factor::lu_in_place(
-            self.a.as_mut(),
+            MatMut::from_column_major_slice_mut(&mut self.a, n, n),
             &mut self.perm,
             &mut self.perm_inv,
             Par::Seq,
@@ -150,7 +152,7 @@ impl DenseLu {
             Default::default(),
         );
         for i in 0..self.n {
-            let d = self.a[(i, i)];
+            let d = self.a[i * n + i];
             if d == 0.0 || !d.is_finite() {
                 return Err(SingularMatrix { column: i });
             }
@@ -186,16 +188,16 @@ impl DenseLu {
         for i in 0..n {
             let mut s = buf[i];
             for j in 0..i {
-                s -= a[(i, j)] * buf[j];
+                s -= a[j * n + i] * buf[j];
             }
             buf[i] = s;
         }
         for i in (0..n).rev() {
             let mut s = buf[i];
             for j in i + 1..n {
-                s -= a[(i, j)] * buf[j];
+                s -= a[j * n + i] * buf[j];
             }
-            buf[i] = s / a[(i, i)];
+            buf[i] = s / a[i * n + i];
         }
         rhs[..n].copy_from_slice(&buf[..n]);
     }
@@ -205,7 +207,8 @@ impl DenseLu {
         let perm = unsafe { PermRef::new_unchecked(&self.perm, &self.perm_inv, n) };
         let stack = MemStack::new(&mut self.mem);
         let b = MatMut::from_column_major_slice_mut(rhs, n, 1);
-        solve::solve_in_place(self.a.as_ref(), self.a.as_ref(), perm, b, Par::Seq, stack);
+        let lu = MatRef::from_column_major_slice(&self.a, n, n);
+        solve::solve_in_place(lu, lu, perm, b, Par::Seq, stack);
     }
 }
 
