@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 /// Columns the four-bar's results.csv must have (000 §5.1: joints z1–z3, volumes V1–V3, the valve
 /// DCV and the cylinder).
-const FOURBAR_COLUMNS: [&str; 20] = [
+const FOURBAR_COLUMNS: [&str; 21] = [
     "time",
     "z1.q",
     "z1.qd",
@@ -22,6 +22,7 @@ const FOURBAR_COLUMNS: [&str; 20] = [
     "cylinder.length",
     "cylinder.velocity",
     "cylinder.force",
+    "cylinder.work",
     "energy.kinetic",
     "energy.potential",
     "energy.actuator_work",

@@ -32,7 +32,7 @@ fn main() {
         it_sum += r.iterations as u64;
         it_max = it_max.max(r.iterations);
         drift_max = drift_max.max(sim.energy_drift_j().abs());
-        work_max = work_max.max(sim.state().actuator_work_j);
+        work_max = work_max.max(sim.state().total_actuator_work_j());
         viol_max = viol_max.max(r.constraint_violation);
         if k % 500 == 499 {
             sim.output_row(&mut row);

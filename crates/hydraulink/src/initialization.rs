@@ -257,12 +257,12 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         DVector::zeros(0)
     };
     let (ke, pe) = energy::energies(model, &ev.dynamics, &zd);
-    let power: f64 = ev
+    let power: Vec<f64> = ev
         .cylinder_force
         .iter()
         .zip(ev.motion.iter())
         .map(|(f, mo)| f * mo.sd)
-        .sum();
+        .collect();
     Ok(State {
         t_s: 0.0,
         step: 0,
@@ -274,7 +274,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         p,
         spool: spool0,
         lambda: lambda.iter().copied().collect(),
-        actuator_work_j: 0.0,
+        actuator_work_j: vec![0.0; power.len()],
         actuator_power_w: power,
         energy0_j: ke + pe,
         potential0_j: pe,

@@ -100,7 +100,7 @@ impl Simulation {
     /// Energy drift KE + PE − W_act − (KE + PE)(0) [J].
     pub fn energy_drift_j(&self) -> f64 {
         self.last.kinetic_j + self.last.potential_j
-            - self.state.actuator_work_j
+            - self.state.total_actuator_work_j()
             - self.state.energy0_j
     }
     /// Name of volume `i`.
@@ -126,6 +126,7 @@ impl Simulation {
             l.push(format!("{}.length", c.name));
             l.push(format!("{}.velocity", c.name));
             l.push(format!("{}.force", c.name));
+            l.push(format!("{}.work", c.name));
         }
         for s in [
             "energy.kinetic",
@@ -146,7 +147,7 @@ impl Simulation {
         1 + 2 * m.n_coords()
             + m.n_volumes()
             + m.hydraulics.valves.len()
-            + 3 * m.hydraulics.cylinders.len()
+            + 4 * m.hydraulics.cylinders.len()
             + 6
     }
 
@@ -174,10 +175,11 @@ impl Simulation {
             put(self.ws.ev.motion[c].s);
             put(self.ws.ev.motion[c].sd);
             put(self.ws.ev.cylinder_force[c]);
+            put(st.actuator_work_j[c]);
         }
         put(self.last.kinetic_j);
         put(self.last.potential_j - self.initial_potential());
-        put(st.actuator_work_j);
+        put(st.total_actuator_work_j());
         put(self.energy_drift_j());
         put(self.last.constraint_violation);
         put(self.last.iterations as f64);

@@ -1,6 +1,13 @@
 //! `State`: everything that changes from step to step. Small and `Clone`, so a run can be
 //! rolled back or restarted (co-simulation, EKF, linearization at time T).
 
+impl State {
+    /// Total actuator work Σ_c W_c [J].
+    pub fn total_actuator_work_j(&self) -> f64 {
+        self.actuator_work_j.iter().sum()
+    }
+}
+
 /// The mutable state of a simulation at time `t_s`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct State {
@@ -24,10 +31,10 @@ pub struct State {
     pub spool: Vec<f64>,
     /// Loop-closure multipliers λ (000 eq. 19) [N or N m].
     pub lambda: Vec<f64>,
-    /// Accumulated actuator work W_act = ∫ Σ F ṡ dt [J] (trapezoidal).
-    pub actuator_work_j: f64,
-    /// Actuator power Σ F ṡ at `t_s` [W].
-    pub actuator_power_w: f64,
+    /// Work done by each cylinder, W_c = ∫ F_c ṡ_c dt [J] (trapezoidal rule).
+    pub actuator_work_j: Vec<f64>,
+    /// Power of each cylinder F_c ṡ_c at `t_s` [W].
+    pub actuator_power_w: Vec<f64>,
     /// KE + PE at t = 0 [J].
     pub energy0_j: f64,
     /// PE at t = 0 [J]: the reference of the reported potential energy.

@@ -370,15 +370,17 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     ws.tmp = zd_proj;
     st.spool.copy_from_slice(&ws.spool_new);
     st.lambda.copy_from_slice(&ws.lambda);
-    let power: f64 = ws
+    for (c, (f, m)) in ws
         .ev
         .cylinder_force
         .iter()
         .zip(ws.ev.motion.iter())
-        .map(|(f, m)| f * m.sd)
-        .sum();
-    st.actuator_work_j += 0.5 * dt * (st.actuator_power_w + power);
-    st.actuator_power_w = power;
+        .enumerate()
+    {
+        let power = f * m.sd;
+        st.actuator_work_j[c] += 0.5 * dt * (st.actuator_power_w[c] + power);
+        st.actuator_power_w[c] = power;
+    }
     st.step += 1;
     st.t_s = st.step as f64 * dt; // n·Δt: no accumulated round-off in t
     let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
