@@ -51,6 +51,20 @@ pub enum StepError {
         /// Why Newton stopped (cap reached, diverging, singular tangent).
         reason: String,
     },
+    /// A cylinder left its stroke: the model has no end stops.
+    #[error("cylinder '{cylinder}' left its stroke at t = {time_s:.6} s (step {step}): piston-side chamber length {chamber_m:.4} m outside [0, {stroke_m} m]")]
+    OutOfStroke {
+        /// Time at the start of the failed step [s].
+        time_s: f64,
+        /// Step index.
+        step: u64,
+        /// Cylinder name.
+        cylinder: String,
+        /// Piston-side chamber length l_A [m].
+        chamber_m: f64,
+        /// Stroke [m].
+        stroke_m: f64,
+    },
     /// A NaN or infinite value appeared.
     #[error("non-finite value at t = {time_s:.6} s (step {step}) in `{equation}`")]
     NonFinite {

@@ -10,29 +10,24 @@
 //! 4. **Pressures.** Volumes without `p0_pa` are solved from F_c = p_A A_A − p_B A_B and zero
 //!    net flow into every unknown volume (Gauss–Newton, exact Jacobian by dual numbers). 000 does
 //!    this by hand: p1 = p2 = (F_s0 + p3 A3)/A2.
-//! 5. **Accelerations and multipliers.** (M′ + α Φ_zᵀ Φ_z) z̈₀ = Q′ − α Φ_zᵀ Φ̇_z ż, then λ₀ from
-//!    Φ_zᵀ λ = Q′ − M′ z̈₀ in least squares (note 000-A.6), and ṗ₀ = h(p₀, z₀, ż₀).
+//! 5. **Accelerations and multipliers.** The augmented system of note 000-A.6,
+//!    [[M′, Φ_zᵀ], [Φ_z, 0]] [z̈₀; λ₀] = [Q′; −Φ̇_z ż], solved in least squares (minimum norm), so
+//!    that redundant constraints are allowed; and ṗ₀ = h(p₀, z₀, ż₀).
 
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
 use crate::assembly::Evaluator;
 use crate::hydraulics::{self, cylinder, CylinderMotion};
+use crate::linalg::pinv_solve;
 use crate::mechanics::energy;
 use crate::mechanics::kinematics::for_each_on_path;
-use crate::model::{Model, Node};
+use crate::model::Model;
 use crate::state::State;
 use crate::InitError;
 
 fn jac_matrix(ev: &Evaluator<f64>, m: usize, n: usize) -> DMatrix<f64> {
     DMatrix::from_row_slice(m, n, &ev.constraints.jac)
-}
-
-fn pinv_solve(a: &DMatrix<f64>, b: &DVector<f64>) -> DVector<f64> {
-    let svd = a.clone().svd(true, true);
-    let smax = svd.singular_values.max();
-    svd.solve(b, 1e-12 * smax.max(1e-300))
-        .unwrap_or_else(|_| DVector::zeros(a.ncols()))
 }
 
 /// Builds the initial state of `model`.
@@ -233,29 +228,23 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             ));
         }
     }
-    // Given cylinders but all pressures given: they must hold the mechanism (checked by physics).
-    let _ = Node::Source(0);
 
     // 5. accelerations, multipliers, pressure rates
     ev.evaluate(model, &z, &zd, &p, &spool0, true);
-    let alpha = model.solver.penalty;
     let mm = DMatrix::from_row_slice(n, n, &ev.dynamics.mass);
     let jz = jac_matrix(&ev, m, n);
-    let q = DVector::from_column_slice(&ev.dynamics.force);
-    let acc0 = DVector::from_column_slice(&ev.constraints.acc0);
-    let lhs = &mm + alpha * jz.transpose() * &jz;
-    let rhs = &q - alpha * jz.transpose() * &acc0;
-    let zdd = lhs
-        .clone()
-        .lu()
-        .solve(&rhs)
-        .unwrap_or_else(|| pinv_solve(&lhs, &rhs));
-    let lambda = if m > 0 {
-        let r = &q - &mm * &zdd;
-        pinv_solve(&jz.transpose(), &r)
-    } else {
-        DVector::zeros(0)
-    };
+    let mut aug = DMatrix::<f64>::zeros(n + m, n + m);
+    aug.view_mut((0, 0), (n, n)).copy_from(&mm);
+    aug.view_mut((0, n), (n, m)).copy_from(&jz.transpose());
+    aug.view_mut((n, 0), (m, n)).copy_from(&jz);
+    let mut rhs = DVector::<f64>::zeros(n + m);
+    rhs.rows_mut(0, n).copy_from_slice(&ev.dynamics.force);
+    for r in 0..m {
+        rhs[n + r] = -ev.constraints.acc0[r];
+    }
+    let sol = pinv_solve(&aug, &rhs);
+    let zdd: Vec<f64> = sol.rows(0, n).iter().copied().collect();
+    let lambda: Vec<f64> = sol.rows(n, m).iter().copied().collect();
     let (ke, pe) = energy::energies(model, &ev.dynamics, &zd);
     let power: Vec<f64> = ev
         .cylinder_force
@@ -268,12 +257,12 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         step: 0,
         z,
         zd,
-        zdd: zdd.iter().copied().collect(),
+        zdd,
         pd: ev.h.clone(),
         pdd: vec![0.0; nv],
         p,
         spool: spool0,
-        lambda: lambda.iter().copied().collect(),
+        lambda,
         actuator_work_j: vec![0.0; power.len()],
         actuator_power_w: power,
         energy0_j: ke + pe,

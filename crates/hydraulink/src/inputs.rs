@@ -80,6 +80,20 @@ impl Signal {
         }
     }
 
+    /// The reference values the trapezoidal rule uses at the two ends of the step [t0, t1].
+    /// Piecewise-constant signals (and steps) jump exactly on step boundaries, so they use the
+    /// value valid on the interval, U_ref(t0), at both ends (interval form, note 000-A.4: second
+    /// order, no half-step timing error). Continuous signals use their end-point values.
+    pub fn step_values(&self, t0: f64, t1: f64) -> (f64, f64) {
+        match self {
+            Signal::PiecewiseConstant { .. } | Signal::Step { .. } | Signal::Constant(_) => {
+                let v = self.value(t0);
+                (v, v)
+            }
+            Signal::Table { .. } | Signal::Sine { .. } => (self.value(t0), self.value(t1)),
+        }
+    }
+
     /// Value at time `t` [s].
     pub fn value(&self, t: f64) -> f64 {
         match self {

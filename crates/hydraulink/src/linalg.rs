@@ -25,6 +25,18 @@ pub struct SingularMatrix {
     pub column: usize,
 }
 
+/// Minimum-norm least-squares solution of `a x = b` by SVD (singular values below 1e-12 of the
+/// largest are dropped). For the initialization only: it allocates.
+pub fn pinv_solve(
+    a: &nalgebra::DMatrix<f64>,
+    b: &nalgebra::DVector<f64>,
+) -> nalgebra::DVector<f64> {
+    let svd = a.clone().svd(true, true);
+    let smax = svd.singular_values.max();
+    svd.solve(b, 1e-12 * smax.max(1e-300))
+        .unwrap_or_else(|_| nalgebra::DVector::zeros(a.ncols()))
+}
+
 /// Dimension up to which the unblocked kernel is used instead of faer.
 pub const SMALL_N: usize = 32;
 
@@ -113,9 +125,7 @@ impl DenseLu {
             }
             if piv != k {
                 for j in 0..n {
-                    let t = a[j * n + k];
-                    a[j * n + k] = a[j * n + piv];
-                    a[j * n + piv] = t;
+                    a.swap(j * n + k, j * n + piv);
                 }
                 self.perm.swap(k, piv);
             }

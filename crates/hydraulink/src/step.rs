@@ -23,8 +23,18 @@ pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
         }
     }
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
-        if !st.p[v].is_finite() || !st.pd[v].is_finite() {
+        if !st.p[v].is_finite() || !st.pd[v].is_finite() || !st.pdd[v].is_finite() {
             return Err(bad(format!("{}.p", vol.name)));
+        }
+    }
+    for (i, valve) in model.hydraulics.valves.iter().enumerate() {
+        if !st.spool[i].is_finite() {
+            return Err(bad(format!("{}.spool", valve.name)));
+        }
+    }
+    for (r, c) in model.constraints.iter().enumerate() {
+        if !st.lambda[r].is_finite() {
+            return Err(bad(format!("{}.lambda", c.name)));
         }
     }
     Ok(())

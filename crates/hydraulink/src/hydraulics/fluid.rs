@@ -7,13 +7,6 @@
 
 use crate::real::Real;
 
-/// Accumulates 1/B_e: call with each compliant sub-volume, then invert.
-#[derive(Debug, Clone, Copy)]
-pub struct Compliance<S> {
-    /// Σ V_s / B_s [m³/Pa].
-    pub wall: S,
-}
-
 /// B_e from the oil modulus, the total volume `v` [m³] and Σ V_s/B_s [m³/Pa].
 #[inline]
 pub fn effective_bulk_modulus<S: Real>(oil_bulk_pa: f64, v: S, wall_compliance: S) -> S {

@@ -53,12 +53,13 @@ pub fn flows<S: Real>(v: &Valve43, u: f64, pp: S, pt: S, pa: S, pb: S) -> ValveF
     }
 }
 
-/// Trapezoidal step of U̇ = (U_ref − U)/τ with U_ref held at `u_ref` over the step (interval form,
-/// reference note 000-A.4): U₊ = [(1 − Δt/2τ) U + (Δt/τ) U_ref] / (1 + Δt/2τ).
+/// Trapezoidal step of U̇ = (U_ref − U)/τ from U_ref,k = `u_ref0` to U_ref,k+1 = `u_ref1`
+/// (see `Signal::step_values` for the interval form of piecewise-constant inputs,
+/// reference note 000-A.4): U₊ = [(1 − Δt/2τ) U + (Δt/2τ)(U_ref,k + U_ref,k+1)] / (1 + Δt/2τ).
 #[inline]
-pub fn spool_step(u: f64, u_ref: f64, tau: f64, dt: f64) -> f64 {
+pub fn spool_step(u: f64, u_ref0: f64, u_ref1: f64, tau: f64, dt: f64) -> f64 {
     let r = dt / (2.0 * tau);
-    ((1.0 - r) * u + 2.0 * r * u_ref) / (1.0 + r)
+    ((1.0 - r) * u + r * (u_ref0 + u_ref1)) / (1.0 + r)
 }
 
 /// Spool rate U̇ [1/s].

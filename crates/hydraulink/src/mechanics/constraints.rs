@@ -15,7 +15,7 @@
 use nalgebra::Vector3;
 
 use crate::mechanics::kinematics::{for_each_on_path, Kinematics};
-use crate::model::{ConstraintEq, Frame, FrameDir, Model};
+use crate::model::{ConstraintEq, Frame, Model};
 use crate::real::Real;
 
 /// Constraint values Φ (m entries) and the row-major Jacobian Φ_z (m × n).
@@ -105,9 +105,4 @@ pub fn evaluate_acc0<S: Real>(model: &Model, kin: &Kinematics<S>, out: &mut Cons
             }
         };
     }
-}
-
-/// Global direction helper for compile-time geometry.
-pub fn global_dir(kin: &Kinematics<f64>, d: &FrameDir) -> Vector3<f64> {
-    kin.dir(d)
 }

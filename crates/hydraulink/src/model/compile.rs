@@ -366,6 +366,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             penalty: s.penalty,
             tol_position: s.tolerance_position,
             tol_pressure_pa: s.tolerance_pressure_pa,
+            tol_relative: s.tolerance_relative,
             max_iterations: s.max_iterations,
         },
         volume_names: h.volumes.iter().map(|v| v.name.clone()).collect(),

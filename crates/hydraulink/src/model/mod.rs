@@ -302,6 +302,8 @@ pub struct SolverOptions {
     pub tol_position: f64,
     /// Newton tolerance on pressures [Pa].
     pub tol_pressure_pa: f64,
+    /// Relative Newton tolerance [-].
+    pub tol_relative: f64,
     /// Iteration cap.
     pub max_iterations: u32,
 }

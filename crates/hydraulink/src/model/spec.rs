@@ -93,8 +93,9 @@ pub enum JointKind {
     Universal,
     /// 2 coordinates: rotation about `axis` [rad], then translation along it [m].
     Cylindrical,
-    /// 3 coordinates: successive rotations about the reference x, y, z axes through
-    /// `location` (Cardan angles; singular at ±90° of the second angle) [rad].
+    /// 3 coordinates: successive rotations about x, then the once-rotated y′, then the twice-
+    /// rotated z″ (carried axes, Cardan angles) through `location`; singular at ±90° of the
+    /// second angle [rad].
     Spherical,
     /// 0 coordinates: the child is welded to the parent.
     Fixed,
@@ -174,7 +175,7 @@ pub enum CutJointKind {
     Revolute,
     /// Parallel axes, no relative rotation, point on line (5 equations).
     Prismatic,
-    /// Planar revolute: point coincidence in the plane normal to `axis` (2 equations).
+    /// Planar revolute: point coincidence in the plane normal to `normal` (2 equations).
     PlanarRevolute,
     /// Planar prismatic (translational) joint in the plane normal to `normal`: no relative rotation
     /// about the normal, and marker 1 stays on the line through marker 2 along `axis` (2 equations).
@@ -503,6 +504,10 @@ pub struct SolverSpec {
     /// Newton tolerance on pressures [Pa] (000: 1e-2).
     #[serde(default = "default_tol_p")]
     pub tolerance_pressure_pa: f64,
+    /// Relative Newton tolerance: an unknown has converged when |Δx| ≤ atol + rtol |x|
+    /// (000 uses absolute tolerances only: default 0).
+    #[serde(default)]
+    pub tolerance_relative: f64,
     /// Newton iteration cap.
     #[serde(default = "default_max_iter")]
     pub max_iterations: u32,
@@ -537,6 +542,7 @@ impl Default for SolverSpec {
             penalty: default_penalty(),
             tolerance_position: default_tol_q(),
             tolerance_pressure_pa: default_tol_p(),
+            tolerance_relative: 0.0,
             max_iterations: default_max_iter(),
         }
     }

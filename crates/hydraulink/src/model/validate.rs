@@ -626,6 +626,7 @@ fn check_solver(solver: &SolverSpec) -> Result<(), ModelError> {
     at.positive("penalty", solver.penalty)?;
     at.positive("tolerance_position", solver.tolerance_position)?;
     at.positive("tolerance_pressure_pa", solver.tolerance_pressure_pa)?;
+    at.non_negative("tolerance_relative", solver.tolerance_relative)?;
     if solver.max_iterations < 1 {
         return Err(at.error("max_iterations", "must be at least 1, got 0"));
     }

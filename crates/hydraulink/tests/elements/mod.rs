@@ -117,11 +117,12 @@ proptest! {
 
 #[test]
 fn spool_step_is_the_trapezoidal_rule() {
-    // U₊ − U = Δt/2 (U̇ + U̇₊) with U_ref held over the step (000 eq. 27, note 000-A.4)
-    let (u, uref, tau, dt) = (1.3, 10.0, 4.547e-3, 1e-3);
-    let up = valve_4_3::spool_step(u, uref, tau, dt);
-    let lhs = up - u;
-    let rhs =
-        0.5 * dt * (valve_4_3::spool_rate(u, uref, tau) + valve_4_3::spool_rate(up, uref, tau));
-    assert!((lhs - rhs).abs() < 1e-14);
+    // U₊ − U = Δt/2 (U̇(U, U_ref,k) + U̇(U₊, U_ref,k+1)) (000 eq. 27, note 000-A.4)
+    let (u, tau, dt) = (1.3, 4.547e-3, 1e-3);
+    for (r0, r1) in [(10.0, 10.0), (2.0, 7.5)] {
+        let up = valve_4_3::spool_step(u, r0, r1, tau, dt);
+        let rhs =
+            0.5 * dt * (valve_4_3::spool_rate(u, r0, tau) + valve_4_3::spool_rate(up, r1, tau));
+        assert!((up - u - rhs).abs() < 1e-13);
+    }
 }

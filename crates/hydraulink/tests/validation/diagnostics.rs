@@ -71,3 +71,32 @@ fn cavitation_is_reported_when_a_volume_goes_below_zero() {
         assert!(*t > 8.0 && *t < 8.2, "{name} at {t}");
     }
 }
+
+#[test]
+fn a_cylinder_that_leaves_its_stroke_stops_the_run() {
+    // Lowering the four-bar without stopping retracts the cylinder fully (|s| → l = 1.1 m).
+    let mut spec = spec_of("fourbar");
+    spec.inputs[0].signal = hydraulink::model::spec::SignalSpec::Step {
+        time_s: 1.0,
+        before: 0.0,
+        after: -10.0,
+    };
+    let mut sim = Simulation::new(hydraulink::model::compile(&spec).unwrap()).unwrap();
+    let err = loop {
+        if let Err(e) = sim.step() {
+            break e;
+        }
+        assert!(sim.time_s() < 10.0, "the cylinder should have bottomed out");
+    };
+    let StepError::OutOfStroke {
+        cylinder,
+        chamber_m,
+        ..
+    } = &err
+    else {
+        panic!("{err}")
+    };
+    assert_eq!(cylinder, "cylinder");
+    assert!(*chamber_m < 0.0);
+    assert!(err.to_string().contains("left its stroke"));
+}

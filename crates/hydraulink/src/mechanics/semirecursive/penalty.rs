@@ -119,6 +119,7 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
     ws.counters.tangents += 1;
 }
 
+/// Absolute tolerance of unknown `i` [rad, m or Pa].
 fn tolerance(model: &Model, i: usize) -> f64 {
     if i < model.n_coords() {
         model.solver.tol_position
@@ -167,8 +168,8 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
     let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
     // Spools: closed-form trapezoidal step with U_ref(t_k) held over [t_k, t_k+1).
     for (i, v) in model.hydraulics.valves.iter().enumerate() {
-        let u_ref = model.inputs[v.input].value(st.t_s);
-        ws.spool_new[i] = valve_4_3::spool_step(st.spool[i], u_ref, v.time_constant_s, dt);
+        let (u0, u1) = model.inputs[v.input].step_values(st.t_s, st.t_s + dt);
+        ws.spool_new[i] = valve_4_3::spool_step(st.spool[i], u0, u1, v.time_constant_s, dt);
     }
     // History terms (000 eqs. 33–34) and predictors (000 §4).
     for i in 0..n {
@@ -256,7 +257,9 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         let mut norm: f64 = 0.0;
         for i in 0..n + nv {
             ws.x[i] += ws.dx[i];
-            norm = norm.max(ws.dx[i].abs() / tolerance(model, i));
+            // weighted increment: |Δx_i| / (atol_i + rtol |x_i|)
+            let w = tolerance(model, i) + model.solver.tol_relative * ws.x[i].abs();
+            norm = norm.max(ws.dx[i].abs() / w);
         }
         if !norm.is_finite() {
             return Err(newton_failure(
@@ -317,6 +320,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             }
         }
     }
+    ws.counters.factorizations += 1;
     if ws.projection.factor().is_err() {
         ws.ev.zd = zd_star;
         return Err(newton_failure(
@@ -346,6 +350,21 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         ws.tmp2[i] = v;
     }
     ws.projection.solve_in_place(&mut ws.tmp2[..n]);
+
+    // ---- end stops: the lumped model has none, so leaving the stroke is an error
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let la = ws.ev.motion[c].s - cyl.retracted_length_m;
+        if !(0.0..=cyl.stroke_m).contains(&la) {
+            ws.tmp = zd_proj;
+            return Err(StepError::OutOfStroke {
+                time_s: st.t_s,
+                step: st.step,
+                cylinder: cyl.name.clone(),
+                chamber_m: la,
+                stroke_m: cyl.stroke_m,
+            });
+        }
+    }
 
     // ---- commit
     let mut report = StepReport {
