@@ -88,6 +88,12 @@ impl DenseLu {
         MatMut::from_column_major_slice_mut(&mut self.a, self.n, self.n)
     }
 
+    /// The matrix as a column-major slice (`[j * n + i]` = A_ij), to fill before `factor`.
+    pub fn values_mut(&mut self) -> &mut [f64] {
+        self.factored = false;
+        &mut self.a
+    }
+
     /// Read access to the matrix (the factors after `factor`).
     pub fn matrix(&self) -> MatRef<'_, f64> {
         MatRef::from_column_major_slice(&self.a, self.n, self.n)
@@ -110,35 +116,36 @@ impl DenseLu {
         }
         let a = &mut self.a;
         for k in 0..n {
-            // pivot: largest |a_ik|, i ≥ k
-            let mut piv = k;
-            let mut best = a[k * n + k].abs();
-            for i in k + 1..n {
-                let v = a[k * n + i].abs();
-                if v > best {
-                    best = v;
-                    piv = i;
+            // pivot: largest |a_ik|, i ≥ k, in column k
+            let (mut piv, mut best) = (k, 0.0f64);
+            for (i, v) in a[k * n + k..(k + 1) * n].iter().enumerate() {
+                if v.abs() > best {
+                    best = v.abs();
+                    piv = k + i;
                 }
             }
             if best == 0.0 || !best.is_finite() {
                 return Err(SingularMatrix { column: k });
             }
             if piv != k {
-                for j in 0..n {
-                    a.swap(j * n + k, j * n + piv);
+                for col in a.chunks_exact_mut(n) {
+                    col.swap(k, piv);
                 }
                 self.perm.swap(k, piv);
             }
-            let d = 1.0 / a[k * n + k];
-            for i in k + 1..n {
-                a[k * n + i] *= d;
+            // column-oriented elimination: l = a[k+1.., k] / a_kk, then a[k+1.., j] -= l a_kj
+            let (left, right) = a.split_at_mut((k + 1) * n);
+            let colk = &mut left[k * n..];
+            let d = 1.0 / colk[k];
+            for x in colk[k + 1..].iter_mut() {
+                *x *= d;
             }
-            for j in k + 1..n {
-                let akj = a[j * n + k];
+            let l = &colk[k + 1..];
+            for colj in right.chunks_exact_mut(n) {
+                let akj = colj[k];
                 if akj != 0.0 {
-                    for i in k + 1..n {
-                        let l = a[k * n + i];
-                        a[j * n + i] -= l * akj;
+                    for (x, li) in colj[k + 1..].iter_mut().zip(l.iter()) {
+                        *x -= li * akj;
                     }
                 }
             }
@@ -188,28 +195,29 @@ impl DenseLu {
 
     fn solve_small(&self, rhs: &mut [f64]) {
         let n = self.n;
-        let a = &self.a;
-        // y = P b (perm[i] = source row), forward with unit L, back with U; one scratch-free pass
-        // by permuting through a fixed-size chunk when possible.
         let mut buf = [0.0f64; SMALL_N];
-        for i in 0..n {
-            buf[i] = rhs[self.perm[i]];
+        let y = &mut buf[..n];
+        for (yi, p) in y.iter_mut().zip(self.perm.iter()) {
+            *yi = rhs[*p];
         }
-        for i in 0..n {
-            let mut s = buf[i];
-            for j in 0..i {
-                s -= a[j * n + i] * buf[j];
+        // forward substitution with unit L, column by column
+        for (j, col) in self.a.chunks_exact(n).enumerate() {
+            let yj = y[j];
+            if yj != 0.0 {
+                for (yi, lij) in y[j + 1..].iter_mut().zip(col[j + 1..].iter()) {
+                    *yi -= lij * yj;
+                }
             }
-            buf[i] = s;
         }
-        for i in (0..n).rev() {
-            let mut s = buf[i];
-            for j in i + 1..n {
-                s -= a[j * n + i] * buf[j];
+        // back substitution with U, column by column
+        for (j, col) in self.a.chunks_exact(n).enumerate().rev() {
+            y[j] /= col[j];
+            let yj = y[j];
+            for (yi, uij) in y[..j].iter_mut().zip(col[..j].iter()) {
+                *yi -= uij * yj;
             }
-            buf[i] = s / a[i * n + i];
         }
-        rhs[..n].copy_from_slice(&buf[..n]);
+        rhs[..n].copy_from_slice(y);
     }
 
     fn solve_faer(&mut self, rhs: &mut [f64]) {

@@ -125,18 +125,31 @@ impl<S: Real> Dynamics<S> {
     }
 
     fn bodies_impl(&mut self, model: &Model, kin: &Kinematics<S>, forces: bool) {
-        for k in 0..self.msum.len() {
-            self.msum[k] = SpatialInertia::zero();
-            self.qsum_f[k] = Vector3::zeros();
-            self.qsum_t[k] = Vector3::zeros();
+        for m in self.msum.iter_mut() {
+            *m = SpatialInertia::zero();
+        }
+        for (f, t) in self.qsum_f.iter_mut().zip(self.qsum_t.iter_mut()) {
+            *f = Vector3::zeros();
+            *t = Vector3::zeros();
         }
         let grav = v3::<S>(&model.gravity);
-        for (j, b) in model.bodies.iter().enumerate() {
-            let (g, jj) = body_com_inertia(model, kin, j);
-            self.com[j] = g;
-            self.inertia[j] = jj;
-            let Frame::Link(k) = b.frame else { continue };
+        for ((b, com), inertia) in model
+            .bodies
+            .iter()
+            .zip(self.com.iter_mut())
+            .zip(self.inertia.iter_mut())
+        {
+            let Frame::Link(k) = b.frame else {
+                *com = v3(&b.com_ref);
+                *inertia = m3(&b.inertia_ref);
+                continue;
+            };
             let k = k.0;
+            let a = kin.rot[k];
+            let g = kin.pos[k] + a * v3::<S>(&b.com_ref);
+            let jj = a * m3::<S>(&b.inertia_ref) * a.transpose();
+            *com = g;
+            *inertia = jj;
             let m = S::from(b.mass_kg);
             let mb = SpatialInertia::body(m, &g, &jj);
             self.msum[k].add(&mb);

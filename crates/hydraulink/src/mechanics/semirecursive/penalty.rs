@@ -83,17 +83,22 @@ pub fn evaluate_at<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History
 pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f64]) {
     let n = model.n_coords();
     let nv = model.n_volumes();
-    let m = model.n_constraints();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
     let alpha = model.solver.penalty;
-    for i in 0..n {
-        let mut acc = -ev.dynamics.force[i];
-        for j in 0..n {
-            acc += ev.dynamics.mass[i * n + j] * ev.zdd[j];
+    // g_r = αΦ_r + λ_r, then f_z = c (M′ z̈ + Φ_zᵀ g − Q′), row by row
+    let (mass, jac, phi) = (&ev.dynamics.mass, &ev.constraints.jac, &ev.constraints.phi);
+    for (i, (row, q)) in mass
+        .chunks_exact(n)
+        .zip(ev.dynamics.force.iter())
+        .enumerate()
+    {
+        let mut acc = -*q;
+        for (mij, a) in row.iter().zip(ev.zdd.iter()) {
+            acc += *mij * *a;
         }
-        for r in 0..m {
-            acc += ev.constraints.jac[r * n + i] * (ev.constraints.phi[r] * alpha + lambda[r]);
+        for (r, (ph, l)) in phi.iter().zip(lambda.iter()).enumerate() {
+            acc += jac[r * n + i] * (*ph * alpha + *l);
         }
         ev.f[i] = acc * c;
     }
@@ -299,24 +304,31 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         ws.ev.zdd[i] = c2 * z[i] + ws.hist.zdd_hat[i];
     }
     let zd_star = std::mem::take(&mut ws.ev.zd);
-    ws.ev.mass_and_constraints(model, z);
-    // the last λ update (000 eq. 19), with Φ at the converged z
+    // EXPERIMENT: reuse the last iterate's evaluation; Φ linearized
+    let m0 = model.n_constraints();
+    for r in 0..m0 {
+        let mut v = ws.ev.constraints.phi[r];
+        for j in 0..n {
+            v += ws.ev.constraints.jac[r * n + j] * ws.dx[j];
+        }
+        ws.ev.constraints.phi[r] = v;
+    }
     for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
         *l += alpha * phi;
     }
-    let m = model.n_constraints();
     {
-        let mut a = ws.projection.matrix_mut();
-        for i in 0..n {
-            for j in 0..n {
-                let mut v = ws.ev.dynamics.mass[i * n + j];
-                for r in 0..m {
-                    v += c
-                        * alpha
-                        * ws.ev.constraints.jac[r * n + i]
-                        * ws.ev.constraints.jac[r * n + j];
+        // P = M′ + (Δt²/4) α Φ_zᵀ Φ_z (symmetric: column-major fill = row-major fill)
+        let a = ws.projection.values_mut();
+        a.copy_from_slice(&ws.ev.dynamics.mass);
+        let ca = c * alpha;
+        for jr in ws.ev.constraints.jac.chunks_exact(n) {
+            for (i, ji) in jr.iter().enumerate() {
+                if *ji != 0.0 {
+                    let s = ca * ji;
+                    for (aij, jj) in a[i * n..(i + 1) * n].iter_mut().zip(jr.iter()) {
+                        *aij += s * jj;
+                    }
                 }
-                a[(i, j)] = v;
             }
         }
     }
@@ -331,23 +343,28 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             "singular projection matrix",
         ));
     }
-    let mass = &ws.ev.dynamics.mass;
-    for i in 0..n {
-        ws.tmp[i] = (0..n).map(|j| mass[i * n + j] * zd_star[j]).sum();
+    for (t, row) in ws.tmp.iter_mut().zip(ws.ev.dynamics.mass.chunks_exact(n)) {
+        *t = row.iter().zip(zd_star.iter()).map(|(a, b)| a * b).sum();
     }
     ws.projection.solve_in_place(&mut ws.tmp[..n]);
     ws.ev.zd = zd_star;
     // ż projected in tmp; velocity terms (Φ̇_z ż, cylinder rates) with it, at the same positions
     let zd_proj = std::mem::take(&mut ws.tmp);
     ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..]);
-    let mass = &ws.ev.dynamics.mass;
-    let jac = &ws.ev.constraints.jac;
-    for i in 0..n {
-        let mut v: f64 = (0..n).map(|j| mass[i * n + j] * ws.ev.zdd[j]).sum();
-        for r in 0..m {
-            v -= c * alpha * jac[r * n + i] * ws.ev.constraints.acc0[r];
+    for (t, row) in ws.tmp2.iter_mut().zip(ws.ev.dynamics.mass.chunks_exact(n)) {
+        *t = row.iter().zip(ws.ev.zdd.iter()).map(|(a, b)| a * b).sum();
+    }
+    for (jr, a0) in ws
+        .ev
+        .constraints
+        .jac
+        .chunks_exact(n)
+        .zip(ws.ev.constraints.acc0.iter())
+    {
+        let s = c * alpha * a0;
+        for (t, ji) in ws.tmp2.iter_mut().zip(jr.iter()) {
+            *t -= s * ji;
         }
-        ws.tmp2[i] = v;
     }
     ws.projection.solve_in_place(&mut ws.tmp2[..n]);
 
