@@ -91,8 +91,9 @@ impl<S: Real> Evaluator<S> {
         self.kin.positions(model, z);
         self.kin.velocities(model, zd);
         self.dynamics.bodies(model, &self.kin);
+        self.dynamics.save_body_terms();
         self.cylinders(model, p);
-        self.dynamics.accumulate(model, &self.kin, true);
+        self.dynamics.accumulate(model, &self.kin);
         constraints::evaluate(model, &self.kin, &mut self.constraints);
         if acc0 {
             constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
@@ -107,15 +108,48 @@ impl<S: Real> Evaluator<S> {
         );
     }
 
-    /// Positions, M′ and Φ, Φ_z only (the projections' matrices).
-    pub fn mass_and_constraints(&mut self, model: &Model, z: &[S]) {
-        self.kin.positions(model, z);
-        self.dynamics.bodies_inertia(model, &self.kin);
-        self.dynamics.accumulate(model, &self.kin, false);
-        constraints::evaluate(model, &self.kin, &mut self.constraints);
+    /// Like [`Evaluator::evaluate`] where only the pressures differ from the f64 evaluation
+    /// `base` at the same (z, ż): kinematics, body terms and constraints do not depend on p and
+    /// are lifted from `base`; the cylinder ports, the accumulation and the hydraulics run in `S`.
+    /// Used for the pressure columns of the exact tangent.
+    pub fn evaluate_pressures(
+        &mut self,
+        model: &Model,
+        base: &Evaluator<f64>,
+        p: &[S],
+        spools: &[f64],
+    ) {
+        self.kin.lift_from(&base.kin);
+        self.dynamics.lift_body_terms(&base.dynamics);
+        self.cylinders(model, p);
+        self.dynamics.accumulate(model, &self.kin);
+        for (d, s) in self
+            .constraints
+            .phi
+            .iter_mut()
+            .zip(base.constraints.phi.iter())
+        {
+            *d = S::from(*s);
+        }
+        for (d, s) in self
+            .constraints
+            .jac
+            .iter_mut()
+            .zip(base.constraints.jac.iter())
+        {
+            *d = S::from(*s);
+        }
+        hydraulics::pressure_rates(
+            model,
+            p,
+            &self.motion,
+            spools,
+            &mut self.inflow,
+            &mut self.h,
+        );
     }
 
-    /// After [`Evaluator::evaluate`] or [`Evaluator::mass_and_constraints`] at the same positions: new velocities `zd`, and with them
+    /// After [`Evaluator::evaluate`] at the same positions: new velocities `zd`, and with them
     /// Z, Ż⁰, Φ̇_z ż and the cylinder rates and forces (M′, Q′ and h are not updated).
     pub fn velocity_terms(&mut self, model: &Model, zd: &[S], p: &[S]) {
         self.kin.velocities(model, zd);

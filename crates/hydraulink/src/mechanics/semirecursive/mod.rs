@@ -79,6 +79,13 @@ pub struct Dynamics<S: Real> {
     pub mass: Vec<S>,
     /// Q′ (n) [N m or N].
     pub force: Vec<S>,
+    /// M̄_j of the bodies alone, per axis, before cylinder forces and accumulation (a copy kept
+    /// by `Evaluator::evaluate` for the pressure columns of the tangent).
+    pub body_msum: Vec<SpatialInertia<S>>,
+    /// Body force terms per axis (force part) before cylinder forces and accumulation.
+    pub body_qf: Vec<Vector3<S>>,
+    /// Body force terms per axis (moment part) before cylinder forces and accumulation.
+    pub body_qt: Vec<Vector3<S>>,
     /// Body COM positions g_j [m] of the last `bodies*` call.
     pub com: Vec<Vector3<S>>,
     /// Body inertias J_j in global axes [kg m²] of the last `bodies*` call.
@@ -103,6 +110,9 @@ impl<S: Real> Dynamics<S> {
     /// Buffers for `n` axes.
     pub fn new(n: usize, n_bodies: usize) -> Self {
         Dynamics {
+            body_msum: vec![SpatialInertia::zero(); n],
+            body_qf: vec![Vector3::zeros(); n],
+            body_qt: vec![Vector3::zeros(); n],
             com: vec![Vector3::zeros(); n_bodies],
             inertia: vec![Matrix3::zeros(); n_bodies],
             msum: vec![SpatialInertia::zero(); n],
@@ -116,15 +126,6 @@ impl<S: Real> Dynamics<S> {
     /// Body inertia and gravity/inertial force terms into the per-axis slots (needs positions and
     /// velocities). Clears the slots first.
     pub fn bodies(&mut self, model: &Model, kin: &Kinematics<S>) {
-        self.bodies_impl(model, kin, true);
-    }
-
-    /// Body inertias only (needs positions): for M′ alone, as in the projections.
-    pub fn bodies_inertia(&mut self, model: &Model, kin: &Kinematics<S>) {
-        self.bodies_impl(model, kin, false);
-    }
-
-    fn bodies_impl(&mut self, model: &Model, kin: &Kinematics<S>, forces: bool) {
         for m in self.msum.iter_mut() {
             *m = SpatialInertia::zero();
         }
@@ -153,9 +154,6 @@ impl<S: Real> Dynamics<S> {
             let m = S::from(b.mass_kg);
             let mb = SpatialInertia::body(m, &g, &jj);
             self.msum[k].add(&mb);
-            if !forces {
-                continue;
-            }
             let (sd, w) = (kin.vel_v[k], kin.vel_w[k]);
             let gd = sd + w.cross(&g);
             let f = grav * m - w.cross(&gd) * m; // f − m ω̃ ġ
@@ -163,6 +161,30 @@ impl<S: Real> Dynamics<S> {
             let (af, at) = mb.mul(&kin.acc0_v[k], &kin.acc0_w[k]); // M̄_j Ż⁰_j
             self.qsum_f[k] += f - af;
             self.qsum_t[k] += tau - at;
+        }
+    }
+
+    /// Keeps a copy of the per-axis body terms (see `body_msum`).
+    pub fn save_body_terms(&mut self) {
+        self.body_msum.copy_from_slice(&self.msum);
+        self.body_qf.copy_from_slice(&self.qsum_f);
+        self.body_qt.copy_from_slice(&self.qsum_t);
+    }
+
+    /// Sets the per-axis slots to the saved body terms of an f64 evaluation at the same point.
+    pub fn lift_body_terms(&mut self, base: &Dynamics<f64>) {
+        for (d, s) in self.msum.iter_mut().zip(base.body_msum.iter()) {
+            *d = SpatialInertia {
+                m: S::from(s.m),
+                h: v3(&s.h),
+                jo: m3(&s.jo),
+            };
+        }
+        for (d, s) in self.qsum_f.iter_mut().zip(base.body_qf.iter()) {
+            *d = v3(s);
+        }
+        for (d, s) in self.qsum_t.iter_mut().zip(base.body_qt.iter()) {
+            *d = v3(s);
         }
     }
 
@@ -176,26 +198,21 @@ impl<S: Real> Dynamics<S> {
     }
 
     /// Leaves-to-root accumulation and the projection onto the joint vectors (000 eqs. 11–12).
-    /// With `forces = false` only M′ is formed.
-    pub fn accumulate(&mut self, model: &Model, kin: &Kinematics<S>, forces: bool) {
+    pub fn accumulate(&mut self, model: &Model, kin: &Kinematics<S>) {
         let n = model.n_coords();
         for k in (0..n).rev() {
             if let Frame::Link(p) = model.axes[k].parent {
                 let ms = self.msum[k];
                 let (qf, qt) = (self.qsum_f[k], self.qsum_t[k]);
                 self.msum[p.0].add(&ms);
-                if forces {
-                    self.qsum_f[p.0] += qf;
-                    self.qsum_t[p.0] += qt;
-                }
+                self.qsum_f[p.0] += qf;
+                self.qsum_t[p.0] += qt;
             }
         }
         for k in 0..n {
             let (bv, bw) = (kin.bv[k], kin.bw[k]);
             let (mv, mw) = self.msum[k].mul(&bv, &bw);
-            if forces {
-                self.force[k] = bv.dot(&self.qsum_f[k]) + bw.dot(&self.qsum_t[k]);
-            }
+            self.force[k] = bv.dot(&self.qsum_f[k]) + bw.dot(&self.qsum_t[k]);
             let mut cur = Frame::Link(AxisId(k));
             while let Frame::Link(i) = cur {
                 let i = i.0;

@@ -62,21 +62,27 @@ pub fn residual<S: Real>(
 /// (z, ż, p): M′, Q′, Φ, Φ_z, h.
 pub fn evaluate_at<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History, spools: &[f64]) {
     let n = model.n_coords();
-    let nv = model.n_volumes();
-    let dt = model.solver.step_s;
-    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
+    trapezoidal_rates(model, ev, hist);
     let x = std::mem::take(&mut ev.x);
-    let mut zd = std::mem::take(&mut ev.zd);
-    for i in 0..n {
-        zd[i] = x[i] * c1 + hist.zd_hat[i];
-        ev.zdd[i] = x[i] * c2 + hist.zdd_hat[i];
-    }
-    for v in 0..nv {
-        ev.pd[v] = x[n + v] * c1 + hist.pd_hat[v];
-    }
+    let zd = std::mem::take(&mut ev.zd);
     ev.evaluate(model, &x[..n], &zd, &x[n..], spools, false);
     ev.x = x;
     ev.zd = zd;
+}
+
+/// ż, z̈, ṗ of x = `ev.x` by the trapezoidal relations (000 eqs. 33–34).
+fn trapezoidal_rates<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History) {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
+    for i in 0..n {
+        ev.zd[i] = ev.x[i] * c1 + hist.zd_hat[i];
+        ev.zdd[i] = ev.x[i] * c2 + hist.zdd_hat[i];
+    }
+    for v in 0..nv {
+        ev.pd[v] = ev.x[n + v] * c1 + hist.pd_hat[v];
+    }
 }
 
 /// Stage `assemble`: f = (Δt²/4)[M′ z̈ + Φ_zᵀ(αΦ + λ) − Q′ ; ṗ − h] from an evaluated point.
@@ -107,14 +113,29 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
     }
 }
 
-/// Exact tangent ∂f/∂x into `ws.tangent` (one dual pass per unknown).
+/// Exact tangent ∂f/∂x into `ws.tangent`: one forward-mode dual pass of the residual per
+/// unknown (λ held). Pressure columns reuse the p-independent part (kinematics, body terms,
+/// constraints) of an f64 evaluation at the same point.
 pub fn tangent(model: &Model, ws: &mut Workspace) {
+    let n = model.n_coords();
     let nx = ws.x.len();
+    // the f64 evaluation at x the pressure columns build on (f is left untouched)
+    ws.ev.x.copy_from_slice(&ws.x);
+    evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
     for j in 0..nx {
         for k in 0..nx {
             ws.evd.x[k] = Dual64::new(ws.x[k], if k == j { 1.0 } else { 0.0 });
         }
-        residual(model, &mut ws.evd, &ws.hist, &ws.lambda, &ws.spool_new);
+        if j < n {
+            residual(model, &mut ws.evd, &ws.hist, &ws.lambda, &ws.spool_new);
+        } else {
+            trapezoidal_rates(model, &mut ws.evd, &ws.hist);
+            let p = std::mem::take(&mut ws.evd.x);
+            ws.evd
+                .evaluate_pressures(model, &ws.ev, &p[n..], &ws.spool_new);
+            ws.evd.x = p;
+            form_residual(model, &mut ws.evd, &ws.lambda);
+        }
         let mut a = ws.tangent.matrix_mut();
         for i in 0..nx {
             a[(i, j)] = ws.evd.f[i].eps;
@@ -304,7 +325,12 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         ws.ev.zdd[i] = c2 * z[i] + ws.hist.zdd_hat[i];
     }
     let zd_star = std::mem::take(&mut ws.ev.zd);
-    // EXPERIMENT: reuse the last iterate's evaluation; Φ linearized
+    // The projections use M′ and Φ_z of the last Newton evaluation, at x_h = x − Δx_h: the
+    // accepted iterate differs from it by one converged increment (below the Newton
+    // tolerances), so re-evaluating the model there would change the projected rates by
+    // O(tolerance) only. Φ is carried to the accepted z to first order, Φ(z) = Φ(z_h) + Φ_z Δz_h
+    // (exact to O(Δz_h²) ≈ 1e-14), for the last multiplier update λ ← λ + α Φ (000 eq. 19)
+    // and the reported violation. Energies and cylinder rates below use the same positions.
     let m0 = model.n_constraints();
     for r in 0..m0 {
         let mut v = ws.ev.constraints.phi[r];
