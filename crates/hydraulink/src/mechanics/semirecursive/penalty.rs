@@ -224,7 +224,8 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
 
     // Newton–Raphson. Jacobian-reuse policy (modified Newton): the factored exact tangent of an
     // earlier iteration or step is reused while it contracts well; it is recomputed when no
-    // valid factors exist, or when a stale tangent contracts by less than ×10 per iteration. Every evaluation is counted in `ws.counters`.
+    // valid factors exist, or when a stale tangent contracts by less than ×5 per iteration (at most one refresh per step).
+    // Every evaluation is counted in `ws.counters`.
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut prev_norm = f64::INFINITY;
@@ -299,7 +300,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         if norm <= 1.0 {
             break;
         }
-        if !fresh && norm > 0.1 * prev_norm {
+        if !fresh && norm > 0.2 * prev_norm {
             need_tangent = true;
         }
         if iterations >= 3 && norm > prev_norm {
