@@ -65,6 +65,12 @@ pub enum StepError {
         /// Stroke [m].
         stroke_m: f64,
     },
+    /// The selected formulation is not available in this build.
+    #[error("formulation '{formulation}' is not available")]
+    Unavailable {
+        /// Formulation name.
+        formulation: String,
+    },
     /// A NaN or infinite value appeared.
     #[error("non-finite value at t = {time_s:.6} s (step {step}) in `{equation}`")]
     NonFinite {

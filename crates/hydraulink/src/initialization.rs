@@ -267,5 +267,6 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         actuator_power_w: power,
         energy0_j: ke + pe,
         potential0_j: pe,
+        extra: Vec::new(),
     })
 }

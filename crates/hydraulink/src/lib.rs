@@ -36,6 +36,7 @@ pub mod error;
 pub mod hydraulics;
 pub mod initialization;
 pub mod inputs;
+pub mod integrator;
 pub mod linalg;
 pub mod mechanics;
 pub mod model;

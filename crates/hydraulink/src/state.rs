@@ -39,4 +39,8 @@ pub struct State {
     pub energy0_j: f64,
     /// PE at t = 0 [J]: the reference of the reported potential energy.
     pub potential0_j: f64,
+    /// Formulation-specific state (e.g. the natural coordinates of the global formulations or
+    /// the partition of the double-step one); its layout is documented by the formulation's
+    /// module. Empty for the penalty formulation.
+    pub extra: Vec<f64>,
 }

@@ -3,7 +3,10 @@
 //! predictor → Newton (residual: kinematics, cylinder ports, flows, forces, M′/Q′, constraints;
 //! exact tangent; solve; λ update) → projections → advance and diagnostics.
 
-use crate::mechanics::semirecursive::penalty;
+use crate::integrator::multirate;
+use crate::mechanics::global;
+use crate::mechanics::kinematic_guidance;
+use crate::mechanics::semirecursive::{double_step, penalty};
 use crate::model::spec::Formulation;
 use crate::model::Model;
 use crate::state::State;
@@ -45,5 +48,10 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     check_state(model, st)?;
     match model.solver.formulation {
         Formulation::Penalty => penalty::step(model, st, ws),
+        Formulation::DoubleStep => double_step::step(model, st, ws),
+        Formulation::GlobalAli3p => global::ali3p::step(model, st, ws),
+        Formulation::GlobalI1al => global::i1al::step(model, st, ws),
+        Formulation::KinematicGuidance => kinematic_guidance::step(model, st, ws),
+        Formulation::Multirate => multirate::step(model, st, ws),
     }
 }

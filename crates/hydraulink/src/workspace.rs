@@ -64,6 +64,12 @@ pub struct Workspace {
     pub counters: Counters,
     /// Whether `tangent` holds valid factors that may be reused (Jacobian-reuse policy).
     pub tangent_valid: bool,
+    /// Buffers of the double-step formulation.
+    pub double_step: crate::mechanics::semirecursive::double_step::DoubleStepWorkspace,
+    /// Buffers of the global formulations.
+    pub global: crate::mechanics::global::GlobalWorkspace,
+    /// Buffers of the multi-rate integrator.
+    pub multirate: crate::integrator::multirate::MultirateWorkspace,
 }
 
 impl Workspace {
@@ -98,6 +104,11 @@ impl Workspace {
             labels,
             counters: Counters::default(),
             tangent_valid: false,
+            double_step: crate::mechanics::semirecursive::double_step::DoubleStepWorkspace::new(
+                model,
+            ),
+            global: crate::mechanics::global::GlobalWorkspace::new(model),
+            multirate: crate::integrator::multirate::MultirateWorkspace::new(model),
         }
     }
 }

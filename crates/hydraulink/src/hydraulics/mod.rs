@@ -9,6 +9,7 @@
 pub mod cylinder;
 pub mod fluid;
 pub mod orifice;
+pub mod reduced;
 pub mod throttle;
 pub mod valve_4_3;
 pub mod volume;

@@ -3,5 +3,7 @@
 
 pub mod constraints;
 pub mod energy;
+pub mod global;
+pub mod kinematic_guidance;
 pub mod kinematics;
 pub mod semirecursive;

@@ -42,6 +42,16 @@ pub fn perpendiculars(a: &V3) -> (V3, V3) {
 /// Validates and compiles a spec.
 pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
     super::validate::validate(spec)?;
+    if !spec.solver.formulation.is_available() {
+        return Err(ModelError::new(
+            "solver.formulation",
+            "solver",
+            format!(
+                "formulation '{}' is not implemented yet",
+                spec.solver.formulation.name()
+            ),
+        ));
+    }
 
     // ---- bodies and markers
     let mut body_index: BTreeMap<&str, usize> = BTreeMap::new();

@@ -477,6 +477,35 @@ pub enum Formulation {
     /// Semi-recursive, index-3 augmented Lagrangian with projections (000 §2.3).
     #[default]
     Penalty,
+    /// Semi-recursive with coordinate partitioning (000 §2.2).
+    DoubleStep,
+    /// Global ALI3-P in natural coordinates with unified hydraulics (004 §2–3).
+    GlobalAli3p,
+    /// Global index-1 augmented Lagrangian (002, reference note 002a A.1).
+    GlobalI1al,
+    /// Kinematic guidance: prescribed actuator motion, no hydraulic dynamics (004 §4).
+    KinematicGuidance,
+    /// Multi-rate co-integration of mechanics and hydraulics (004 §4).
+    Multirate,
+}
+
+impl Formulation {
+    /// The name used in model files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Formulation::Penalty => "penalty",
+            Formulation::DoubleStep => "double-step",
+            Formulation::GlobalAli3p => "global-ali3p",
+            Formulation::GlobalI1al => "global-i1al",
+            Formulation::KinematicGuidance => "kinematic-guidance",
+            Formulation::Multirate => "multirate",
+        }
+    }
+
+    /// Whether this build implements the formulation.
+    pub fn is_available(self) -> bool {
+        matches!(self, Formulation::Penalty)
+    }
 }
 
 /// Solver settings.

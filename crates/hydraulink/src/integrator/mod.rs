@@ -1,0 +1,3 @@
+//! Time integrators other than the monolithic trapezoidal rule of the penalty formulation.
+
+pub mod multirate;
