@@ -504,7 +504,14 @@ impl Formulation {
 
     /// Whether this build implements the formulation.
     pub fn is_available(self) -> bool {
-        matches!(self, Formulation::Penalty)
+        match self {
+            Formulation::Penalty => true,
+            Formulation::DoubleStep => false,
+            Formulation::GlobalAli3p => false,
+            Formulation::GlobalI1al => false,
+            Formulation::KinematicGuidance => false,
+            Formulation::Multirate => false,
+        }
     }
 }
 
