@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod compare;
+
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
 use hydraulink_io::output::{OutputError, RunInfo, RunRecorder, Summary};
@@ -57,6 +59,65 @@ enum Command {
         (completed: false) and the plots are still written. An invalid model exits with code 2 and \
         names the file and line.")]
     Run(RunArgs),
+    /// Run one model under several formulations and time steps and compare them.
+    #[command(
+        long_about = "Run one model under several formulations and time steps and compare \
+        them: Newton iterations, wall time, real-time factor, peak constraint violation and energy \
+        drift, and the largest deviation of joint coordinates and pressures from the first \
+        formulation at the same step. Writes DIR/compare.csv, DIR/compare.md and overlay plots \
+        DIR/plots/overlay_<step>_{joints,pressures}.svg.\n\n\
+        Which formulation when (papers 000, 002, 004):\n  \
+        penalty             semi-recursive ALI3-P: robust near singular configurations and with \
+        redundant constraints; the default\n  \
+        double-step         semi-recursive with coordinate partitioning: constraints to machine \
+        precision, but needs a good partition\n  \
+        global-ali3p        natural coordinates: simple to model, larger problem\n  \
+        global-i1al         index-1 augmented Lagrangian in natural coordinates\n  \
+        kinematic-guidance  prescribed actuator motion: fastest, no hydraulic dynamics\n  \
+        multirate           hydraulics sub-stepped inside each mechanical step: smooth pressures"
+    )]
+    Compare(CompareArgs),
+}
+
+/// The options of `hydraulink compare`.
+#[derive(Debug, Args)]
+struct CompareArgs {
+    #[arg(
+        value_name = "MODEL",
+        help = "Model file (TOML); without it the built-in four-bar of paper 000"
+    )]
+    model: Option<PathBuf>,
+
+    #[arg(
+        long,
+        value_name = "A,B,...",
+        value_delimiter = ',',
+        default_value = "penalty",
+        help = "Formulations, comma-separated; the first is the reference for the deviations"
+    )]
+    formulations: Vec<String>,
+
+    #[arg(
+        long,
+        value_name = "S1,S2,...",
+        value_delimiter = ',',
+        value_parser = positive_seconds,
+        allow_negative_numbers = true,
+        help = "Time steps [s], comma-separated [default: the model's solver.step_s]"
+    )]
+    steps: Vec<f64>,
+
+    #[arg(long, value_name = "T", value_parser = positive_seconds, allow_negative_numbers = true,
+          help = "Simulated duration [s], overrides the model's solver.duration_s")]
+    duration: Option<f64>,
+
+    #[arg(
+        long,
+        short,
+        value_name = "DIR",
+        help = "Output directory [default: out/<model name>/compare/]"
+    )]
+    out: Option<PathBuf>,
 }
 
 /// The options of `hydraulink run`. Their help is in `help` attributes, as it names units in
@@ -98,8 +159,10 @@ struct RunArgs {
     #[arg(
         long,
         value_name = "NAME",
-        help = "Formulation, e.g. `penalty` (semi-recursive ALI3-P, 000 §2.3). Overrides the model's \
-                solver.formulation (default there: penalty); an unknown name lists the valid ones"
+        help = "Formulation: penalty (semi-recursive ALI3-P, 000 §2.3), double-step, global-ali3p, \
+                global-i1al, kinematic-guidance, multirate (see `hydraulink compare --help` for when \
+                to choose which). Overrides the model's solver.formulation (default there: penalty); \
+                an unknown name lists the valid ones"
     )]
     formulation: Option<String>,
 }
@@ -115,7 +178,7 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
 
 /// Why `hydraulink` stops with an error: the message and the exit code.
 #[derive(Debug)]
-struct Failure {
+pub(crate) struct Failure {
     message: String,
     code: u8,
 }
@@ -146,6 +209,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Run(args) => run(args),
+        Command::Compare(args) => compare_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -156,9 +220,36 @@ fn main() -> ExitCode {
     }
 }
 
-/// `hydraulink run`.
-fn run(args: &RunArgs) -> Result<(), Failure> {
-    let (text, file) = match &args.model {
+/// `hydraulink compare`: parses the options and hands over to [`compare::compare`].
+fn compare_command(args: &CompareArgs) -> Result<(), Failure> {
+    let (text, file) = read_model(args.model.as_ref())?;
+    let mut formulations = Vec::new();
+    for name in &args.formulations {
+        let f: hydraulink::model::spec::Formulation =
+            serde_json::from_value(serde_json::Value::String(name.clone()))
+                .map_err(|e| Failure::invalid_input(format!("--formulations '{name}': {e}")))?;
+        formulations.push(f);
+    }
+    let steps = if args.steps.is_empty() {
+        let spec = hydraulink_io::parse_model(&text, &file)
+            .map_err(|e| Failure::invalid_input(e.to_string()))?;
+        vec![spec.solver.step_s]
+    } else {
+        args.steps.clone()
+    };
+    compare::compare(&compare::CompareOptions {
+        text,
+        file,
+        formulations,
+        steps,
+        duration: args.duration,
+        out: args.out.clone(),
+    })
+}
+
+/// The model text and its file name (the built-in four-bar without a path).
+fn read_model(path: Option<&PathBuf>) -> Result<(String, String), Failure> {
+    Ok(match path {
         Some(path) => (
             hydraulink_io::read_model_file(path)
                 .map_err(|e| Failure::invalid_input(e.to_string()))?,
@@ -168,7 +259,12 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             hydraulink_io::DEFAULT_MODEL.to_string(),
             hydraulink_io::DEFAULT_MODEL_NAME.to_string(),
         ),
-    };
+    })
+}
+
+/// `hydraulink run`.
+fn run(args: &RunArgs) -> Result<(), Failure> {
+    let (text, file) = read_model(args.model.as_ref())?;
     let spec = load_spec(&text, &file, args)?;
     let formulation = formulation_name(&spec);
     let model = compile(&spec, &text, &file, args)?;
@@ -309,7 +405,7 @@ fn init_failure(error: &InitError, text: &str, file: &str) -> Failure {
 
 /// `out/<model name>/`, with the characters that could leave `out/` or are awkward in file
 /// names replaced by `_`.
-fn default_out_dir(model_name: &str) -> PathBuf {
+pub(crate) fn default_out_dir(model_name: &str) -> PathBuf {
     let safe: String = model_name
         .chars()
         .map(|c| {

@@ -18,7 +18,7 @@ use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
 use crate::assembly::Evaluator;
-use crate::hydraulics::{self, cylinder, CylinderMotion};
+use crate::hydraulics::{self, cylinder};
 use crate::linalg::pinv_solve;
 use crate::mechanics::energy;
 use crate::mechanics::kinematics::for_each_on_path;
@@ -83,7 +83,8 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
 
     // 3. statics: forces with zero pressures contribute nothing but friction, which is zero at rest
     let zeros_p = vec![0.0; nv];
-    let spool0: Vec<f64> = model.hydraulics.valves.iter().map(|v| v.spool0).collect();
+    let mut spool0: Vec<f64> = model.hydraulics.valves.iter().map(|v| v.spool0).collect();
+    spool0.resize(model.n_valve_positions(), 0.0);
     let zd0 = vec![0.0; n];
     ev.evaluate(model, &z, &zd0, &zeros_p, &spool0, false);
     let ncyl = model.hydraulics.cylinders.len();
@@ -93,7 +94,10 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         .iter()
         .map(|v| v.p0_pa.unwrap_or(f64::NAN))
         .collect();
-    let unknown: Vec<usize> = (0..nv).filter(|&v| p[v].is_nan()).collect();
+    // algebraic volumes (002 Pub II) always take p0 from their flow balance
+    let unknown: Vec<usize> = (0..nv)
+        .filter(|&v| p[v].is_nan() || model.hydraulics.volumes[v].algebraic)
+        .collect();
     let mut f_req = vec![0.0; ncyl];
     if ncyl > 0 && !unknown.is_empty() {
         // columns: B (ncyl) then −Φ_zᵀ (m)
@@ -128,9 +132,27 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         }
     }
 
-    // 4. pressures
-    if !unknown.is_empty() {
-        // initial guess: mean of the known pressures (volumes and sources)
+    // 4. pressures, and the trims of bridge valves marked "solve" (004 eq. 32: κ₀ and the
+    // pressures together)
+    let n43 = model.hydraulics.valves.len();
+    let mut trim: Vec<f64> = model
+        .hydraulics
+        .bridge_valves
+        .iter()
+        .map(|v| v.trim.unwrap_or(0.0))
+        .collect();
+    let unknown_trims: Vec<usize> = (0..trim.len())
+        .filter(|&i| model.hydraulics.bridge_valves[i].trim.is_none())
+        .collect();
+    let positions = |trim: &[f64]| -> Vec<f64> {
+        let mut s = spool0.clone();
+        for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {
+            s[n43 + i] = trim[i] + model.inputs[v.input].value(0.0);
+        }
+        s
+    };
+    if !unknown.is_empty() || !unknown_trims.is_empty() {
+        // initial guess: mean of the known pressures (volumes and sources); trims at 1/2
         let known: Vec<f64> = model
             .hydraulics
             .volumes
@@ -146,27 +168,26 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         for &u in &unknown {
             p[u] = guess;
         }
-        let motion: Vec<CylinderMotion<f64>> = ev
-            .motion
-            .iter()
-            .map(|mm| CylinderMotion { s: mm.s, sd: 0.0 })
-            .collect();
+        for &i in &unknown_trims {
+            trim[i] = 0.5;
+        }
+        let nu = unknown.len() + unknown_trims.len();
         let neq = ncyl + unknown.len();
-        let residual_dual = |p: &[f64], seed: Option<usize>| -> Vec<Dual64> {
+        // residual: cylinder forces (scaled to Pa on the piston area) and zero net flow into every
+        // unknown volume; dual in the pressure `seed`
+        let residual_dual = |p: &[f64], trim: &[f64], seed: Option<usize>| -> Vec<Dual64> {
             let pd: Vec<Dual64> = (0..nv)
                 .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
                 .collect();
             let mut q = vec![Dual64::from(0.0); nv];
-            hydraulics::component_flows(model, &pd, &spool0, &mut q);
+            hydraulics::component_flows(model, &pd, &positions(trim), &mut q);
             let mut r = Vec::with_capacity(neq);
             for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-                // scaled to Pa on the piston area
                 r.push(
                     (cylinder::hydraulic_force(cyl, pd[cyl.vol_a.0], pd[cyl.vol_b.0]) - f_req[c])
                         / cyl.area_a_m2,
                 );
             }
-            let _ = &motion;
             for &u in &unknown {
                 r.push(q[u]);
             }
@@ -174,22 +195,38 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         };
         let mut ok = false;
         for _ in 0..100 {
-            let r0 = residual_dual(&p, None);
-            let mut jm = DMatrix::<f64>::zeros(neq, unknown.len());
+            let r0 = residual_dual(&p, &trim, None);
+            if neq < nu {
+                return Err(InitError::Statics(format!(
+                    "{nu} unknowns (pressures without p0_pa and trims to solve) but only {neq} equations"
+                )));
+            }
+            let mut jm = DMatrix::<f64>::zeros(neq, nu);
             for (k, &u) in unknown.iter().enumerate() {
-                let col = residual_dual(&p, Some(u));
+                let col = residual_dual(&p, &trim, Some(u));
                 for i in 0..neq {
                     jm[(i, k)] = col[i].eps;
+                }
+            }
+            // Trim columns by central differences: the opening enters the valve laws as data,
+            // not as a dual variable. They only steer this iteration; the converged trim is
+            // defined by the residual itself.
+            for (k, &i) in unknown_trims.iter().enumerate() {
+                let h = 1e-7;
+                let (mut tp, mut tm) = (trim.clone(), trim.clone());
+                tp[i] += h;
+                tm[i] -= h;
+                let (rp, rm) = (residual_dual(&p, &tp, None), residual_dual(&p, &tm, None));
+                for r in 0..neq {
+                    jm[(r, unknown.len() + k)] = (rp[r].re - rm[r].re) / (2.0 * h);
                 }
             }
             // row equilibration: each row scaled to unit max entry
             let mut rv = DVector::<f64>::zeros(neq);
             for i in 0..neq {
-                let s = (0..unknown.len())
-                    .map(|k| jm[(i, k)].abs())
-                    .fold(0.0, f64::max);
+                let s = (0..nu).map(|k| jm[(i, k)].abs()).fold(0.0, f64::max);
                 let s = if s > 0.0 { 1.0 / s } else { 1.0 };
-                for k in 0..unknown.len() {
+                for k in 0..nu {
                     jm[(i, k)] *= s;
                 }
                 rv[i] = r0[i].re * s;
@@ -202,14 +239,18 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                     )));
                 }
             }
-            let dp = pinv_solve(&jm, &(-&rv));
-            let mut maxd: f64 = 0.0;
+            let d = pinv_solve(&jm, &(-&rv));
+            let mut small = true;
             for (k, &u) in unknown.iter().enumerate() {
-                p[u] += dp[k];
-                maxd = maxd.max(dp[k].abs());
+                p[u] += d[k];
+                small &= d[k].abs() < 1e-6;
             }
-            if maxd < 1e-6 {
-                let r = residual_dual(&p, None);
+            for (k, &i) in unknown_trims.iter().enumerate() {
+                trim[i] = (trim[i] + d[unknown.len() + k]).clamp(0.0, 1.0);
+                small &= d[unknown.len() + k].abs() < 1e-13;
+            }
+            if small {
+                let r = residual_dual(&p, &trim, None);
                 let bad = r[..ncyl].iter().any(|x| x.re.abs() > 1e-3)
                     || r[ncyl..].iter().any(|x| x.re.abs() > 1e-15);
                 if bad {
@@ -228,6 +269,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             ));
         }
     }
+    let spool0 = positions(&trim);
 
     // 5. accelerations, multipliers, pressure rates
     ev.evaluate(model, &z, &zd, &p, &spool0, true);
@@ -262,6 +304,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         pdd: vec![0.0; nv],
         p,
         spool: spool0,
+        trim,
         lambda,
         actuator_work_j: vec![0.0; power.len()],
         actuator_power_w: power,

@@ -122,6 +122,9 @@ impl Simulation {
         for v in &m.hydraulics.valves {
             l.push(format!("{}.spool", v.name));
         }
+        for v in &m.hydraulics.bridge_valves {
+            l.push(format!("{}.opening", v.name));
+        }
         for c in &m.hydraulics.cylinders {
             l.push(format!("{}.length", c.name));
             l.push(format!("{}.velocity", c.name));
@@ -146,7 +149,7 @@ impl Simulation {
         let m = &self.model;
         1 + 2 * m.n_coords()
             + m.n_volumes()
-            + m.hydraulics.valves.len()
+            + m.n_valve_positions()
             + 4 * m.hydraulics.cylinders.len()
             + 6
     }
@@ -168,7 +171,7 @@ impl Simulation {
         for v in 0..m.n_volumes() {
             put(st.p[v]);
         }
-        for i in 0..m.hydraulics.valves.len() {
+        for i in 0..m.n_valve_positions() {
             put(st.spool[i]);
         }
         for c in 0..m.hydraulics.cylinders.len() {

@@ -27,8 +27,11 @@ pub struct State {
     pub pd: Vec<f64>,
     /// p̈ estimate (ṗ_k − ṗ_k−1)/Δt [Pa/s²], for the second-order pressure predictor.
     pub pdd: Vec<f64>,
-    /// Valve spool positions U [unit of the input].
+    /// Valve positions: the 4/3 valves' spools U [unit of the input], then the bridge valves'
+    /// openings κ [-].
     pub spool: Vec<f64>,
+    /// Trim κ₀ of each bridge valve (fixed, or solved by the static initialization) [-].
+    pub trim: Vec<f64>,
     /// Loop-closure multipliers λ (000 eq. 19) [N or N m].
     pub lambda: Vec<f64>,
     /// Work done by each cylinder, W_c = ∫ F_c ṡ_c dt [J] (trapezoidal rule).

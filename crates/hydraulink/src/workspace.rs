@@ -97,7 +97,7 @@ impl Workspace {
             x: vec![0.0; n + nv],
             dx: vec![0.0; n + nv],
             lambda: vec![0.0; model.n_constraints()],
-            spool_new: vec![0.0; model.hydraulics.valves.len()],
+            spool_new: vec![0.0; model.n_valve_positions()],
             diag: vec![0.0; n + nv],
             tmp: vec![0.0; n.max(1)],
             tmp2: vec![0.0; n.max(1)],

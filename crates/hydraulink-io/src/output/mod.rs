@@ -14,6 +14,7 @@
 //! and in [`RunRecorder::finish`] writes `summary.json` and the figures. Nothing here runs the
 //! simulation: the recorder only sees labels and numbers, so it is tested with synthetic rows.
 
+mod compare;
 mod csv;
 mod plots;
 mod summary;
@@ -21,8 +22,9 @@ mod summary;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+pub use compare::{compare_csv, compare_markdown, write_compare_tables, CompareRow};
 pub use csv::CsvWriter;
-pub use plots::{write_plots, PLOT_FILES};
+pub use plots::{write_overlay, write_plots, OverlayLine, PLOT_FILES};
 pub use summary::{RunStatistics, Summary};
 
 /// File name of the result table inside the output directory.

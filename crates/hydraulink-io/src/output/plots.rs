@@ -407,3 +407,54 @@ mod tests {
         assert_eq!(padded_range([0.0, 10.0].into_iter(), 0.1), -1.0..11.0);
     }
 }
+
+/// One line of an overlay figure: legend entry and (time \[s\], value) points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverlayLine {
+    /// Legend entry.
+    pub name: String,
+    /// (time \[s\], value in the unit of the y axis).
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Writes a one-panel figure with several lines on a common time axis (the overlays of
+/// `hydraulink compare`).
+pub fn write_overlay(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    lines: &[OverlayLine],
+) -> Result<(), OutputError> {
+    let series: Vec<Series> = lines
+        .iter()
+        .map(|l| Series {
+            name: l.name.clone(),
+            points: l
+                .points
+                .iter()
+                .copied()
+                .filter(|p| p.1.is_finite())
+                .collect(),
+        })
+        .collect();
+    let draw = || -> Result<(), String> {
+        let root = SVGBackend::new(path, FIGURE_PX).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let points = || series.iter().flat_map(|s| s.points.iter());
+        let x_range = padded_range(points().map(|p| p.0), 0.0);
+        let y_range = padded_range(points().map(|p| p.1), 0.05);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 24))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(90)
+            .build_cartesian_2d(x_range, y_range)
+            .map_err(|e| e.to_string())?;
+        draw_lines(&mut chart, y_label, &series, false)?;
+        root.present().map_err(|e| e.to_string())
+    };
+    draw().map_err(|message| OutputError::Plot {
+        path: path.to_path_buf(),
+        message,
+    })
+}

@@ -6,6 +6,7 @@
 //! ```
 //! Chamber volumes, and so V_k, V̇_k and B_e,k, follow from the cylinder strokes.
 
+pub mod bridge_valve;
 pub mod cylinder;
 pub mod fluid;
 pub mod orifice;
@@ -42,7 +43,8 @@ fn add_flow<S: Real>(q: &mut [S], n: Node, flow: S) {
     }
 }
 
-/// Net component flow into every volume [m³/s] (valves and throttles).
+/// Net component flow into every volume [m³/s] (valves and throttles). `spools` holds the 4/3
+/// valves' spool positions, then the bridge valves' openings κ.
 pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut [S]) {
     for x in q.iter_mut() {
         *x = S::zero();
@@ -61,6 +63,21 @@ pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut 
         add_flow(q, v.b, f.into_b);
         add_flow(q, v.p, -f.out_of_p);
         add_flow(q, v.t, f.into_t);
+    }
+    let n43 = h.valves.len();
+    for (i, v) in h.bridge_valves.iter().enumerate() {
+        let [qa, qb, qp, qt] = bridge_valve::flows(
+            v,
+            spools[n43 + i],
+            node_pressure(model, p, v.p),
+            node_pressure(model, p, v.t),
+            node_pressure(model, p, v.a),
+            node_pressure(model, p, v.b),
+        );
+        add_flow(q, v.a, qa);
+        add_flow(q, v.b, qb);
+        add_flow(q, v.p, -qp);
+        add_flow(q, v.t, qt);
     }
     for t in &h.throttles {
         let f = throttle::flow(

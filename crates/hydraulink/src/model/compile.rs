@@ -332,6 +332,33 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             },
         });
     }
+    let mut bridge_valves = Vec::new();
+    for (i, bs) in h.bridge_valves.iter().enumerate() {
+        let el = format!("valve '{}'", bs.name);
+        let p = |f: &str| format!("hydraulics.bridge_valves[{i}].{f}");
+        bridge_valves.push(BridgeValve {
+            name: bs.name.clone(),
+            p: node(&bs.port_p, &p("port_p"), &el)?,
+            t: node(&bs.port_t, &p("port_t"), &el)?,
+            a: Node::Volume(volume(&bs.port_a, &p("port_a"), &el)?),
+            b: Node::Volume(volume(&bs.port_b, &p("port_b"), &el)?),
+            // Q = C_d A √(2 Δp/ρ) = (C_d A_max √(2/ρ)) κ √Δp  (004 eq. 29)
+            flow_constant: bs.discharge_coefficient * bs.max_area_m2 * (2.0 / rho).sqrt(),
+            laminar_dp_pa: bs.laminar_dp_pa,
+            input: input_index(&bs.input, &p("input"), &el)?,
+            trim: match &bs.trim {
+                crate::model::spec::TrimSpec::Value(v) => Some(*v),
+                crate::model::spec::TrimSpec::Keyword(k) if k == "solve" => None,
+                crate::model::spec::TrimSpec::Keyword(k) => {
+                    return Err(ModelError::new(
+                        p("trim"),
+                        &el,
+                        format!("must be a number or \"solve\", got \"{k}\""),
+                    ))
+                }
+            },
+        });
+    }
     let volumes: Vec<Volume> = h
         .volumes
         .iter()
@@ -340,6 +367,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             hose_m3: vs.hose_volume_m3,
             hose_bulk_pa: vs.hose_bulk_modulus_pa,
             p0_pa: vs.p0_pa,
+            algebraic: vs.algebraic,
         })
         .collect();
 
@@ -361,6 +389,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             valves,
             throttles,
             cylinders,
+            bridge_valves,
         },
         inputs: spec
             .inputs
@@ -378,6 +407,25 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             tol_pressure_pa: s.tolerance_pressure_pa,
             tol_relative: s.tolerance_relative,
             max_iterations: s.max_iterations,
+            hydraulic_substeps: s.hydraulic_substeps,
+            hydraulic_integrator: s.hydraulic_integrator,
+            guidance: s
+                .guidance
+                .iter()
+                .map(|g| Guidance {
+                    cylinder: CylinderId(
+                        h.cylinders
+                            .iter()
+                            .position(|c| c.name == g.cylinder)
+                            .expect("validated: guided cylinder exists"),
+                    ),
+                    input: spec
+                        .inputs
+                        .iter()
+                        .position(|i| i.name == g.input)
+                        .expect("validated: guidance input exists"),
+                })
+                .collect(),
         },
         volume_names: h.volumes.iter().map(|v| v.name.clone()).collect(),
     };

@@ -169,6 +169,8 @@ pub struct Volume {
     pub hose_bulk_pa: Option<f64>,
     /// Initial pressure [Pa], `None` = solved by statics.
     pub p0_pa: Option<f64>,
+    /// Algebraic (reduced, 002 Pub II): pressure from the flow balance, no ODE.
+    pub algebraic: bool,
 }
 
 /// A constant-pressure boundary node.
@@ -218,6 +220,29 @@ pub struct Throttle {
     pub flow_constant: f64,
     /// Laminar transition Δp [Pa].
     pub laminar_dp_pa: f64,
+}
+
+/// Compiled open-centre bridge valve (see `spec::BridgeValveSpec`).
+#[derive(Debug, Clone)]
+pub struct BridgeValve {
+    /// Name.
+    pub name: String,
+    /// Supply.
+    pub p: Node,
+    /// Return.
+    pub t: Node,
+    /// Work port A.
+    pub a: Node,
+    /// Work port B.
+    pub b: Node,
+    /// C_d A_max √(2/ρ) [m³/(s √Pa)]: the flow constant at full opening.
+    pub flow_constant: f64,
+    /// Laminar transition Δp [Pa].
+    pub laminar_dp_pa: f64,
+    /// Input signal index.
+    pub input: usize,
+    /// Fixed trim, or `None` when the static initialization solves it.
+    pub trim: Option<f64>,
 }
 
 /// Cylinder friction law.
@@ -283,6 +308,8 @@ pub struct Hydraulics {
     pub throttles: Vec<Throttle>,
     /// Cylinders.
     pub cylinders: Vec<Cylinder>,
+    /// Open-centre bridge valves.
+    pub bridge_valves: Vec<BridgeValve>,
 }
 
 /// Solver settings, validated.
@@ -306,6 +333,21 @@ pub struct SolverOptions {
     pub tol_relative: f64,
     /// Iteration cap.
     pub max_iterations: u32,
+    /// Multi-rate: hydraulic substeps per mechanical step, ≥ 1.
+    pub hydraulic_substeps: u32,
+    /// Multi-rate: integrator of the substeps.
+    pub hydraulic_integrator: spec::HydraulicIntegrator,
+    /// Kinematic guidance: prescribed cylinder lengths.
+    pub guidance: Vec<Guidance>,
+}
+
+/// A cylinder length prescribed by an input signal (kinematic guidance, 004 eq. 39).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guidance {
+    /// The guided cylinder.
+    pub cylinder: CylinderId,
+    /// Index of the input signal s_ref(t) [m] in `Model::inputs`.
+    pub input: usize,
 }
 
 /// The compiled, immutable model.
@@ -367,6 +409,10 @@ impl Model {
     /// Number of loop-closure equations.
     pub fn n_constraints(&self) -> usize {
         self.constraints.len()
+    }
+    /// Number of valve positions: the 4/3 valves' spools, then the bridge valves' openings.
+    pub fn n_valve_positions(&self) -> usize {
+        self.hydraulics.valves.len() + self.hydraulics.bridge_valves.len()
     }
     /// Number of pressure states.
     pub fn n_volumes(&self) -> usize {

