@@ -36,6 +36,8 @@ fn horizon(c: &mut Criterion, name: &str, bench: &str) {
 fn steps(c: &mut Criterion) {
     horizon(c, "fourbar", "fourbar_10s_1ms");
     horizon(c, "quickreturn", "quickreturn_10s_1ms");
+    horizon(c, "fourbar_rahikainen", "fourbar_rahikainen_7s_1ms");
+    horizon(c, "rod_naya", "rod_naya_10s_10ms");
 }
 
 criterion_group!(benches, steps);

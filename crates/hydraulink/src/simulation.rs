@@ -141,6 +141,9 @@ impl Simulation {
         ] {
             l.push(s.to_string());
         }
+        if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
+            l.push("partition.independent".to_string());
+        }
         l
     }
 
@@ -152,6 +155,7 @@ impl Simulation {
             + m.n_valve_positions()
             + 4 * m.hydraulics.cylinders.len()
             + 6
+            + usize::from(m.solver.formulation == crate::model::spec::Formulation::DoubleStep)
     }
 
     /// One output row in the order of [`Simulation::output_labels`].
@@ -186,6 +190,10 @@ impl Simulation {
         put(self.energy_drift_j());
         put(self.last.constraint_violation);
         put(self.last.iterations as f64);
+        if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
+            use crate::mechanics::semirecursive::double_step;
+            put(double_step::first_independent(m, st));
+        }
     }
 
     fn initial_potential(&self) -> f64 {

@@ -70,6 +70,8 @@ pub struct Workspace {
     pub global: crate::mechanics::global::GlobalWorkspace,
     /// Buffers of the multi-rate integrator.
     pub multirate: crate::integrator::multirate::MultirateWorkspace,
+    /// Buffers of the kinematic-guidance formulation.
+    pub guidance: crate::mechanics::kinematic_guidance::GuidanceWorkspace,
 }
 
 impl Workspace {
@@ -109,6 +111,7 @@ impl Workspace {
             ),
             global: crate::mechanics::global::GlobalWorkspace::new(model),
             multirate: crate::integrator::multirate::MultirateWorkspace::new(model),
+            guidance: crate::mechanics::kinematic_guidance::GuidanceWorkspace::new(model),
         }
     }
 }

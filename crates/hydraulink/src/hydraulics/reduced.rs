@@ -40,7 +40,8 @@
 //! (1.16 / 1.05) *without* scaling it out of the reduced volume, which breaks mass conservation
 //! and was tuned to one circuit. Tune the throttle area instead, if needed.
 
-use crate::model::Volume;
+use crate::hydraulics::{component_flows, volume, CylinderMotion};
+use crate::model::{Model, Volume, VolumeId};
 use crate::real::Real;
 
 /// The pressure row of volume `vol`, before the (Δt²/4) scaling of the residual: ṗ − h for an
@@ -71,6 +72,80 @@ pub fn committed_rates(
     } else {
         (pd_trapezoidal, (pd_trapezoidal - pd_old) / dt)
     }
+}
+
+/// Nonlinear elimination of the algebraic pressures: sets each algebraic volume's entry of `p`
+/// [Pa] to the root of its flow balance g(p_v) = Σ Q_in(p) − V̇_v at the given cylinder motion
+/// and valve positions, the other pressures held (Gauss–Seidel over the algebraic volumes, one
+/// sweep per call). g is non-increasing in p_v (every orifice flow into a volume falls with its
+/// pressure), so the root is bracketed and refined by regula falsi (Illinois), which cannot
+/// cycle. Newton applied to the balance directly can: on a turbulent orifice Q ∝ sgn(Δp)√|Δp|
+/// the Newton map is Δp → −Δp, a 2-cycle that the laminar patch only breaks when an iterate
+/// falls inside it (seen on 002 Pub II at Δt = 5 ms when the valve closes). A formulation calls
+/// this before each residual evaluation (the monolithic Newton then only corrects the rest).
+/// `q` is scratch of length n_volumes. Returns whether the model has algebraic volumes; a
+/// balance that does not depend on p_v (closed valves only) leaves p_v unchanged.
+pub fn solve_algebraic(
+    model: &Model,
+    p: &mut [f64],
+    motion: &[CylinderMotion<f64>],
+    spools: &[f64],
+    q: &mut [f64],
+) -> bool {
+    let mut any = false;
+    let tol = 1e-3 * model.solver.tol_pressure_pa;
+    for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+        if !vol.algebraic {
+            continue;
+        }
+        any = true;
+        let (_, vd, _) = volume::geometry(model, vol, VolumeId(v), motion);
+        let mut g = |pv: f64, p: &mut [f64]| -> f64 {
+            p[v] = pv;
+            component_flows(model, p, spools, q);
+            q[v] - vd
+        };
+        let p0 = p[v];
+        let g0 = g(p0, p);
+        if g0 == 0.0 {
+            continue;
+        }
+        // bracket [lo, hi] with g(lo) > 0 > g(hi), expanding from p0
+        let dir = if g0 > 0.0 { 1.0 } else { -1.0 };
+        let (mut a, mut ga) = (p0, g0);
+        let mut d = 1e5;
+        let mut bracket = None;
+        for _ in 0..24 {
+            let b = p0 + dir * d;
+            let gb = g(b, p);
+            if gb == 0.0 || gb.signum() != g0.signum() {
+                bracket = Some((b, gb));
+                break;
+            }
+            (a, ga) = (b, gb);
+            d *= 4.0;
+        }
+        let Some((mut b, mut gb)) = bracket else {
+            p[v] = p0;
+            continue;
+        };
+        // Illinois regula falsi on the bracket {a, b}
+        for _ in 0..200 {
+            if gb == 0.0 || (b - a).abs() <= tol + 1e-15 * b.abs() {
+                break;
+            }
+            let c = b - gb * (b - a) / (gb - ga);
+            let gc = g(c, p);
+            if gc.signum() != gb.signum() {
+                (a, ga) = (b, gb);
+            } else {
+                ga *= 0.5;
+            }
+            (b, gb) = (c, gc);
+        }
+        p[v] = if ga.abs() < gb.abs() { a } else { b };
+    }
+    any
 }
 
 /// P-II closed form (002 Pub II eqs. 33–34): pressure [Pa] of a volume between a valve path of

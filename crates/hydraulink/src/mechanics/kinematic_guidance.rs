@@ -1,15 +1,563 @@
-//! Kinematic guidance (004 §4): the actuator length follows a prescribed motion through a
-//! rheonomic constraint s − s(t) = 0; no hydraulic dynamics. Work in progress (issue 3).
+//! Kinematic guidance (004 §4, reference note 004-A.4): no hydraulic dynamics; the length of
+//! each guided cylinder follows a prescribed signal through a rheonomic constraint added to the
+//! penalty formulation's constraint set (000 §2.3):
+//!
+//! ```text
+//! Φ_g,c(z, t) = s_c(z) − s_ref,c(t) = 0                                   (004 eq. 39)
+//! ```
+//!
+//! Unknowns z only (the pressures are held at their initial values and reported as such). With
+//! the trapezoidal relations (000 eqs. 33–34) the residual is
+//! ```text
+//! f = (Δt²/4) [ M′ z̈ + Φ_zᵀ (α Φ + λ) + Φ_g,zᵀ (α Φ_g + λ_g) − Q′(z, ż) ]      (000 eq. 39)
+//! ```
+//! where Φ_g,zᵀ (αΦ_g + λ_g) is applied as the cylinder force F_c = −(α Φ_g,c + λ_g,c) along the
+//! cylinder axis (the generalized force of F n at the pins is (∂s/∂z)ᵀ F). λ_g ← λ_g + αΦ_g after
+//! each solve (000 eq. 19). Projections with the rheonomic terms (004 eqs. 14–15):
+//! ```text
+//! P = M′ + (Δt²/4) α (Φ_zᵀ Φ_z + Φ_g,zᵀ Φ_g,z)
+//! P ż = M′ ż* − (Δt²/4) α Φ_g,zᵀ Φ_t,                          Φ_t = −ṡ_ref
+//! P z̈ = M′ z̈* − (Δt²/4) α [Φ_zᵀ Φ̇_z ż + Φ_g,zᵀ (Φ̇_g,z ż + Φ̇_t)],  Φ̇_t = −s̈_ref
+//! ```
+//! ṡ_ref and s̈_ref are central differences of the signal over ±Δt (exact for the linear table
+//! built from a recorded run between its samples, second order otherwise). Φ̇_g,z ż is the
+//! velocity-product part of s̈: n·(r̈⁰_rod − r̈⁰_base) + (|ḋ|² − ṡ²)/s.
+//!
+//! The reported actuator force `<cylinder>.force` is the constraint force along the cylinder,
+//! F = −λ_g after the last multiplier update (positive pushes the pins apart, like the
+//! hydraulic force). Pressures and spools are reported: pressures stay at p(0); spools follow
+//! their inputs as usual (they drive nothing).
+//!
+//! `State::extra` holds λ_g, one entry per `Model::solver.guidance` entry.
+//!
+//! The Newton loop and projections over the mechanical unknowns z only ([`step_z_only`]) are
+//! shared with the multi-rate formulation (`integrator::multirate`), which feeds the cylinder
+//! forces from a sub-integrated hydraulics instead.
 
+use nalgebra::Vector3;
+use num_dual::Dual64;
+
+use crate::assembly::Evaluator;
+use crate::hydraulics::CylinderMotion;
+use crate::inputs::Signal;
+use crate::integrator::multirate;
+use crate::mechanics::constraints;
+use crate::mechanics::energy;
+use crate::mechanics::kinematics::for_each_on_path;
+use crate::mechanics::semirecursive::penalty;
 use crate::model::Model;
+use crate::real::Real;
 use crate::state::State;
 use crate::workspace::Workspace;
 use crate::{StepError, StepReport};
 
-/// One step of this formulation.
+/// Buffers of the kinematic-guidance formulation.
+#[derive(Debug, Clone, Default)]
+pub struct GuidanceWorkspace {
+    /// Trial multipliers λ_g of the guidance constraints [N].
+    pub lambda: Vec<f64>,
+    /// s_ref(t_k+1) [m].
+    pub s_ref: Vec<f64>,
+    /// ṡ_ref(t_k+1) [m/s].
+    pub sd_ref: Vec<f64>,
+    /// s̈_ref(t_k+1) [m/s²].
+    pub sdd_ref: Vec<f64>,
+    /// Φ_g [m].
+    pub phi: Vec<f64>,
+    /// Φ_g,z = ∂s/∂z, row-major n_guided × n [-].
+    pub jac: Vec<f64>,
+    /// Φ̇_g,z ż [m/s²].
+    pub acc0: Vec<f64>,
+}
+
+impl GuidanceWorkspace {
+    /// Buffers for `model`.
+    pub fn new(model: &Model) -> Self {
+        let (g, n) = (model.solver.guidance.len(), model.n_coords());
+        GuidanceWorkspace {
+            lambda: vec![0.0; g],
+            s_ref: vec![0.0; g],
+            sd_ref: vec![0.0; g],
+            sdd_ref: vec![0.0; g],
+            phi: vec![0.0; g],
+            jac: vec![0.0; g * n],
+            acc0: vec![0.0; g],
+        }
+    }
+}
+
+/// A piecewise-linear table signal s_ref(t) from recorded samples (e.g. the `<cylinder>.length`
+/// column of a results file), for [`crate::model::spec::SignalSpec::Table`] or a compiled model.
+/// `times` must be strictly increasing and as long as `values`.
+pub fn table_signal(times: &[f64], values: &[f64]) -> Signal {
+    Signal::Table {
+        times: times.to_vec(),
+        values: values.to_vec(),
+    }
+}
+
+/// Which z-only formulation [`step_z_only`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ZOnly {
+    /// Kinematic guidance (this module).
+    Guidance,
+    /// Multi-rate co-integration (`integrator::multirate`).
+    Multirate,
+}
+
+/// Pin geometry of cylinder `cyl`: (r_base, r_rod, n, s).
+#[inline]
+fn pins<S: Real>(
+    ev: &Evaluator<S>,
+    cyl: &crate::model::Cylinder,
+) -> (Vector3<S>, Vector3<S>, Vector3<S>, S) {
+    let (rb, rr) = (ev.kin.point(&cyl.base), ev.kin.point(&cyl.rod));
+    let d = rr - rb;
+    let s = d.dot(&d).sqrt();
+    (rb, rr, d / s, s)
+}
+
+/// Guided evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`): kinematics, body terms, the guidance
+/// forces F_c = −(α(s_c − s_ref,c) + λ_g,c), M′, Q′, Φ, Φ_z.
+fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceWorkspace) {
+    let n = model.n_coords();
+    let alpha = model.solver.penalty;
+    ev.kin.positions(model, &ev.x[..n]);
+    ev.kin.velocities(model, &ev.zd);
+    ev.dynamics.bodies(model, &ev.kin);
+    ev.dynamics.save_body_terms();
+    for (k, g) in model.solver.guidance.iter().enumerate() {
+        let cyl = &model.hydraulics.cylinders[g.cylinder.0];
+        let (rb, rr, nv, s) = pins(ev, cyl);
+        let vb = ev.kin.point_velocity(cyl.base.frame, &rb);
+        let vr = ev.kin.point_velocity(cyl.rod.frame, &rr);
+        let sd = nv.dot(&(vr - vb));
+        ev.motion[g.cylinder.0] = CylinderMotion { s, sd };
+        let f = -((s - gw.s_ref[k]) * alpha + gw.lambda[k]);
+        ev.cylinder_force[g.cylinder.0] = f;
+        let fv = nv * f;
+        ev.dynamics.add_point_force(cyl.rod.frame, &rr, &fv);
+        ev.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
+    }
+    ev.dynamics.accumulate(model, &ev.kin);
+    constraints::evaluate(model, &ev.kin, &mut ev.constraints);
+}
+
+/// ż, z̈ of `ev.x[..n]` by the trapezoidal relations (000 eqs. 33–34).
+fn trapezoidal_rates<S: Real>(model: &Model, ev: &mut Evaluator<S>, ws_hist: &crate::workspace::History) {
+    let dt = model.solver.step_s;
+    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
+    for i in 0..model.n_coords() {
+        ev.zd[i] = ev.x[i] * c1 + ws_hist.zd_hat[i];
+        ev.zdd[i] = ev.x[i] * c2 + ws_hist.zdd_hat[i];
+    }
+}
+
+/// f64 evaluation and residual at `ws.x` into `ws.ev.f` (pressure rows 0). With `update`, the
+/// multipliers are first updated with Φ at this point, λ ← λ + αΦ (000 eq. 19), as the penalty
+/// formulation does after each solve.
+fn residual_f64(model: &Model, ws: &mut Workspace, kind: ZOnly, update: bool) {
+    let n = model.n_coords();
+    let alpha = model.solver.penalty;
+    ws.ev.x.copy_from_slice(&ws.x);
+    trapezoidal_rates(model, &mut ws.ev, &ws.hist);
+    if update && kind == ZOnly::Guidance {
+        ws.ev.kin.positions(model, &ws.x[..n]);
+        let gw = &mut ws.guidance;
+        for (k, g) in model.solver.guidance.iter().enumerate() {
+            let (_, _, _, s) = pins(&ws.ev, &model.hydraulics.cylinders[g.cylinder.0]);
+            gw.lambda[k] += alpha * (s - gw.s_ref[k]);
+        }
+    }
+    match kind {
+        ZOnly::Guidance => evaluate_guided(model, &mut ws.ev, &ws.guidance),
+        ZOnly::Multirate => multirate::evaluate(
+            model,
+            &mut ws.ev,
+            &mut ws.multirate.sub,
+            &ws.multirate.plan,
+        ),
+    }
+    if update {
+        for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
+            *l += alpha * phi;
+        }
+    }
+    penalty::form_residual(model, &mut ws.ev, &ws.lambda);
+    for f in ws.ev.f[n..].iter_mut() {
+        *f = 0.0;
+    }
+}
+
+/// Exact tangent ∂f/∂z by one dual pass per coordinate; the pressure block is the identity (the
+/// pressures are not Newton unknowns here: their increments are zero).
+fn tangent(model: &Model, ws: &mut Workspace, kind: ZOnly) {
+    let n = model.n_coords();
+    let nx = ws.x.len();
+    for j in 0..n {
+        for k in 0..nx {
+            ws.evd.x[k] = Dual64::new(ws.x[k], if k == j { 1.0 } else { 0.0 });
+        }
+        trapezoidal_rates(model, &mut ws.evd, &ws.hist);
+        match kind {
+            ZOnly::Guidance => evaluate_guided(model, &mut ws.evd, &ws.guidance),
+            ZOnly::Multirate => multirate::evaluate(
+                model,
+                &mut ws.evd,
+                &mut ws.multirate.sub_dual,
+                &ws.multirate.plan,
+            ),
+        }
+        penalty::form_residual(model, &mut ws.evd, &ws.lambda);
+        let mut a = ws.tangent.matrix_mut();
+        for i in 0..n {
+            a[(i, j)] = ws.evd.f[i].eps;
+        }
+        for i in n..nx {
+            a[(i, j)] = 0.0;
+        }
+        ws.diag[j] = ws.evd.f[j].eps;
+    }
+    let mut a = ws.tangent.matrix_mut();
+    for j in n..nx {
+        for i in 0..nx {
+            a[(i, j)] = if i == j { 1.0 } else { 0.0 };
+        }
+        ws.diag[j] = 1.0;
+    }
+    ws.counters.tangents += 1;
+}
+
+fn failure(model: &Model, st: &State, ws: &Workspace, iterations: u32, reason: &str) -> StepError {
+    let n = model.n_coords();
+    let mut worst = (0usize, -1.0f64);
+    for (i, f) in ws.ev.f[..n].iter().enumerate() {
+        let d = if ws.diag[i] != 0.0 { ws.diag[i].abs() } else { 1.0 };
+        let w = (f / d).abs() / model.solver.tol_position;
+        let w = if w.is_nan() { f64::INFINITY } else { w };
+        if w > worst.1 {
+            worst = (i, w);
+        }
+    }
+    StepError::NewtonFailed {
+        time_s: st.t_s,
+        step: st.step,
+        iterations,
+        equation: ws.labels.get(worst.0).cloned().unwrap_or_default(),
+        value: worst.1,
+        reason: reason.to_string(),
+    }
+}
+
+/// Guidance data of the step: λ_g from the state, s_ref and its central differences at t_k+1.
+fn prepare_guidance(model: &Model, st: &mut State, ws: &mut Workspace) {
+    let ng = model.solver.guidance.len();
+    if st.extra.len() != ng {
+        // first step: λ_g = 0 (allocates once; the layout is documented in the module doc)
+        st.extra.clear();
+        st.extra.resize(ng, 0.0);
+    }
+    let dt = model.solver.step_s;
+    let t1 = st.t_s + dt;
+    let gw = &mut ws.guidance;
+    gw.lambda.copy_from_slice(&st.extra);
+    for (k, g) in model.solver.guidance.iter().enumerate() {
+        let sig = &model.inputs[g.input];
+        let (sm, s0, sp) = (sig.value(t1 - dt), sig.value(t1), sig.value(t1 + dt));
+        gw.s_ref[k] = s0;
+        gw.sd_ref[k] = (sp - sm) / (2.0 * dt);
+        gw.sdd_ref[k] = (sp - 2.0 * s0 + sm) / (dt * dt);
+    }
+}
+
+/// Φ_g, Φ_g,z and Φ̇_g,z ż at the evaluated point of `ws.ev` with velocities `zd` (f64).
+fn guidance_terms(model: &Model, ws: &mut Workspace, zd: &[f64]) {
+    let n = model.n_coords();
+    let gw = &mut ws.guidance;
+    let ev = &ws.ev;
+    for (k, g) in model.solver.guidance.iter().enumerate() {
+        let cyl = &model.hydraulics.cylinders[g.cylinder.0];
+        let (rb, rr, nv, s) = pins(ev, cyl);
+        gw.phi[k] = s - gw.s_ref[k];
+        let row = &mut gw.jac[k * n..(k + 1) * n];
+        row.fill(0.0);
+        for_each_on_path(model, cyl.rod.frame, |i| {
+            row[i] += nv.dot(&ev.kin.point_jacobian_col(i, &rr))
+        });
+        for_each_on_path(model, cyl.base.frame, |i| {
+            row[i] -= nv.dot(&ev.kin.point_jacobian_col(i, &rb))
+        });
+        let vb = ev.kin.point_velocity(cyl.base.frame, &rb);
+        let vr = ev.kin.point_velocity(cyl.rod.frame, &rr);
+        let dd = vr - vb;
+        let sd: f64 = row.iter().zip(zd.iter()).map(|(a, b)| a * b).sum();
+        let ab = ev.kin.point_acc0(cyl.base.frame, &rb, &vb);
+        let ar = ev.kin.point_acc0(cyl.rod.frame, &rr, &vr);
+        gw.acc0[k] = nv.dot(&(ar - ab)) + (dd.dot(&dd) - sd * sd) / s;
+    }
+}
+
+/// One step of an ALI3-P formulation whose Newton unknowns are z only: kinematic guidance or
+/// multi-rate. Newton (modified, with the penalty formulation's tangent-reuse policy), then the
+/// projections (000 eqs. 20–21, with the rheonomic terms of 004 eqs. 14–15 for guidance), then
+/// commit. On error the state is unchanged (except `extra` sized on the first step).
+pub(crate) fn step_z_only(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Workspace,
+    kind: ZOnly,
+) -> Result<StepReport, StepError> {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
+    let alpha = model.solver.penalty;
+
+    penalty::prepare(model, st, ws);
+    ws.x[n..].copy_from_slice(&st.p);
+    match kind {
+        ZOnly::Guidance => prepare_guidance(model, st, ws),
+        ZOnly::Multirate => multirate::prepare(model, st, ws),
+    }
+
+    let max_iter = model.solver.max_iterations;
+    let mut iterations = 0u32;
+    let mut prev_norm = f64::INFINITY;
+    let mut growth = 0;
+    let mut need_tangent = !ws.tangent_valid;
+    let mut fresh = false;
+    loop {
+        residual_f64(model, ws, kind, iterations > 0);
+        ws.counters.residuals += 1;
+        if let Some(i) = ws.ev.f.iter().position(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite {
+                time_s: st.t_s,
+                step: st.step,
+                equation: ws.labels[i].clone(),
+            });
+        }
+        if kind == ZOnly::Multirate && ws.multirate.sub.failed {
+            return Err(failure(model, st, ws, iterations, "hydraulic substep did not converge"));
+        }
+        if iterations >= max_iter {
+            return Err(failure(model, st, ws, iterations, "iteration cap reached"));
+        }
+        if need_tangent {
+            tangent(model, ws, kind);
+            ws.tangent_valid = false;
+            if ws.tangent.factor().is_err() {
+                return Err(failure(model, st, ws, iterations, "singular tangent matrix"));
+            }
+            ws.tangent_valid = true;
+            ws.counters.factorizations += 1;
+            need_tangent = false;
+            fresh = true;
+        }
+        for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
+            *d = -f;
+        }
+        ws.tangent.solve_in_place(&mut ws.dx);
+        iterations += 1;
+        let mut norm: f64 = 0.0;
+        for i in 0..n {
+            ws.x[i] += ws.dx[i];
+            let w = model.solver.tol_position + model.solver.tol_relative * ws.x[i].abs();
+            norm = norm.max(ws.dx[i].abs() / w);
+        }
+        if !norm.is_finite() {
+            return Err(failure(model, st, ws, iterations, "non-finite Newton increment"));
+        }
+        if norm <= 1.0 {
+            break;
+        }
+        if !fresh && norm > 0.2 * prev_norm {
+            need_tangent = true;
+        }
+        if iterations >= 3 && norm > prev_norm {
+            growth += 1;
+            if growth >= 3 {
+                return Err(failure(model, st, ws, iterations, "diverging (increments growing)"));
+            }
+        }
+        prev_norm = norm;
+    }
+    ws.counters.iterations += iterations as u64;
+
+    // ---- final evaluation at the accepted z (M′, Φ_z, pressures consistent with it) and the
+    // last multiplier update λ ← λ + αΦ (000 eq. 19)
+    residual_f64(model, ws, kind, true);
+    ws.counters.residuals += 1;
+    if kind == ZOnly::Multirate && ws.multirate.sub.failed {
+        return Err(failure(model, st, ws, iterations, "hydraulic substep did not converge"));
+    }
+
+    // ---- projections (000 eqs. 20–21; 004 eqs. 14–15 for the guidance rows)
+    let zd_star = std::mem::take(&mut ws.ev.zd);
+    if kind == ZOnly::Guidance {
+        guidance_terms(model, ws, &zd_star);
+    }
+    let ng = if kind == ZOnly::Guidance {
+        model.solver.guidance.len()
+    } else {
+        0
+    };
+    {
+        let a = ws.projection.values_mut();
+        a.copy_from_slice(&ws.ev.dynamics.mass);
+        let ca = c * alpha;
+        for jr in ws
+            .ev
+            .constraints
+            .jac
+            .chunks_exact(n)
+            .chain(ws.guidance.jac[..ng * n].chunks_exact(n))
+        {
+            for (i, ji) in jr.iter().enumerate() {
+                if *ji != 0.0 {
+                    let s = ca * ji;
+                    for (aij, jj) in a[i * n..(i + 1) * n].iter_mut().zip(jr.iter()) {
+                        *aij += s * jj;
+                    }
+                }
+            }
+        }
+    }
+    ws.counters.factorizations += 1;
+    if ws.projection.factor().is_err() {
+        ws.ev.zd = zd_star;
+        return Err(failure(model, st, ws, iterations, "singular projection matrix"));
+    }
+    for (t, row) in ws.tmp.iter_mut().zip(ws.ev.dynamics.mass.chunks_exact(n)) {
+        *t = row.iter().zip(zd_star.iter()).map(|(a, b)| a * b).sum();
+    }
+    // − cα Φ_g,zᵀ Φ_t = + cα Φ_g,zᵀ ṡ_ref
+    for k in 0..ng {
+        let s = c * alpha * ws.guidance.sd_ref[k];
+        for (t, ji) in ws.tmp.iter_mut().zip(ws.guidance.jac[k * n..(k + 1) * n].iter()) {
+            *t += s * ji;
+        }
+    }
+    ws.projection.solve_in_place(&mut ws.tmp[..n]);
+    ws.ev.zd = zd_star;
+    let zd_proj = std::mem::take(&mut ws.tmp);
+    // velocity-product terms at the projected velocities
+    ws.ev.kin.velocities(model, &zd_proj[..n]);
+    constraints::evaluate_acc0(model, &ws.ev.kin, &mut ws.ev.constraints);
+    if kind == ZOnly::Guidance {
+        guidance_terms(model, ws, &zd_proj[..n]);
+    }
+    for (t, row) in ws.tmp2.iter_mut().zip(ws.ev.dynamics.mass.chunks_exact(n)) {
+        *t = row.iter().zip(ws.ev.zdd.iter()).map(|(a, b)| a * b).sum();
+    }
+    for (jr, a0) in ws
+        .ev
+        .constraints
+        .jac
+        .chunks_exact(n)
+        .zip(ws.ev.constraints.acc0.iter())
+    {
+        let s = c * alpha * a0;
+        for (t, ji) in ws.tmp2.iter_mut().zip(jr.iter()) {
+            *t -= s * ji;
+        }
+    }
+    for k in 0..ng {
+        let s = c * alpha * (ws.guidance.acc0[k] - ws.guidance.sdd_ref[k]);
+        for (t, ji) in ws.tmp2.iter_mut().zip(ws.guidance.jac[k * n..(k + 1) * n].iter()) {
+            *t -= s * ji;
+        }
+    }
+    ws.projection.solve_in_place(&mut ws.tmp2[..n]);
+
+    // cylinder ports at the projected velocities (forces: guidance −λ_g; multi-rate F(p_k+1, ṡ))
+    match kind {
+        ZOnly::Guidance => {
+            for (k, g) in model.solver.guidance.iter().enumerate() {
+                let row = &ws.guidance.jac[k * n..(k + 1) * n];
+                let sd: f64 = row.iter().zip(zd_proj.iter()).map(|(a, b)| a * b).sum();
+                ws.ev.motion[g.cylinder.0].sd = sd;
+                ws.ev.cylinder_force[g.cylinder.0] = -ws.guidance.lambda[k];
+            }
+        }
+        ZOnly::Multirate => {
+            ws.x[n..].copy_from_slice(&ws.multirate.sub.p);
+            let p = std::mem::take(&mut ws.x);
+            ws.ev.velocity_terms(model, &zd_proj[..n], &p[n..]);
+            ws.x = p;
+        }
+    }
+
+    // ---- end stops: the lumped model has none, so leaving the stroke is an error
+    for (ci, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let la = ws.ev.motion[ci].s - cyl.retracted_length_m;
+        if !(0.0..=cyl.stroke_m).contains(&la) {
+            ws.tmp = zd_proj;
+            return Err(StepError::OutOfStroke {
+                time_s: st.t_s,
+                step: st.step,
+                cylinder: cyl.name.clone(),
+                chamber_m: la,
+                stroke_m: cyl.stroke_m,
+            });
+        }
+    }
+
+    // ---- commit
+    let mut report = StepReport {
+        iterations,
+        ..Default::default()
+    };
+    if kind == ZOnly::Multirate {
+        for v in 0..nv {
+            let p_new = ws.multirate.sub.p[v];
+            if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
+                report.cavitation_onsets |= 1 << v;
+            }
+            let pd_new = ws.multirate.sub.pd[v];
+            st.pdd[v] = (pd_new - st.pd[v]) / dt;
+            st.pd[v] = pd_new;
+            st.p[v] = p_new;
+        }
+    } else {
+        st.extra.copy_from_slice(&ws.guidance.lambda);
+    }
+    let _ = (c1, c2);
+    for i in 0..n {
+        st.z[i] = ws.x[i];
+        st.zd[i] = zd_proj[i];
+        st.zdd[i] = ws.tmp2[i];
+    }
+    ws.tmp = zd_proj;
+    st.spool.copy_from_slice(&ws.spool_new);
+    st.lambda.copy_from_slice(&ws.lambda);
+    for (ci, (f, m)) in ws
+        .ev
+        .cylinder_force
+        .iter()
+        .zip(ws.ev.motion.iter())
+        .enumerate()
+    {
+        let power = f * m.sd;
+        st.actuator_work_j[ci] += 0.5 * dt * (st.actuator_power_w[ci] + power);
+        st.actuator_power_w[ci] = power;
+    }
+    st.step += 1;
+    st.t_s = st.step as f64 * dt;
+    let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
+    report.kinetic_j = ke;
+    report.potential_j = pe;
+    report.constraint_violation = ws
+        .ev
+        .constraints
+        .phi
+        .iter()
+        .map(|p| p * p)
+        .sum::<f64>()
+        .sqrt();
+    Ok(report)
+}
+
+/// One step of kinematic guidance.
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    let _ = (st, ws);
-    Err(StepError::Unavailable {
-        formulation: model.solver.formulation.name().to_string(),
-    })
+    step_z_only(model, st, ws, ZOnly::Guidance)
 }

@@ -567,11 +567,11 @@ impl Formulation {
     pub fn is_available(self) -> bool {
         match self {
             Formulation::Penalty => true,
-            Formulation::DoubleStep => false,
-            Formulation::GlobalAli3p => false,
+            Formulation::DoubleStep => true,
+            Formulation::GlobalAli3p => true,
             Formulation::GlobalI1al => false,
-            Formulation::KinematicGuidance => false,
-            Formulation::Multirate => false,
+            Formulation::KinematicGuidance => true,
+            Formulation::Multirate => true,
         }
     }
 }

@@ -32,11 +32,11 @@ use std::collections::BTreeMap;
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 
 use crate::error::ModelError;
-use crate::model::spec::Formulation;
 use crate::model::spec::{
     AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, CylinderSpec, FrictionSpec, GroundSpec,
     HydraulicsSpec, InputSpec, JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values,
 };
+use crate::model::spec::Formulation;
 
 /// The reserved name of the fixed frame; joint parents, cut-joint bodies and cylinder ends may
 /// name it. Its markers are `ground.markers`.
@@ -450,14 +450,14 @@ fn check_hydraulics(
     }
     for (i, volume) in hydraulics.volumes.iter().enumerate() {
         let name = volume.name.as_str();
-        let by_bridge = hydraulics
-            .bridge_valves
+        let by_bridge = hydraulics.bridge_valves.iter().any(|v| {
+            v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name
+        });
+        let by_valve = by_bridge
+            || hydraulics
+            .valves
             .iter()
             .any(|v| v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name);
-        let by_valve = by_bridge
-            || hydraulics.valves.iter().any(|v| {
-                v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name
-            });
         let by_throttle = hydraulics
             .throttles
             .iter()

@@ -1,15 +1,738 @@
-//! Global ALI3-P in natural coordinates with the unified hydraulic tangent (004 eqs. 5–26).
-//! Work in progress (issue 3).
+//! Global ALI3-P in natural coordinates with the unified hydraulic tangent (Naya et al. 2011,
+//! 004 §2–3, reference note 000_004 004-A.2/A.3).
+//!
+//! # Discrete equations
+//! Equations of motion with penalty and augmented-Lagrangian multipliers, and the pressure
+//! rates (004 eqs. 5, 17):
+//!
+//! ```text
+//! M q̈ + Φ_qᵀ α Φ + Φ_qᵀ λ* = Q(q, q̇, p),     ṗ = h(p, q, q̇)
+//! ```
+//! M is the constant natural-coordinate mass matrix and Q holds gravity and the cylinder forces
+//! Cᵀ F n ([`super::natural_coordinates`]); natural coordinates have no velocity-product inertia
+//! forces. The trapezoidal rule (Newmark β = ¼, γ = ½; 004 eqs. 7–8, 18–19)
+//!
+//! ```text
+//! q̇ = (2/Δt) q + q̂̇_n,   q̂̇_n = −((2/Δt) q_n + q̇_n)
+//! q̈ = (4/Δt²) q + q̂̈_n,  q̂̈_n = −((4/Δt²) q_n + (4/Δt) q̇_n + q̈_n)
+//! ṗ = (2/Δt) p + p̂̇_n,   p̂̇_n = −((2/Δt) p_n + ṗ_n)
+//! ```
+//! turns equilibrium at t_{n+1} (004 eqs. 20–21), scaled by Δt²/4 (eqs. 22–23), into the
+//! residual in the unknowns x = [q; p] (004 eq. 25)
+//!
+//! ```text
+//! f(x) = (Δt²/4) [ M q̈ + Φ_qᵀ (α Φ + λ*) − Q ;  ṗ − h ]
+//! ```
+//! solved by Newton–Raphson, [∂f/∂x] Δx = −f (004 eq. 24), with the multiplier update after every
+//! solve, λ*_{i+1} = λ*_i + α Φ_{i+1} (004 eq. 6; λ*_0 = λ_n). The tangent is the exact,
+//! non-symmetric ∂f/∂x of 004 eq. 26,
+//!
+//! ```text
+//! | M + (Δt/2)C + (Δt²/4)(Φ_qᵀαΦ_q + Σ(αΦ_r+λ_r)Φ_r,qq + K)   −(Δt²/4) ∂Q/∂p              |
+//! | −(Δt/2)((Δt/2) ∂h/∂q + ∂h/∂q̇)                            (Δt/2)(I − (Δt/2) ∂h/∂p)   |
+//! ```
+//! (C = −∂Q/∂q̇, K = −∂Q/∂q), computed column by column with forward-mode dual numbers through the
+//! same generic code that evaluates f (λ held), so it includes the constraint Hessian term that
+//! eq. 26 drops. After convergence the velocities and accelerations are projected with W = M
+//! (004 eqs. 14–15; pressures are not projected):
+//!
+//! ```text
+//! [M + (Δt²/4) Φ_qᵀ α Φ_q] q̇ = M q̇*
+//! [M + (Δt²/4) Φ_qᵀ α Φ_q] q̈ = M q̈* − (Δt²/4) Φ_qᵀ α (Φ̇_q q̇)
+//! ```
+//! A singular M (massless frames of multi-axis joints) is regularized by the penalty term.
+//!
+//! # Stages of [`step`]
+//! natural state (first step: from z, ż, z̈) → spools, history, predictor → Newton (evaluate,
+//! λ update, residual, exact tangent, solve) → λ update at the accepted point →
+//! projections → stroke check → commit (q, q̇, q̈, λ into `State::extra`; z, ż, z̈ recovered;
+//! p, ṗ; actuator work; energies).
 
+use nalgebra::{DMatrix, DVector};
+use num_dual::Dual64;
+
+use super::natural_coordinates::{NaturalModel, NQ_FRAME};
+use super::{
+    cylinders, evaluate, form_residual, ports, trapezoidal_rates, GlobalHistory, GlobalWorkspace,
+    NatEval,
+};
+use crate::hydraulics::{reduced, valve_4_3};
+use crate::linalg::{pinv_solve, DenseLu};
 use crate::model::Model;
 use crate::state::State;
 use crate::workspace::Workspace;
 use crate::{StepError, StepReport};
 
-/// One step of this formulation.
+/// Length of the `State::extra` block of the global formulations: 3 nq + m.
+pub fn extra_len(nm: &NaturalModel) -> usize {
+    3 * nm.nq + nm.n_eqs()
+}
+
+/// Fills `st.extra` = [q | q̇ | q̈ | λ] from the relative state when it does not hold a natural
+/// state yet (the first step after `initialize`). λ solves Φ_qᵀ λ = Q − M q̈ in least squares
+/// (minimum norm: the natural constraints are redundant). Allocates, once.
+pub fn ensure_natural_state(model: &Model, st: &mut State, g: &mut GlobalWorkspace) {
+    let nm = &g.nm;
+    let (nq, m) = (nm.nq, nm.n_eqs());
+    if st.extra.len() == extra_len(nm) {
+        return;
+    }
+    st.extra = vec![0.0; extra_len(nm)];
+    let kin = g.kin.as_mut().expect("global workspace is active");
+    {
+        let (q, rest) = st.extra.split_at_mut(nq);
+        let (qd, rest) = rest.split_at_mut(nq);
+        let (qdd, _) = rest.split_at_mut(nq);
+        nm.from_relative(model, kin, &st.z, &st.zd, &st.zdd, q, qd, qdd);
+    }
+    let (q, qd, qdd) = (
+        &st.extra[..nq],
+        &st.extra[nq..2 * nq],
+        &st.extra[2 * nq..3 * nq],
+    );
+    let ev = &mut g.ev;
+    ev.force.copy_from_slice(&nm.gravity_force);
+    cylinders(
+        model,
+        nm,
+        q,
+        qd,
+        &st.p,
+        &mut ev.motion,
+        &mut ev.cylinder_force,
+        &mut ev.force,
+    );
+    nm.mass_times(qdd, &mut ev.mq);
+    let rhs = DVector::from_iterator(nq, (0..nq).map(|i| ev.force[i] - ev.mq[i]));
+    let mut jt = DMatrix::<f64>::zeros(nq, m);
+    let mut row = vec![0.0; nq];
+    for (r, eq) in nm.eqs.iter().enumerate() {
+        row.iter_mut().for_each(|x| *x = 0.0);
+        eq.add_grad(q, 1.0, &mut row);
+        for i in 0..nq {
+            jt[(i, r)] = row[i];
+        }
+    }
+    let lambda = pinv_solve(&jt, &rhs);
+    st.extra[3 * nq..].copy_from_slice(lambda.as_slice());
+}
+
+/// Stage `predict`: spools at t_{n+1}, history terms, predictor x⁰ = [q + Δt q̇ + ½Δt² q̈ ;
+/// p + Δt ṗ + ½Δt² p̈] and λ⁰ = λ_n.
+fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_new: &mut [f64]) {
+    let nq = g.nm.nq;
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
+    for (i, v) in model.hydraulics.valves.iter().enumerate() {
+        let (u0, u1) = model.inputs[v.input].step_values(st.t_s, st.t_s + dt);
+        spool_new[i] = valve_4_3::spool_step(st.spool[i], u0, u1, v.time_constant_s, dt);
+    }
+    // bridge valves: κ = trim + input, the value valid on the step (as the penalty formulation)
+    let n43 = model.hydraulics.valves.len();
+    for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {
+        let (_, u1) = model.inputs[v.input].step_values(st.t_s, st.t_s + dt);
+        spool_new[n43 + i] = st.trim[i] + u1;
+    }
+    let (q, qd, qdd) = (
+        &st.extra[..nq],
+        &st.extra[nq..2 * nq],
+        &st.extra[2 * nq..3 * nq],
+    );
+    for i in 0..nq {
+        g.hist.qd_hat[i] = -(c1 * q[i] + qd[i]);
+        g.hist.qdd_hat[i] = -(c2 * q[i] + 4.0 / dt * qd[i] + qdd[i]);
+        g.x[i] = q[i] + dt * qd[i] + 0.5 * dt * dt * qdd[i];
+    }
+    for v in 0..nv {
+        g.hist.pd_hat[v] = -(c1 * st.p[v] + st.pd[v]);
+        g.x[nq + v] = st.p[v] + dt * st.pd[v] + 0.5 * dt * dt * st.pdd[v];
+    }
+    g.lambda.copy_from_slice(&st.extra[3 * nq..]);
+}
+
+/// Exact tangent ∂f/∂x (004 eq. 26 without approximation) into `lu`, one dual pass of the
+/// whole residual per unknown. The reference for [`tangent`] in the tests.
+#[allow(clippy::too_many_arguments)]
+fn tangent_dual(
+    model: &Model,
+    nm: &NaturalModel,
+    x: &[f64],
+    evd: &mut NatEval<Dual64>,
+    hist: &GlobalHistory,
+    lambda: &[f64],
+    spools: &[f64],
+    lu: &mut DenseLu,
+    diag: &mut [f64],
+) {
+    let nx = x.len();
+    for j in 0..nx {
+        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
+            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+        }
+        evaluate(model, nm, evd, hist, spools);
+        form_residual(model, nm, evd, lambda);
+        let mut a = lu.matrix_mut();
+        for i in 0..nx {
+            a[(i, j)] = evd.f[i].eps;
+        }
+        diag[j] = evd.f[j].eps;
+    }
+}
+
+/// The terms of the structured tangent: which unknowns and scratch it needs.
+struct TangentInput<'a> {
+    x: &'a [f64],
+    hist: &'a GlobalHistory,
+    lambda: &'a [f64],
+    spools: &'a [f64],
+    port_cols: &'a [usize],
+}
+
+/// Exact tangent ∂f/∂x (004 eq. 26, with the constraint-Hessian term it drops) into `lu`, by
+/// blocks. Mechanical part, analytic (Φ is quadratic, so its Hessian H_r is constant):
+///
+/// ```text
+/// ∂f_q/∂q ⊇ M + (Δt²/4)[α Φ_qᵀ Φ_q + Σ_r (α Φ_r + λ_r) H_r]
+/// ```
+/// Hydraulic ports (cylinder forces in Q, and h), by forward-mode dual numbers through the
+/// same generic port code, only in the columns of the coordinates of frames holding a cylinder
+/// pin and of the pressures (`port_cols`): −(Δt²/4)(∂Q/∂q + (2/Δt) ∂Q/∂q̇), −(Δt²/4) ∂Q/∂p,
+/// −(Δt/2)((Δt/2) ∂h/∂q + ∂h/∂q̇) and (Δt/2)(I − (Δt/2) ∂h/∂p).
+#[allow(clippy::too_many_arguments)]
+fn tangent(
+    model: &Model,
+    nm: &NaturalModel,
+    inp: &TangentInput<'_>,
+    evd: &mut NatEval<Dual64>,
+    jac: &mut [f64],
+    nz: &mut Vec<usize>,
+    lu: &mut DenseLu,
+    diag: &mut [f64],
+) {
+    let nq = nm.nq;
+    let nx = inp.x.len();
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    let alpha = model.solver.penalty;
+    let q = &inp.x[..nq];
+    jacobian(nm, q, jac);
+    {
+        let a = lu.values_mut();
+        a.iter_mut().for_each(|v| *v = 0.0);
+        // M (c · 4/Δt² = 1)
+        for (k, m4) in nm.mass4.iter().enumerate() {
+            let o = NQ_FRAME * k;
+            for r in 0..4 {
+                for cc in 0..4 {
+                    for i in 0..3 {
+                        a[(o + 3 * cc + i) * nx + o + 3 * r + i] = m4[r][cc];
+                    }
+                }
+            }
+        }
+        // (Δt²/4) α Φ_qᵀ Φ_q
+        let ca = c * alpha;
+        for row in jac.chunks_exact(nq) {
+            nz.clear();
+            for (i, v) in row.iter().enumerate() {
+                if *v != 0.0 && nz.len() < nz.capacity() {
+                    nz.push(i);
+                }
+            }
+            for &j in nz.iter() {
+                let s = ca * row[j];
+                for &i in nz.iter() {
+                    a[j * nx + i] += s * row[i];
+                }
+            }
+        }
+        // (Δt²/4) Σ_r g_r H_r, Φ_r = A·B − k: H = A_qᵀ B_q + B_qᵀ A_q
+        for (eq, l) in nm.eqs.iter().zip(inp.lambda.iter()) {
+            let gr = c * (alpha * eq.phi(q) + l);
+            if gr == 0.0 {
+                continue;
+            }
+            let la = [
+                (eq.a.a, 1.0),
+                (
+                    eq.a.b.unwrap_or(eq.a.a),
+                    if eq.a.b.is_some() { -1.0 } else { 0.0 },
+                ),
+            ];
+            let lb = [
+                (eq.b.a, 1.0),
+                (
+                    eq.b.b.unwrap_or(eq.b.a),
+                    if eq.b.b.is_some() { -1.0 } else { 0.0 },
+                ),
+            ];
+            for (xa, sa) in la {
+                let Some(fa) = xa.frame else { continue };
+                if sa == 0.0 {
+                    continue;
+                }
+                for (xb, sb) in lb {
+                    let Some(fb) = xb.frame else { continue };
+                    if sb == 0.0 {
+                        continue;
+                    }
+                    for (j, ca_j) in xa.coef.iter().enumerate() {
+                        for (m, cb_m) in xb.coef.iter().enumerate() {
+                            let w = gr * sa * sb * ca_j * cb_m;
+                            if w == 0.0 {
+                                continue;
+                            }
+                            for i in 0..3 {
+                                let ia = NQ_FRAME * fa + 3 * j + i;
+                                let ib = NQ_FRAME * fb + 3 * m + i;
+                                a[ib * nx + ia] += w;
+                                a[ia * nx + ib] += w;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // hydraulic ports, dual columns
+    for &j in inp.port_cols {
+        for (k, (d, xk)) in evd.x.iter_mut().zip(inp.x.iter()).enumerate() {
+            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+        }
+        trapezoidal_rates(model, nm, evd, inp.hist);
+        evd.force.iter_mut().for_each(|f| *f = Dual64::from(0.0));
+        ports(model, nm, evd, inp.spools);
+        let a = lu.values_mut();
+        let col = &mut a[j * nx..(j + 1) * nx];
+        for i in 0..nq {
+            col[i] -= c * evd.force[i].eps;
+        }
+        for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+            col[nq + v] += c * reduced::pressure_row(vol, evd.pd[v], evd.h[v]).eps;
+        }
+    }
+    let a = lu.values_mut();
+    for (j, d) in diag.iter_mut().enumerate() {
+        *d = a[j * nx + j];
+    }
+}
+
+/// Absolute tolerance of unknown `i` [m, - or Pa].
+fn tolerance(model: &Model, nq: usize, i: usize) -> f64 {
+    if i < nq {
+        model.solver.tol_position
+    } else {
+        model.solver.tol_pressure_pa
+    }
+}
+
+fn newton_failure(
+    model: &Model,
+    st: &State,
+    g: &GlobalWorkspace,
+    iterations: u32,
+    reason: &str,
+) -> StepError {
+    let mut worst = (0usize, -1.0f64);
+    for (i, f) in g.ev.f.iter().enumerate() {
+        let d = if g.diag[i] != 0.0 {
+            g.diag[i].abs()
+        } else {
+            1.0
+        };
+        let w = (f / d).abs() / tolerance(model, g.nm.nq, i);
+        let w = if w.is_nan() { f64::INFINITY } else { w };
+        if w > worst.1 {
+            worst = (i, w);
+        }
+    }
+    StepError::NewtonFailed {
+        time_s: st.t_s,
+        step: st.step,
+        iterations,
+        equation: g.labels.get(worst.0).cloned().unwrap_or_default(),
+        value: worst.1,
+        reason: reason.to_string(),
+    }
+}
+
+/// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25), full Newton: the
+/// exact tangent is computed and factored at every iteration. (A tangent reused across steps
+/// diverges: the (Δt²/4) α Φ_qᵀ Φ_q block turns with the bodies, and one step of rotation changes
+/// it by more than the mass of light bodies. Reused within a step, under the multiplier updates,
+/// it let a spherical pendulum near its Cardan singularity diverge; full Newton does not.)
+/// Returns the iteration count.
+fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepError> {
+    let g = &mut ws.global;
+    let nq = g.nm.nq;
+    let nx = g.x.len();
+    let alpha = model.solver.penalty;
+    let max_iter = model.solver.max_iterations;
+    let mut iterations = 0u32;
+    let mut prev_norm = f64::INFINITY;
+    let mut growth = 0;
+    loop {
+        g.ev.x.copy_from_slice(&g.x);
+        evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
+        if iterations > 0 {
+            for (l, phi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
+                *l += alpha * phi;
+            }
+        }
+        form_residual(model, &g.nm, &mut g.ev, &g.lambda);
+        ws.counters.residuals += 1;
+        if let Some(i) = g.ev.f.iter().position(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite {
+                time_s: st.t_s,
+                step: st.step,
+                equation: g.labels[i].clone(),
+            });
+        }
+        if iterations >= max_iter {
+            return Err(newton_failure(
+                model,
+                st,
+                g,
+                iterations,
+                "iteration cap reached",
+            ));
+        }
+        let lu = g.tangent.as_mut().expect("global workspace is active");
+        {
+            let inp = TangentInput {
+                x: &g.x,
+                hist: &g.hist,
+                lambda: &g.lambda,
+                spools: &ws.spool_new,
+                port_cols: &g.port_cols,
+            };
+            tangent(
+                model,
+                &g.nm,
+                &inp,
+                &mut g.evd,
+                &mut g.jac,
+                &mut g.nz,
+                lu,
+                &mut g.diag,
+            );
+            ws.counters.tangents += 1;
+            if lu.factor().is_err() {
+                return Err(newton_failure(
+                    model,
+                    st,
+                    g,
+                    iterations,
+                    "singular tangent matrix",
+                ));
+            }
+            ws.counters.factorizations += 1;
+        }
+        for (d, f) in g.dx.iter_mut().zip(g.ev.f.iter()) {
+            *d = -f;
+        }
+        lu.solve_in_place(&mut g.dx);
+        iterations += 1;
+        let mut norm: f64 = 0.0;
+        for i in 0..nx {
+            g.x[i] += g.dx[i];
+            let w = tolerance(model, nq, i) + model.solver.tol_relative * g.x[i].abs();
+            norm = norm.max(g.dx[i].abs() / w);
+        }
+        if !norm.is_finite() {
+            return Err(newton_failure(
+                model,
+                st,
+                g,
+                iterations,
+                "non-finite Newton increment",
+            ));
+        }
+        if norm <= 1.0 {
+            break;
+        }
+        if iterations >= 3 && norm > prev_norm {
+            growth += 1;
+            if growth >= 3 {
+                return Err(newton_failure(
+                    model,
+                    st,
+                    g,
+                    iterations,
+                    "diverging (increments growing)",
+                ));
+            }
+        }
+        prev_norm = norm;
+    }
+    ws.counters.iterations += iterations as u64;
+    Ok(iterations)
+}
+
+/// Φ_q (row-major m × nq) at q into `jac`.
+fn jacobian(nm: &NaturalModel, q: &[f64], jac: &mut [f64]) {
+    let nq = nm.nq;
+    jac.iter_mut().for_each(|x| *x = 0.0);
+    for (eq, row) in nm.eqs.iter().zip(jac.chunks_exact_mut(nq)) {
+        eq.add_grad(q, 1.0, row);
+    }
+}
+
+/// P = M + (Δt²/4) α Φ_qᵀ Φ_q into `lu` (symmetric, so column-major = row-major), using the
+/// sparsity of the Φ_q rows (at most four frames each).
+fn projection_matrix(
+    model: &Model,
+    nm: &NaturalModel,
+    jac: &[f64],
+    nz: &mut Vec<usize>,
+    lu: &mut DenseLu,
+) {
+    let nq = nm.nq;
+    let dt = model.solver.step_s;
+    let ca = dt * dt / 4.0 * model.solver.penalty;
+    let a = lu.values_mut();
+    a.iter_mut().for_each(|x| *x = 0.0);
+    for (k, m4) in nm.mass4.iter().enumerate() {
+        let o = NQ_FRAME * k;
+        for r in 0..4 {
+            for c in 0..4 {
+                for i in 0..3 {
+                    a[(o + 3 * r + i) * nq + o + 3 * c + i] = m4[r][c];
+                }
+            }
+        }
+    }
+    for row in jac.chunks_exact(nq) {
+        nz.clear();
+        for (i, v) in row.iter().enumerate() {
+            if *v != 0.0 && nz.len() < nz.capacity() {
+                nz.push(i);
+            }
+        }
+        for &i in nz.iter() {
+            let s = ca * row[i];
+            for &j in nz.iter() {
+                a[i * nq + j] += s * row[j];
+            }
+        }
+    }
+}
+
+/// One step Δt of the global ALI3-P formulation. On error the state is unchanged (except for the
+/// one-time conversion of the initial state into `State::extra`).
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    let _ = (st, ws);
-    Err(StepError::Unavailable {
-        formulation: model.solver.formulation.name().to_string(),
-    })
+    if !ws.global.active {
+        return Err(StepError::Unavailable {
+            formulation: model.solver.formulation.name().to_string(),
+        });
+    }
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let c1 = 2.0 / dt;
+    let c = dt * dt / 4.0;
+    let alpha = model.solver.penalty;
+
+    ensure_natural_state(model, st, &mut ws.global);
+    prepare(model, st, &mut ws.global, &mut ws.spool_new);
+    let iterations = newton(model, st, ws)?;
+
+    let g = &mut ws.global;
+    let nm = &g.nm;
+    let nq = nm.nq;
+    // ---- the accepted point: Φ, q̇*, q̈*, and the last multiplier update (004 eq. 6)
+    g.ev.x.copy_from_slice(&g.x);
+    evaluate(model, nm, &mut g.ev, &g.hist, &ws.spool_new);
+    for (l, phi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
+        *l += alpha * phi;
+    }
+    let violation = g.ev.phi.iter().map(|p| p * p).sum::<f64>().sqrt();
+
+    // ---- projections (004 eqs. 14–15, W = M)
+    let q = &g.x[..nq];
+    jacobian(nm, q, &mut g.jac);
+    let lu = g.projection.as_mut().expect("global workspace is active");
+    projection_matrix(model, nm, &g.jac, &mut g.nz, lu);
+    ws.counters.factorizations += 1;
+    if lu.factor().is_err() {
+        return Err(newton_failure(
+            model,
+            st,
+            g,
+            iterations,
+            "singular projection matrix",
+        ));
+    }
+    nm.mass_times(&g.ev.qd, &mut g.tmp);
+    lu.solve_in_place(&mut g.tmp);
+    for (a0, eq) in g.tmp_m.iter_mut().zip(nm.eqs.iter()) {
+        *a0 = eq.acc0(&g.tmp);
+    }
+    nm.mass_times(&g.ev.qdd, &mut g.tmp2);
+    for (row, a0) in g.jac.chunks_exact(nq).zip(g.tmp_m.iter()) {
+        let s = c * alpha * a0;
+        if s != 0.0 {
+            for (t, j) in g.tmp2.iter_mut().zip(row.iter()) {
+                *t -= s * j;
+            }
+        }
+    }
+    lu.solve_in_place(&mut g.tmp2);
+
+    // ---- cylinder ports with the projected q̇ (outputs, actuator power)
+    cylinders(
+        model,
+        nm,
+        q,
+        &g.tmp,
+        &g.x[nq..],
+        &mut ws.ev.motion,
+        &mut ws.ev.cylinder_force,
+        &mut g.ev.force,
+    );
+    for (cy, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let la = ws.ev.motion[cy].s - cyl.retracted_length_m;
+        if !(0.0..=cyl.stroke_m).contains(&la) {
+            return Err(StepError::OutOfStroke {
+                time_s: st.t_s,
+                step: st.step,
+                cylinder: cyl.name.clone(),
+                chamber_m: la,
+                stroke_m: cyl.stroke_m,
+            });
+        }
+    }
+
+    // ---- commit
+    let mut report = StepReport {
+        iterations,
+        ..Default::default()
+    };
+    for v in 0..nv {
+        let p_new = g.x[nq + v];
+        if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
+            report.cavitation_onsets |= 1 << v;
+        }
+        let pd_trapezoidal = c1 * p_new + g.hist.pd_hat[v];
+        let (pd_new, pdd_new) = reduced::committed_rates(
+            &model.hydraulics.volumes[v],
+            st.p[v],
+            p_new,
+            st.pd[v],
+            pd_trapezoidal,
+            dt,
+        );
+        st.p[v] = p_new;
+        st.pd[v] = pd_new;
+        st.pdd[v] = pdd_new;
+    }
+    st.extra[..nq].copy_from_slice(q);
+    st.extra[nq..2 * nq].copy_from_slice(&g.tmp);
+    st.extra[2 * nq..3 * nq].copy_from_slice(&g.tmp2);
+    st.extra[3 * nq..].copy_from_slice(&g.lambda);
+    nm.to_relative(
+        model,
+        q,
+        &g.tmp,
+        &g.tmp2,
+        &mut st.z,
+        &mut st.zd,
+        &mut st.zdd,
+    );
+    st.spool.copy_from_slice(&ws.spool_new);
+    for (cy, (f, mo)) in ws
+        .ev
+        .cylinder_force
+        .iter()
+        .zip(ws.ev.motion.iter())
+        .enumerate()
+    {
+        let power = f * mo.sd;
+        st.actuator_work_j[cy] += 0.5 * dt * (st.actuator_power_w[cy] + power);
+        st.actuator_power_w[cy] = power;
+    }
+    st.step += 1;
+    st.t_s = st.step as f64 * dt;
+    report.kinetic_j = nm.kinetic_energy(&g.tmp);
+    report.potential_j = nm.potential_energy(model, q);
+    report.constraint_violation = violation;
+    Ok(report)
+}
+
+/// Diagnostics for tests: the production (structured) tangent, the full dual-number tangent
+/// and the central-difference approximation with relative step `h` of ∂f/∂x, all at the
+/// predictor of the next step of `st` (column-major nx × nx). Allocates.
+pub fn tangent_and_central_differences(
+    model: &Model,
+    st: &State,
+    ws: &mut Workspace,
+    h: f64,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut st = st.clone();
+    ensure_natural_state(model, &mut st, &mut ws.global);
+    prepare(model, &st, &mut ws.global, &mut ws.spool_new);
+    ws.tangent_valid = false;
+    let g = &mut ws.global;
+    let nx = g.x.len();
+    let lu = g.tangent.as_mut().expect("global workspace is active");
+    let read = |lu: &DenseLu| {
+        let a = lu.matrix();
+        let mut out = vec![0.0; nx * nx];
+        for j in 0..nx {
+            for i in 0..nx {
+                out[j * nx + i] = a[(i, j)];
+            }
+        }
+        out
+    };
+    let inp = TangentInput {
+        x: &g.x,
+        hist: &g.hist,
+        lambda: &g.lambda,
+        spools: &ws.spool_new,
+        port_cols: &g.port_cols,
+    };
+    tangent(
+        model,
+        &g.nm,
+        &inp,
+        &mut g.evd,
+        &mut g.jac,
+        &mut g.nz,
+        lu,
+        &mut g.diag,
+    );
+    let structured = read(lu);
+    tangent_dual(
+        model,
+        &g.nm,
+        &g.x,
+        &mut g.evd,
+        &g.hist,
+        &g.lambda,
+        &ws.spool_new,
+        lu,
+        &mut g.diag,
+    );
+    let dual = read(lu);
+    let mut fd = vec![0.0; nx * nx];
+    let x0 = g.x.clone();
+    let mut fp = vec![0.0; nx];
+    for j in 0..nx {
+        let step = h * x0[j].abs().max(1.0);
+        for sgn in [1.0, -1.0] {
+            g.ev.x.copy_from_slice(&x0);
+            g.ev.x[j] += sgn * step;
+            evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
+            form_residual(model, &g.nm, &mut g.ev, &g.lambda);
+            for i in 0..nx {
+                if sgn > 0.0 {
+                    fp[i] = g.ev.f[i];
+                } else {
+                    fd[j * nx + i] = (fp[i] - g.ev.f[i]) / (2.0 * step);
+                }
+            }
+        }
+    }
+    (structured, dual, fd)
 }

@@ -1,20 +1,344 @@
 //! Global formulations in natural (fully Cartesian) coordinates: ALI3-P with unified hydraulics
-//! (004 §2–3) and the index-1 augmented Lagrangian (002). Work in progress (issue 3).
+//! (004 §2–3, [`ali3p`]) and the index-1 augmented Lagrangian (002, [`i1al`], not yet available).
+//!
+//! The same TOML model runs unchanged: [`natural_coordinates::NaturalModel`] converts the joint
+//! tree and the cut joints into natural coordinates and constraints, the initial natural state
+//! is computed from the relative one of `initialization`, and after every step the relative
+//! z, ż, z̈ are recovered for the outputs.
+//!
+//! # `State::extra` layout (global formulations)
+//! ```text
+//! extra = [ q (nq) | q̇ (nq) | q̈ (nq) | λ (m) ]     nq = 12 n_axes, m = NaturalModel::n_eqs()
+//! ```
+//! An `extra` of another length (a fresh initial state) is filled from z, ż, z̈ at the first
+//! step.
 
 pub mod ali3p;
 pub mod i1al;
 pub mod natural_coordinates;
 
+use nalgebra::Vector3;
+use num_dual::Dual64;
+
+use crate::hydraulics::{self, cylinder, reduced, CylinderMotion};
+use crate::linalg::DenseLu;
+use crate::mechanics::kinematics::Kinematics;
+use crate::model::spec::Formulation;
 use crate::model::Model;
+use crate::real::Real;
+use natural_coordinates::{NaturalModel, NQ_FRAME};
+
+/// Evaluation buffers of the natural-coordinate residual, in scalar type `S`.
+#[derive(Debug, Clone)]
+pub struct NatEval<S: Real> {
+    /// Unknowns x = [q; p].
+    pub x: Vec<S>,
+    /// Trial q̇ [m/s or 1/s].
+    pub qd: Vec<S>,
+    /// Trial q̈ [m/s² or 1/s²].
+    pub qdd: Vec<S>,
+    /// Trial ṗ [Pa/s].
+    pub pd: Vec<S>,
+    /// Φ (m).
+    pub phi: Vec<S>,
+    /// Generalized applied forces Q (gravity and cylinders) (nq) [N or N m].
+    pub force: Vec<S>,
+    /// M q̈ (nq).
+    pub mq: Vec<S>,
+    /// Cylinder s, ṡ.
+    pub motion: Vec<CylinderMotion<S>>,
+    /// Cylinder net force F [N].
+    pub cylinder_force: Vec<S>,
+    /// Net component inflow per volume [m³/s].
+    pub inflow: Vec<S>,
+    /// Pressure rates h [Pa/s].
+    pub h: Vec<S>,
+    /// Residual f.
+    pub f: Vec<S>,
+}
+
+impl<S: Real> Default for NatEval<S> {
+    fn default() -> Self {
+        NatEval {
+            x: Vec::new(),
+            qd: Vec::new(),
+            qdd: Vec::new(),
+            pd: Vec::new(),
+            phi: Vec::new(),
+            force: Vec::new(),
+            mq: Vec::new(),
+            motion: Vec::new(),
+            cylinder_force: Vec::new(),
+            inflow: Vec::new(),
+            h: Vec::new(),
+            f: Vec::new(),
+        }
+    }
+}
+
+impl<S: Real> NatEval<S> {
+    fn new(model: &Model, nm: &NaturalModel) -> Self {
+        let (nq, m, nv, nc) = (
+            nm.nq,
+            nm.n_eqs(),
+            model.n_volumes(),
+            model.hydraulics.cylinders.len(),
+        );
+        NatEval {
+            x: vec![S::zero(); nq + nv],
+            qd: vec![S::zero(); nq],
+            qdd: vec![S::zero(); nq],
+            pd: vec![S::zero(); nv],
+            phi: vec![S::zero(); m],
+            force: vec![S::zero(); nq],
+            mq: vec![S::zero(); nq],
+            motion: vec![
+                CylinderMotion {
+                    s: S::zero(),
+                    sd: S::zero()
+                };
+                nc
+            ],
+            cylinder_force: vec![S::zero(); nc],
+            inflow: vec![S::zero(); nv],
+            h: vec![S::zero(); nv],
+            f: vec![S::zero(); nq + nv],
+        }
+    }
+}
+
+/// Trapezoidal history terms in natural coordinates (004 eqs. 7–8, 18–19).
+#[derive(Debug, Clone, Default)]
+pub struct GlobalHistory {
+    /// q̂̇_n = −(2/Δt q_n + q̇_n).
+    pub qd_hat: Vec<f64>,
+    /// q̂̈_n = −(4/Δt² q_n + 4/Δt q̇_n + q̈_n).
+    pub qdd_hat: Vec<f64>,
+    /// p̂̇_n = −(2/Δt p_n + ṗ_n).
+    pub pd_hat: Vec<f64>,
+}
 
 /// Buffers of the global formulations (allocated only when one is selected).
-#[derive(Debug, Clone, Default)]
-pub struct GlobalWorkspace {}
+#[derive(Debug, Default)]
+pub struct GlobalWorkspace {
+    /// Whether a global formulation is selected (all buffers below are empty otherwise).
+    pub active: bool,
+    /// The natural-coordinate model.
+    pub nm: NaturalModel,
+    /// f64 evaluation.
+    pub ev: NatEval<f64>,
+    /// Dual evaluation (tangent columns).
+    pub evd: NatEval<Dual64>,
+    /// History terms.
+    pub hist: GlobalHistory,
+    /// Newton tangent (nq + nv) and its LU.
+    pub tangent: Option<DenseLu>,
+    /// Projection matrix M + (Δt²/4) α Φ_qᵀ Φ_q (nq) and its LU.
+    pub projection: Option<DenseLu>,
+    /// Unknowns [q; p] of the step being solved.
+    pub x: Vec<f64>,
+    /// Newton increment.
+    pub dx: Vec<f64>,
+    /// λ (m) of the step being solved.
+    pub lambda: Vec<f64>,
+    /// Diagonal of the last tangent.
+    pub diag: Vec<f64>,
+    /// Φ_q, row-major m × nq, at the accepted positions.
+    pub jac: Vec<f64>,
+    /// Scratch nq-vectors.
+    pub tmp: Vec<f64>,
+    /// Scratch nq-vector.
+    pub tmp2: Vec<f64>,
+    /// Scratch m-vector.
+    pub tmp_m: Vec<f64>,
+    /// Nonzero column indices of one Φ_q row (≤ 48).
+    pub nz: Vec<usize>,
+    /// Relative-coordinate kinematics (conversion of the initial state).
+    pub kin: Option<Kinematics<f64>>,
+    /// Labels: natural coordinates, then `<volume>.p`.
+    pub labels: Vec<String>,
+    /// Unknowns the hydraulic ports depend on: the coordinates of every frame holding a
+    /// cylinder pin, then all pressures (the dual columns of the structured tangent).
+    pub port_cols: Vec<usize>,
+}
 
 impl GlobalWorkspace {
-    /// Buffers for `model`.
+    /// Buffers for `model` (empty unless a global formulation is selected).
     pub fn new(model: &Model) -> Self {
-        let _ = model;
-        GlobalWorkspace {}
+        if !matches!(
+            model.solver.formulation,
+            Formulation::GlobalAli3p | Formulation::GlobalI1al
+        ) {
+            return GlobalWorkspace::default();
+        }
+        let nm = NaturalModel::new(model);
+        let (nq, m, nv) = (nm.nq, nm.n_eqs(), model.n_volumes());
+        let mut labels = nm.labels.clone();
+        labels.extend(
+            model
+                .hydraulics
+                .volumes
+                .iter()
+                .map(|v| format!("{}.p", v.name)),
+        );
+        let mut frames: Vec<usize> = nm
+            .cylinders
+            .iter()
+            .flat_map(|c| [c.base.frame, c.rod.frame])
+            .flatten()
+            .collect();
+        frames.sort_unstable();
+        frames.dedup();
+        let mut port_cols: Vec<usize> = frames
+            .iter()
+            .flat_map(|f| NQ_FRAME * f..NQ_FRAME * (f + 1))
+            .collect();
+        port_cols.extend(nq..nq + nv);
+        GlobalWorkspace {
+            port_cols,
+            active: true,
+            ev: NatEval::new(model, &nm),
+            evd: NatEval::new(model, &nm),
+            hist: GlobalHistory {
+                qd_hat: vec![0.0; nq],
+                qdd_hat: vec![0.0; nq],
+                pd_hat: vec![0.0; nv],
+            },
+            tangent: Some(DenseLu::new(nq + nv)),
+            projection: Some(DenseLu::new(nq)),
+            x: vec![0.0; nq + nv],
+            dx: vec![0.0; nq + nv],
+            lambda: vec![0.0; m],
+            diag: vec![0.0; nq + nv],
+            jac: vec![0.0; m * nq],
+            tmp: vec![0.0; nq],
+            tmp2: vec![0.0; nq],
+            tmp_m: vec![0.0; m],
+            nz: Vec::with_capacity(64),
+            kin: Some(Kinematics::new(model.n_coords())),
+            labels,
+            nm,
+        }
+    }
+}
+
+/// Cylinder ports in natural coordinates: s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base)
+/// (000 eq. 45); the force F n on the rod pin and −F n on the base pin enter Q as Cᵀ F n.
+#[allow(clippy::too_many_arguments)]
+pub fn cylinders<S: Real>(
+    model: &Model,
+    nm: &NaturalModel,
+    q: &[S],
+    qd: &[S],
+    p: &[S],
+    motion: &mut [CylinderMotion<S>],
+    cylinder_force: &mut [S],
+    force: &mut [S],
+) {
+    for (c, (cyl, nc)) in model
+        .hydraulics
+        .cylinders
+        .iter()
+        .zip(nm.cylinders.iter())
+        .enumerate()
+    {
+        let (rb, rr) = (nc.base.eval(q), nc.rod.eval(q));
+        let d = rr - rb;
+        let s = d.dot(&d).sqrt();
+        let n: Vector3<S> = d / s;
+        let sd = n.dot(&(nc.rod.rate(qd) - nc.base.rate(qd)));
+        motion[c] = CylinderMotion { s, sd };
+        let f = cylinder::force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd);
+        cylinder_force[c] = f;
+        let fv = n * f;
+        nc.rod.add_grad(1.0, &fv, force);
+        nc.base.add_grad(-1.0, &fv, force);
+    }
+}
+
+/// q̇, q̈, ṗ of x = `ev.x` by the trapezoidal relations (004 eqs. 7–8, 18).
+pub fn trapezoidal_rates<S: Real>(
+    model: &Model,
+    nm: &NaturalModel,
+    ev: &mut NatEval<S>,
+    hist: &GlobalHistory,
+) {
+    let nq = nm.nq;
+    let dt = model.solver.step_s;
+    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
+    let (q, p) = ev.x.split_at(nq);
+    for i in 0..nq {
+        ev.qd[i] = q[i] * c1 + hist.qd_hat[i];
+        ev.qdd[i] = q[i] * c2 + hist.qdd_hat[i];
+    }
+    for (v, pd) in ev.pd.iter_mut().enumerate() {
+        *pd = p[v] * c1 + hist.pd_hat[v];
+    }
+}
+
+/// The hydraulic ports at the rates of `ev`: adds the cylinder forces Cᵀ F n to `ev.force`
+/// and evaluates h(p, q, q̇) (000 eqs. 22, 44–45).
+pub fn ports<S: Real>(model: &Model, nm: &NaturalModel, ev: &mut NatEval<S>, spools: &[f64]) {
+    let (q, p) = ev.x.split_at(nm.nq);
+    cylinders(
+        model,
+        nm,
+        q,
+        &ev.qd,
+        p,
+        &mut ev.motion,
+        &mut ev.cylinder_force,
+        &mut ev.force,
+    );
+    hydraulics::pressure_rates(model, p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
+}
+
+/// Stage `evaluate`: q̇, q̈, ṗ from x by the trapezoidal relations, then Φ, Q(q, q̇, p)
+/// (gravity + cylinders), M q̈ and h(p, q, q̇).
+pub fn evaluate<S: Real>(
+    model: &Model,
+    nm: &NaturalModel,
+    ev: &mut NatEval<S>,
+    hist: &GlobalHistory,
+    spools: &[f64],
+) {
+    trapezoidal_rates(model, nm, ev, hist);
+    let q = &ev.x[..nm.nq];
+    for (phi, eq) in ev.phi.iter_mut().zip(nm.eqs.iter()) {
+        *phi = eq.phi(q);
+    }
+    for (f, g) in ev.force.iter_mut().zip(nm.gravity_force.iter()) {
+        *f = S::from(*g);
+    }
+    ports(model, nm, ev, spools);
+    nm.mass_times(&ev.qdd, &mut ev.mq);
+}
+
+/// Stage `assemble`: f = (Δt²/4)[M q̈ + Φ_qᵀ(αΦ + λ) − Q ; ṗ − h] (004 eq. 25) from an
+/// evaluated point.
+pub fn form_residual<S: Real>(
+    model: &Model,
+    nm: &NaturalModel,
+    ev: &mut NatEval<S>,
+    lambda: &[f64],
+) {
+    let nq = nm.nq;
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    let alpha = model.solver.penalty;
+    for i in 0..nq {
+        ev.f[i] = ev.mq[i] - ev.force[i];
+    }
+    let (q, _) = ev.x.split_at(nq);
+    for ((eq, phi), l) in nm.eqs.iter().zip(ev.phi.iter()).zip(lambda.iter()) {
+        let g = *phi * alpha + *l;
+        eq.add_grad(q, g, &mut ev.f[..nq]);
+    }
+    for fi in ev.f[..nq].iter_mut() {
+        *fi *= c;
+    }
+    // ODE rows ṗ − h, or the scaled flow balance −h of algebraic volumes (002 Pub II)
+    for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+        ev.f[nq + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
     }
 }

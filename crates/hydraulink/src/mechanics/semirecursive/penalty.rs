@@ -243,6 +243,18 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     loop {
         ws.ev.x.copy_from_slice(&ws.x);
         evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+        // algebraic volumes (002 Pub II): their pressures eliminated at this (z, ż, p), then
+        // the point re-evaluated (`reduced::solve_algebraic`)
+        if reduced::solve_algebraic(
+            model,
+            &mut ws.x[n..],
+            &ws.ev.motion,
+            &ws.spool_new,
+            &mut ws.ev.inflow,
+        ) {
+            ws.ev.x.copy_from_slice(&ws.x);
+            evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+        }
         if iterations > 0 {
             // λ ← λ + α Φ(z) after each solve (000 eq. 19), with Φ of this evaluation
             for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {

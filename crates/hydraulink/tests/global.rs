@@ -1,0 +1,373 @@
+//! Issue 3 acceptance: the global ALI3-P formulation in natural coordinates (004 §2–3) against
+//! the validated semi-recursive penalty formulation (000 §2.3) on the same, unchanged models;
+//! its exact tangent against central differences; energy conservation of a free body and a
+//! pendulum.
+
+#[path = "common.rs"]
+#[allow(dead_code)] // shared helpers, not all used by this binary
+mod common;
+
+use common::*;
+use hydraulink::mechanics::global::ali3p;
+use hydraulink::model::spec::Formulation;
+use hydraulink::{Model, Simulation};
+
+fn global(mut model: Model) -> Model {
+    model.solver.formulation = Formulation::GlobalAli3p;
+    model
+}
+
+/// A shipped model, unchanged except for `solver.formulation = "global-ali3p"`.
+fn global_model_of(name: &str) -> Model {
+    let mut spec = spec_of(name);
+    spec.solver.formulation = Formulation::GlobalAli3p;
+    hydraulink::model::compile(&spec).expect("the global formulation is available")
+}
+
+/// Runs `name` with the penalty and the global formulation and compares them.
+fn compare(name: &str) {
+    let t0 = std::time::Instant::now();
+    let pen = run(model_of(name));
+    let t_pen = t0.elapsed().as_secs_f64();
+    let t0 = std::time::Instant::now();
+    let glo = run(global_model_of(name));
+    let t_glo = t0.elapsed().as_secs_f64();
+    let model = glo.sim.model();
+    let mut worst_z: f64 = 0.0;
+    for a in &model.axes {
+        let (zp, zg) = (
+            pen.col(&format!("{}.q", a.name)),
+            glo.col(&format!("{}.q", a.name)),
+        );
+        let d = zp
+            .iter()
+            .zip(zg.iter())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        worst_z = worst_z.max(d);
+    }
+    let mut worst_p: f64 = 0.0;
+    for v in &model.hydraulics.volumes {
+        let (pp, pg) = (
+            pen.col(&format!("{}.p", v.name)),
+            glo.col(&format!("{}.p", v.name)),
+        );
+        let d = pp
+            .iter()
+            .zip(pg.iter())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        worst_p = worst_p.max(d);
+    }
+    let viol = max_abs(&glo.col("constraint.violation")[1..]);
+    let drift = max_abs(&glo.col("energy.drift"));
+    let drift_pen = max_abs(&pen.col("energy.drift"));
+    let work = max_abs(&glo.col("energy.actuator_work"));
+    let it = glo.col("newton.iterations");
+    let avg_it = it[1..].iter().sum::<f64>() / (it.len() - 1) as f64;
+    let max_it = max_abs(&it);
+    let itp = pen.col("newton.iterations");
+    let avg_itp = itp[1..].iter().sum::<f64>() / (itp.len() - 1) as f64;
+    eprintln!(
+        "{name}: max |Δz| = {worst_z:.3e} rad, max |Δp| = {worst_p:.3e} Pa, max ‖Φ‖ = {viol:.3e}, \
+         drift = {drift:.3e} J (penalty {drift_pen:.3e} J) of peak work {work:.3e} J, \
+         iterations avg {avg_it:.3} max {max_it} (penalty avg {avg_itp:.3}), \
+         wall {t_glo:.3} s vs penalty {t_pen:.3} s (ratio {:.2}), counters {:?}",
+        t_glo / t_pen,
+        glo.sim.workspace().counters
+    );
+    // Acceptance (issue 3): joint coordinates within 1e-4 rad of the penalty formulation,
+    // pressures within 0.1 % of the pump pressure (7.6 kPa), drift ≤ 0.1 % of the peak work.
+    assert!(
+        worst_z < 1e-4,
+        "{name}: joint coordinates differ by {worst_z} rad"
+    );
+    assert!(worst_p < 7.6e3, "{name}: pressures differ by {worst_p} Pa");
+    assert!(
+        drift <= 1e-3 * work,
+        "{name}: energy drift {drift} J, peak work {work} J"
+    );
+    assert!(viol < 1e-6, "{name}: ‖Φ‖ = {viol}");
+}
+
+#[test]
+fn global_ali3p_fourbar_matches_penalty() {
+    compare("fourbar");
+}
+
+#[test]
+fn global_ali3p_quickreturn_matches_penalty() {
+    compare("quickreturn");
+}
+
+/// Max over columns of ‖exact_j − fd_j‖∞ / ‖exact_j‖∞ (column-major nx × nx).
+/// (vs central differences, vs the full dual-number tangent).
+fn tangent_error(model: Model, steps: usize) -> (f64, f64) {
+    let mut sim = Simulation::new(model).unwrap();
+    for _ in 0..steps {
+        sim.step().unwrap();
+    }
+    let model = sim.model().clone();
+    let st = sim.state().clone();
+    let mut ws = hydraulink::Workspace::new(&model);
+    let (exact, dual, fd) = ali3p::tangent_and_central_differences(&model, &st, &mut ws, 1e-6);
+    let nx = (exact.len() as f64).sqrt().round() as usize;
+    let (mut worst_fd, mut worst_dual): (f64, f64) = (0.0, 0.0);
+    for j in 0..nx {
+        let col = &exact[j * nx..(j + 1) * nx];
+        let scale = max_abs(col).max(1e-300);
+        let err = |other: &[f64]| {
+            (0..nx)
+                .map(|i| (exact[j * nx + i] - other[j * nx + i]).abs())
+                .fold(0.0, f64::max)
+                / scale
+        };
+        worst_fd = worst_fd.max(err(&fd));
+        worst_dual = worst_dual.max(err(&dual));
+    }
+    (worst_fd, worst_dual)
+}
+
+#[test]
+fn global_ali3p_tangent_matches_central_differences() {
+    // Fourbar at t = 1.5 s (valve open, moving) and quick-return at t = 2 s: the production
+    // tangent (004 eq. 26, exact: analytic mechanical blocks + dual-number port columns) against
+    // the full dual-number tangent and central differences of the same residual. The
+    // differences are O(h²) ≈ 1e-12 relative plus round-off ≈ 1e-16 |f| / h; 1e-6 leaves margin.
+    for (name, steps) in [("fourbar", 1500), ("quickreturn", 2000)] {
+        let mut model = global(model_of(name));
+        model.solver.duration_s = steps as f64 * model.solver.step_s;
+        let (e, ed) = tangent_error(model, steps);
+        eprintln!(
+            "{name}: structured tangent vs central differences {e:.2e}, vs full dual {ed:.2e} \
+             (worst column relative error)"
+        );
+        assert!(e < 1e-6, "{name}: tangent error {e}");
+        // both exact: they differ by round-off only
+        assert!(ed < 1e-12, "{name}: structured vs dual tangent {ed}");
+    }
+}
+
+#[test]
+fn global_ali3p_is_deterministic() {
+    let mut model = global(model_of("fourbar"));
+    model.solver.duration_s = 1.5;
+    let a = run(model.clone());
+    let b = run(model);
+    assert_eq!(a.rows, b.rows, "two runs differ");
+}
+
+#[test]
+fn global_ali3p_free_body_conserves_energy() {
+    // A tumbling brick (no gravity) on a free joint: six axes, six natural frames (five massless).
+    let text = r#"
+name = "free_body"
+gravity = [0.0, 0.0, 0.0]
+[[bodies]]
+name = "brick"
+mass_kg = 3.0
+com = [0.1, 0.2, -0.1]
+inertia = [0.5, 0.4, 0.3, 0.01, -0.02, 0.015]
+[[joints]]
+name = "free"
+type = "free"
+parent = "ground"
+child = "brick"
+location = [0.1, 0.2, -0.1]
+q0 = [0.0, 0.0, 0.0, 0.1, -0.2, 0.3]
+qd0 = [0.3, -0.1, 0.2, 1.0, 2.0, -1.5]
+[solver]
+step_s = 1e-3
+duration_s = 2.0
+tolerance_position = 1e-11
+"#;
+    let r = run(global(
+        hydraulink::model::compile(&spec_from(text)).unwrap(),
+    ));
+    let ke = r.col("energy.kinetic");
+    let rel = ke.iter().map(|k| (k - ke[0]).abs()).fold(0.0, f64::max) / ke[0];
+    let viol = max_abs(&r.col("constraint.violation")[1..]);
+    eprintln!("global free body: relative KE variation {rel:.2e}, max ‖Φ‖ {viol:.2e}");
+    // Same bound as the semi-recursive test (invariants/basic_mechanics.rs): O(Δt²) error of the
+    // trapezoidal rule on the rotation, far below 1e-4 at Δt = 1 ms.
+    assert!(rel < 1e-4, "relative KE variation {rel}");
+    for c in ["free.0.qd", "free.1.qd", "free.2.qd"] {
+        let v = r.col(c);
+        let dev = v.iter().map(|x| (x - v[0]).abs()).fold(0.0, f64::max);
+        // penalty-enforced massless chain: the translational rates follow to ‖Φ‖-level accuracy
+        assert!(dev < 1e-6, "{c} changed by {dev}");
+    }
+}
+
+#[test]
+fn global_ali3p_spherical_pendulum_conserves_energy() {
+    let text = r#"
+name = "pendulum"
+gravity = [0.0, -9.81, 0.0]
+[[bodies]]
+name = "bob"
+mass_kg = 2.0
+com = [0.0, -1.0, 0.0]
+inertia = [0.02, 0.01, 0.02, 0.0, 0.0, 0.0]
+[[joints]]
+name = "ball"
+type = "spherical"
+parent = "ground"
+child = "bob"
+location = [0.0, 0.0, 0.0]
+q0 = [0.6, 0.0, 0.3]
+qd0 = [0.0, 1.5, 0.0]
+[solver]
+step_s = 1e-3
+duration_s = 3.0
+tolerance_position = 1e-11
+"#;
+    let drift_at = |dt: f64| {
+        let mut sp = spec_from(text);
+        sp.solver.step_s = dt;
+        let r = run(global(hydraulink::model::compile(&sp).unwrap()));
+        let ke = r.col("energy.kinetic");
+        let pe = r.col("energy.potential");
+        let drift = ke
+            .iter()
+            .zip(&pe)
+            .map(|(k, p)| (k + p - ke[0] - pe[0]).abs())
+            .fold(0.0, f64::max);
+        let scale = ke.iter().fold(0.0f64, |m, &x| m.max(x));
+        (drift, scale, max_abs(&r.col("ball.1.q")))
+    };
+    // Three Cardan axes, two massless intermediate frames; the middle angle reaches 1.28 rad.
+    let ((d1, scale, swing), (d2, _, _)) = (drift_at(1e-3), drift_at(5e-4));
+    eprintln!(
+        "global pendulum: drift {d1:.2e} J at 1 ms, {d2:.2e} J at 0.5 ms, of {scale:.2} J kinetic"
+    );
+    // same bounds as the semi-recursive test (invariants/basic_mechanics.rs)
+    assert!(d1 < 1e-4 * scale, "drift {d1} J");
+    assert!(
+        d1 / d2 > 3.0,
+        "energy error is not second order: {d1} → {d2}"
+    );
+    assert!(swing > 0.1);
+}
+
+/// Energy drift of a model with the global formulation at step `dt` [J], the kinetic-energy
+/// scale [J] and the largest |z| of the first coordinate [rad].
+fn drift_of(text: &str, dt: f64) -> (f64, f64, f64) {
+    let mut sp = spec_from(text);
+    sp.solver.step_s = dt;
+    let r = run(global(hydraulink::model::compile(&sp).unwrap()));
+    let ke = r.col("energy.kinetic");
+    let pe = r.col("energy.potential");
+    let drift = ke
+        .iter()
+        .zip(&pe)
+        .map(|(k, p)| (k + p - ke[0] - pe[0]).abs())
+        .fold(0.0, f64::max);
+    let scale = ke.iter().fold(0.0f64, |m, &x| m.max(x));
+    let swing = max_abs(&r.col(&format!("{}.q", r.sim.model().axes[0].name)));
+    (drift, scale, swing)
+}
+
+#[test]
+fn global_ali3p_spatial_double_pendulum_conserves_energy() {
+    // Two links on revolute joints with non-parallel axes (3-D motion), every frame with mass:
+    // the rigid-body, revolute point and axis constraints of natural coordinates.
+    let text = r#"
+name = "double_pendulum_3d"
+gravity = [0.0, -9.81, 0.0]
+[[bodies]]
+name = "a"
+mass_kg = 2.0
+com = [0.5, 0.0, 0.0]
+inertia = [0.01, 0.17, 0.17, 0.0, 0.0, 0.0]
+[[bodies]]
+name = "b"
+mass_kg = 1.0
+com = [1.0, -0.4, 0.1]
+inertia = [0.05, 0.01, 0.05, 0.0, 0.0, 0.0]
+[[joints]]
+name = "z1"
+type = "revolute"
+parent = "ground"
+child = "a"
+location = [0.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+q0 = -0.3
+qd0 = 0.5
+[[joints]]
+name = "z2"
+type = "revolute"
+parent = "a"
+child = "b"
+location = [1.0, 0.0, 0.0]
+axis = [0.6, 0.0, 0.8]
+q0 = 0.7
+qd0 = -1.0
+[solver]
+step_s = 1e-3
+duration_s = 3.0
+tolerance_position = 1e-11
+"#;
+    let ((d1, scale, swing), (d2, _, _)) = (drift_of(text, 1e-3), drift_of(text, 5e-4));
+    eprintln!(
+        "global 3-D double pendulum: drift {d1:.2e} J at 1 ms, {d2:.2e} J at 0.5 ms, of {scale:.2} J kinetic"
+    );
+    // same bounds as the semi-recursive pendulum test (invariants/basic_mechanics.rs)
+    assert!(d1 < 1e-4 * scale, "drift {d1} J");
+    assert!(
+        d1 / d2 > 3.0,
+        "energy error is not second order: {d1} → {d2}"
+    );
+    assert!(swing > 0.1);
+}
+
+#[test]
+fn global_ali3p_prismatic_slider_crank_conserves_energy() {
+    // A pendulum hanging from a slider on a horizontal prismatic guide: the prismatic
+    // constraints (equal orientation, point on the line) and the relative-coordinate recovery
+    // of a translation.
+    let text = r#"
+name = "slider_pendulum"
+gravity = [0.0, -9.81, 0.0]
+[[bodies]]
+name = "cart"
+mass_kg = 3.0
+com = [0.0, 0.0, 0.0]
+inertia = [0.01, 0.01, 0.01, 0.0, 0.0, 0.0]
+[[bodies]]
+name = "bob"
+mass_kg = 1.0
+com = [0.0, -1.0, 0.0]
+inertia = [0.02, 0.01, 0.02, 0.0, 0.0, 0.0]
+[[joints]]
+name = "x"
+type = "prismatic"
+parent = "ground"
+child = "cart"
+location = [0.0, 0.0, 0.0]
+axis = [1.0, 0.0, 0.0]
+qd0 = 0.2
+[[joints]]
+name = "th"
+type = "revolute"
+parent = "cart"
+child = "bob"
+location = [0.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+q0 = 0.5
+[solver]
+step_s = 1e-3
+duration_s = 3.0
+tolerance_position = 1e-11
+"#;
+    let ((d1, scale, swing), (d2, _, _)) = (drift_of(text, 1e-3), drift_of(text, 5e-4));
+    eprintln!(
+        "global slider pendulum: drift {d1:.2e} J at 1 ms, {d2:.2e} J at 0.5 ms, of {scale:.2} J kinetic"
+    );
+    assert!(d1 < 1e-4 * scale, "drift {d1} J");
+    assert!(
+        d1 / d2 > 3.0,
+        "energy error is not second order: {d1} → {d2}"
+    );
+    assert!(swing > 0.05);
+}
