@@ -135,9 +135,15 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     // 4. pressures, and the trims of bridge valves marked "solve" (004 eq. 32: κ₀ and the
     // pressures together)
     let n43 = model.hydraulics.valves.len();
-    let mut trim: Vec<f64> = model.hydraulics.bridge_valves.iter().map(|v| v.trim.unwrap_or(0.0)).collect();
-    let unknown_trims: Vec<usize> =
-        (0..trim.len()).filter(|&i| model.hydraulics.bridge_valves[i].trim.is_none()).collect();
+    let mut trim: Vec<f64> = model
+        .hydraulics
+        .bridge_valves
+        .iter()
+        .map(|v| v.trim.unwrap_or(0.0))
+        .collect();
+    let unknown_trims: Vec<usize> = (0..trim.len())
+        .filter(|&i| model.hydraulics.bridge_valves[i].trim.is_none())
+        .collect();
     let positions = |trim: &[f64]| -> Vec<f64> {
         let mut s = spool0.clone();
         for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {

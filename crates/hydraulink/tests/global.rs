@@ -24,13 +24,19 @@ fn global_model_of(name: &str) -> Model {
     hydraulink::model::compile(&spec).expect("the global formulation is available")
 }
 
-/// Runs `name` with the penalty and the global formulation and compares them.
+/// Runs `name` with the penalty and the global ALI3-P formulation and compares them.
 fn compare(name: &str) {
+    compare_with(name, global_model_of(name));
+}
+
+/// Runs `name` with the penalty formulation and `glo_model` (the same model under a global
+/// formulation) and compares them.
+fn compare_with(name: &str, glo_model: Model) {
     let t0 = std::time::Instant::now();
     let pen = run(model_of(name));
     let t_pen = t0.elapsed().as_secs_f64();
     let t0 = std::time::Instant::now();
-    let glo = run(global_model_of(name));
+    let glo = run(glo_model);
     let t_glo = t0.elapsed().as_secs_f64();
     let model = glo.sim.model();
     let mut worst_z: f64 = 0.0;
@@ -69,10 +75,11 @@ fn compare(name: &str) {
     let itp = pen.col("newton.iterations");
     let avg_itp = itp[1..].iter().sum::<f64>() / (itp.len() - 1) as f64;
     eprintln!(
-        "{name}: max |Δz| = {worst_z:.3e} rad, max |Δp| = {worst_p:.3e} Pa, max ‖Φ‖ = {viol:.3e}, \
+        "{name} ({}): max |Δz| = {worst_z:.3e} rad, max |Δp| = {worst_p:.3e} Pa, max ‖Φ‖ = {viol:.3e}, \
          drift = {drift:.3e} J (penalty {drift_pen:.3e} J) of peak work {work:.3e} J, \
          iterations avg {avg_it:.3} max {max_it} (penalty avg {avg_itp:.3}), \
          wall {t_glo:.3} s vs penalty {t_pen:.3} s (ratio {:.2}), counters {:?}",
+        model.solver.formulation.name(),
         t_glo / t_pen,
         glo.sim.workspace().counters
     );
@@ -253,9 +260,16 @@ tolerance_position = 1e-11
 /// Energy drift of a model with the global formulation at step `dt` [J], the kinetic-energy
 /// scale [J] and the largest |z| of the first coordinate [rad].
 fn drift_of(text: &str, dt: f64) -> (f64, f64, f64) {
+    drift_with(text, dt, Formulation::GlobalAli3p)
+}
+
+/// [`drift_of`] under formulation `f`.
+fn drift_with(text: &str, dt: f64, f: Formulation) -> (f64, f64, f64) {
     let mut sp = spec_from(text);
     sp.solver.step_s = dt;
-    let r = run(global(hydraulink::model::compile(&sp).unwrap()));
+    let mut model = hydraulink::model::compile(&sp).unwrap();
+    model.solver.formulation = f;
+    let r = run(model);
     let ke = r.col("energy.kinetic");
     let pe = r.col("energy.potential");
     let drift = ke
@@ -272,42 +286,7 @@ fn drift_of(text: &str, dt: f64) -> (f64, f64, f64) {
 fn global_ali3p_spatial_double_pendulum_conserves_energy() {
     // Two links on revolute joints with non-parallel axes (3-D motion), every frame with mass:
     // the rigid-body, revolute point and axis constraints of natural coordinates.
-    let text = r#"
-name = "double_pendulum_3d"
-gravity = [0.0, -9.81, 0.0]
-[[bodies]]
-name = "a"
-mass_kg = 2.0
-com = [0.5, 0.0, 0.0]
-inertia = [0.01, 0.17, 0.17, 0.0, 0.0, 0.0]
-[[bodies]]
-name = "b"
-mass_kg = 1.0
-com = [1.0, -0.4, 0.1]
-inertia = [0.05, 0.01, 0.05, 0.0, 0.0, 0.0]
-[[joints]]
-name = "z1"
-type = "revolute"
-parent = "ground"
-child = "a"
-location = [0.0, 0.0, 0.0]
-axis = [0.0, 0.0, 1.0]
-q0 = -0.3
-qd0 = 0.5
-[[joints]]
-name = "z2"
-type = "revolute"
-parent = "a"
-child = "b"
-location = [1.0, 0.0, 0.0]
-axis = [0.6, 0.0, 0.8]
-q0 = 0.7
-qd0 = -1.0
-[solver]
-step_s = 1e-3
-duration_s = 3.0
-tolerance_position = 1e-11
-"#;
+    let text = DOUBLE_PENDULUM_3D;
     let ((d1, scale, swing), (d2, _, _)) = (drift_of(text, 1e-3), drift_of(text, 5e-4));
     eprintln!(
         "global 3-D double pendulum: drift {d1:.2e} J at 1 ms, {d2:.2e} J at 0.5 ms, of {scale:.2} J kinetic"
@@ -370,4 +349,76 @@ tolerance_position = 1e-11
         "energy error is not second order: {d1} → {d2}"
     );
     assert!(swing > 0.05);
+}
+
+/// A shipped model under the global I1AL formulation.
+fn i1al_model_of(name: &str) -> Model {
+    let mut model = model_of(name);
+    model.solver.formulation = Formulation::GlobalI1al;
+    model
+}
+
+#[test]
+fn global_i1al_fourbar_matches_penalty() {
+    compare_with("fourbar", i1al_model_of("fourbar"));
+}
+
+#[test]
+fn global_i1al_quickreturn_matches_penalty() {
+    compare_with("quickreturn", i1al_model_of("quickreturn"));
+}
+
+/// Two links on revolute joints with non-parallel axes (3-D motion).
+const DOUBLE_PENDULUM_3D: &str = r#"
+name = "double_pendulum_3d"
+gravity = [0.0, -9.81, 0.0]
+[[bodies]]
+name = "a"
+mass_kg = 2.0
+com = [0.5, 0.0, 0.0]
+inertia = [0.01, 0.17, 0.17, 0.0, 0.0, 0.0]
+[[bodies]]
+name = "b"
+mass_kg = 1.0
+com = [1.0, -0.4, 0.1]
+inertia = [0.05, 0.01, 0.05, 0.0, 0.0, 0.0]
+[[joints]]
+name = "z1"
+type = "revolute"
+parent = "ground"
+child = "a"
+location = [0.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+q0 = -0.3
+qd0 = 0.5
+[[joints]]
+name = "z2"
+type = "revolute"
+parent = "a"
+child = "b"
+location = [1.0, 0.0, 0.0]
+axis = [0.6, 0.0, 0.8]
+q0 = 0.7
+qd0 = -1.0
+[solver]
+step_s = 1e-3
+duration_s = 3.0
+tolerance_position = 1e-11
+"#;
+
+#[test]
+fn global_i1al_spatial_double_pendulum_conserves_energy() {
+    let f = Formulation::GlobalI1al;
+    let (d1, scale, swing) = drift_with(DOUBLE_PENDULUM_3D, 1e-3, f);
+    let (d2, _, _) = drift_with(DOUBLE_PENDULUM_3D, 5e-4, f);
+    eprintln!(
+        "global I1AL 3-D double pendulum: drift {d1:.2e} J at 1 ms, {d2:.2e} J at 0.5 ms, of {scale:.2} J kinetic"
+    );
+    // same bounds as the ALI3-P and semi-recursive pendulum tests
+    assert!(d1 < 1e-4 * scale, "drift {d1} J");
+    assert!(
+        d1 / d2 > 3.0,
+        "energy error is not second order: {d1} → {d2}"
+    );
+    assert!(swing > 0.1);
 }

@@ -12,6 +12,8 @@
 //! forward Euler:  p_j+1 = p_j + h h(p_j, s_j, ṡ, U_j)
 //! trapezoidal:    2(p_j+1 − p_j)/h − ṗ_j − h(p_j+1, s_j+1, ṡ, U_j+1) = 0,   ṗ_j+1 = h(p_j+1, …)
 //! ```
+//! with ṗ_0 = h(p_k, s_k, ṡ, U_k) evaluated with this step's ṡ (ṡ is piecewise constant, so the
+//! previous step's end rate is not the start rate of this one).
 //! (algebraic volumes, 002 Pub II, use their flow-balance row −h(p_j+1, …) = 0 under either
 //! rule; the implicit rows are solved by a local Newton with the exact ∂h/∂p). The resulting
 //! p_k+1(z_k+1) gives the cylinder forces of the mechanical residual (000 eq. 39 without the
@@ -23,13 +25,18 @@
 //! residual, so the dual pass of each tangent column differentiates through it (in the local
 //! Newton the dual parts converge with the real parts, the Jacobian being exact at each iterate).
 //! The spools follow their inputs substep by substep (000 eq. 27, closed-form trapezoidal).
+//! Convergence: the weighted z increment and the change of p_k+1(z) between successive
+//! evaluations (weighted by the pressure tolerance) must both be ≤ 1 — with a reused tangent the
+//! z increment alone can be short while the pressures, hypersensitive to z, are still far off.
+//! With N = 1 trapezoidal substep the scheme reproduces the monolithic trapezoidal run (test
+//! `multirate_one_trapezoidal_substep_is_the_monolithic_scheme`).
 //! The Newton loop and projections are shared with kinematic guidance
 //! (`mechanics::kinematic_guidance::step_z_only`).
 
 use num_dual::Dual64;
 
-use crate::hydraulics::{self, reduced, valve_4_3, CylinderMotion};
 use crate::assembly::Evaluator;
+use crate::hydraulics::{self, reduced, valve_4_3, CylinderMotion};
 use crate::mechanics::kinematic_guidance::{step_z_only, ZOnly};
 use crate::model::spec::HydraulicIntegrator;
 use crate::model::Model;
@@ -111,10 +118,10 @@ pub struct Plan {
     pub s0: Vec<f64>,
     /// p_k [Pa].
     pub p0: Vec<f64>,
-    /// ṗ_k [Pa/s].
-    pub pd0: Vec<f64>,
     /// Valve positions at the substep times, (N+1) × n_valve_positions.
     pub spools: Vec<f64>,
+    /// p_k+1 of the previous Newton evaluation [Pa] (convergence test).
+    pub p_last: Vec<f64>,
 }
 
 /// Buffers of the multi-rate integrator.
@@ -142,19 +149,18 @@ impl MultirateWorkspace {
             plan: Plan {
                 s0: vec![0.0; model.hydraulics.cylinders.len()],
                 p0: vec![0.0; model.n_volumes()],
-                pd0: vec![0.0; model.n_volumes()],
                 spools: vec![0.0; ns * model.n_valve_positions()],
+                p_last: vec![0.0; model.n_volumes()],
             },
         }
     }
 }
 
-/// Stage `predict` of the multi-rate step (after `penalty::prepare`): s_k, p_k, ṗ_k and the
+/// Stage `predict` of the multi-rate step (after `penalty::prepare`): s_k, p_k and the
 /// valve positions at every substep time.
 pub(crate) fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
     let plan = &mut ws.multirate.plan;
     plan.p0.copy_from_slice(&st.p);
-    plan.pd0.copy_from_slice(&st.pd);
     ws.ev.kin.positions(model, &st.z);
     for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
         let d = ws.ev.kin.point(&cyl.rod) - ws.ev.kin.point(&cyl.base);
@@ -235,15 +241,32 @@ fn integrate<S: Real>(model: &Model, sub: &mut SubBuffers<S>, plan: &Plan) {
     sub.failed = false;
     for v in 0..nv {
         sub.p[v] = S::from(plan.p0[v]);
-        sub.pd[v] = S::from(plan.pd0[v]);
     }
+    // ṗ at t_k with this step's ṡ: within the step the hydraulics sees ṡ = (s_k+1 − s_k)/Δt
+    // throughout, so ṗ_k of the previous step (another ṡ) is not the trapezoidal start value
+    motion_at(model, sub, plan, 0.0);
+    hydraulics::pressure_rates(
+        model,
+        &sub.p,
+        &sub.motion,
+        &plan.spools[..nvp],
+        &mut sub.q,
+        &mut sub.pd,
+    );
     for j in 0..nsub {
         let (a0, a1) = (j as f64 / nsub as f64, (j + 1) as f64 / nsub as f64);
         let sp0 = &plan.spools[j * nvp..(j + 1) * nvp];
         let sp1 = &plan.spools[(j + 1) * nvp..(j + 2) * nvp];
         if euler {
             motion_at(model, sub, plan, a0);
-            hydraulics::pressure_rates(model, &sub.p, &sub.motion, sp0, &mut sub.q, &mut sub.h_start);
+            hydraulics::pressure_rates(
+                model,
+                &sub.p,
+                &sub.motion,
+                sp0,
+                &mut sub.q,
+                &mut sub.h_start,
+            );
             if !any_algebraic {
                 for v in 0..nv {
                     sub.p[v] += sub.h_start[v] * h;

@@ -424,6 +424,12 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                         .iter()
                         .position(|i| i.name == g.input)
                         .expect("validated: guidance input exists"),
+                    velocity_input: g.velocity_input.as_ref().map(|name| {
+                        spec.inputs
+                            .iter()
+                            .position(|i| &i.name == name)
+                            .expect("validated: guidance velocity input exists")
+                    }),
                 })
                 .collect(),
         },

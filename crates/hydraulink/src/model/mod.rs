@@ -348,6 +348,8 @@ pub struct Guidance {
     pub cylinder: CylinderId,
     /// Index of the input signal s_ref(t) [m] in `Model::inputs`.
     pub input: usize,
+    /// Index of the input signal ṡ_ref(t) [m/s], if given.
+    pub velocity_input: Option<usize>,
 }
 
 /// The compiled, immutable model.

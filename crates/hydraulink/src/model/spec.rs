@@ -569,7 +569,7 @@ impl Formulation {
             Formulation::Penalty => true,
             Formulation::DoubleStep => true,
             Formulation::GlobalAli3p => true,
-            Formulation::GlobalI1al => false,
+            Formulation::GlobalI1al => true,
             Formulation::KinematicGuidance => true,
             Formulation::Multirate => true,
         }
@@ -640,6 +640,10 @@ pub struct GuidanceSpec {
     pub cylinder: String,
     /// Name of the input signal giving s_ref(t) [m].
     pub input: String,
+    /// Name of an input signal giving ṡ_ref(t) [m/s] (e.g. a recorded `<cylinder>.velocity`
+    /// column). Omit to differentiate `input` numerically (central differences over ±Δt).
+    #[serde(default)]
+    pub velocity_input: Option<String>,
 }
 
 fn default_substeps() -> u32 {

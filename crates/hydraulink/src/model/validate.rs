@@ -32,11 +32,11 @@ use std::collections::BTreeMap;
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 
 use crate::error::ModelError;
+use crate::model::spec::Formulation;
 use crate::model::spec::{
     AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, CylinderSpec, FrictionSpec, GroundSpec,
     HydraulicsSpec, InputSpec, JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values,
 };
-use crate::model::spec::Formulation;
 
 /// The reserved name of the fixed frame; joint parents, cut-joint bodies and cylinder ends may
 /// name it. Its markers are `ground.markers`.
@@ -450,14 +450,14 @@ fn check_hydraulics(
     }
     for (i, volume) in hydraulics.volumes.iter().enumerate() {
         let name = volume.name.as_str();
-        let by_bridge = hydraulics.bridge_valves.iter().any(|v| {
-            v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name
-        });
-        let by_valve = by_bridge
-            || hydraulics
-            .valves
+        let by_bridge = hydraulics
+            .bridge_valves
             .iter()
             .any(|v| v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name);
+        let by_valve = by_bridge
+            || hydraulics.valves.iter().any(|v| {
+                v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name
+            });
         let by_throttle = hydraulics
             .throttles
             .iter()
@@ -715,6 +715,9 @@ fn check_guidance(spec: &ModelSpec) -> Result<(), ModelError> {
             return Err(at.error("cylinder", "cylinder guided twice"));
         }
         input_ref(&at, "input", &g.input, &spec.inputs)?;
+        if let Some(v) = &g.velocity_input {
+            input_ref(&at, "velocity_input", v, &spec.inputs)?;
+        }
     }
     if spec.solver.formulation == Formulation::KinematicGuidance {
         for c in cylinders {

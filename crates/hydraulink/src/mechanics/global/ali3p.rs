@@ -119,7 +119,7 @@ pub fn ensure_natural_state(model: &Model, st: &mut State, g: &mut GlobalWorkspa
 
 /// Stage `predict`: spools at t_{n+1}, history terms, predictor x⁰ = [q + Δt q̇ + ½Δt² q̈ ;
 /// p + Δt ṗ + ½Δt² p̈] and λ⁰ = λ_n.
-fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_new: &mut [f64]) {
+pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_new: &mut [f64]) {
     let nq = g.nm.nq;
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
@@ -327,7 +327,7 @@ fn tolerance(model: &Model, nq: usize, i: usize) -> f64 {
     }
 }
 
-fn newton_failure(
+pub(super) fn newton_failure(
     model: &Model,
     st: &State,
     g: &GlobalWorkspace,
@@ -471,7 +471,7 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
 }
 
 /// Φ_q (row-major m × nq) at q into `jac`.
-fn jacobian(nm: &NaturalModel, q: &[f64], jac: &mut [f64]) {
+pub(super) fn jacobian(nm: &NaturalModel, q: &[f64], jac: &mut [f64]) {
     let nq = nm.nq;
     jac.iter_mut().for_each(|x| *x = 0.0);
     for (eq, row) in nm.eqs.iter().zip(jac.chunks_exact_mut(nq)) {

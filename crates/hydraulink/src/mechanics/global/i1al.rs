@@ -1,14 +1,349 @@
-//! Global index-1 augmented Lagrangian (002, reference note 002a A.1). Work in progress (issue 3).
+//! Global index-1 augmented Lagrangian (I1AL) in natural coordinates (002 §2.1, reference note
+//! 002a A.1.2, eqs. 2.6–2.9), monolithic with the hydraulics and integrated by the trapezoidal
+//! rule (Pub III).
+//!
+//! # Discrete equations
+//! Accelerations are the primary variables. With the stabilized constraint combination
+//! (Baumgarte-like, 002a eq. 2.6)
+//!
+//! ```text
+//! Ψ = Φ̈ + 2 ω ξ Φ̇ + ω² Φ,   Φ̇ = Φ_q q̇,   Φ̈ = Φ_q q̈ + Φ̇_q q̇
+//! M q̈ + Φ_qᵀ α′ Ψ + Φ_qᵀ λ* = Q(q, q̇, p)                 (002a eq. 2.7)
+//! λ*_{i+1} = λ*_i + α′ Ψ_{i+1}                             (002a eq. 2.8)
+//! ```
+//! and the trapezoidal rule (Newmark β = ¼, γ = ½) written in the accelerations,
+//!
+//! ```text
+//! q_{n+1} = q_n + Δt q̇_n + (Δt²/4)(q̈_n + q̈_{n+1}),   q̇_{n+1} = q̇_n + (Δt/2)(q̈_n + q̈_{n+1})
+//! ṗ_{n+1} = (2/Δt)(p_{n+1} − p_n) − ṗ_n
+//! ```
+//! the unknowns x = [q̈; p] at t_{n+1} solve, by Newton–Raphson with the exact tangent (forward-
+//! mode dual numbers through the residual, λ* held; computed at the first iteration of a step and
+//! refreshed when the increments contract by less than ×5) and the multiplier update after each
+//! solve,
+//!
+//! ```text
+//! f(x) = (Δt²/4) [ M q̈ + Φ_qᵀ (α′ Ψ + λ*) − Q ;  ṗ − h ]     (pressure rows as in ALI3-P)
+//! ```
+//! This is the fixed point of 002a eq. 2.9 (whose matrix M + α′ Φ_qᵀ Φ_q is the leading block of
+//! the tangent), solved together with the positions and pressures. No projections: Ψ = 0 keeps
+//! Φ and Φ̇ decaying.
+//!
+//! # Parameters
+//! The model's α is the position-level penalty of ALI3-P; the acceleration-level penalty here is
+//! α′ = α Δt²/4, so that M + α′ Φ_qᵀ Φ_q is the leading matrix of ALI3-P (002 gives no numbers
+//! for a monolithic I1AL). ω = 10 rad/s and ξ = 1 ([`OMEGA`], [`XI`]; 002a A.1.2: "similar to
+//! Baumgarte", values not given).
+//!
+//! `State::extra` has the layout of the module [`super`]; λ slot = λ*.
 
+use num_dual::Dual64;
+
+use super::ali3p::{ensure_natural_state, newton_failure, prepare};
+use super::natural_coordinates::NaturalModel;
+use super::{cylinders, GlobalWorkspace, NatEval};
+use crate::hydraulics::{self, reduced};
 use crate::model::Model;
+use crate::real::Real;
 use crate::state::State;
 use crate::workspace::Workspace;
 use crate::{StepError, StepReport};
 
-/// One step of this formulation.
+/// Baumgarte-like frequency ω of the constraint combination Ψ [rad/s].
+pub const OMEGA: f64 = 10.0;
+/// Damping ratio ξ of Ψ [-].
+pub const XI: f64 = 1.0;
+
+/// The previous step's q_n, q̇_n, q̈_n, p_n, ṗ_n.
+struct Prev<'a> {
+    q: &'a [f64],
+    qd: &'a [f64],
+    qdd: &'a [f64],
+    p: &'a [f64],
+    pd: &'a [f64],
+}
+
+/// Evaluates at x = `ev.x` = [q̈; p]: q, q̇ (Newmark), ṗ, Ψ (into `ev.phi`), Q, h, and the
+/// residual f (λ* = `lambda`).
+fn residual<S: Real>(
+    model: &Model,
+    nm: &NaturalModel,
+    ev: &mut NatEval<S>,
+    prev: &Prev<'_>,
+    lambda: &[f64],
+    spools: &[f64],
+) {
+    let nq = nm.nq;
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    let alpha = model.solver.penalty * c;
+    let (x_qdd, x_p) = ev.x.split_at(nq);
+    for i in 0..nq {
+        ev.qdd[i] = x_qdd[i];
+        ev.q[i] = (x_qdd[i] + prev.qdd[i]) * c + prev.q[i] + dt * prev.qd[i];
+        ev.qd[i] = (x_qdd[i] + prev.qdd[i]) * (0.5 * dt) + prev.qd[i];
+    }
+    for (v, pd) in ev.pd.iter_mut().enumerate() {
+        *pd = (x_p[v] - prev.p[v]) * (2.0 / dt) - prev.pd[v];
+    }
+    for (psi, eq) in ev.phi.iter_mut().zip(nm.eqs.iter()) {
+        let (a, b) = (eq.a.eval(&ev.q), eq.b.eval(&ev.q));
+        let (ad, bd) = (eq.a.rate(&ev.qd), eq.b.rate(&ev.qd));
+        let (add, bdd) = (eq.a.rate(&ev.qdd), eq.b.rate(&ev.qdd));
+        let phi = a.dot(&b) - S::from(eq.k);
+        let phid = ad.dot(&b) + a.dot(&bd);
+        let phidd = add.dot(&b) + ad.dot(&bd) * 2.0 + a.dot(&bdd);
+        *psi = phidd + phid * (2.0 * OMEGA * XI) + phi * (OMEGA * OMEGA);
+    }
+    for (f, g) in ev.force.iter_mut().zip(nm.gravity_force.iter()) {
+        *f = S::from(*g);
+    }
+    cylinders(
+        model,
+        nm,
+        &ev.q,
+        &ev.qd,
+        x_p,
+        &mut ev.motion,
+        &mut ev.cylinder_force,
+        &mut ev.force,
+    );
+    hydraulics::pressure_rates(model, x_p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
+    nm.mass_times(&ev.qdd, &mut ev.mq);
+    for i in 0..nq {
+        ev.f[i] = ev.mq[i] - ev.force[i];
+    }
+    for ((eq, psi), l) in nm.eqs.iter().zip(ev.phi.iter()).zip(lambda.iter()) {
+        let g = *psi * alpha + *l;
+        eq.add_grad(&ev.q, g, &mut ev.f[..nq]);
+    }
+    for fi in ev.f[..nq].iter_mut() {
+        *fi *= c;
+    }
+    for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+        ev.f[nq + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
+    }
+}
+
+/// Absolute tolerance of unknown `i`: q̈ to tol_position/(Δt²/4) (a position change of
+/// tol_position), pressures to tol_pressure_pa.
+fn tolerance(model: &Model, nq: usize, i: usize) -> f64 {
+    let dt = model.solver.step_s;
+    if i < nq {
+        model.solver.tol_position / (dt * dt / 4.0)
+    } else {
+        model.solver.tol_pressure_pa
+    }
+}
+
+/// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
+/// one-time conversion of the initial state into `State::extra`).
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    let _ = (st, ws);
-    Err(StepError::Unavailable {
-        formulation: model.solver.formulation.name().to_string(),
-    })
+    if !ws.global.active {
+        return Err(StepError::Unavailable {
+            formulation: model.solver.formulation.name().to_string(),
+        });
+    }
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let alpha = model.solver.penalty * dt * dt / 4.0;
+    ensure_natural_state(model, st, &mut ws.global);
+    // spools, pressure predictor and λ* (the q part of x is replaced by q̈⁰ = q̈_n)
+    prepare(model, st, &mut ws.global, &mut ws.spool_new);
+    let g: &mut GlobalWorkspace = &mut ws.global;
+    let nq = g.nm.nq;
+    let nx = nq + nv;
+    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
+    let prev = Prev {
+        q: &st.extra[..nq],
+        qd: &st.extra[nq..2 * nq],
+        qdd: &st.extra[2 * nq..3 * nq],
+        p: &st.p,
+        pd: &st.pd,
+    };
+
+    // ---- Newton–Raphson with the multiplier update. Tangent policy: the exact dual tangent is
+    // computed at the first iteration of every step and reused within the step while the
+    // increments contract by ×5 per iteration (recomputed otherwise).
+    let max_iter = model.solver.max_iterations;
+    let mut iterations = 0u32;
+    let mut prev_norm = f64::INFINITY;
+    let mut growth = 0;
+    let mut need_tangent = true;
+    loop {
+        g.ev.x.copy_from_slice(&g.x);
+        residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+        if iterations > 0 {
+            // λ* ← λ* + α′ Ψ (002a eq. 2.8), then the residual with it
+            for (l, psi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
+                *l += alpha * psi;
+            }
+            residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+        }
+        ws.counters.residuals += 1;
+        if let Some(i) = g.ev.f.iter().position(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite {
+                time_s: st.t_s,
+                step: st.step,
+                equation: g.labels[i].clone(),
+            });
+        }
+        if iterations >= max_iter {
+            return Err(newton_failure(
+                model,
+                st,
+                g,
+                iterations,
+                "iteration cap reached",
+            ));
+        }
+        let lu = g.tangent.as_mut().expect("global workspace is active");
+        if need_tangent {
+            need_tangent = false;
+            for j in 0..nx {
+                for (k, (d, xk)) in g.evd.x.iter_mut().zip(g.x.iter()).enumerate() {
+                    *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+                }
+                residual(model, &g.nm, &mut g.evd, &prev, &g.lambda, &ws.spool_new);
+                let mut a = lu.matrix_mut();
+                for i in 0..nx {
+                    a[(i, j)] = g.evd.f[i].eps;
+                }
+                g.diag[j] = g.evd.f[j].eps;
+            }
+            ws.counters.tangents += 1;
+            if lu.factor().is_err() {
+                return Err(newton_failure(
+                    model,
+                    st,
+                    g,
+                    iterations,
+                    "singular tangent matrix",
+                ));
+            }
+            ws.counters.factorizations += 1;
+        }
+        for (d, f) in g.dx.iter_mut().zip(g.ev.f.iter()) {
+            *d = -f;
+        }
+        lu.solve_in_place(&mut g.dx);
+        iterations += 1;
+        let mut norm: f64 = 0.0;
+        for i in 0..nx {
+            g.x[i] += g.dx[i];
+            let w = tolerance(model, nq, i) + model.solver.tol_relative * g.x[i].abs();
+            norm = norm.max(g.dx[i].abs() / w);
+        }
+        if !norm.is_finite() {
+            return Err(newton_failure(
+                model,
+                st,
+                g,
+                iterations,
+                "non-finite Newton increment",
+            ));
+        }
+        if norm <= 1.0 {
+            break;
+        }
+        if norm > 0.2 * prev_norm {
+            need_tangent = true;
+        }
+        if iterations >= 3 && norm > prev_norm {
+            growth += 1;
+            if growth >= 3 {
+                return Err(newton_failure(
+                    model,
+                    st,
+                    g,
+                    iterations,
+                    "diverging (increments growing)",
+                ));
+            }
+        }
+        prev_norm = norm;
+    }
+    ws.counters.iterations += iterations as u64;
+
+    // ---- the accepted point: q, q̇, Ψ, the last multiplier update, the cylinder ports
+    g.ev.x.copy_from_slice(&g.x);
+    residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+    for (l, psi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
+        *l += alpha * psi;
+    }
+    let nm = &g.nm;
+    let violation = nm
+        .eqs
+        .iter()
+        .map(|eq| eq.phi(&g.ev.q).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    ws.ev.motion.copy_from_slice(&g.ev.motion);
+    ws.ev.cylinder_force.copy_from_slice(&g.ev.cylinder_force);
+    for (cy, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let la = ws.ev.motion[cy].s - cyl.retracted_length_m;
+        if !(0.0..=cyl.stroke_m).contains(&la) {
+            return Err(StepError::OutOfStroke {
+                time_s: st.t_s,
+                step: st.step,
+                cylinder: cyl.name.clone(),
+                chamber_m: la,
+                stroke_m: cyl.stroke_m,
+            });
+        }
+    }
+
+    // ---- commit
+    let mut report = StepReport {
+        iterations,
+        ..Default::default()
+    };
+    for v in 0..nv {
+        let p_new = g.x[nq + v];
+        if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
+            report.cavitation_onsets |= 1 << v;
+        }
+        let (pd_new, pdd_new) = reduced::committed_rates(
+            &model.hydraulics.volumes[v],
+            st.p[v],
+            p_new,
+            st.pd[v],
+            g.ev.pd[v],
+            dt,
+        );
+        st.p[v] = p_new;
+        st.pd[v] = pd_new;
+        st.pdd[v] = pdd_new;
+    }
+    st.extra[..nq].copy_from_slice(&g.ev.q);
+    st.extra[nq..2 * nq].copy_from_slice(&g.ev.qd);
+    st.extra[2 * nq..3 * nq].copy_from_slice(&g.ev.qdd);
+    st.extra[3 * nq..].copy_from_slice(&g.lambda);
+    nm.to_relative(
+        model,
+        &g.ev.q,
+        &g.ev.qd,
+        &g.ev.qdd,
+        &mut st.z,
+        &mut st.zd,
+        &mut st.zdd,
+    );
+    st.spool.copy_from_slice(&ws.spool_new);
+    for (cy, (f, mo)) in ws
+        .ev
+        .cylinder_force
+        .iter()
+        .zip(ws.ev.motion.iter())
+        .enumerate()
+    {
+        let power = f * mo.sd;
+        st.actuator_work_j[cy] += 0.5 * dt * (st.actuator_power_w[cy] + power);
+        st.actuator_power_w[cy] = power;
+    }
+    st.step += 1;
+    st.t_s = st.step as f64 * dt;
+    report.kinetic_j = nm.kinetic_energy(&g.ev.qd);
+    report.potential_j = nm.potential_energy(model, &g.ev.q);
+    report.constraint_violation = violation;
+    Ok(report)
 }

@@ -1,5 +1,6 @@
 //! Global formulations in natural (fully Cartesian) coordinates: ALI3-P with unified hydraulics
-//! (004 §2–3, [`ali3p`]) and the index-1 augmented Lagrangian (002, [`i1al`], not yet available).
+//! (004 §2–3, [`ali3p`]) and the index-1 augmented Lagrangian (002, [`i1al`]), both monolithic
+//! with the hydraulics and integrated by the trapezoidal rule.
 //!
 //! The same TOML model runs unchanged: [`natural_coordinates::NaturalModel`] converts the joint
 //! tree and the cut joints into natural coordinates and constraints, the initial natural state
@@ -31,8 +32,10 @@ use natural_coordinates::{NaturalModel, NQ_FRAME};
 /// Evaluation buffers of the natural-coordinate residual, in scalar type `S`.
 #[derive(Debug, Clone)]
 pub struct NatEval<S: Real> {
-    /// Unknowns x = [q; p].
+    /// Unknowns x = [q; p] (ALI3-P) or [q̈; p] (I1AL).
     pub x: Vec<S>,
+    /// Trial q (I1AL only, from the Newmark relations) [m or -].
+    pub q: Vec<S>,
     /// Trial q̇ [m/s or 1/s].
     pub qd: Vec<S>,
     /// Trial q̈ [m/s² or 1/s²].
@@ -61,6 +64,7 @@ impl<S: Real> Default for NatEval<S> {
     fn default() -> Self {
         NatEval {
             x: Vec::new(),
+            q: Vec::new(),
             qd: Vec::new(),
             qdd: Vec::new(),
             pd: Vec::new(),
@@ -86,6 +90,7 @@ impl<S: Real> NatEval<S> {
         );
         NatEval {
             x: vec![S::zero(); nq + nv],
+            q: vec![S::zero(); nq],
             qd: vec![S::zero(); nq],
             qdd: vec![S::zero(); nq],
             pd: vec![S::zero(); nv],
