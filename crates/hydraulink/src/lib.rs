@@ -31,6 +31,7 @@
 // Index loops over matrix rows and columns read like the equations they implement.
 #![allow(clippy::needless_range_loop)]
 
+pub mod advance;
 pub mod assembly;
 pub mod error;
 pub mod hydraulics;

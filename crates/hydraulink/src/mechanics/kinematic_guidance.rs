@@ -42,6 +42,7 @@
 use nalgebra::Vector3;
 use num_dual::Dual64;
 
+use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::CylinderMotion;
 use crate::integrator::multirate;
@@ -641,19 +642,10 @@ pub(crate) fn step_z_only(
         }
     }
 
-    // ---- end stops: the lumped model has none, so leaving the stroke is an error
-    for (ci, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        let la = ws.ev.motion[ci].s - cyl.retracted_length_m;
-        if !(0.0..=cyl.stroke_m).contains(&la) {
-            ws.tmp = zd_proj;
-            return Err(StepError::OutOfStroke {
-                time_s: st.t_s,
-                step: st.step,
-                cylinder: cyl.name.clone(),
-                chamber_m: la,
-                stroke_m: cyl.stroke_m,
-            });
-        }
+    // ---- end stops
+    if let Err(e) = advance::check_stroke(model, st, &ws.ev.motion) {
+        ws.tmp = zd_proj;
+        return Err(e);
     }
 
     // ---- commit
@@ -685,19 +677,7 @@ pub(crate) fn step_z_only(
     ws.tmp = zd_proj;
     st.spool.copy_from_slice(&ws.spool_new);
     st.lambda.copy_from_slice(&ws.lambda);
-    for (ci, (f, m)) in ws
-        .ev
-        .cylinder_force
-        .iter()
-        .zip(ws.ev.motion.iter())
-        .enumerate()
-    {
-        let power = f * m.sd;
-        st.actuator_work_j[ci] += 0.5 * dt * (st.actuator_power_w[ci] + power);
-        st.actuator_power_w[ci] = power;
-    }
-    st.step += 1;
-    st.t_s = st.step as f64 * dt;
+    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
     report.kinetic_j = ke;
     report.potential_j = pe;

@@ -56,6 +56,7 @@ use super::{
     cylinders, evaluate, form_residual, ports, trapezoidal_rates, GlobalHistory, GlobalWorkspace,
     NatEval,
 };
+use crate::advance;
 use crate::hydraulics::{reduced, valve_4_3};
 use crate::linalg::{pinv_solve, DenseLu};
 use crate::model::Model;
@@ -527,7 +528,6 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             formulation: model.solver.formulation.name().to_string(),
         });
     }
-    let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let c1 = 2.0 / dt;
     let c = dt * dt / 4.0;
@@ -590,42 +590,17 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         &mut ws.ev.cylinder_force,
         &mut g.ev.force,
     );
-    for (cy, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        let la = ws.ev.motion[cy].s - cyl.retracted_length_m;
-        if !(0.0..=cyl.stroke_m).contains(&la) {
-            return Err(StepError::OutOfStroke {
-                time_s: st.t_s,
-                step: st.step,
-                cylinder: cyl.name.clone(),
-                chamber_m: la,
-                stroke_m: cyl.stroke_m,
-            });
-        }
-    }
+    advance::check_stroke(model, st, &ws.ev.motion)?;
 
     // ---- commit
     let mut report = StepReport {
         iterations,
         ..Default::default()
     };
-    for v in 0..nv {
+    report.cavitation_onsets = advance::commit_pressures(model, st, dt, |v| {
         let p_new = g.x[nq + v];
-        if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
-            report.cavitation_onsets |= 1 << v;
-        }
-        let pd_trapezoidal = c1 * p_new + g.hist.pd_hat[v];
-        let (pd_new, pdd_new) = reduced::committed_rates(
-            &model.hydraulics.volumes[v],
-            st.p[v],
-            p_new,
-            st.pd[v],
-            pd_trapezoidal,
-            dt,
-        );
-        st.p[v] = p_new;
-        st.pd[v] = pd_new;
-        st.pdd[v] = pdd_new;
-    }
+        (p_new, c1 * p_new + g.hist.pd_hat[v])
+    });
     st.extra[..nq].copy_from_slice(q);
     st.extra[nq..2 * nq].copy_from_slice(&g.tmp);
     st.extra[2 * nq..3 * nq].copy_from_slice(&g.tmp2);
@@ -640,19 +615,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         &mut st.zdd,
     );
     st.spool.copy_from_slice(&ws.spool_new);
-    for (cy, (f, mo)) in ws
-        .ev
-        .cylinder_force
-        .iter()
-        .zip(ws.ev.motion.iter())
-        .enumerate()
-    {
-        let power = f * mo.sd;
-        st.actuator_work_j[cy] += 0.5 * dt * (st.actuator_power_w[cy] + power);
-        st.actuator_power_w[cy] = power;
-    }
-    st.step += 1;
-    st.t_s = st.step as f64 * dt;
+    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     report.kinetic_j = nm.kinetic_energy(&g.tmp);
     report.potential_j = nm.potential_energy(model, q);
     report.constraint_violation = violation;

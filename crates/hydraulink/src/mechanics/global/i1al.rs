@@ -42,6 +42,7 @@ use num_dual::Dual64;
 use super::ali3p::{ensure_natural_state, newton_failure, prepare};
 use super::natural_coordinates::NaturalModel;
 use super::{cylinders, GlobalWorkspace, NatEval};
+use crate::advance;
 use crate::hydraulics::{self, reduced};
 use crate::model::Model;
 use crate::real::Real;
@@ -280,41 +281,15 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         .sqrt();
     ws.ev.motion.copy_from_slice(&g.ev.motion);
     ws.ev.cylinder_force.copy_from_slice(&g.ev.cylinder_force);
-    for (cy, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        let la = ws.ev.motion[cy].s - cyl.retracted_length_m;
-        if !(0.0..=cyl.stroke_m).contains(&la) {
-            return Err(StepError::OutOfStroke {
-                time_s: st.t_s,
-                step: st.step,
-                cylinder: cyl.name.clone(),
-                chamber_m: la,
-                stroke_m: cyl.stroke_m,
-            });
-        }
-    }
+    advance::check_stroke(model, st, &ws.ev.motion)?;
 
     // ---- commit
     let mut report = StepReport {
         iterations,
         ..Default::default()
     };
-    for v in 0..nv {
-        let p_new = g.x[nq + v];
-        if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
-            report.cavitation_onsets |= 1 << v;
-        }
-        let (pd_new, pdd_new) = reduced::committed_rates(
-            &model.hydraulics.volumes[v],
-            st.p[v],
-            p_new,
-            st.pd[v],
-            g.ev.pd[v],
-            dt,
-        );
-        st.p[v] = p_new;
-        st.pd[v] = pd_new;
-        st.pdd[v] = pdd_new;
-    }
+    report.cavitation_onsets =
+        advance::commit_pressures(model, st, dt, |v| (g.x[nq + v], g.ev.pd[v]));
     st.extra[..nq].copy_from_slice(&g.ev.q);
     st.extra[nq..2 * nq].copy_from_slice(&g.ev.qd);
     st.extra[2 * nq..3 * nq].copy_from_slice(&g.ev.qdd);
@@ -329,19 +304,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         &mut st.zdd,
     );
     st.spool.copy_from_slice(&ws.spool_new);
-    for (cy, (f, mo)) in ws
-        .ev
-        .cylinder_force
-        .iter()
-        .zip(ws.ev.motion.iter())
-        .enumerate()
-    {
-        let power = f * mo.sd;
-        st.actuator_work_j[cy] += 0.5 * dt * (st.actuator_power_w[cy] + power);
-        st.actuator_power_w[cy] = power;
-    }
-    st.step += 1;
-    st.t_s = st.step as f64 * dt;
+    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     report.kinetic_j = nm.kinetic_energy(&g.ev.qd);
     report.potential_j = nm.potential_energy(model, &g.ev.q);
     report.constraint_violation = violation;

@@ -71,6 +71,7 @@
 
 use num_dual::Dual64;
 
+use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::reduced;
 use crate::mechanics::energy;
@@ -1034,19 +1035,8 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
     // ---- the accepted x: z_d from the position problem, ż, z̈ (000 eqs. 13–15), every element
     residual_inner(model, ws).map_err(Failure::Position)?;
 
-    // ---- end stops: the lumped model has none, so leaving the stroke is an error
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        let la = ws.ev.motion[c].s - cyl.retracted_length_m;
-        if !(0.0..=cyl.stroke_m).contains(&la) {
-            return Err(Failure::Step(StepError::OutOfStroke {
-                time_s: st.t_s,
-                step: st.step,
-                cylinder: cyl.name.clone(),
-                chamber_m: la,
-                stroke_m: cyl.stroke_m,
-            }));
-        }
-    }
+    // ---- end stops
+    advance::check_stroke(model, st, &ws.ev.motion).map_err(Failure::Step)?;
 
     // ---- commit
     let ds = &ws.double_step;
@@ -1054,42 +1044,16 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
         iterations,
         ..Default::default()
     };
-    for v in 0..nv {
+    report.cavitation_onsets = advance::commit_pressures(model, st, dt, |v| {
         let p_new = ds.x[fi + v];
-        if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
-            report.cavitation_onsets |= 1 << v;
-        }
-        let pd_trapezoidal = c1 * p_new + ws.hist.pd_hat[v];
-        let (pd_new, pdd_new) = reduced::committed_rates(
-            &model.hydraulics.volumes[v],
-            st.p[v],
-            p_new,
-            st.pd[v],
-            pd_trapezoidal,
-            dt,
-        );
-        st.p[v] = p_new;
-        st.pd[v] = pd_new;
-        st.pdd[v] = pdd_new;
-    }
+        (p_new, c1 * p_new + ws.hist.pd_hat[v])
+    });
     st.z.copy_from_slice(&ds.re.z);
     st.zd.copy_from_slice(&ds.re.zd);
     st.zdd.copy_from_slice(&ds.re.zdd);
     st.spool.copy_from_slice(&ws.spool_new);
-    for (c, (f, m)) in ws
-        .ev
-        .cylinder_force
-        .iter()
-        .zip(ws.ev.motion.iter())
-        .enumerate()
-    {
-        let power = f * m.sd;
-        st.actuator_work_j[c] += 0.5 * dt * (st.actuator_power_w[c] + power);
-        st.actuator_power_w[c] = power;
-    }
     ds.part.store(&mut st.extra);
-    st.step += 1;
-    st.t_s = st.step as f64 * dt; // n·Δt: no accumulated round-off in t
+    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
     report.kinetic_j = ke;
     report.potential_j = pe;

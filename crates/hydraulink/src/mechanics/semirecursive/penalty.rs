@@ -21,6 +21,7 @@
 
 use num_dual::Dual64;
 
+use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::{reduced, valve_4_3};
 use crate::mechanics::energy;
@@ -414,19 +415,10 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }
     ws.projection.solve_in_place(&mut ws.tmp2[..n]);
 
-    // ---- end stops: the lumped model has none, so leaving the stroke is an error
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        let la = ws.ev.motion[c].s - cyl.retracted_length_m;
-        if !(0.0..=cyl.stroke_m).contains(&la) {
-            ws.tmp = zd_proj;
-            return Err(StepError::OutOfStroke {
-                time_s: st.t_s,
-                step: st.step,
-                cylinder: cyl.name.clone(),
-                chamber_m: la,
-                stroke_m: cyl.stroke_m,
-            });
-        }
+    // ---- end stops
+    if let Err(e) = advance::check_stroke(model, st, &ws.ev.motion) {
+        ws.tmp = zd_proj;
+        return Err(e);
     }
 
     // ---- commit
@@ -434,24 +426,10 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         iterations,
         ..Default::default()
     };
-    for v in 0..nv {
+    report.cavitation_onsets = advance::commit_pressures(model, st, dt, |v| {
         let p_new = ws.x[n + v];
-        if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
-            report.cavitation_onsets |= 1 << v;
-        }
-        let pd_trapezoidal = c1 * p_new + ws.hist.pd_hat[v];
-        let (pd_new, pdd_new) = reduced::committed_rates(
-            &model.hydraulics.volumes[v],
-            st.p[v],
-            p_new,
-            st.pd[v],
-            pd_trapezoidal,
-            dt,
-        );
-        st.p[v] = p_new;
-        st.pd[v] = pd_new;
-        st.pdd[v] = pdd_new;
-    }
+        (p_new, c1 * p_new + ws.hist.pd_hat[v])
+    });
     for i in 0..n {
         st.z[i] = ws.x[i];
         st.zd[i] = zd_proj[i];
@@ -460,19 +438,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     ws.tmp = zd_proj;
     st.spool.copy_from_slice(&ws.spool_new);
     st.lambda.copy_from_slice(&ws.lambda);
-    for (c, (f, m)) in ws
-        .ev
-        .cylinder_force
-        .iter()
-        .zip(ws.ev.motion.iter())
-        .enumerate()
-    {
-        let power = f * m.sd;
-        st.actuator_work_j[c] += 0.5 * dt * (st.actuator_power_w[c] + power);
-        st.actuator_power_w[c] = power;
-    }
-    st.step += 1;
-    st.t_s = st.step as f64 * dt; // n·Δt: no accumulated round-off in t
+    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
     report.kinetic_j = ke;
     report.potential_j = pe;

@@ -1,0 +1,64 @@
+//! Stage `advance`, shared by every formulation: the end-stop check, the committed pressures
+//! with their rates and cavitation onsets, the actuator work, and the clock.
+
+use crate::hydraulics::{reduced, CylinderMotion};
+use crate::model::Model;
+use crate::state::State;
+use crate::StepError;
+
+/// End stops: the lumped model has none, so a cylinder that leaves its stroke is an error.
+pub fn check_stroke(
+    model: &Model,
+    st: &State,
+    motion: &[CylinderMotion<f64>],
+) -> Result<(), StepError> {
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let la = motion[c].s - cyl.retracted_length_m;
+        if !(0.0..=cyl.stroke_m).contains(&la) {
+            return Err(StepError::OutOfStroke {
+                time_s: st.t_s,
+                step: st.step,
+                cylinder: cyl.name.clone(),
+                chamber_m: la,
+                stroke_m: cyl.stroke_m,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Commits p_{k+1} of every volume; `new(v)` gives (p_{k+1}, trapezoidal ṗ_{k+1}). Algebraic
+/// volumes take their rates from `reduced::committed_rates`. Returns the cavitation-onset bits
+/// (volume v dropped below 0 Pa in this step, v < 64).
+pub fn commit_pressures(
+    model: &Model,
+    st: &mut State,
+    dt: f64,
+    new: impl Fn(usize) -> (f64, f64),
+) -> u64 {
+    let mut onsets = 0u64;
+    for (v, volume) in model.hydraulics.volumes.iter().enumerate() {
+        let (p_new, pd_trapezoidal) = new(v);
+        if p_new < 0.0 && st.p[v] >= 0.0 && v < 64 {
+            onsets |= 1 << v;
+        }
+        let (pd_new, pdd_new) =
+            reduced::committed_rates(volume, st.p[v], p_new, st.pd[v], pd_trapezoidal, dt);
+        st.p[v] = p_new;
+        st.pd[v] = pd_new;
+        st.pdd[v] = pdd_new;
+    }
+    onsets
+}
+
+/// Actuator work by the trapezoidal rule, W_c += Δt/2 (P_c,k + P_c,k+1), P = F ṡ; then the
+/// clock: t = (k + 1) Δt from the step count, so no round-off accumulates.
+pub fn work_and_clock(st: &mut State, force: &[f64], motion: &[CylinderMotion<f64>], dt: f64) {
+    for (c, (f, m)) in force.iter().zip(motion.iter()).enumerate() {
+        let power = f * m.sd;
+        st.actuator_work_j[c] += 0.5 * dt * (st.actuator_power_w[c] + power);
+        st.actuator_power_w[c] = power;
+    }
+    st.step += 1;
+    st.t_s = st.step as f64 * dt;
+}
