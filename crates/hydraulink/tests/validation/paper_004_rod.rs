@@ -53,3 +53,57 @@ fn paper_004_rod_motion_and_energy_at_10ms() {
     assert!(s6 > 0.58 && s6 < 0.60, "s(6) = {s6}");
     assert!(s10 < s6 && s10 > 0.56, "s(10) = {s10}");
 }
+
+fn rod_with(
+    f: hydraulink::model::spec::Formulation,
+    edit: impl Fn(&mut hydraulink::ModelSpec),
+) -> Run {
+    let mut spec = spec_of("rod_naya");
+    spec.solver.formulation = f;
+    edit(&mut spec);
+    run(hydraulink::model::compile(&spec).unwrap())
+}
+
+#[test]
+fn paper_004_rod_unified_global_run_at_10ms() {
+    // 004 §5 (unified = global ALI3-P with the hydraulics in the same Newton iteration):
+    // ‖Φ‖ < 1e-7 at Δt = 10 ms, total-energy variation ≈ 1 J (Fig. 8–9).
+    use hydraulink::model::spec::Formulation;
+    let r = rod_with(Formulation::GlobalAli3p, |_| {});
+    let viol = max_abs(&r.col("constraint.violation"));
+    let drift = max_abs(&r.col("energy.drift"));
+    eprintln!("rod, global ALI3-P: ‖Φ‖ {viol:.2e}, drift {drift:.3} J");
+    assert!(viol < 1e-7, "‖Φ‖ = {viol}");
+    assert!(drift < 1.5, "energy variation {drift} J (paper ≈ 1 J)");
+    // and it follows the semi-recursive run
+    let p = run(model_of("rod_naya"));
+    let ds = r
+        .col("cylinder.length")
+        .iter()
+        .zip(p.col("cylinder.length"))
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(ds < 1e-4, "cylinder length differs by {ds} m");
+}
+
+#[test]
+fn paper_004_rod_unified_and_multirate_agree_within_a_tenth_of_a_millimetre() {
+    // 004 §5, Fig. 4: |s_unified − s_multirate| < 0.1 mm, multi-rate with forward Euler at
+    // Δt_H = 0.2 ms (50 substeps of the 10 ms mechanical step). (004 also runs trapezoidal
+    // substeps at 5 and 10 ms; here the trapezoidal substep Newton fails at the valve switch at
+    // t = 6 s: an open item of issue 3, so only forward Euler is checked.)
+    use hydraulink::model::spec::{Formulation, HydraulicIntegrator};
+    let unified = rod_with(Formulation::GlobalAli3p, |_| {});
+    let mr = rod_with(Formulation::Multirate, |s| {
+        s.solver.hydraulic_integrator = HydraulicIntegrator::ForwardEuler;
+        s.solver.hydraulic_substeps = 50;
+    });
+    let ds = mr
+        .col("cylinder.length")
+        .iter()
+        .zip(unified.col("cylinder.length"))
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    eprintln!("rod, multirate forward Euler × 50: max |Δs| {ds:.2e} m");
+    assert!(ds < 1e-4, "|Δs| = {ds} m");
+}
