@@ -1,3 +1,4 @@
 //! Time integrators other than the monolithic trapezoidal rule of the penalty formulation.
 
 pub mod multirate;
+pub mod newton;

@@ -44,6 +44,7 @@ use super::natural_coordinates::NaturalModel;
 use super::{cylinders, GlobalWorkspace, NatEval};
 use crate::advance;
 use crate::hydraulics::{self, reduced};
+use crate::integrator::newton::{NewtonControl, Verdict};
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
@@ -168,8 +169,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     // increments contract by ×5 per iteration (recomputed otherwise).
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
-    let mut prev_norm = f64::INFINITY;
-    let mut growth = 0;
+    let mut newton = NewtonControl::default();
     let mut need_tangent = true;
     loop {
         g.ev.x.copy_from_slice(&g.x);
@@ -235,34 +235,11 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             let w = tolerance(model, nq, i) + model.solver.tol_relative * g.x[i].abs();
             norm = norm.max(g.dx[i].abs() / w);
         }
-        if !norm.is_finite() {
-            return Err(newton_failure(
-                model,
-                st,
-                g,
-                iterations,
-                "non-finite Newton increment",
-            ));
+        match newton.judge(norm, iterations) {
+            Verdict::Converged => break,
+            Verdict::Continue { refresh_tangent } => need_tangent |= refresh_tangent,
+            Verdict::Fail(reason) => return Err(newton_failure(model, st, g, iterations, reason)),
         }
-        if norm <= 1.0 {
-            break;
-        }
-        if norm > 0.2 * prev_norm {
-            need_tangent = true;
-        }
-        if iterations >= 3 && norm > prev_norm {
-            growth += 1;
-            if growth >= 3 {
-                return Err(newton_failure(
-                    model,
-                    st,
-                    g,
-                    iterations,
-                    "diverging (increments growing)",
-                ));
-            }
-        }
-        prev_norm = norm;
     }
     ws.counters.iterations += iterations as u64;
 

@@ -74,6 +74,7 @@ use num_dual::Dual64;
 use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::reduced;
+use crate::integrator::newton::{NewtonControl, Verdict};
 use crate::mechanics::energy;
 use crate::mechanics::semirecursive::penalty::{self, StepReport};
 use crate::model::Model;
@@ -936,8 +937,7 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
     // recomputed when no valid factors exist or it contracts less.
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
-    let mut prev_norm = f64::INFINITY;
-    let mut growth = 0;
+    let mut newton = NewtonControl::default();
     let mut need_tangent = !ws.tangent_valid;
     loop {
         residual_inner(model, ws).map_err(Failure::Position)?;
@@ -1001,34 +1001,11 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
                 penalty::tolerance(model, full(ds, j)) + model.solver.tol_relative * ds.x[j].abs();
             norm = norm.max(ds.dx[j].abs() / w);
         }
-        if !norm.is_finite() {
-            return Err(newton_failure(
-                model,
-                st,
-                ws,
-                iterations,
-                "non-finite Newton increment",
-            ));
+        match newton.judge(norm, iterations) {
+            Verdict::Converged => break,
+            Verdict::Continue { refresh_tangent } => need_tangent |= refresh_tangent,
+            Verdict::Fail(reason) => return Err(newton_failure(model, st, ws, iterations, reason)),
         }
-        if norm <= 1.0 {
-            break;
-        }
-        if norm > 0.2 * prev_norm {
-            need_tangent = true;
-        }
-        if iterations >= 3 && norm > prev_norm {
-            growth += 1;
-            if growth >= 3 {
-                return Err(newton_failure(
-                    model,
-                    st,
-                    ws,
-                    iterations,
-                    "diverging (increments growing)",
-                ));
-            }
-        }
-        prev_norm = norm;
     }
     ws.counters.iterations += iterations as u64;
 

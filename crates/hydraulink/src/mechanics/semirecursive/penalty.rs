@@ -24,6 +24,7 @@ use num_dual::Dual64;
 use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::{reduced, valve_4_3};
+use crate::integrator::newton::{NewtonControl, Verdict};
 use crate::mechanics::energy;
 use crate::model::Model;
 use crate::real::Real;
@@ -238,8 +239,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     // Every evaluation is counted in `ws.counters`.
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
-    let mut prev_norm = f64::INFINITY;
-    let mut growth = 0;
+    let mut newton = NewtonControl::default();
     let mut need_tangent = !ws.tangent_valid;
     loop {
         ws.ev.x.copy_from_slice(&ws.x);
@@ -308,34 +308,11 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             let w = tolerance(model, i) + model.solver.tol_relative * ws.x[i].abs();
             norm = norm.max(ws.dx[i].abs() / w);
         }
-        if !norm.is_finite() {
-            return Err(newton_failure(
-                model,
-                st,
-                ws,
-                iterations,
-                "non-finite Newton increment",
-            ));
+        match newton.judge(norm, iterations) {
+            Verdict::Converged => break,
+            Verdict::Continue { refresh_tangent } => need_tangent |= refresh_tangent,
+            Verdict::Fail(reason) => return Err(newton_failure(model, st, ws, iterations, reason)),
         }
-        if norm <= 1.0 {
-            break;
-        }
-        if norm > 0.2 * prev_norm {
-            need_tangent = true;
-        }
-        if iterations >= 3 && norm > prev_norm {
-            growth += 1;
-            if growth >= 3 {
-                return Err(newton_failure(
-                    model,
-                    st,
-                    ws,
-                    iterations,
-                    "diverging (increments growing)",
-                ));
-            }
-        }
-        prev_norm = norm;
     }
     ws.counters.iterations += iterations as u64;
 

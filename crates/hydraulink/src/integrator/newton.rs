@@ -1,0 +1,94 @@
+//! Convergence control of the Newton–Raphson loops (STYLE convention 7): the weighted increment
+//! test, the contraction-rate rule of the Jacobian-reuse policy, and the divergence test, in one
+//! place for every monolithic formulation.
+
+/// What to do after a Newton increment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The weighted increment is within the tolerances.
+    Converged,
+    /// Iterate again; `refresh_tangent` when the tangent contracted poorly.
+    Continue {
+        /// The last increment shrank by less than the refresh ratio: recompute the tangent.
+        refresh_tangent: bool,
+    },
+    /// Stop: the reason, for `StepError::NewtonFailed`.
+    Fail(&'static str),
+}
+
+/// The state of one Newton loop.
+#[derive(Debug, Clone, Copy)]
+pub struct NewtonControl {
+    prev_norm: f64,
+    growth: u32,
+}
+
+/// A tangent whose increments shrink by less than ×5 per iteration is refreshed.
+pub const REFRESH_RATIO: f64 = 0.2;
+
+impl Default for NewtonControl {
+    fn default() -> Self {
+        NewtonControl {
+            prev_norm: f64::INFINITY,
+            growth: 0,
+        }
+    }
+}
+
+impl NewtonControl {
+    /// Judges the weighted increment norm ν_h = max_i |Δx_i| / (atol_i + rtol |x_i|) of
+    /// iteration `iterations` (1-based): converged when ν_h ≤ 1; the tangent is refreshed when
+    /// ν_h > 0.2 ν_{h−1}; the loop fails on a non-finite ν or when, from the third iteration on,
+    /// ν grew three times.
+    pub fn judge(&mut self, norm: f64, iterations: u32) -> Verdict {
+        if !norm.is_finite() {
+            return Verdict::Fail("non-finite Newton increment");
+        }
+        if norm <= 1.0 {
+            return Verdict::Converged;
+        }
+        let refresh_tangent = norm > REFRESH_RATIO * self.prev_norm;
+        if iterations >= 3 && norm > self.prev_norm {
+            self.growth += 1;
+            if self.growth >= 3 {
+                return Verdict::Fail("diverging (increments growing)");
+            }
+        }
+        self.prev_norm = norm;
+        Verdict::Continue { refresh_tangent }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converges_refreshes_and_detects_divergence() {
+        let mut c = NewtonControl::default();
+        assert_eq!(
+            c.judge(100.0, 1),
+            Verdict::Continue {
+                refresh_tangent: false
+            }
+        );
+        assert_eq!(
+            c.judge(50.0, 2),
+            Verdict::Continue {
+                refresh_tangent: true
+            }
+        );
+        assert_eq!(c.judge(1.0, 3), Verdict::Converged);
+        let mut d = NewtonControl::default();
+        let verdicts: Vec<_> = [10.0, 20.0, 40.0, 80.0, 160.0]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| d.judge(*n, i as u32 + 1))
+            .collect();
+        assert_eq!(verdicts[4], Verdict::Fail("diverging (increments growing)"));
+        assert_eq!(
+            NewtonControl::default().judge(f64::NAN, 1),
+            Verdict::Fail("non-finite Newton increment")
+        );
+    }
+}
