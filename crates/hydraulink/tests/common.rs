@@ -56,3 +56,50 @@ pub fn run(model: Model) -> Run {
 pub fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, x| m.max(x.abs()))
 }
+
+/// A tumbling brick, no gravity, spun about a non-principal axis and translating (Newton
+/// tolerance tightened so that the integrator error, not the iteration error, is measured).
+pub const FREE_BODY: &str = r#"
+name = "free_body"
+gravity = [0.0, 0.0, 0.0]
+[[bodies]]
+name = "brick"
+mass_kg = 3.0
+com = [0.1, 0.2, -0.1]
+inertia = [0.5, 0.4, 0.3, 0.01, -0.02, 0.015]
+[[joints]]
+name = "free"
+type = "free"
+parent = "ground"
+child = "brick"
+location = [0.1, 0.2, -0.1]
+q0 = [0.0, 0.0, 0.0, 0.1, -0.2, 0.3]
+qd0 = [0.3, -0.1, 0.2, 1.0, 2.0, -1.5]
+[solver]
+step_s = 1e-3
+duration_s = 2.0
+tolerance_position = 1e-11
+"#;
+
+/// A 3-D spherical pendulum under gravity (tightened Newton tolerance, as `FREE_BODY`).
+pub const SPHERICAL_PENDULUM: &str = r#"
+name = "pendulum"
+gravity = [0.0, -9.81, 0.0]
+[[bodies]]
+name = "bob"
+mass_kg = 2.0
+com = [0.0, -1.0, 0.0]
+inertia = [0.02, 0.01, 0.02, 0.0, 0.0, 0.0]
+[[joints]]
+name = "ball"
+type = "spherical"
+parent = "ground"
+child = "bob"
+location = [0.0, 0.0, 0.0]
+q0 = [0.6, 0.0, 0.3]
+qd0 = [0.0, 1.5, 0.0]
+[solver]
+step_s = 1e-3
+duration_s = 3.0
+tolerance_position = 1e-11
+"#;

@@ -167,27 +167,7 @@ fn global_ali3p_is_deterministic() {
 #[test]
 fn global_ali3p_free_body_conserves_energy() {
     // A tumbling brick (no gravity) on a free joint: six axes, six natural frames (five massless).
-    let text = r#"
-name = "free_body"
-gravity = [0.0, 0.0, 0.0]
-[[bodies]]
-name = "brick"
-mass_kg = 3.0
-com = [0.1, 0.2, -0.1]
-inertia = [0.5, 0.4, 0.3, 0.01, -0.02, 0.015]
-[[joints]]
-name = "free"
-type = "free"
-parent = "ground"
-child = "brick"
-location = [0.1, 0.2, -0.1]
-q0 = [0.0, 0.0, 0.0, 0.1, -0.2, 0.3]
-qd0 = [0.3, -0.1, 0.2, 1.0, 2.0, -1.5]
-[solver]
-step_s = 1e-3
-duration_s = 2.0
-tolerance_position = 1e-11
-"#;
+    let text = FREE_BODY;
     let r = run(global(
         hydraulink::model::compile(&spec_from(text)).unwrap(),
     ));
@@ -208,27 +188,7 @@ tolerance_position = 1e-11
 
 #[test]
 fn global_ali3p_spherical_pendulum_conserves_energy() {
-    let text = r#"
-name = "pendulum"
-gravity = [0.0, -9.81, 0.0]
-[[bodies]]
-name = "bob"
-mass_kg = 2.0
-com = [0.0, -1.0, 0.0]
-inertia = [0.02, 0.01, 0.02, 0.0, 0.0, 0.0]
-[[joints]]
-name = "ball"
-type = "spherical"
-parent = "ground"
-child = "bob"
-location = [0.0, 0.0, 0.0]
-q0 = [0.6, 0.0, 0.3]
-qd0 = [0.0, 1.5, 0.0]
-[solver]
-step_s = 1e-3
-duration_s = 3.0
-tolerance_position = 1e-11
-"#;
+    let text = SPHERICAL_PENDULUM;
     let drift_at = |dt: f64| {
         let mut sp = spec_from(text);
         sp.solver.step_s = dt;

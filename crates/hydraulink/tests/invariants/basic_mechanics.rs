@@ -7,27 +7,7 @@ use hydraulink::Simulation;
 #[test]
 fn free_body_conserves_energy_and_momentum() {
     // A tumbling brick (no gravity), spun about a non-principal axis, and translating.
-    let text = r#"
-name = "free_body"
-gravity = [0.0, 0.0, 0.0]
-[[bodies]]
-name = "brick"
-mass_kg = 3.0
-com = [0.1, 0.2, -0.1]
-inertia = [0.5, 0.4, 0.3, 0.01, -0.02, 0.015]
-[[joints]]
-name = "free"
-type = "free"
-parent = "ground"
-child = "brick"
-location = [0.1, 0.2, -0.1]
-q0 = [0.0, 0.0, 0.0, 0.1, -0.2, 0.3]
-qd0 = [0.3, -0.1, 0.2, 1.0, 2.0, -1.5]
-[solver]
-step_s = 1e-3
-duration_s = 2.0
-tolerance_position = 1e-11
-"#;
+    let text = FREE_BODY;
     let r = run(hydraulink::model::compile(&spec_from(text)).unwrap());
     let ke = r.col("energy.kinetic");
     let rel = ke.iter().map(|k| (k - ke[0]).abs()).fold(0.0, f64::max) / ke[0];
@@ -46,27 +26,7 @@ tolerance_position = 1e-11
 
 #[test]
 fn spherical_pendulum_conserves_energy() {
-    let text = r#"
-name = "pendulum"
-gravity = [0.0, -9.81, 0.0]
-[[bodies]]
-name = "bob"
-mass_kg = 2.0
-com = [0.0, -1.0, 0.0]
-inertia = [0.02, 0.01, 0.02, 0.0, 0.0, 0.0]
-[[joints]]
-name = "ball"
-type = "spherical"
-parent = "ground"
-child = "bob"
-location = [0.0, 0.0, 0.0]
-q0 = [0.6, 0.0, 0.3]
-qd0 = [0.0, 1.5, 0.0]
-[solver]
-step_s = 1e-3
-duration_s = 3.0
-tolerance_position = 1e-11
-"#;
+    let text = SPHERICAL_PENDULUM;
     // The Newton tolerance is tightened (1e-11 rad) so that the integrator error, not the
     // iteration error (velocity error ≈ 2·tol/Δt), is measured: the energy error of the
     // trapezoidal rule must then fall at second order with Δt.
