@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use hydraulink::mechanics::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::Formulation;
 use hydraulink::{ModelSpec, Simulation};
 use hydraulink_io::output::{
@@ -41,6 +42,10 @@ struct Series {
     z: Vec<Vec<f64>>,
     /// Pressures, one Vec per volume.
     p: Vec<Vec<f64>>,
+    /// Cylinder lengths s and rates ṡ, one Vec per cylinder (for kinematic-guidance replays).
+    s: Vec<Vec<f64>>,
+    /// ṡ per cylinder.
+    sd: Vec<Vec<f64>>,
 }
 
 fn run_one(
@@ -48,8 +53,27 @@ fn run_one(
     formulation: Formulation,
     step: f64,
     opts: &CompareOptions,
+    reference: Option<&Series>,
 ) -> Result<Series, Failure> {
     let mut spec = spec.clone();
+    // Kinematic guidance without a prescribed motion in the model replays the reference run
+    // (004 §4: the guided motion is recorded from the unified run).
+    if formulation == Formulation::KinematicGuidance && spec.solver.guidance.is_empty() {
+        if let Some(r) = reference.filter(|r| !r.t.is_empty()) {
+            let recorded: Vec<Recorded> = spec
+                .hydraulics
+                .cylinders
+                .iter()
+                .enumerate()
+                .map(|(c, cyl)| Recorded {
+                    cylinder: &cyl.name,
+                    length_m: &r.s[c],
+                    velocity_m_s: Some(&r.sd[c]),
+                })
+                .collect();
+            spec = replay_spec(&spec, &r.t, &recorded);
+        }
+    }
     spec.solver.formulation = formulation;
     spec.solver.step_s = step;
     spec.solver.output_interval_s = None;
@@ -74,6 +98,8 @@ fn run_one(
         t: Vec::new(),
         z: Vec::new(),
         p: Vec::new(),
+        s: Vec::new(),
+        sd: Vec::new(),
     };
     let model = match hydraulink::model::compile(&spec) {
         Ok(m) => m,
@@ -104,6 +130,10 @@ fn run_one(
         for v in 0..nv {
             s.p[v].push(sim.state().p[v]);
         }
+        for (c, m) in sim.workspace().ev.motion.iter().enumerate() {
+            s.s[c].push(m.s);
+            s.sd[c].push(m.sd);
+        }
         if let Some(c) = viol_col {
             s.row.peak_constraint_violation = s.row.peak_constraint_violation.max(row[c]);
         }
@@ -111,6 +141,9 @@ fn run_one(
     };
     s.z = vec![Vec::with_capacity(n_steps as usize + 1); n];
     s.p = vec![Vec::with_capacity(n_steps as usize + 1); nv];
+    let ncyl = sim.model().hydraulics.cylinders.len();
+    s.s = vec![Vec::with_capacity(n_steps as usize + 1); ncyl];
+    s.sd = vec![Vec::with_capacity(n_steps as usize + 1); ncyl];
     record(&sim, &mut s, &mut row);
     let started = Instant::now();
     let mut it_sum = 0u64;
@@ -164,7 +197,7 @@ pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
     for &step in &opts.steps {
         let mut runs: Vec<Series> = Vec::new();
         for &f in &opts.formulations {
-            let mut s = run_one(&spec, f, step, opts)?;
+            let mut s = run_one(&spec, f, step, opts, runs.first())?;
             if let Some(reference) = runs.first() {
                 if !s.t.is_empty() && !reference.t.is_empty() {
                     let k = s.t.len().min(reference.t.len());

@@ -371,3 +371,37 @@ fn help_describes_the_options() {
         assert!(text.contains(expected), "no '{expected}' in:\n{text}");
     }
 }
+
+#[test]
+fn compare_runs_every_formulation_and_writes_tables_and_overlays() {
+    let dir = temp_dir("compare");
+    let out = hydraulink(&[
+        "compare",
+        "--formulations",
+        "penalty,double-step,kinematic-guidance",
+        "--steps",
+        "0.001,0.002",
+        "--duration",
+        "0.05",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.join("compare.csv")).unwrap();
+    // header + 3 formulations × 2 steps
+    assert_eq!(csv.lines().count(), 7, "{csv}");
+    assert!(csv.lines().skip(1).all(|l| l.contains(",yes,")), "{csv}");
+    let md = fs::read_to_string(dir.join("compare.md")).unwrap();
+    assert!(md.contains("| kinematic-guidance | 0.002 | yes |"), "{md}");
+    for f in ["overlay_1e-3_joints.svg", "overlay_2e-3_pressures.svg"] {
+        let svg = fs::read_to_string(dir.join("plots").join(f)).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("time [s]"), "{f}");
+    }
+}
+
+#[test]
+fn compare_rejects_an_unknown_formulation() {
+    let out = hydraulink(&["compare", "--formulations", "penalty,bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bogus"), "{}", stderr(&out));
+}
