@@ -542,27 +542,16 @@ pub(crate) fn step_z_only(
     } else {
         0
     };
-    {
-        let a = ws.projection.values_mut();
-        a.copy_from_slice(&ws.ev.dynamics.mass);
-        let ca = c * alpha;
-        for jr in ws
-            .ev
+    penalty::projection_matrix(
+        ws.projection.values_mut(),
+        &ws.ev.dynamics.mass,
+        ws.ev
             .constraints
             .jac
             .chunks_exact(n)
-            .chain(ws.guidance.jac[..ng * n].chunks_exact(n))
-        {
-            for (i, ji) in jr.iter().enumerate() {
-                if *ji != 0.0 {
-                    let s = ca * ji;
-                    for (aij, jj) in a[i * n..(i + 1) * n].iter_mut().zip(jr.iter()) {
-                        *aij += s * jj;
-                    }
-                }
-            }
-        }
-    }
+            .chain(ws.guidance.jac[..ng * n].chunks_exact(n)),
+        c * alpha,
+    );
     ws.counters.factorizations += 1;
     if ws.projection.factor().is_err() {
         ws.ev.zd = zd_star;
@@ -574,9 +563,7 @@ pub(crate) fn step_z_only(
             "singular projection matrix",
         ));
     }
-    for (t, row) in ws.tmp.iter_mut().zip(ws.ev.dynamics.mass.chunks_exact(n)) {
-        *t = row.iter().zip(zd_star.iter()).map(|(a, b)| a * b).sum();
-    }
+    penalty::mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
     // − cα Φ_g,zᵀ Φ_t = + cα Φ_g,zᵀ ṡ_ref
     for k in 0..ng {
         let s = c * alpha * ws.guidance.sd_ref[k];
@@ -597,9 +584,7 @@ pub(crate) fn step_z_only(
     if kind == ZOnly::Guidance {
         guidance_terms(model, ws, &zd_proj[..n]);
     }
-    for (t, row) in ws.tmp2.iter_mut().zip(ws.ev.dynamics.mass.chunks_exact(n)) {
-        *t = row.iter().zip(ws.ev.zdd.iter()).map(|(a, b)| a * b).sum();
-    }
+    penalty::mat_vec(&mut ws.tmp2, &ws.ev.dynamics.mass, &ws.ev.zdd);
     for (jr, a0) in ws
         .ev
         .constraints

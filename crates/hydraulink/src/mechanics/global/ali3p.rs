@@ -58,6 +58,7 @@ use super::{
 };
 use crate::advance;
 use crate::hydraulics::{reduced, valve_4_3};
+use crate::integrator::newton::{NewtonControl, Verdict};
 use crate::linalg::{pinv_solve, DenseLu};
 use crate::model::Model;
 use crate::state::State;
@@ -371,8 +372,7 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
     let alpha = model.solver.penalty;
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
-    let mut prev_norm = f64::INFINITY;
-    let mut growth = 0;
+    let mut newton = NewtonControl::default();
     loop {
         g.ev.x.copy_from_slice(&g.x);
         evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
@@ -441,31 +441,12 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
             let w = tolerance(model, nq, i) + model.solver.tol_relative * g.x[i].abs();
             norm = norm.max(g.dx[i].abs() / w);
         }
-        if !norm.is_finite() {
-            return Err(newton_failure(
-                model,
-                st,
-                g,
-                iterations,
-                "non-finite Newton increment",
-            ));
+        // full Newton: the tangent is recomputed every iteration, so the refresh hint is unused
+        match newton.judge(norm, iterations) {
+            Verdict::Converged => break,
+            Verdict::Continue { .. } => {}
+            Verdict::Fail(reason) => return Err(newton_failure(model, st, g, iterations, reason)),
         }
-        if norm <= 1.0 {
-            break;
-        }
-        if iterations >= 3 && norm > prev_norm {
-            growth += 1;
-            if growth >= 3 {
-                return Err(newton_failure(
-                    model,
-                    st,
-                    g,
-                    iterations,
-                    "diverging (increments growing)",
-                ));
-            }
-        }
-        prev_norm = norm;
     }
     ws.counters.iterations += iterations as u64;
     Ok(iterations)

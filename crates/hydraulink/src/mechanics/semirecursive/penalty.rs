@@ -221,6 +221,39 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
     ws.lambda.copy_from_slice(&st.lambda);
 }
 
+/// P = M′ + (Δt²/4) α Σ_r Φ_r,zᵀ Φ_r,z, the matrix of the projections (000 eqs. 20–21), from
+/// the row-major M′ and constraint-Jacobian `rows`; `ca` = (Δt²/4) α. P is symmetric, so the
+/// row-major fill is also the column-major one `a` expects.
+pub(crate) fn projection_matrix<'a>(
+    a: &mut [f64],
+    mass: &[f64],
+    rows: impl Iterator<Item = &'a [f64]>,
+    ca: f64,
+) {
+    let n = (mass.len() as f64).sqrt().round() as usize;
+    a.copy_from_slice(mass);
+    for jr in rows {
+        for (i, ji) in jr.iter().enumerate() {
+            if *ji != 0.0 {
+                let s = ca * ji;
+                for (aij, jj) in a[i * n..(i + 1) * n].iter_mut().zip(jr.iter()) {
+                    *aij += s * jj;
+                }
+            }
+        }
+    }
+}
+
+/// out = A v for the row-major n × n matrix `a` (n = v.len()); `out` may be longer.
+pub(crate) fn mat_vec(out: &mut [f64], a: &[f64], v: &[f64]) {
+    if v.is_empty() {
+        return;
+    }
+    for (t, row) in out.iter_mut().zip(a.chunks_exact(v.len())) {
+        *t = row.iter().zip(v.iter()).map(|(x, y)| x * y).sum();
+    }
+}
+
 /// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
     let n = model.n_coords();
@@ -340,22 +373,12 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
         *l += alpha * phi;
     }
-    {
-        // P = M′ + (Δt²/4) α Φ_zᵀ Φ_z (symmetric: column-major fill = row-major fill)
-        let a = ws.projection.values_mut();
-        a.copy_from_slice(&ws.ev.dynamics.mass);
-        let ca = c * alpha;
-        for jr in ws.ev.constraints.jac.chunks_exact(n) {
-            for (i, ji) in jr.iter().enumerate() {
-                if *ji != 0.0 {
-                    let s = ca * ji;
-                    for (aij, jj) in a[i * n..(i + 1) * n].iter_mut().zip(jr.iter()) {
-                        *aij += s * jj;
-                    }
-                }
-            }
-        }
-    }
+    projection_matrix(
+        ws.projection.values_mut(),
+        &ws.ev.dynamics.mass,
+        ws.ev.constraints.jac.chunks_exact(n),
+        c * alpha,
+    );
     ws.counters.factorizations += 1;
     if ws.projection.factor().is_err() {
         ws.ev.zd = zd_star;
@@ -367,17 +390,13 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             "singular projection matrix",
         ));
     }
-    for (t, row) in ws.tmp.iter_mut().zip(ws.ev.dynamics.mass.chunks_exact(n)) {
-        *t = row.iter().zip(zd_star.iter()).map(|(a, b)| a * b).sum();
-    }
+    mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
     ws.projection.solve_in_place(&mut ws.tmp[..n]);
     ws.ev.zd = zd_star;
     // ż projected in tmp; velocity terms (Φ̇_z ż, cylinder rates) with it, at the same positions
     let zd_proj = std::mem::take(&mut ws.tmp);
     ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..]);
-    for (t, row) in ws.tmp2.iter_mut().zip(ws.ev.dynamics.mass.chunks_exact(n)) {
-        *t = row.iter().zip(ws.ev.zdd.iter()).map(|(a, b)| a * b).sum();
-    }
+    mat_vec(&mut ws.tmp2, &ws.ev.dynamics.mass, &ws.ev.zdd);
     for (jr, a0) in ws
         .ev
         .constraints
