@@ -5,9 +5,12 @@
 //! Setup (model compile, consistent initialization, workspace) is outside the timing; each
 //! sample runs the whole horizon from the same initial state.
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use hydraulink::model::spec::Formulation;
 use hydraulink::{model, ModelSpec, Simulation};
+
+#[path = "../tests/support/chain.rs"]
+mod chain;
 
 /// The shipped models with their horizon and step (the papers' settings).
 const MODELS: [(&str, &str); 4] = [
@@ -68,5 +71,30 @@ fn steps(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, steps);
+/// The n-link chain (`tests/support/chain.rs`), 1 s at 1 ms, n = 2 … 64, under the penalty
+/// formulation: the growth of the step cost with n.
+fn chain_scaling(c: &mut Criterion) {
+    let mut g = c.benchmark_group("chain_penalty_1s_1ms");
+    g.sample_size(10);
+    for n in [2usize, 4, 8, 16, 32, 64] {
+        let spec: ModelSpec = toml::from_str(&chain::chain_toml(n, 1.0)).expect("chain parses");
+        let m = model::compile(&spec).expect("chain compiles");
+        let steps = (m.duration_s() / m.step_s()).round() as u64;
+        g.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
+            b.iter_batched(
+                || Simulation::new(m.clone()).expect("chain initializes"),
+                |mut sim| {
+                    for _ in 0..steps {
+                        sim.step().expect("chain steps");
+                    }
+                    sim
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, steps, chain_scaling);
 criterion_main!(benches);
