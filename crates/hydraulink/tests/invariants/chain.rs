@@ -4,12 +4,12 @@
 use crate::common::*;
 
 #[path = "../support/chain.rs"]
-mod chain;
+mod generator;
 
 #[test]
 fn chain_models_run_with_a_closed_energy_balance() {
     for n in [2, 8, 32] {
-        let spec = spec_from(&chain::chain_toml(n, 2.0));
+        let spec = spec_from(&generator::chain_toml(n, 2.0));
         let r = run(hydraulink::model::compile(&spec).expect("chain model compiles"));
         let work = max_abs(&r.col("energy.actuator_work"));
         let drift = max_abs(&r.col("energy.drift"));
