@@ -359,13 +359,37 @@ pub(super) fn newton_failure(
     }
 }
 
-/// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25), full Newton: the
-/// exact tangent is computed and factored at every iteration. (A tangent reused across steps
-/// diverges: the (Δt²/4) α Φ_qᵀ Φ_q block turns with the bodies, and one step of rotation changes
-/// it by more than the mass of light bodies. Reused within a step, under the multiplier updates,
-/// it let a spherical pendulum near its Cardan singularity diverge; full Newton does not.)
-/// Returns the iteration count.
+/// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25). The exact tangent
+/// is computed at the first iteration of the step and refreshed when the increments contract by
+/// less than ×5 (`NewtonControl`); when this simplified iteration fails, the step is solved again
+/// from its predictor with full Newton (tangent at every iteration). (A tangent reused across
+/// steps diverges: the (Δt²/4) α Φ_qᵀ Φ_q block turns with the bodies, and one step of rotation
+/// changes it by more than the mass of light bodies. Reused within a step, under the multiplier
+/// updates, it let a spherical pendulum near its Cardan singularity diverge: the full-Newton
+/// retry covers that case.) Returns the iteration count of the accepted solve.
 fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepError> {
+    let g = &mut ws.global;
+    g.x_predictor.copy_from_slice(&g.x);
+    g.lambda_predictor.copy_from_slice(&g.lambda);
+    match newton_with(model, st, ws, false) {
+        Ok(it) => Ok(it),
+        Err(_) => {
+            // full-Newton retry from the same predictor and multipliers
+            let g = &mut ws.global;
+            g.x.copy_from_slice(&g.x_predictor);
+            g.lambda.copy_from_slice(&g.lambda_predictor);
+            newton_with(model, st, ws, true)
+        }
+    }
+}
+
+/// One Newton solve; `full`: tangent at every iteration, else refreshed by the contraction rule.
+fn newton_with(
+    model: &Model,
+    st: &State,
+    ws: &mut Workspace,
+    full: bool,
+) -> Result<u32, StepError> {
     let g = &mut ws.global;
     let nq = g.nm.nq;
     let nx = g.x.len();
@@ -373,6 +397,7 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut newton = NewtonControl::default();
+    let mut need_tangent = true;
     loop {
         g.ev.x.copy_from_slice(&g.x);
         evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
@@ -400,7 +425,7 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
             ));
         }
         let lu = g.tangent.as_mut().expect("global workspace is active");
-        {
+        if need_tangent {
             let inp = TangentInput {
                 x: &g.x,
                 hist: &g.hist,
@@ -441,10 +466,9 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
             let w = tolerance(model, nq, i) + model.solver.tol_relative * g.x[i].abs();
             norm = norm.max(g.dx[i].abs() / w);
         }
-        // full Newton: the tangent is recomputed every iteration, so the refresh hint is unused
         match newton.judge(norm, iterations) {
             Verdict::Converged => break,
-            Verdict::Continue { .. } => {}
+            Verdict::Continue { refresh_tangent } => need_tangent = full || refresh_tangent,
             Verdict::Fail(reason) => return Err(newton_failure(model, st, g, iterations, reason)),
         }
     }

@@ -146,6 +146,10 @@ pub struct GlobalWorkspace {
     pub dx: Vec<f64>,
     /// λ (m) of the step being solved.
     pub lambda: Vec<f64>,
+    /// The predictor x⁰ of the step (restart of a failed simplified Newton).
+    pub x_predictor: Vec<f64>,
+    /// λ⁰ of the step (restart of a failed simplified Newton).
+    pub lambda_predictor: Vec<f64>,
     /// Diagonal of the last tangent.
     pub diag: Vec<f64>,
     /// Φ_q, row-major m × nq, at the accepted positions.
@@ -214,6 +218,8 @@ impl GlobalWorkspace {
             x: vec![0.0; nq + nv],
             dx: vec![0.0; nq + nv],
             lambda: vec![0.0; m],
+            x_predictor: vec![0.0; nq + nv],
+            lambda_predictor: vec![0.0; m],
             diag: vec![0.0; nq + nv],
             jac: vec![0.0; m * nq],
             tmp: vec![0.0; nq],
