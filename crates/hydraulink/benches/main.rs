@@ -94,6 +94,23 @@ fn chain_scaling(c: &mut Criterion) {
         });
     }
     g.finish();
+    // one evaluation of the semi-recursive terms (kinematics, body terms, accumulation of M′
+    // and Q′, cylinder ports, hydraulics) at the initial state, without the linear algebra
+    let mut g = c.benchmark_group("chain_evaluate");
+    for n in [2usize, 4, 8, 16, 32, 64] {
+        let spec: ModelSpec = toml::from_str(&chain::chain_toml(n, 1.0)).expect("chain parses");
+        let m = model::compile(&spec).expect("chain compiles");
+        let sim = Simulation::new(m.clone()).expect("chain initializes");
+        let st = sim.state().clone();
+        let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&m);
+        g.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| {
+                ev.evaluate(&m, &st.z, &st.zd, &st.p, &st.spool, false);
+                ev.f.first().copied()
+            })
+        });
+    }
+    g.finish();
 }
 
 criterion_group!(benches, steps, chain_scaling);

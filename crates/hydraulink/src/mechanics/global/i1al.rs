@@ -175,11 +175,18 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         g.ev.x.copy_from_slice(&g.x);
         residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
         if iterations > 0 {
-            // λ* ← λ* + α′ Ψ (002a eq. 2.8), then the residual with it
-            for (l, psi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
+            // λ* ← λ* + α′ Ψ (002a eq. 2.8), and the residual with it: only its multiplier term
+            // changes, by (Δt²/4) Σ_r α′ Ψ_r ∇Φ_r
+            let c = dt * dt / 4.0;
+            for ((l, psi), eq) in g
+                .lambda
+                .iter_mut()
+                .zip(g.ev.phi.iter())
+                .zip(g.nm.eqs.iter())
+            {
                 *l += alpha * psi;
+                eq.add_grad(&g.ev.q, c * alpha * psi, &mut g.ev.f[..nq]);
             }
-            residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
         }
         ws.counters.residuals += 1;
         if let Some(i) = g.ev.f.iter().position(|v| !v.is_finite()) {
