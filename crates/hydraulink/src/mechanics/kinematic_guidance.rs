@@ -404,9 +404,11 @@ pub(crate) fn step_z_only(
         ZOnly::Multirate => multirate::prepare(model, st, ws),
     }
 
-    // Jacobian reuse as in the penalty formulation, but a tangent of an earlier step is refreshed
-    // only when it contracts by less than ×2 (at most once per step): the multiplier updates
-    // converge linearly whatever the tangent, so a fresh tangent would not speed them up.
+    // Jacobian reuse as in the penalty formulation: a tangent of an earlier step is refreshed
+    // when it contracts by less than ×5, at most once per step: the multiplier updates converge
+    // linearly whatever the tangent, so a second fresh tangent would not speed them up (measured:
+    // no fewer iterations). (With ×2 instead of ×5: 2.16 instead of 1.88 iterations per step on
+    // the multi-rate quick-return.)
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut prev_norm = f64::INFINITY;
@@ -489,7 +491,7 @@ pub(crate) fn step_z_only(
             break;
         }
         let norm = norm.max(p_norm.min(f64::MAX));
-        if !fresh && norm > 0.5 * prev_norm {
+        if !fresh && norm > crate::integrator::newton::REFRESH_RATIO * prev_norm {
             need_tangent = true;
         }
         if iterations >= 3 && norm > prev_norm {
