@@ -51,7 +51,7 @@
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
-use super::natural_coordinates::{NaturalModel, NQ_FRAME};
+use super::natural_coordinates::{NatEq, NaturalModel, NQ_FRAME};
 use super::{
     cylinders, evaluate, form_residual, ports, trapezoidal_rates, GlobalHistory, GlobalWorkspace,
     NatEval,
@@ -182,6 +182,69 @@ fn tangent_dual(
     }
 }
 
+/// `a` (column-major, leading dimension `nx`) += `scale` · M on the q block (M = M4 ⊗ I₃ per
+/// frame).
+pub(super) fn add_mass(nm: &NaturalModel, scale: f64, nx: usize, a: &mut [f64]) {
+    for (k, m4) in nm.mass4.iter().enumerate() {
+        let o = NQ_FRAME * k;
+        for r in 0..4 {
+            for cc in 0..4 {
+                for i in 0..3 {
+                    a[(o + 3 * cc + i) * nx + o + 3 * r + i] += scale * m4[r][cc];
+                }
+            }
+        }
+    }
+}
+
+/// `a` (column-major, leading dimension `nx`) += `w` · H on the q block, H the constant Hessian
+/// of Φ = A·B − k: H = A_qᵀ B_q + B_qᵀ A_q.
+pub(super) fn add_hessian(eq: &NatEq, w: f64, nx: usize, a: &mut [f64]) {
+    if w == 0.0 {
+        return;
+    }
+    let la = [
+        (eq.a.a, 1.0),
+        (
+            eq.a.b.unwrap_or(eq.a.a),
+            if eq.a.b.is_some() { -1.0 } else { 0.0 },
+        ),
+    ];
+    let lb = [
+        (eq.b.a, 1.0),
+        (
+            eq.b.b.unwrap_or(eq.b.a),
+            if eq.b.b.is_some() { -1.0 } else { 0.0 },
+        ),
+    ];
+    for (xa, sa) in la {
+        let Some(fa) = xa.frame else { continue };
+        if sa == 0.0 {
+            continue;
+        }
+        for (xb, sb) in lb {
+            let Some(fb) = xb.frame else { continue };
+            if sb == 0.0 {
+                continue;
+            }
+            for (j, ca_j) in xa.coef.iter().enumerate() {
+                for (m, cb_m) in xb.coef.iter().enumerate() {
+                    let v = w * sa * sb * ca_j * cb_m;
+                    if v == 0.0 {
+                        continue;
+                    }
+                    for i in 0..3 {
+                        let ia = NQ_FRAME * fa + 3 * j + i;
+                        let ib = NQ_FRAME * fb + 3 * m + i;
+                        a[ib * nx + ia] += v;
+                        a[ia * nx + ib] += v;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The terms of the structured tangent: which unknowns and scratch it needs.
 struct TangentInput<'a> {
     x: &'a [f64],
@@ -223,16 +286,7 @@ fn tangent(
         let a = lu.values_mut();
         a.iter_mut().for_each(|v| *v = 0.0);
         // M (c · 4/Δt² = 1)
-        for (k, m4) in nm.mass4.iter().enumerate() {
-            let o = NQ_FRAME * k;
-            for r in 0..4 {
-                for cc in 0..4 {
-                    for i in 0..3 {
-                        a[(o + 3 * cc + i) * nx + o + 3 * r + i] = m4[r][cc];
-                    }
-                }
-            }
-        }
+        add_mass(nm, 1.0, nx, a);
         // (Δt²/4) α Φ_qᵀ Φ_q
         let ca = c * alpha;
         for row in jac.chunks_exact(nq) {
@@ -251,50 +305,7 @@ fn tangent(
         }
         // (Δt²/4) Σ_r g_r H_r, Φ_r = A·B − k: H = A_qᵀ B_q + B_qᵀ A_q
         for (eq, l) in nm.eqs.iter().zip(inp.lambda.iter()) {
-            let gr = c * (alpha * eq.phi(q) + l);
-            if gr == 0.0 {
-                continue;
-            }
-            let la = [
-                (eq.a.a, 1.0),
-                (
-                    eq.a.b.unwrap_or(eq.a.a),
-                    if eq.a.b.is_some() { -1.0 } else { 0.0 },
-                ),
-            ];
-            let lb = [
-                (eq.b.a, 1.0),
-                (
-                    eq.b.b.unwrap_or(eq.b.a),
-                    if eq.b.b.is_some() { -1.0 } else { 0.0 },
-                ),
-            ];
-            for (xa, sa) in la {
-                let Some(fa) = xa.frame else { continue };
-                if sa == 0.0 {
-                    continue;
-                }
-                for (xb, sb) in lb {
-                    let Some(fb) = xb.frame else { continue };
-                    if sb == 0.0 {
-                        continue;
-                    }
-                    for (j, ca_j) in xa.coef.iter().enumerate() {
-                        for (m, cb_m) in xb.coef.iter().enumerate() {
-                            let w = gr * sa * sb * ca_j * cb_m;
-                            if w == 0.0 {
-                                continue;
-                            }
-                            for i in 0..3 {
-                                let ia = NQ_FRAME * fa + 3 * j + i;
-                                let ib = NQ_FRAME * fb + 3 * m + i;
-                                a[ib * nx + ia] += w;
-                                a[ia * nx + ib] += w;
-                            }
-                        }
-                    }
-                }
-            }
+            add_hessian(eq, c * (alpha * eq.phi(q) + l), nx, a);
         }
     }
     // hydraulic ports, dual columns

@@ -17,10 +17,10 @@
 //! q_{n+1} = q_n + Δt q̇_n + (Δt²/4)(q̈_n + q̈_{n+1}),   q̇_{n+1} = q̇_n + (Δt/2)(q̈_n + q̈_{n+1})
 //! ṗ_{n+1} = (2/Δt)(p_{n+1} − p_n) − ṗ_n
 //! ```
-//! the unknowns x = [q̈; p] at t_{n+1} solve, by Newton–Raphson with the exact tangent (forward-
-//! mode dual numbers through the residual, λ* held; computed at the first iteration of a step and
-//! refreshed when the increments contract by less than ×5) and the multiplier update after each
-//! solve,
+//! the unknowns x = [q̈; p] at t_{n+1} solve, by Newton–Raphson with the exact tangent (λ* held;
+//! analytic mechanical blocks and dual-number port columns, see `tangent`; computed at the first
+//! iteration of a step and refreshed when the increments contract by less than ×5) and the
+//! multiplier update after each solve,
 //!
 //! ```text
 //! f(x) = (Δt²/4) [ M q̈ + Φ_qᵀ (α′ Ψ + λ*) − Q ;  ṗ − h ]     (pressure rows as in ALI3-P)
@@ -39,12 +39,13 @@
 
 use num_dual::Dual64;
 
-use super::ali3p::{ensure_natural_state, newton_failure, prepare};
+use super::ali3p::{add_hessian, add_mass, ensure_natural_state, newton_failure, prepare};
 use super::natural_coordinates::NaturalModel;
 use super::{cylinders, GlobalWorkspace, NatEval};
 use crate::advance;
 use crate::hydraulics::{self, reduced};
 use crate::integrator::newton::{NewtonControl, Verdict};
+use crate::linalg::DenseLu;
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
@@ -125,6 +126,215 @@ fn residual<S: Real>(
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
         ev.f[nq + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
     }
+}
+
+/// Scratch of the structured tangent.
+struct TangentScratch<'a> {
+    grad: &'a mut [f64],
+    w: &'a mut [f64],
+    nz: &'a mut Vec<usize>,
+    nz2: &'a mut Vec<usize>,
+}
+
+/// Exact tangent ∂f/∂x, x = [q̈; p], by blocks (`ev` evaluated at x; λ* held). With
+/// c = Δt²/4, β = Δt/2, α′ = α c, ∂q/∂q̈ = c I and ∂q̇/∂q̈ = β I:
+///
+/// ```text
+/// ∂f_q/∂q̈ = c [ M + α′ Σ_r ∇Φ_r w_rᵀ + c Σ_r (α′Ψ_r + λ_r) H_r − (c ∂Q/∂q + β ∂Q/∂q̇) ]
+/// w_r = ∂Ψ_r/∂q̈ = (1 + 2ωξβ + ω²c) ∇Φ_r + (2β + 2ωξc)(A_qᵀḂ + B_qᵀȦ) + c (A_qᵀB̈ + B_qᵀÄ)
+/// ```
+/// (Φ = A·B − k, Φ̇ = Ȧ·B + A·Ḃ, Φ̈ = Ä·B + 2Ȧ·Ḃ + A·B̈, H_r the constant Hessian), and the
+/// cylinder and pressure columns (∂Q/∂q, ∂Q/∂q̇, ∂Q/∂p, ∂h/∂·) by dual numbers through the port
+/// code, in the columns of the frames holding a cylinder pin and of the pressures.
+#[allow(clippy::too_many_arguments)]
+fn tangent(
+    model: &Model,
+    nm: &NaturalModel,
+    x: &[f64],
+    ev: &NatEval<f64>,
+    evd: &mut NatEval<Dual64>,
+    prev: &Prev<'_>,
+    lambda: &[f64],
+    spools: &[f64],
+    port_cols: &[usize],
+    scratch: TangentScratch<'_>,
+    lu: &mut DenseLu,
+    diag: &mut [f64],
+) {
+    let nq = nm.nq;
+    let nx = x.len();
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    let beta = 0.5 * dt;
+    let alpha = model.solver.penalty * c;
+    let k1 = 1.0 + 2.0 * OMEGA * XI * beta + OMEGA * OMEGA * c;
+    let k2 = 2.0 * beta + 2.0 * OMEGA * XI * c;
+    let TangentScratch { grad, w, nz, nz2 } = scratch;
+    let a = lu.values_mut();
+    a.iter_mut().for_each(|v| *v = 0.0);
+    add_mass(nm, c, nx, a);
+    let (q, qd, qdd) = (&ev.q, &ev.qd, &ev.qdd);
+    for ((eq, psi), l) in nm.eqs.iter().zip(ev.phi.iter()).zip(lambda.iter()) {
+        // ∇Φ_r and w_r
+        let (av, bv) = (eq.a.eval(q), eq.b.eval(q));
+        let (ad, bd) = (eq.a.rate(qd), eq.b.rate(qd));
+        let (add, bdd) = (eq.a.rate(qdd), eq.b.rate(qdd));
+        grad.iter_mut().for_each(|v| *v = 0.0);
+        eq.a.add_grad(&bv, grad);
+        eq.b.add_grad(&av, grad);
+        w.iter_mut().for_each(|v| *v = 0.0);
+        eq.a.add_grad(&(bd * k2 + bdd * c), w);
+        eq.b.add_grad(&(ad * k2 + add * c), w);
+        nz.clear();
+        nz2.clear();
+        for i in 0..nq {
+            w[i] += k1 * grad[i];
+            if grad[i] != 0.0 && nz.len() < nz.capacity() {
+                nz.push(i);
+            }
+            if w[i] != 0.0 && nz2.len() < nz2.capacity() {
+                nz2.push(i);
+            }
+        }
+        let s = c * alpha;
+        for &j in nz2.iter() {
+            let sj = s * w[j];
+            for &i in nz.iter() {
+                a[j * nx + i] += sj * grad[i];
+            }
+        }
+        add_hessian(eq, c * c * (alpha * psi + l), nx, a);
+    }
+    // hydraulic ports, dual columns
+    for &j in port_cols {
+        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
+            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+        }
+        let (x_qdd, x_p) = evd.x.split_at(nq);
+        for i in 0..nq {
+            evd.q[i] = (x_qdd[i] + prev.qdd[i]) * c + prev.q[i] + dt * prev.qd[i];
+            evd.qd[i] = (x_qdd[i] + prev.qdd[i]) * beta + prev.qd[i];
+        }
+        for (v, pd) in evd.pd.iter_mut().enumerate() {
+            *pd = (x_p[v] - prev.p[v]) * (2.0 / dt) - prev.pd[v];
+        }
+        evd.force.iter_mut().for_each(|f| *f = Dual64::from(0.0));
+        cylinders(
+            model,
+            nm,
+            &evd.q,
+            &evd.qd,
+            x_p,
+            &mut evd.motion,
+            &mut evd.cylinder_force,
+            &mut evd.force,
+        );
+        hydraulics::pressure_rates(model, x_p, &evd.motion, spools, &mut evd.inflow, &mut evd.h);
+        let col = &mut a[j * nx..(j + 1) * nx];
+        for i in 0..nq {
+            col[i] -= c * evd.force[i].eps;
+        }
+        for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+            col[nq + v] += c * reduced::pressure_row(vol, evd.pd[v], evd.h[v]).eps;
+        }
+    }
+    for (j, d) in diag.iter_mut().enumerate() {
+        *d = a[j * nx + j];
+    }
+}
+
+/// The full dual-number tangent (one dual pass of the residual per unknown), the reference for
+/// [`tangent`] in the tests.
+#[allow(clippy::too_many_arguments)]
+fn tangent_dual(
+    model: &Model,
+    nm: &NaturalModel,
+    x: &[f64],
+    evd: &mut NatEval<Dual64>,
+    prev: &Prev<'_>,
+    lambda: &[f64],
+    spools: &[f64],
+    lu: &mut DenseLu,
+    diag: &mut [f64],
+) {
+    let nx = x.len();
+    for j in 0..nx {
+        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
+            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+        }
+        residual(model, nm, evd, prev, lambda, spools);
+        let mut a = lu.matrix_mut();
+        for i in 0..nx {
+            a[(i, j)] = evd.f[i].eps;
+        }
+        diag[j] = evd.f[j].eps;
+    }
+}
+
+/// Diagnostics for tests: the production (structured) tangent and the full dual-number tangent
+/// of the I1AL residual at the start of the next step of `st` (x = [q̈_n; p predictor]),
+/// column-major nx × nx. Allocates.
+pub fn tangent_and_dual(model: &Model, st: &State, ws: &mut Workspace) -> (Vec<f64>, Vec<f64>) {
+    let mut st = st.clone();
+    ensure_natural_state(model, &mut st, &mut ws.global);
+    prepare(model, &st, &mut ws.global, &mut ws.spool_new);
+    let g: &mut GlobalWorkspace = &mut ws.global;
+    let nq = g.nm.nq;
+    let nx = g.x.len();
+    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
+    let prev = Prev {
+        q: &st.extra[..nq],
+        qd: &st.extra[nq..2 * nq],
+        qdd: &st.extra[2 * nq..3 * nq],
+        p: &st.p,
+        pd: &st.pd,
+    };
+    g.ev.x.copy_from_slice(&g.x);
+    residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+    let read = |lu: &DenseLu| {
+        let a = lu.matrix();
+        let mut out = vec![0.0; nx * nx];
+        for j in 0..nx {
+            for i in 0..nx {
+                out[j * nx + i] = a[(i, j)];
+            }
+        }
+        out
+    };
+    let lu = g.tangent.as_mut().expect("global workspace is active");
+    tangent(
+        model,
+        &g.nm,
+        &g.x,
+        &g.ev,
+        &mut g.evd,
+        &prev,
+        &g.lambda,
+        &ws.spool_new,
+        &g.port_cols,
+        TangentScratch {
+            grad: &mut g.tmp,
+            w: &mut g.tmp2,
+            nz: &mut g.nz,
+            nz2: &mut g.nz2,
+        },
+        lu,
+        &mut g.diag,
+    );
+    let structured = read(lu);
+    tangent_dual(
+        model,
+        &g.nm,
+        &g.x,
+        &mut g.evd,
+        &prev,
+        &g.lambda,
+        &ws.spool_new,
+        lu,
+        &mut g.diag,
+    );
+    let dual = read(lu);
+    (structured, dual)
 }
 
 /// Absolute tolerance of unknown `i`: q̈ to tol_position/(Δt²/4) (a position change of
@@ -208,17 +418,25 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         let lu = g.tangent.as_mut().expect("global workspace is active");
         if need_tangent {
             need_tangent = false;
-            for j in 0..nx {
-                for (k, (d, xk)) in g.evd.x.iter_mut().zip(g.x.iter()).enumerate() {
-                    *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
-                }
-                residual(model, &g.nm, &mut g.evd, &prev, &g.lambda, &ws.spool_new);
-                let mut a = lu.matrix_mut();
-                for i in 0..nx {
-                    a[(i, j)] = g.evd.f[i].eps;
-                }
-                g.diag[j] = g.evd.f[j].eps;
-            }
+            tangent(
+                model,
+                &g.nm,
+                &g.x,
+                &g.ev,
+                &mut g.evd,
+                &prev,
+                &g.lambda,
+                &ws.spool_new,
+                &g.port_cols,
+                TangentScratch {
+                    grad: &mut g.tmp,
+                    w: &mut g.tmp2,
+                    nz: &mut g.nz,
+                    nz2: &mut g.nz2,
+                },
+                lu,
+                &mut g.diag,
+            );
             ws.counters.tangents += 1;
             if lu.factor().is_err() {
                 return Err(newton_failure(

@@ -162,6 +162,8 @@ pub struct GlobalWorkspace {
     pub tmp_m: Vec<f64>,
     /// Nonzero column indices of one Φ_q row (≤ 48).
     pub nz: Vec<usize>,
+    /// Nonzero indices of a second vector (I1AL tangent, ≤ 64).
+    pub nz2: Vec<usize>,
     /// Relative-coordinate kinematics (conversion of the initial state).
     pub kin: Option<Kinematics<f64>>,
     /// Labels: natural coordinates, then `<volume>.p`.
@@ -226,6 +228,7 @@ impl GlobalWorkspace {
             tmp2: vec![0.0; nq],
             tmp_m: vec![0.0; m],
             nz: Vec::with_capacity(64),
+            nz2: Vec::with_capacity(64),
             kin: Some(Kinematics::new(model.n_coords())),
             labels,
             nm,
