@@ -348,42 +348,29 @@ fn tolerance(model: &Model, nq: usize, i: usize) -> f64 {
     }
 }
 
-/// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
-/// one-time conversion of the initial state into `State::extra`).
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    if !ws.global.active {
-        return Err(StepError::Unavailable {
-            formulation: model.solver.formulation.name().to_string(),
-        });
-    }
-    let nv = model.n_volumes();
+/// Newton–Raphson with the multiplier update from x = `ws.global.x`, λ* = `ws.global.lambda`.
+/// Tangent policy: the tangent of an earlier step is reused while the increments contract by
+/// ×5 per iteration (recomputed otherwise); `full`: a tangent at every iteration. Returns the
+/// iteration count.
+fn newton(
+    model: &Model,
+    st: &State,
+    ws: &mut Workspace,
+    prev: &Prev<'_>,
+    full: bool,
+) -> Result<u32, StepError> {
     let dt = model.solver.step_s;
     let alpha = model.solver.penalty * dt * dt / 4.0;
-    ensure_natural_state(model, st, &mut ws.global);
-    // spools, pressure predictor and λ* (the q part of x is replaced by q̈⁰ = q̈_n)
-    prepare(model, st, &mut ws.global, &mut ws.spool_new);
     let g: &mut GlobalWorkspace = &mut ws.global;
     let nq = g.nm.nq;
-    let nx = nq + nv;
-    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
-    let prev = Prev {
-        q: &st.extra[..nq],
-        qd: &st.extra[nq..2 * nq],
-        qdd: &st.extra[2 * nq..3 * nq],
-        p: &st.p,
-        pd: &st.pd,
-    };
-
-    // ---- Newton–Raphson with the multiplier update. Tangent policy: the exact dual tangent is
-    // computed at the first iteration of every step and reused within the step while the
-    // increments contract by ×5 per iteration (recomputed otherwise).
+    let nx = g.x.len();
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut newton = NewtonControl::default();
-    let mut need_tangent = true;
+    let mut need_tangent = full || !ws.tangent_valid;
     loop {
         g.ev.x.copy_from_slice(&g.x);
-        residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+        residual(model, &g.nm, &mut g.ev, prev, &g.lambda, &ws.spool_new);
         if iterations > 0 {
             // λ* ← λ* + α′ Ψ (002a eq. 2.8), and the residual with it: only its multiplier term
             // changes, by (Δt²/4) Σ_r α′ Ψ_r ∇Φ_r
@@ -424,7 +411,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
                 &g.x,
                 &g.ev,
                 &mut g.evd,
-                &prev,
+                prev,
                 &g.lambda,
                 &ws.spool_new,
                 &g.port_cols,
@@ -438,6 +425,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
                 &mut g.diag,
             );
             ws.counters.tangents += 1;
+            ws.tangent_valid = false;
             if lu.factor().is_err() {
                 return Err(newton_failure(
                     model,
@@ -448,6 +436,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
                 ));
             }
             ws.counters.factorizations += 1;
+            ws.tangent_valid = true;
         }
         for (d, f) in g.dx.iter_mut().zip(g.ev.f.iter()) {
             *d = -f;
@@ -462,11 +451,54 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         }
         match newton.judge(norm, iterations) {
             Verdict::Converged => break,
-            Verdict::Continue { refresh_tangent } => need_tangent |= refresh_tangent,
+            Verdict::Continue { refresh_tangent } => need_tangent |= full || refresh_tangent,
             Verdict::Fail(reason) => return Err(newton_failure(model, st, g, iterations, reason)),
         }
     }
     ws.counters.iterations += iterations as u64;
+    Ok(iterations)
+}
+
+/// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
+/// one-time conversion of the initial state into `State::extra`).
+pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+    if !ws.global.active {
+        return Err(StepError::Unavailable {
+            formulation: model.solver.formulation.name().to_string(),
+        });
+    }
+    let dt = model.solver.step_s;
+    let alpha = model.solver.penalty * dt * dt / 4.0;
+    ensure_natural_state(model, st, &mut ws.global);
+    // spools, pressure predictor and λ* (the q part of x is replaced by q̈⁰ = q̈_n)
+    prepare(model, st, &mut ws.global, &mut ws.spool_new);
+    let g: &mut GlobalWorkspace = &mut ws.global;
+    let nq = g.nm.nq;
+    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
+    let prev = Prev {
+        q: &st.extra[..nq],
+        qd: &st.extra[nq..2 * nq],
+        qdd: &st.extra[2 * nq..3 * nq],
+        p: &st.p,
+        pd: &st.pd,
+    };
+
+    // ---- Newton–Raphson with the multiplier update: the tangent is reused across steps while
+    // it contracts the increments by ×5; if that fails, the step is solved again from its
+    // predictor with a tangent at every iteration (a reused tangent let the spatial double
+    // pendulum diverge)
+    g.x_predictor.copy_from_slice(&g.x);
+    g.lambda_predictor.copy_from_slice(&g.lambda);
+    let iterations = match newton(model, st, ws, &prev, false) {
+        Ok(it) => it,
+        Err(_) => {
+            let g = &mut ws.global;
+            g.x.copy_from_slice(&g.x_predictor);
+            g.lambda.copy_from_slice(&g.lambda_predictor);
+            newton(model, st, ws, &prev, true)?
+        }
+    };
+    let g: &mut GlobalWorkspace = &mut ws.global;
 
     // ---- the accepted point: q, q̇, Ψ, the last multiplier update, the cylinder ports
     g.ev.x.copy_from_slice(&g.x);
