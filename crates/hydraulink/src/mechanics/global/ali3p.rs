@@ -53,8 +53,8 @@ use num_dual::Dual64;
 
 use super::natural_coordinates::{NatEq, NaturalModel, NQ_FRAME};
 use super::{
-    cylinders, evaluate, form_residual, ports, trapezoidal_rates, GlobalHistory, GlobalWorkspace,
-    NatEval,
+    cylinders, dense_columns, dual_columns, evaluate, form_residual, ports, trapezoidal_rates,
+    GlobalHistory, GlobalWorkspace, NatEval,
 };
 use crate::advance;
 use crate::hydraulics::{reduced, valve_4_3};
@@ -151,35 +151,6 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
         g.x[nq + v] = st.p[v] + dt * st.pd[v] + 0.5 * dt * dt * st.pdd[v];
     }
     g.lambda.copy_from_slice(&st.extra[3 * nq..]);
-}
-
-/// Exact tangent ∂f/∂x (004 eq. 26 without approximation) into `lu`, one dual pass of the
-/// whole residual per unknown. The reference for [`tangent`] in the tests.
-#[allow(clippy::too_many_arguments)]
-fn tangent_dual(
-    model: &Model,
-    nm: &NaturalModel,
-    x: &[f64],
-    evd: &mut NatEval<Dual64>,
-    hist: &GlobalHistory,
-    lambda: &[f64],
-    spools: &[f64],
-    lu: &mut DenseLu,
-    diag: &mut [f64],
-) {
-    let nx = x.len();
-    for j in 0..nx {
-        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
-            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
-        }
-        evaluate(model, nm, evd, hist, spools);
-        form_residual(model, nm, evd, lambda);
-        let mut a = lu.matrix_mut();
-        for i in 0..nx {
-            a[(i, j)] = evd.f[i].eps;
-        }
-        diag[j] = evd.f[j].eps;
-    }
 }
 
 /// `a` (column-major, leading dimension `nx`) += `scale` · M on the q block (M = M4 ⊗ I₃ per
@@ -654,16 +625,6 @@ pub fn tangent_and_central_differences(
     let g = &mut ws.global;
     let nx = g.x.len();
     let lu = g.tangent.as_mut().expect("global workspace is active");
-    let read = |lu: &DenseLu| {
-        let a = lu.matrix();
-        let mut out = vec![0.0; nx * nx];
-        for j in 0..nx {
-            for i in 0..nx {
-                out[j * nx + i] = a[(i, j)];
-            }
-        }
-        out
-    };
     let inp = TangentInput {
         x: &g.x,
         hist: &g.hist,
@@ -681,19 +642,12 @@ pub fn tangent_and_central_differences(
         lu,
         &mut g.diag,
     );
-    let structured = read(lu);
-    tangent_dual(
-        model,
-        &g.nm,
-        &g.x,
-        &mut g.evd,
-        &g.hist,
-        &g.lambda,
-        &ws.spool_new,
-        lu,
-        &mut g.diag,
-    );
-    let dual = read(lu);
+    let structured = dense_columns(lu);
+    let (nm, hist, lambda, spools) = (&g.nm, &g.hist, &g.lambda, &ws.spool_new);
+    let dual = dual_columns(&g.x, &mut g.evd, |evd| {
+        evaluate(model, nm, evd, hist, spools);
+        form_residual(model, nm, evd, lambda);
+    });
     let mut fd = vec![0.0; nx * nx];
     let x0 = g.x.clone();
     let mut fp = vec![0.0; nx];

@@ -41,11 +41,10 @@ use num_dual::Dual64;
 
 use super::ali3p::{add_hessian, add_mass, ensure_natural_state, newton_failure, prepare};
 use super::natural_coordinates::NaturalModel;
-use super::{cylinders, GlobalWorkspace, NatEval};
+use super::{cylinders, dense_columns, dual_columns, GlobalWorkspace, NatEval};
 use crate::advance;
 use crate::hydraulics::{self, reduced};
 use crate::integrator::newton::{NewtonControl, Verdict};
-use crate::linalg::DenseLu;
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
@@ -64,6 +63,29 @@ struct Prev<'a> {
     qdd: &'a [f64],
     p: &'a [f64],
     pd: &'a [f64],
+}
+
+impl<'a> Prev<'a> {
+    /// The step's start values, from the committed state (`State::extra` = [q | q̇ | q̈ | λ]).
+    fn of(st: &'a State, nq: usize) -> Self {
+        Prev {
+            q: &st.extra[..nq],
+            qd: &st.extra[nq..2 * nq],
+            qdd: &st.extra[2 * nq..3 * nq],
+            p: &st.p,
+            pd: &st.pd,
+        }
+    }
+}
+
+/// Stage `predict`: the natural state (first step), spools, pressure predictor and λ*, and
+/// x = [q̈⁰; p⁰] with q̈⁰ = q̈_n.
+fn begin_step(model: &Model, st: &mut State, ws: &mut Workspace) {
+    ensure_natural_state(model, st, &mut ws.global);
+    prepare(model, st, &mut ws.global, &mut ws.spool_new);
+    let g = &mut ws.global;
+    let nq = g.nm.nq;
+    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
 }
 
 /// Evaluates at x = `ev.x` = [q̈; p]: q, q̇ (Newmark), ṗ, Ψ (into `ev.phi`), Q, h, and the
@@ -128,15 +150,7 @@ fn residual<S: Real>(
     }
 }
 
-/// Scratch of the structured tangent.
-struct TangentScratch<'a> {
-    grad: &'a mut [f64],
-    w: &'a mut [f64],
-    nz: &'a mut Vec<usize>,
-    nz2: &'a mut Vec<usize>,
-}
-
-/// Exact tangent ∂f/∂x, x = [q̈; p], by blocks (`ev` evaluated at x; λ* held). With
+/// Exact tangent ∂f/∂x, x = [q̈; p], by blocks (`g.ev` evaluated at x = `g.x`; λ* = `g.lambda` held), into `g.tangent`. With
 /// c = Δt²/4, β = Δt/2, α′ = α c, ∂q/∂q̈ = c I and ∂q̇/∂q̈ = β I:
 ///
 /// ```text
@@ -146,21 +160,23 @@ struct TangentScratch<'a> {
 /// (Φ = A·B − k, Φ̇ = Ȧ·B + A·Ḃ, Φ̈ = Ä·B + 2Ȧ·Ḃ + A·B̈, H_r the constant Hessian), and the
 /// cylinder and pressure columns (∂Q/∂q, ∂Q/∂q̇, ∂Q/∂p, ∂h/∂·) by dual numbers through the port
 /// code, in the columns of the frames holding a cylinder pin and of the pressures.
-#[allow(clippy::too_many_arguments)]
-fn tangent(
-    model: &Model,
-    nm: &NaturalModel,
-    x: &[f64],
-    ev: &NatEval<f64>,
-    evd: &mut NatEval<Dual64>,
-    prev: &Prev<'_>,
-    lambda: &[f64],
-    spools: &[f64],
-    port_cols: &[usize],
-    scratch: TangentScratch<'_>,
-    lu: &mut DenseLu,
-    diag: &mut [f64],
-) {
+fn tangent(model: &Model, g: &mut GlobalWorkspace, prev: &Prev<'_>, spools: &[f64]) {
+    let GlobalWorkspace {
+        nm,
+        x,
+        ev,
+        evd,
+        lambda,
+        port_cols,
+        tmp: grad,
+        tmp2: w,
+        nz,
+        nz2,
+        tangent,
+        diag,
+        ..
+    } = g;
+    let lu = tangent.as_mut().expect("global workspace is active");
     let nq = nm.nq;
     let nx = x.len();
     let dt = model.solver.step_s;
@@ -169,7 +185,6 @@ fn tangent(
     let alpha = model.solver.penalty * c;
     let k1 = 1.0 + 2.0 * OMEGA * XI * beta + OMEGA * OMEGA * c;
     let k2 = 2.0 * beta + 2.0 * OMEGA * XI * c;
-    let TangentScratch { grad, w, nz, nz2 } = scratch;
     let a = lu.values_mut();
     a.iter_mut().for_each(|v| *v = 0.0);
     add_mass(nm, c, nx, a);
@@ -206,7 +221,7 @@ fn tangent(
         add_hessian(eq, c * c * (alpha * psi + l), nx, a);
     }
     // hydraulic ports, dual columns
-    for &j in port_cols {
+    for &j in port_cols.iter() {
         for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
             *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
         }
@@ -243,97 +258,23 @@ fn tangent(
     }
 }
 
-/// The full dual-number tangent (one dual pass of the residual per unknown), the reference for
-/// [`tangent`] in the tests.
-#[allow(clippy::too_many_arguments)]
-fn tangent_dual(
-    model: &Model,
-    nm: &NaturalModel,
-    x: &[f64],
-    evd: &mut NatEval<Dual64>,
-    prev: &Prev<'_>,
-    lambda: &[f64],
-    spools: &[f64],
-    lu: &mut DenseLu,
-    diag: &mut [f64],
-) {
-    let nx = x.len();
-    for j in 0..nx {
-        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
-            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
-        }
-        residual(model, nm, evd, prev, lambda, spools);
-        let mut a = lu.matrix_mut();
-        for i in 0..nx {
-            a[(i, j)] = evd.f[i].eps;
-        }
-        diag[j] = evd.f[j].eps;
-    }
-}
-
 /// Diagnostics for tests: the production (structured) tangent and the full dual-number tangent
 /// of the I1AL residual at the start of the next step of `st` (x = [q̈_n; p predictor]),
 /// column-major nx × nx. Allocates.
 pub fn tangent_and_dual(model: &Model, st: &State, ws: &mut Workspace) -> (Vec<f64>, Vec<f64>) {
     let mut st = st.clone();
-    ensure_natural_state(model, &mut st, &mut ws.global);
-    prepare(model, &st, &mut ws.global, &mut ws.spool_new);
+    begin_step(model, &mut st, ws);
+    let prev = Prev::of(&st, ws.global.nm.nq);
     let g: &mut GlobalWorkspace = &mut ws.global;
-    let nq = g.nm.nq;
-    let nx = g.x.len();
-    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
-    let prev = Prev {
-        q: &st.extra[..nq],
-        qd: &st.extra[nq..2 * nq],
-        qdd: &st.extra[2 * nq..3 * nq],
-        p: &st.p,
-        pd: &st.pd,
-    };
     g.ev.x.copy_from_slice(&g.x);
     residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
-    let read = |lu: &DenseLu| {
-        let a = lu.matrix();
-        let mut out = vec![0.0; nx * nx];
-        for j in 0..nx {
-            for i in 0..nx {
-                out[j * nx + i] = a[(i, j)];
-            }
-        }
-        out
-    };
+    tangent(model, g, &prev, &ws.spool_new);
     let lu = g.tangent.as_mut().expect("global workspace is active");
-    tangent(
-        model,
-        &g.nm,
-        &g.x,
-        &g.ev,
-        &mut g.evd,
-        &prev,
-        &g.lambda,
-        &ws.spool_new,
-        &g.port_cols,
-        TangentScratch {
-            grad: &mut g.tmp,
-            w: &mut g.tmp2,
-            nz: &mut g.nz,
-            nz2: &mut g.nz2,
-        },
-        lu,
-        &mut g.diag,
-    );
-    let structured = read(lu);
-    tangent_dual(
-        model,
-        &g.nm,
-        &g.x,
-        &mut g.evd,
-        &prev,
-        &g.lambda,
-        &ws.spool_new,
-        lu,
-        &mut g.diag,
-    );
-    let dual = read(lu);
+    let structured = dense_columns(lu);
+    let (nm, lambda, spools) = (&g.nm, &g.lambda, &ws.spool_new);
+    let dual = dual_columns(&g.x, &mut g.evd, |evd| {
+        residual(model, nm, evd, &prev, lambda, spools)
+    });
     (structured, dual)
 }
 
@@ -402,31 +343,12 @@ fn newton(
                 "iteration cap reached",
             ));
         }
-        let lu = g.tangent.as_mut().expect("global workspace is active");
         if need_tangent {
             need_tangent = false;
-            tangent(
-                model,
-                &g.nm,
-                &g.x,
-                &g.ev,
-                &mut g.evd,
-                prev,
-                &g.lambda,
-                &ws.spool_new,
-                &g.port_cols,
-                TangentScratch {
-                    grad: &mut g.tmp,
-                    w: &mut g.tmp2,
-                    nz: &mut g.nz,
-                    nz2: &mut g.nz2,
-                },
-                lu,
-                &mut g.diag,
-            );
+            tangent(model, g, prev, &ws.spool_new);
             ws.counters.tangents += 1;
             ws.tangent_valid = false;
-            if lu.factor().is_err() {
+            if g.tangent.as_mut().is_some_and(|lu| lu.factor().is_err()) {
                 return Err(newton_failure(
                     model,
                     st,
@@ -441,7 +363,10 @@ fn newton(
         for (d, f) in g.dx.iter_mut().zip(g.ev.f.iter()) {
             *d = -f;
         }
-        lu.solve_in_place(&mut g.dx);
+        g.tangent
+            .as_mut()
+            .expect("global workspace is active")
+            .solve_in_place(&mut g.dx);
         iterations += 1;
         let mut norm: f64 = 0.0;
         for i in 0..nx {
@@ -469,19 +394,10 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }
     let dt = model.solver.step_s;
     let alpha = model.solver.penalty * dt * dt / 4.0;
-    ensure_natural_state(model, st, &mut ws.global);
-    // spools, pressure predictor and λ* (the q part of x is replaced by q̈⁰ = q̈_n)
-    prepare(model, st, &mut ws.global, &mut ws.spool_new);
+    begin_step(model, st, ws);
+    let nq = ws.global.nm.nq;
+    let prev = Prev::of(st, nq);
     let g: &mut GlobalWorkspace = &mut ws.global;
-    let nq = g.nm.nq;
-    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
-    let prev = Prev {
-        q: &st.extra[..nq],
-        qd: &st.extra[nq..2 * nq],
-        qdd: &st.extra[2 * nq..3 * nq],
-        p: &st.p,
-        pd: &st.pd,
-    };
 
     // ---- Newton–Raphson with the multiplier update: the tangent is reused across steps while
     // it contracts the increments by ×5; if that fails, the step is solved again from its

@@ -356,3 +356,38 @@ pub fn form_residual<S: Real>(
         ev.f[nq + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
     }
 }
+
+/// The matrix held by `lu` (before factoring), column-major `n × n` (test diagnostics).
+/// Allocates.
+pub fn dense_columns(lu: &DenseLu) -> Vec<f64> {
+    let a = lu.matrix();
+    let n = lu.n();
+    let mut out = vec![0.0; n * n];
+    for j in 0..n {
+        for i in 0..n {
+            out[j * n + i] = a[(i, j)];
+        }
+    }
+    out
+}
+
+/// ∂f/∂x by one dual pass of `residual` (which fills `evd.f` from `evd.x`) per unknown,
+/// column-major `n × n` (the reference for the structured tangents in the tests). Allocates.
+pub fn dual_columns(
+    x: &[f64],
+    evd: &mut NatEval<num_dual::Dual64>,
+    mut residual: impl FnMut(&mut NatEval<num_dual::Dual64>),
+) -> Vec<f64> {
+    let n = x.len();
+    let mut out = vec![0.0; n * n];
+    for j in 0..n {
+        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
+            *d = num_dual::Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+        }
+        residual(evd);
+        for i in 0..n {
+            out[j * n + i] = evd.f[i].eps;
+        }
+    }
+    out
+}
