@@ -53,6 +53,8 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         ));
     }
 
+    crate::friction::compile::check_formulation(spec)?;
+
     // ---- bodies and markers
     let mut body_index: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, b) in spec.bodies.iter().enumerate() {
@@ -329,6 +331,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                     eta: efficiency,
                     vs: velocity_scale_m_s,
                 },
+                ref other => crate::friction::compile::seal_friction(other),
             },
         });
     }
@@ -409,6 +412,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             max_iterations: s.max_iterations,
             hydraulic_substeps: s.hydraulic_substeps,
             hydraulic_integrator: s.hydraulic_integrator,
+            tol_friction_state: s.tolerance_friction_state,
             guidance: s
                 .guidance
                 .iter()

@@ -262,6 +262,14 @@ pub enum Friction {
         /// v_s [m/s].
         vs: f64,
     },
+    /// Corrected Bengisu–Akay (003 Pub II eq. 22).
+    BengisuAkay(crate::friction::BengisuAkay),
+    /// Brown–McPhee (003 Pub II eq. 24).
+    BrownMcPhee(crate::friction::BrownMcPhee),
+    /// LuGre, one bristle state (003 Pub II eqs. 25–27).
+    LuGre(crate::friction::LuGre),
+    /// Modified LuGre, bristle and film states (003 Pub II eqs. 28–34).
+    ModifiedLuGre(crate::friction::ModifiedLuGre),
 }
 
 /// Compiled double-acting cylinder.
@@ -339,6 +347,8 @@ pub struct SolverOptions {
     pub hydraulic_integrator: spec::HydraulicIntegrator,
     /// Kinematic guidance: prescribed cylinder lengths.
     pub guidance: Vec<Guidance>,
+    /// Newton tolerance on friction states [m or -].
+    pub tol_friction_state: f64,
 }
 
 /// A cylinder length prescribed by an input signal (kinematic guidance, 004 eq. 39).
@@ -419,5 +429,13 @@ impl Model {
     /// Number of pressure states.
     pub fn n_volumes(&self) -> usize {
         self.hydraulics.volumes.len()
+    }
+    /// Number of friction states (LuGre bristles, lubricant films), stored after the pressures.
+    pub fn n_friction_states(&self) -> usize {
+        self.hydraulics
+            .cylinders
+            .iter()
+            .map(|c| crate::friction::n_states(&c.friction))
+            .sum()
     }
 }

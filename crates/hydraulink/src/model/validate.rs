@@ -543,6 +543,7 @@ fn check_cylinder(
             at.positive("friction.velocity_scale_m_s", velocity_scale_m_s)
                 .map(drop)
         }
+        ref seal => crate::friction::compile::validate(&at.path("friction"), &at.element, seal),
     }
 }
 
