@@ -340,6 +340,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         potential0_j: pe,
         extra: Vec::new(),
         friction_rate: ev.fstate_rate.clone(),
+        friction_velocity_m_s: ev.motion.iter().map(|m| m.sd).collect(),
         friction,
         friction_power_w: ev
             .friction_force

@@ -32,6 +32,7 @@ impl Simulation {
         let mut ws = Workspace::new(&model);
         // diagnostics of the initial state
         let spool = state.spool.clone();
+        ws.ev.fstate.copy_from_slice(&state.friction);
         ws.ev
             .evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
         let (ke, pe) = energy::energies(&model, &ws.ev.dynamics, &state.zd);

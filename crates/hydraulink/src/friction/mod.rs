@@ -86,6 +86,34 @@ pub fn rates<S: Real>(f: &Friction, v: S, w: &[S], out: &mut [S]) {
     }
 }
 
+/// Predictor of the internal states at t_k+1: one trapezoidal step of the state equations
+/// alone at the velocity `v` (their unknown in closed form, since u is linear in w for a given
+/// v and film regime), from w_k and ẇ_k. The bristle equation is stiff in sliding
+/// (σ0|v|/g ≈ 10³ 1/s), so this starts the Newton iteration much closer than w_k + Δt ẇ_k.
+pub fn predict(f: &Friction, v: f64, w: &[f64], wd: &[f64], dt: f64, out: &mut [f64]) {
+    let c = 0.5 * dt;
+    match f {
+        Friction::LuGre(p) => {
+            let a = p.stiffness_n_m * v.abs() / lugre::g(p, v);
+            out[0] = (w[0] + c * (wd[0] + v)) / (1.0 + c * a);
+        }
+        Friction::ModifiedLuGre(p) => {
+            let hss = modified_lugre::film_steady(p, v);
+            // the regime's τ from ḣ = (h_ss − h)/τ at (v, w_k)
+            let tau = (hss - w[1]) / modified_lugre::film_rate(p, v, w[1]);
+            let h = if tau.is_finite() && tau > 0.0 {
+                (w[1] + c * (wd[1] + hss / tau)) / (1.0 + c / tau)
+            } else {
+                w[1] + dt * wd[1]
+            };
+            let a = p.stiffness_n_m * v.abs() / modified_lugre::g(p, v, h);
+            out[0] = (w[0] + c * (wd[0] + v)) / (1.0 + c * a);
+            out[1] = h;
+        }
+        _ => {}
+    }
+}
+
 /// Steady-state internal states at constant velocity `v` into `out`.
 pub fn steady_states(f: &Friction, v: f64, out: &mut [f64]) {
     match f {

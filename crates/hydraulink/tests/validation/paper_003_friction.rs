@@ -1,7 +1,7 @@
 //! 003 Pub II: the four-bar with cylinder seal friction (models/fourbar_friction.toml) under the
 //! four friction laws, integrated monolithically with the penalty formulation at Δt = 1 ms.
 
-use hydraulink::model::spec::FrictionSpec;
+use hydraulink::model::spec::{FrictionSpec, SignalSpec};
 
 use crate::common::*;
 
@@ -22,32 +22,102 @@ fn run_law(law: &str, duration_s: f64) -> Run {
     run(hydraulink::model::compile(&fourbar(law, duration_s)).unwrap())
 }
 
+fn range(v: &[f64]) -> f64 {
+    v.iter().fold(f64::MIN, |a, b| a.max(*b)) - v.iter().fold(f64::MAX, |a, b| a.min(*b))
+}
+
 #[test]
-fn paper_003_fourbar_friction_full_cycle() {
-    // Pub II Table 3 and §4.2: average Newton iterations 1.43 / 1.42 / 1.60 / 1.62; peak energy
-    // drift 0.37 % / 0.37 % / 0.36 % / 0.36 % of the maximum cylinder work (≈ 121 J).
+fn paper_003_fourbar_friction_starts_in_equilibrium() {
+    // Note 003b E.6: statics by virtual work gives |F_c0| ≈ 386.0 N, not the stated 681.23 N.
+    // The cylinder pulls (F < 0): gravity turns the crank down, which lengthens the cylinder.
+    // With p3 = 3.5 MPa given, p1 = p2 = (F + A3 p3)/A2.
+    for law in LAWS {
+        let r = run_law(law, 1.0);
+        let f0 = r.col("cylinder.force")[0];
+        assert!((f0 + 386.0).abs() < 0.05, "{law}: F0 = {f0} N");
+        let p2 = r.col("V2.p")[0];
+        let a2 = std::f64::consts::PI * 0.08f64.powi(2) / 4.0;
+        let a3 = a2 - std::f64::consts::PI * 0.035f64.powi(2) / 4.0;
+        assert!((p2 - (f0 + a3 * 3.5e6) / a2).abs() < 1e-3, "{law}: p2 = {p2}");
+        // the valve is closed for 1 s: nothing moves
+        let dz = range(&r.col("z1.q"));
+        let dp = range(&r.col("V2.p"));
+        eprintln!("{law}: F0 = {f0:.4} N, p1 = p2 = {p2:.1} Pa, crank moves {dz:.2e} rad and p2 {dp:.2e} Pa over 0–1 s");
+        assert!(dz < 1e-9, "{law}: crank moved {dz} rad at rest");
+    }
+}
+
+#[test]
+fn paper_003_fourbar_friction_energy_and_iterations() {
+    // Pub II Table 3: average Newton iterations 1.43 / 1.42 / 1.60 / 1.62 (Matlab, forward-
+    // difference tangent); §4.2: peak energy drift 0.37 % / 0.37 % / 0.36 % / 0.36 % of the
+    // maximum cylinder work (≈ 121 J). Drift = KE + PE − W_act + D_μ − E0.
     let paper_iterations = [1.43, 1.42, 1.60, 1.62];
     for (law, paper_it) in LAWS.iter().zip(paper_iterations) {
-        if std::env::var("LAW").map(|l| &l != law).unwrap_or(false) {
-            continue;
-        }
         let r = run_law(law, 10.0);
         let it = r.col("newton.iterations");
         let avg = it[1..].iter().sum::<f64>() / (it.len() - 1) as f64;
-        let maxit = it.iter().fold(0.0f64, |a, b| a.max(*b));
         let drift = max_abs(&r.col("energy.drift"));
         let work = max_abs(&r.col("energy.actuator_work"));
         let diss = *r.col("energy.friction_dissipated").last().unwrap();
-        let z1 = r.col("z1.q");
-        let zmin = z1.iter().fold(f64::MAX, |a, b| a.min(*b));
-        let zmax = z1.iter().fold(f64::MIN, |a, b| a.max(*b));
-        let sl = r.col("cylinder.length");
-        eprintln!("s range {:.4}..{:.4}, F0 = {:.3} N, p(0) = {:?}", sl.iter().fold(f64::MAX, |a, b| a.min(*b)), sl.iter().fold(f64::MIN, |a, b| a.max(*b)), r.col("cylinder.force")[0], [r.col("V1.p")[0], r.col("V2.p")[0], r.col("V3.p")[0]]);
         eprintln!(
-            "{law}: avg it {avg:.3} (paper {paper_it}), max {maxit}, drift {drift:.4} J = {:.4} % of {work:.2} J, D = {diss:.2} J, crank {:.2}..{:.2} deg",
-            100.0 * drift / work,
-            zmin.to_degrees(),
-            zmax.to_degrees()
+            "{law}: avg iterations {avg:.3} (paper {paper_it}), peak drift {drift:.4} J = {:.4} % of max cylinder work {work:.2} J, friction dissipated {diss:.2} J",
+            100.0 * drift / work
         );
+        assert!(drift <= 0.004 * work, "{law}: drift {drift} J of {work} J");
+        assert!(diss > 0.0, "{law}: friction must dissipate, D = {diss}");
+        // LuGre: 1.603 against the paper's 1.60. The extra 0.2 % of a solve per step comes from
+        // the stick phases after valve closing (2.5–5 s), where ṡ oscillates about 0 and the
+        // |v| kink of the bristle law makes a reused tangent contract poorly; the margin 0.01
+        // is that, not a looser convergence test (the Newton tolerances are the paper's).
+        let margin = if *law == "lugre" { 0.01 } else { 0.0 };
+        assert!(avg <= paper_it + margin, "{law}: {avg} iterations per step");
     }
+}
+
+#[test]
+fn paper_003_holding_load_creep() {
+    // Valve closed for 10 s with pressures that do not balance the load: F_h = F_static + 600 N
+    // (F_static = −386.0 N). LuGre and modified LuGre carry the 600 N in pre-sliding (σ0 q0 =
+    // 600 N, q0 = 81.6 µm) and the cylinder creeps by less than 1 µm. The static laws have
+    // F_μ(0) = 0 (no stiction at rest, by definition): the piston moves until the compressed oil
+    // balances the load (≈ 18 µm here) and the Stribeck slope damps the oscillation.
+    // (The paper's stated pressures, F = +681.23 N, would ask the seal for 1067 N > F_s = 830 N:
+    // see `paper_003_stated_pressures_exceed_breakaway`.)
+    for law in LAWS {
+        let mut spec = fourbar(law, 10.0);
+        spec.inputs[0].signal = SignalSpec::Constant { value: 0.0 };
+        let a2 = std::f64::consts::PI * 0.08f64.powi(2) / 4.0;
+        let a3 = a2 - std::f64::consts::PI * 0.035f64.powi(2) / 4.0;
+        let p2 = (-386.004 + 600.0 + a3 * 3.5e6) / a2;
+        spec.hydraulics.volumes[0].p0_pa = Some(p2);
+        spec.hydraulics.volumes[1].p0_pa = Some(p2);
+        let r = run(hydraulink::model::compile(&spec).unwrap());
+        let s = r.col("cylinder.length");
+        let creep = s.iter().map(|x| (x - s[0]).abs()).fold(0.0, f64::max);
+        let fin = s.last().unwrap() - s[0];
+        eprintln!("{law}: holding 600 N extra for 10 s: max |Δs| = {creep:.3e} m, final Δs = {fin:.3e} m");
+        if law.contains("lugre") {
+            let q0 = r.col("cylinder.bristle_m")[0];
+            eprintln!("  q0 = {q0:.4e} m");
+            assert!(creep < 1e-6, "{law}: creep {creep} m");
+        } else {
+            // the static laws let the load move the piston until the oil column holds it
+            assert!(creep > 1e-6, "{law}: expected settling, got {creep} m");
+        }
+    }
+}
+
+#[test]
+fn paper_003_stated_pressures_exceed_breakaway() {
+    // p1 = p2 = 2.9656 MPa, p3 = 3.5 MPa as printed: the seal would have to carry
+    // 681.23 + 386.00 N > F_s at rest, so a LuGre model cannot start at rest there.
+    let mut spec = fourbar("lugre", 1.0);
+    spec.hydraulics.volumes[0].p0_pa = Some(2.9656e6);
+    spec.hydraulics.volumes[1].p0_pa = Some(2.9656e6);
+    let e = hydraulink::Simulation::new(hydraulink::model::compile(&spec).unwrap())
+        .err()
+        .expect("initialization must fail");
+    let msg = e.to_string();
+    assert!(msg.contains("cylinder") && msg.contains("static force"), "{msg}");
 }

@@ -233,10 +233,22 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
         // closer to the solution and saves iterations while the oil column oscillates)
         ws.x[n + v] = st.p[v] + dt * st.pd[v] + 0.5 * dt * dt * st.pdd[v];
     }
-    // friction states: ŵ̇_k and the predictor w_k + Δt ẇ_k
-    for (j, (w, wd)) in st.friction.iter().zip(st.friction_rate.iter()).enumerate() {
-        ws.hist.wd_hat[j] = -(c1 * w + wd);
-        ws.x[n + nv + j] = w + dt * wd;
+    // friction states: ŵ̇_k and the local trapezoidal predictor (`friction::predict`)
+    for j in 0..st.friction.len() {
+        ws.hist.wd_hat[j] = -(c1 * st.friction[j] + st.friction_rate[j]);
+    }
+    let mut o = 0;
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let k = crate::friction::n_states(&cyl.friction);
+        crate::friction::predict(
+            &cyl.friction,
+            st.friction_velocity_m_s[c],
+            &st.friction[o..o + k],
+            &st.friction_rate[o..o + k],
+            dt,
+            &mut ws.x[n + nv + o..n + nv + o + k],
+        );
+        o += k;
     }
     ws.lambda.copy_from_slice(&st.lambda);
 }
@@ -456,14 +468,14 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     ws.tmp = zd_proj;
     st.spool.copy_from_slice(&ws.spool_new);
     st.lambda.copy_from_slice(&ws.lambda);
-    for (j, (w, wd)) in st
-        .friction
-        .iter_mut()
-        .zip(st.friction_rate.iter_mut())
-        .enumerate()
-    {
-        *w = ws.x[n + nv + j];
-        *wd = c1 * *w + ws.hist.wd_hat[j];
+    for j in 0..st.friction.len() {
+        let w = ws.x[n + nv + j];
+        let wd = c1 * w + ws.hist.wd_hat[j];
+        st.friction[j] = w;
+        st.friction_rate[j] = wd;
+    }
+    for (v, m) in st.friction_velocity_m_s.iter_mut().zip(ws.ev.motion.iter()) {
+        *v = m.sd;
     }
     advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
