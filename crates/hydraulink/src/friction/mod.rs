@@ -17,6 +17,7 @@
 pub mod bengisu_akay;
 pub mod brown_mcphee;
 pub mod compile;
+pub mod curve;
 pub mod lugre;
 pub mod modified_lugre;
 pub mod viscous;
