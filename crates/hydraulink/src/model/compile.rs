@@ -53,8 +53,6 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         ));
     }
 
-    crate::friction::compile::check_formulation(spec)?;
-
     // ---- bodies and markers
     let mut body_index: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, b) in spec.bodies.iter().enumerate() {
