@@ -26,7 +26,11 @@ pub(crate) fn friction_curve(o: &FrictionCurveOptions) -> Result<(), Failure> {
         return Err(Failure::invalid_input(format!(
             "--element '{}': no cylinder of that name; cylinders: {}",
             o.element,
-            if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+            if names.is_empty() {
+                "(none)".to_string()
+            } else {
+                names.join(", ")
+            }
         )));
     };
     let law = &cylinders[c].friction;

@@ -79,11 +79,13 @@ enum Command {
     )]
     Compare(CompareArgs),
     /// Write the friction–velocity characteristic of one cylinder's seal (CSV and SVG).
-    #[command(long_about = "Write the friction–velocity characteristic of one cylinder's seal \
+    #[command(
+        long_about = "Write the friction–velocity characteristic of one cylinder's seal \
         (003 Pub II Fig. 9) into DIR: <element>_friction_steady.csv (the steady-state curve), \
         <element>_friction_sweep.csv (a slow sinusoidal velocity sweep over the same range, the \
         internal states integrated by the trapezoidal rule: pre-sliding, frictional lag and \
-        hysteresis of LuGre and modified LuGre) and <element>_friction.svg with both.")]
+        hysteresis of LuGre and modified LuGre) and <element>_friction.svg with both."
+    )]
     FrictionCurve(FrictionCurveArgs),
 }
 
@@ -111,8 +113,11 @@ struct FrictionCurveArgs {
           help = "Period of the sinusoidal sweep [s]")]
     period: f64,
 
-    #[arg(long = "set", value_name = "PATH=VALUE",
-          help = "Override a model parameter (repeatable), e.g. cylinder.friction.type=lugre")]
+    #[arg(
+        long = "set",
+        value_name = "PATH=VALUE",
+        help = "Override a model parameter (repeatable), e.g. cylinder.friction.type=lugre"
+    )]
     set: Vec<String>,
 
     #[arg(

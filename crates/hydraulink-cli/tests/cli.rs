@@ -447,7 +447,10 @@ fn set_overrides_friction_law_and_parameters() {
     let out = hydraulink(&["run", model.to_str().unwrap(), "--set", "cylindr.mass_kg=1"]);
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);
-    assert!(e.contains("cylindr") && e.contains("crank (bodies[0])"), "{e}");
+    assert!(
+        e.contains("cylindr") && e.contains("crank (bodies[0])"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -495,5 +498,9 @@ fn friction_curve_writes_csv_and_svg() {
         "nope",
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("cylinders: cylinder"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cylinders: cylinder"),
+        "{}",
+        stderr(&out)
+    );
 }

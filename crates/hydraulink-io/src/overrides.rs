@@ -120,7 +120,11 @@ fn set_at(root: &mut Value, path: &[Seg], value: Value) -> Result<(), String> {
     for (depth, seg) in path.iter().enumerate() {
         let last = depth + 1 == path.len();
         let here = show(&path[..depth]);
-        let here = if here.is_empty() { "the model".to_string() } else { format!("'{here}'") };
+        let here = if here.is_empty() {
+            "the model".to_string()
+        } else {
+            format!("'{here}'")
+        };
         match seg {
             Seg::Key(k) => {
                 let t = cur
@@ -265,7 +269,11 @@ mod tests {
         assert_eq!(s.hydraulics.volumes[2].p0_pa, Some(3.0e6));
         assert_eq!(s.bodies[0].mass_kg, 20.0);
         match s.hydraulics.cylinders[0].friction {
-            hydraulink::model::spec::FrictionSpec::BrownMcPhee { static_n, coulomb_n, .. } => {
+            hydraulink::model::spec::FrictionSpec::BrownMcPhee {
+                static_n,
+                coulomb_n,
+                ..
+            } => {
                 assert_eq!((static_n, coulomb_n), (900.0, 210.0));
             }
             ref f => panic!("{f:?}"),
@@ -275,9 +283,15 @@ mod tests {
     #[test]
     fn unknown_paths_name_the_valid_ones() {
         let e = apply_overrides(&spec(), &["cylinder.friction.fs=900".into()]).unwrap_err();
-        assert!(e.message.contains("fs") && e.message.contains("static_n"), "{e}");
+        assert!(
+            e.message.contains("fs") && e.message.contains("static_n"),
+            "{e}"
+        );
         let e = apply_overrides(&spec(), &["cylindr.friction.static_n=900".into()]).unwrap_err();
-        assert!(e.message.contains("cylinder (hydraulics.cylinders[0])"), "{e}");
+        assert!(
+            e.message.contains("cylinder (hydraulics.cylinders[0])"),
+            "{e}"
+        );
         let e = apply_overrides(&spec(), &["solver.step_s".into()]).unwrap_err();
         assert!(e.message.contains("PATH=VALUE"), "{e}");
         let e = apply_overrides(&spec(), &["bodies[7].mass_kg=1".into()]).unwrap_err();

@@ -68,12 +68,7 @@ pub fn work_and_clock(st: &mut State, force: &[f64], motion: &[CylinderMotion<f6
 /// ∫ (p_A A_A − p_B A_B) ṡ dt, so that KE + PE − W + D stays constant (003 Pub II §4; the drift
 /// of `Simulation::energy_drift_j`). Call before [`work_and_clock`]. A formulation that does not
 /// call it reports the net work ∫ F ṡ dt and D = 0: the drift is the same.
-pub fn friction_work(
-    st: &mut State,
-    friction: &[f64],
-    motion: &[CylinderMotion<f64>],
-    dt: f64,
-) {
+pub fn friction_work(st: &mut State, friction: &[f64], motion: &[CylinderMotion<f64>], dt: f64) {
     for (c, (f, m)) in friction.iter().zip(motion.iter()).enumerate() {
         let power = f * m.sd;
         let d = 0.5 * dt * (st.friction_power_w[c] + power);

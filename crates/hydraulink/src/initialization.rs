@@ -289,10 +289,10 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             if v != 0.0 {
                 crate::friction::steady_states(&cyl.friction, v, w);
             } else if statics_ok {
-                let load = cylinder::hydraulic_force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0]) - f_req[c];
-                crate::friction::rest_states(&cyl.friction, load, w).map_err(|e| {
-                    InitError::Statics(format!("cylinder '{}': {e}", cyl.name))
-                })?;
+                let load =
+                    cylinder::hydraulic_force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0]) - f_req[c];
+                crate::friction::rest_states(&cyl.friction, load, w)
+                    .map_err(|e| InitError::Statics(format!("cylinder '{}': {e}", cyl.name)))?;
             }
             o += k;
         }

@@ -64,16 +64,23 @@ fn draw(
     let root = SVGBackend::new(path, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let xs = steady.iter().map(|p| p[0]).chain(sweep.iter().map(|s| s.v));
-    let ys = steady.iter().map(|p| p[1]).chain(sweep.iter().map(|s| s.force));
+    let ys = steady
+        .iter()
+        .map(|p| p[1])
+        .chain(sweep.iter().map(|s| s.force));
     let range = |it: &mut dyn Iterator<Item = f64>| {
         let (lo, hi) = it
             .filter(|v| v.is_finite())
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
-        if !(lo < hi) {
-            (lo - 1.0)..(hi + 1.0)
-        } else {
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            });
+        if lo < hi {
             let pad = 0.05 * (hi - lo);
             (lo - pad)..(hi + pad)
+        } else if lo.is_finite() {
+            (lo - 1.0)..(lo + 1.0)
+        } else {
+            -1.0..1.0
         }
     };
     let (xr, yr) = (range(&mut xs.clone()), range(&mut ys.clone()));

@@ -15,14 +15,20 @@ pub fn validate(path: &str, element: &str, spec: &FrictionSpec) -> Result<(), Mo
         if x.is_finite() && x > 0.0 {
             Ok(())
         } else {
-            Err(err(field, format!("must be a positive finite number, got {x:?}")))
+            Err(err(
+                field,
+                format!("must be a positive finite number, got {x:?}"),
+            ))
         }
     };
     let non_negative = |field: &str, x: f64| {
         if x.is_finite() && x >= 0.0 {
             Ok(())
         } else {
-            Err(err(field, format!("must be a non-negative finite number, got {x:?}")))
+            Err(err(
+                field,
+                format!("must be a non-negative finite number, got {x:?}"),
+            ))
         }
     };
     let forces = |fc: f64, fs: f64| -> Result<(), ModelError> {

@@ -78,16 +78,39 @@ fn friction_steady_state_curves_match_note_003b_table() {
         [0.0020, 0.0095, 0.0277, 0.0510, 0.1286, 0.2041],
     );
     for (i, v) in V.iter().enumerate() {
-        check(&format!("Brown–McPhee({v})"), brown_mcphee::force(&BM, *v), bm[i], 1e-3);
-        check(&format!("Bengisu–Akay({v})"), bengisu_akay::force(&BA, *v), ba[i], 1e-3);
-        check(&format!("LuGre ss({v})"), lugre::steady_force(&lg(), *v), lugre_ss[i], 1e-3);
+        check(
+            &format!("Brown–McPhee({v})"),
+            brown_mcphee::force(&BM, *v),
+            bm[i],
+            1e-3,
+        );
+        check(
+            &format!("Bengisu–Akay({v})"),
+            bengisu_akay::force(&BA, *v),
+            ba[i],
+            1e-3,
+        );
+        check(
+            &format!("LuGre ss({v})"),
+            lugre::steady_force(&lg(), *v),
+            lugre_ss[i],
+            1e-3,
+        );
         // odd symmetry
         assert_eq!(brown_mcphee::force(&BM, -v), -brown_mcphee::force(&BM, *v));
-        assert_eq!(lugre::steady_force(&lg(), -v), -lugre::steady_force(&lg(), *v));
+        assert_eq!(
+            lugre::steady_force(&lg(), -v),
+            -lugre::steady_force(&lg(), *v)
+        );
     }
     for i in 0..ml_v.len() {
         let v = ml_v[i];
-        check(&format!("mod. LuGre ss({v})"), modified_lugre::steady_force(&ml(), v), ml_f[i], 1e-3);
+        check(
+            &format!("mod. LuGre ss({v})"),
+            modified_lugre::steady_force(&ml(), v),
+            ml_f[i],
+            1e-3,
+        );
         let h = modified_lugre::film_steady(&ml(), v);
         check(&format!("h_ss({v})"), h, ml_h[i], 1e-4);
     }
@@ -97,7 +120,12 @@ fn friction_steady_state_curves_match_note_003b_table() {
 fn friction_named_points_of_note_003b() {
     // Bengisu–Akay: 830 N just left of v_s, 834.125 N at and right of it (σ2 v_s jump, E.2)
     let vs: f64 = 1.25e-2;
-    check("BA(v_s−)", bengisu_akay::force(&BA, vs * (1.0 - 1e-12)), 830.0, 1e-3);
+    check(
+        "BA(v_s−)",
+        bengisu_akay::force(&BA, vs * (1.0 - 1e-12)),
+        830.0,
+        1e-3,
+    );
     check("BA(v_s)", bengisu_akay::force(&BA, vs), 834.125, 1e-3);
     // Brown–McPhee maximum 833.996 N at 0.012571 m/s: the zero of the exact slope, by bisection
     let f = |v: f64| brown_mcphee::force(&BM, v);
@@ -117,12 +145,27 @@ fn friction_named_points_of_note_003b() {
     // one unit high), so the location is checked to 1e-6 m/s and the value to 1e-3 N
     check("BM argmax", vmax, 0.012571, 1e-6);
     // LuGre steady state at v_s
-    check("LuGre ss(v_s)", lugre::steady_force(&lg(), vs), 442.210, 1e-3);
+    check(
+        "LuGre ss(v_s)",
+        lugre::steady_force(&lg(), vs),
+        442.210,
+        1e-3,
+    );
     // modified LuGre at 0.3, 0.7 and 1.0 m/s; the film saturates at 1 − F_c/F_s above v_b
     for (v, want) in [(0.3, 310.995), (0.7, 441.000), (1.0, 540.000)] {
-        check(&format!("mod. LuGre ss({v})"), modified_lugre::steady_force(&ml(), v), want, 1e-3);
+        check(
+            &format!("mod. LuGre ss({v})"),
+            modified_lugre::steady_force(&ml(), v),
+            want,
+            1e-3,
+        );
     }
-    check("h_ss max", modified_lugre::film_steady(&ml(), 1.0), 0.746988, 1e-6);
+    check(
+        "h_ss max",
+        modified_lugre::film_steady(&ml(), 1.0),
+        0.746988,
+        1e-6,
+    );
     check("K_f", ml().film_gain(), 0.947505, 1e-6);
 }
 
