@@ -143,9 +143,6 @@ impl Simulation {
         ] {
             l.push(s.to_string());
         }
-        if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
-            l.push("partition.independent".to_string());
-        }
         l.push("energy.friction_dissipated".to_string());
         for c in &m.hydraulics.cylinders {
             if c.friction != crate::model::Friction::None {
@@ -154,6 +151,9 @@ impl Simulation {
             for s in crate::friction::state_names(&c.friction) {
                 l.push(format!("{}.{s}", c.name));
             }
+        }
+        if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
+            l.push("partition.independent".to_string());
         }
         l
     }
@@ -208,10 +208,6 @@ impl Simulation {
         put(self.energy_drift_j());
         put(self.last.constraint_violation);
         put(self.last.iterations as f64);
-        if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
-            use crate::mechanics::semirecursive::double_step;
-            put(double_step::first_independent(m, st));
-        }
         put(st.total_friction_dissipated_j());
         let mut o = 0;
         for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
@@ -222,6 +218,10 @@ impl Simulation {
                 put(st.friction[o]);
                 o += 1;
             }
+        }
+        if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
+            use crate::mechanics::semirecursive::double_step;
+            put(double_step::first_independent(m, st));
         }
     }
 
