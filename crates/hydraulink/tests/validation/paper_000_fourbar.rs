@@ -62,7 +62,7 @@ fn paper_000_fourbar_peak_work_within_the_notes_band() {
     // README "Validation" explains our 1274 J. The paper's work is ∫ F ṡ dt with F including
     // the friction (note 003b E.11): the net work, not the hydraulic `energy.actuator_work`.
     let r = fourbar();
-    let work = net_work(&r).iter().fold(f64::MIN, |m, &x| m.max(x));
+    let work = net_work(r).iter().fold(f64::MIN, |m, &x| m.max(x));
     assert!((work - 982.95).abs() <= 0.35 * 982.95, "peak work {work} J");
 }
 

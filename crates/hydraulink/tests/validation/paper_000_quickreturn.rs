@@ -51,7 +51,7 @@ fn paper_000_quickreturn_energy_constraints_iterations() {
     assert!(avg <= 2.0);
     // ±35 % band of reference note 000-C (τ and friction unknown), on the net work ∫ F ṡ dt
     // (F including friction, as in the paper: note 003b E.11)
-    let net = net_work(&r).iter().fold(f64::MIN, |m, &x| m.max(x));
+    let net = net_work(r).iter().fold(f64::MIN, |m, &x| m.max(x));
     assert!((net - 357.47).abs() <= 0.35 * 357.47, "net work {net} J");
 }
 
