@@ -46,6 +46,10 @@ pub struct Evaluator<S: Real> {
     pub fstate_trap: Vec<S>,
     /// Friction force F_μ of every cylinder [N].
     pub friction_force: Vec<S>,
+    /// Rate ż of every joint-friction axis [rad/s or m/s].
+    pub joint_velocity: Vec<S>,
+    /// Friction F_μ of every joint-friction element [N m or N].
+    pub joint_friction_force: Vec<S>,
 }
 
 impl<S: Real> Evaluator<S> {
@@ -81,6 +85,8 @@ impl<S: Real> Evaluator<S> {
             fstate_rate: vec![S::zero(); nw],
             fstate_trap: vec![S::zero(); nw],
             friction_force: vec![S::zero(); nc],
+            joint_velocity: vec![S::zero(); model.joint_friction.len()],
+            joint_friction_force: vec![S::zero(); model.joint_friction.len()],
         }
     }
 
@@ -107,6 +113,10 @@ impl<S: Real> Evaluator<S> {
         self.dynamics.save_body_terms();
         self.cylinders(model, p);
         self.dynamics.accumulate(model, &self.kin);
+        for (j, jf) in model.joint_friction.iter().enumerate() {
+            self.joint_velocity[j] = zd[jf.axis.0];
+        }
+        self.joint_friction(model, true);
         constraints::evaluate(model, &self.kin, &mut self.constraints);
         if acc0 {
             constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
@@ -136,6 +146,14 @@ impl<S: Real> Evaluator<S> {
         self.dynamics.lift_body_terms(&base.dynamics);
         self.cylinders(model, p);
         self.dynamics.accumulate(model, &self.kin);
+        for (d, s) in self
+            .joint_velocity
+            .iter_mut()
+            .zip(base.joint_velocity.iter())
+        {
+            *d = S::from(*s);
+        }
+        self.joint_friction(model, true);
         for (d, s) in self
             .constraints
             .phi
@@ -168,6 +186,29 @@ impl<S: Real> Evaluator<S> {
         self.kin.velocities(model, zd);
         constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
         self.cylinders(model, p);
+        for (j, jf) in model.joint_friction.iter().enumerate() {
+            self.joint_velocity[j] = zd[jf.axis.0];
+        }
+        self.joint_friction(model, false);
+    }
+
+    /// Joint friction: F_μ(ż_axis, w) of every joint-friction element, subtracted from the
+    /// generalized force Q′ of its axis when `apply` (after `accumulate`), and the rates of its
+    /// states. The joints' states follow the cylinders' in `fstate`.
+    fn joint_friction(&mut self, model: &Model, apply: bool) {
+        let mut o = model.n_cylinder_friction_states();
+        for (j, jf) in model.joint_friction.iter().enumerate() {
+            let k = crate::friction::n_states(&jf.friction);
+            let v = self.joint_velocity[j];
+            let w = &self.fstate[o..o + k];
+            let f = crate::friction::force(&jf.friction, S::zero(), v, w);
+            crate::friction::rates(&jf.friction, v, w, &mut self.fstate_rate[o..o + k]);
+            self.joint_friction_force[j] = f;
+            if apply {
+                self.dynamics.force[jf.axis.0] -= f;
+            }
+            o += k;
+        }
     }
 
     /// Cylinder ports: s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base) (000 eq. 45); the force

@@ -296,6 +296,12 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             }
             o += k;
         }
+        // joints: steady sliding at the initial rate, zero deflection at rest
+        for jf in &model.joint_friction {
+            let k = crate::friction::n_states(&jf.friction);
+            crate::friction::steady_states(&jf.friction, zd[jf.axis.0], &mut friction[o..o + k]);
+            o += k;
+        }
         ev.fstate.copy_from_slice(&friction);
     }
 
@@ -340,14 +346,25 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         potential0_j: pe,
         extra: Vec::new(),
         friction_rate: ev.fstate_rate.clone(),
-        friction_velocity_m_s: ev.motion.iter().map(|m| m.sd).collect(),
+        friction_velocity_m_s: ev
+            .motion
+            .iter()
+            .map(|m| m.sd)
+            .chain(ev.joint_velocity.iter().copied())
+            .collect(),
         friction,
         friction_power_w: ev
             .friction_force
             .iter()
             .zip(ev.motion.iter())
             .map(|(f, mo)| f * mo.sd)
+            .chain(
+                ev.joint_friction_force
+                    .iter()
+                    .zip(ev.joint_velocity.iter())
+                    .map(|(f, v)| f * v),
+            )
             .collect(),
-        friction_dissipated_j: vec![0.0; ncyl],
+        friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
     })
 }

@@ -152,6 +152,12 @@ impl Simulation {
                 l.push(format!("{}.{s}", c.name));
             }
         }
+        for j in &m.joint_friction {
+            l.push(format!("{}.friction", j.joint));
+            for s in crate::friction::state_names(&j.friction) {
+                l.push(format!("{}.{s}", j.joint));
+            }
+        }
         if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
             l.push("partition.independent".to_string());
         }
@@ -173,6 +179,7 @@ impl Simulation {
                 .iter()
                 .filter(|c| c.friction != crate::model::Friction::None)
                 .count()
+            + m.joint_friction.len()
             + m.n_friction_states()
     }
 
@@ -215,6 +222,13 @@ impl Simulation {
                 put(self.ws.ev.friction_force[c]);
             }
             for _ in crate::friction::state_names(&cyl.friction) {
+                put(st.friction[o]);
+                o += 1;
+            }
+        }
+        for (j, jf) in m.joint_friction.iter().enumerate() {
+            put(self.ws.ev.joint_friction_force[j]);
+            for _ in crate::friction::state_names(&jf.friction) {
                 put(st.friction[o]);
                 o += 1;
             }

@@ -54,10 +54,12 @@ pub struct State {
     pub friction: Vec<f64>,
     /// Their rates ẇ (trapezoidal).
     pub friction_rate: Vec<f64>,
-    /// Cylinder velocities ṡ at `t_s` [m/s], for the friction-state predictor.
+    /// Velocities of the friction elements at `t_s` (cylinders ṡ [m/s], then joints ż
+    /// [rad/s or m/s]), for the friction-state predictor.
     pub friction_velocity_m_s: Vec<f64>,
-    /// Friction power F_μ ṡ of each cylinder at `t_s` [W].
+    /// Friction power F_μ v of each friction element (cylinders, then joints) at `t_s` [W].
     pub friction_power_w: Vec<f64>,
-    /// Work absorbed by each cylinder's friction, D_c = ∫ F_μ ṡ dt [J] (trapezoidal rule).
+    /// Work absorbed by each friction element (cylinders, then joints), D = ∫ F_μ v dt [J]
+    /// (trapezoidal rule).
     pub friction_dissipated_j: Vec<f64>,
 }

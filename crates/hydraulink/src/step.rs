@@ -44,6 +44,14 @@ pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
             o += 1;
         }
     }
+    for j in &model.joint_friction {
+        for name in crate::friction::state_names(&j.friction) {
+            if !st.friction[o].is_finite() || !st.friction_rate[o].is_finite() {
+                return Err(bad(format!("{}.{name}", j.joint)));
+            }
+            o += 1;
+        }
+    }
     for (r, c) in model.constraints.iter().enumerate() {
         if !st.lambda[r].is_finite() {
             return Err(bad(format!("{}.lambda", c.name)));

@@ -94,6 +94,11 @@ impl Workspace {
                 labels.push(format!("{}.{s}", c.name));
             }
         }
+        for j in &model.joint_friction {
+            for s in crate::friction::state_names(&j.friction) {
+                labels.push(format!("{}.{s}", j.joint));
+            }
+        }
         Workspace {
             ev: Evaluator::new(model),
             evd: Evaluator::new(model),

@@ -26,7 +26,7 @@ pub struct BrownMcPhee {
 pub fn force<S: Real>(p: &BrownMcPhee, v: S) -> S {
     let x = v / p.stribeck_velocity_m_s;
     let den = x * x * 0.25 + 0.75;
-    (x * 4.0).tanh() * p.coulomb_n
+    super::tanh(x * 4.0) * p.coulomb_n
         + x / (den * den) * (p.static_n - p.coulomb_n)
         + v * (p.viscous_n_s_m * 4f64.tanh())
 }

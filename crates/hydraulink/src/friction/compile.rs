@@ -2,7 +2,7 @@
 //! formulations that integrate friction states.
 
 use crate::friction::{BengisuAkay, BrownMcPhee, LuGre, ModifiedLuGre};
-use crate::model::spec::{Formulation, FrictionSpec, ModelSpec};
+use crate::model::spec::{Formulation, FrictionSpec, JointKind, ModelSpec};
 use crate::model::Friction;
 use crate::ModelError;
 
@@ -228,11 +228,70 @@ pub fn seal_friction(spec: &FrictionSpec) -> Friction {
     }
 }
 
+/// Joint friction: revolute and prismatic joints only, no efficiency law (it needs a hydraulic
+/// force), and the law's fields as for cylinders.
+pub fn check_joints(spec: &ModelSpec) -> Result<(), ModelError> {
+    for (i, j) in spec.joints.iter().enumerate() {
+        if j.friction == FrictionSpec::None {
+            continue;
+        }
+        let path = format!("joints[{i}].friction");
+        let element = format!("joint '{}'", j.name);
+        if !matches!(j.kind, JointKind::Revolute | JointKind::Prismatic) {
+            return Err(ModelError::new(
+                path,
+                element,
+                "friction is supported on revolute and prismatic joints only (one coordinate)",
+            ));
+        }
+        match j.friction {
+            FrictionSpec::Efficiency { .. } => {
+                return Err(ModelError::new(
+                    format!("{path}.type"),
+                    element,
+                    "the efficiency law scales a hydraulic force; a joint has none (use \
+                     viscous, bengisu_akay, brown_mcphee, lugre or modified_lugre)",
+                ))
+            }
+            FrictionSpec::Viscous { coefficient_n_s_m } => {
+                if !(coefficient_n_s_m.is_finite() && coefficient_n_s_m >= 0.0) {
+                    return Err(ModelError::new(
+                        format!("{path}.coefficient_n_s_m"),
+                        element,
+                        format!("must be a non-negative finite number, got {coefficient_n_s_m:?}"),
+                    ));
+                }
+            }
+            ref seal => validate(&path, &element, seal)?,
+        }
+    }
+    Ok(())
+}
+
 /// Friction states (LuGre bristles, films) are Newton unknowns of the penalty formulation only;
 /// any other formulation would leave them frozen, so it is rejected here with the cylinder named.
+/// Joint friction is evaluated by the semi-recursive evaluator only (penalty and double-step).
 pub fn check_formulation(spec: &ModelSpec) -> Result<(), ModelError> {
     if spec.solver.formulation == Formulation::Penalty {
         return Ok(());
+    }
+    for (i, j) in spec.joints.iter().enumerate() {
+        let states = matches!(
+            j.friction,
+            FrictionSpec::Lugre { .. } | FrictionSpec::ModifiedLugre { .. }
+        );
+        let semirecursive = spec.solver.formulation == Formulation::DoubleStep;
+        if j.friction != FrictionSpec::None && (states || !semirecursive) {
+            return Err(ModelError::new(
+                format!("joints[{i}].friction.type"),
+                format!("joint '{}'", j.name),
+                format!(
+                    "formulation '{}' does not support this joint friction (static joint \
+                     friction: penalty and double-step; LuGre states: penalty only)",
+                    spec.solver.formulation.name()
+                ),
+            ));
+        }
     }
     for (i, c) in spec.hydraulics.cylinders.iter().enumerate() {
         let law = match c.friction {

@@ -30,6 +30,15 @@ pub use modified_lugre::ModifiedLuGre;
 use crate::model::Friction;
 use crate::real::Real;
 
+/// tanh(x) for any scalar, safe for large |x|: num-dual's `tanh` is sinh/cosh, which is NaN
+/// once cosh overflows (|x| > 710, e.g. v/v_s for a fast cylinder). The value is f64 `tanh` and
+/// the first-order dual part (1 − tanh²) ẋ, exact for `Dual64`.
+#[inline]
+pub fn tanh<S: Real>(x: S) -> S {
+    let t = x.re().tanh();
+    S::from(t) + (x - S::from(x.re())) * (1.0 - t * t)
+}
+
 /// Number of internal states of a law.
 pub fn n_states(f: &Friction) -> usize {
     match f {

@@ -13,5 +13,5 @@ pub fn viscous<S: Real>(c: f64, v: S) -> S {
 /// the motion.
 #[inline]
 pub fn efficiency<S: Real>(eta: f64, vs: f64, f_hyd: S, v: S) -> S {
-    f_hyd.abs() * (1.0 - eta) * (v / vs).tanh()
+    f_hyd.abs() * (1.0 - eta) * super::tanh(v / vs)
 }

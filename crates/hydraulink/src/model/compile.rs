@@ -436,7 +436,24 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                 .collect(),
         },
         volume_names: h.volumes.iter().map(|v| v.name.clone()).collect(),
+        joint_friction: Vec::new(),
     };
+    // joint friction (003 Pub II laws on revolute and prismatic joints)
+    for js in &spec.joints {
+        if js.friction == FrictionSpec::None {
+            continue;
+        }
+        let axis = model
+            .axes
+            .iter()
+            .position(|a| a.name == js.name)
+            .expect("validated: a 1-coordinate joint has an axis of its name");
+        model.joint_friction.push(JointFriction {
+            joint: js.name.clone(),
+            axis: AxisId(axis),
+            friction: crate::friction::compile::seal_friction(&js.friction),
+        });
+    }
 
     // ---- cut joints → scalar equations. Body-1 directions are the body-1-fixed vectors that
     // coincide with body 2's axis in the initial configuration q0.

@@ -272,6 +272,17 @@ pub enum Friction {
     ModifiedLuGre(crate::friction::ModifiedLuGre),
 }
 
+/// Friction on one elementary joint axis (revolute: torque, prismatic: force).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointFriction {
+    /// The joint's name.
+    pub joint: String,
+    /// Its axis (coordinate).
+    pub axis: AxisId,
+    /// The law, with forces in N m (revolute) or N (prismatic).
+    pub friction: Friction,
+}
+
 /// Compiled double-acting cylinder.
 #[derive(Debug, Clone)]
 pub struct Cylinder {
@@ -391,6 +402,8 @@ pub struct Model {
     pub solver: SolverOptions,
     /// Volume names (for the CLI's warnings).
     pub volume_names: Vec<String>,
+    /// Joint friction elements; their states follow the cylinders' in the friction states.
+    pub joint_friction: Vec<JointFriction>,
 }
 
 impl Model {
@@ -432,6 +445,19 @@ impl Model {
     }
     /// Number of friction states (LuGre bristles, lubricant films), stored after the pressures.
     pub fn n_friction_states(&self) -> usize {
+        self.hydraulics
+            .cylinders
+            .iter()
+            .map(|c| crate::friction::n_states(&c.friction))
+            .chain(
+                self.joint_friction
+                    .iter()
+                    .map(|j| crate::friction::n_states(&j.friction)),
+            )
+            .sum()
+    }
+    /// Number of friction states of the cylinders (the joints' follow them).
+    pub fn n_cylinder_friction_states(&self) -> usize {
         self.hydraulics
             .cylinders
             .iter()

@@ -159,6 +159,11 @@ pub struct JointSpec {
     /// Initial rate(s) [rad/s or m/s].
     #[serde(default)]
     pub qd0: Values,
+    /// Friction in the joint (revolute or prismatic only): a seal-friction law of the joint rate,
+    /// F_μ [N m or N] opposing ż, with every force parameter in the joint's unit (N m for a
+    /// revolute joint) and velocities in rad/s or m/s. `efficiency` is for cylinders only.
+    #[serde(default)]
+    pub friction: FrictionSpec,
 }
 
 fn default_axis() -> [f64; 3] {

@@ -68,6 +68,7 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_inputs(&spec.inputs)?;
     check_solver(&spec.solver)?;
     check_guidance(spec)?;
+    crate::friction::compile::check_joints(spec)?;
     crate::friction::compile::check_formulation(spec)
 }
 
@@ -1157,6 +1158,7 @@ mod tests {
             axis2: None,
             q0: Values::One(0.0),
             qd0: Values::default(),
+            friction: FrictionSpec::None,
         }
     }
 

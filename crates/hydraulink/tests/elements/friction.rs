@@ -224,3 +224,16 @@ proptest! {
         agree("mLuGre du3/dh", d1(|x| modified_lugre::film_rate(&m, c(v), x), h), central(|x| modified_lugre::film_rate(&m, v, x), h, dh))?;
     }
 }
+
+#[test]
+fn friction_tanh_derivative_is_finite_at_high_speed() {
+    // num-dual's tanh is sinh/cosh, NaN once cosh overflows; the laws use `friction::tanh`
+    for v in [3.0, 50.0, -400.0] {
+        let exact = d1(|x| brown_mcphee::force(&BM, x), v);
+        let fdiff = central(|x| brown_mcphee::force(&BM, x), v, 1e-4);
+        assert!(
+            exact.is_finite() && (exact - fdiff).abs() < 1e-6 * fdiff.abs(),
+            "{v}: {exact} vs {fdiff}"
+        );
+    }
+}

@@ -130,3 +130,67 @@ fn paper_003_stated_pressures_exceed_breakaway() {
         "{msg}"
     );
 }
+
+/// A pendulum (2 kg at 1 m, released at 0.6 rad) with friction in its revolute joint; the law's
+/// forces are torques [N m] and its velocities rates [rad/s].
+pub(crate) fn pendulum_with_joint_friction(law: &str) -> hydraulink::ModelSpec {
+    spec_from(&format!(
+        r#"
+name = "pendulum_friction"
+gravity = [0.0, -9.81, 0.0]
+[[bodies]]
+name = "bob"
+mass_kg = 2.0
+com = [0.0, -1.0, 0.0]
+inertia = [0.02, 0.01, 0.02, 0.0, 0.0, 0.0]
+[[joints]]
+name = "pivot"
+type = "revolute"
+parent = "ground"
+child = "bob"
+q0 = 0.6
+friction = {{ type = "{law}", coulomb_n = 1.0, static_n = 2.0, stribeck_velocity_m_s = 0.01, viscous_n_s_m = 0.1 {extra} }}
+[solver]
+step_s = 1e-3
+duration_s = 10.0
+"#,
+        extra = if law.contains("lugre") {
+            ", stiffness_n_m = 2.0e4, damping_n_s_m = 20.0"
+        } else {
+            ""
+        }
+    ))
+}
+
+#[test]
+fn joint_friction_pendulum_energy_and_stick() {
+    // Gravity torque at 0.6 rad: 11.08 N m > F_s = 2 N m, so the pendulum swings and loses
+    // energy to the joint. With a LuGre joint it sticks where the bristles can hold the
+    // gravity torque (|m g L sin θ| ≤ F_s, |θ| ≤ 0.102 rad). The static laws have F_μ(0) = 0
+    // and let it oscillate about θ = 0 with a decaying amplitude. Every law must conserve
+    // KE + PE + D_μ (the drift).
+    for law in LAWS {
+        let r = run(hydraulink::model::compile(&pendulum_with_joint_friction(law)).unwrap());
+        let drift = max_abs(&r.col("energy.drift"));
+        let diss = *r.col("energy.friction_dissipated").last().unwrap();
+        let th = r.col("pivot.q");
+        let tail = &th[th.len() - 1000..];
+        let (lo, hi) = tail
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+        eprintln!(
+            "pendulum, {law} joint: drift {drift:.2e} J, friction work {diss:.3} J, last second θ ∈ [{lo:.4}, {hi:.4}] rad"
+        );
+        assert!(diss > 1.0, "{law}: the joint must dissipate, D = {diss}");
+        assert!(drift < 1e-3 * diss, "{law}: drift {drift} J of {diss} J");
+        if law.contains("lugre") {
+            assert!(
+                hi - lo < 1e-6,
+                "{law}: the pendulum must stick, moved {}",
+                hi - lo
+            );
+            let hold = (2.0f64 / (2.0 * 9.81)).asin();
+            assert!(lo.abs() <= hold + 1e-3, "{law}: stuck at {lo} rad");
+        }
+    }
+}

@@ -92,3 +92,17 @@ fn tangent_matches_central_differences_fourbar_friction_sliding() {
         check_model(law, hydraulink::model::compile(&spec).unwrap(), 1.5, 2e-9);
     }
 }
+
+#[test]
+fn tangent_matches_central_differences_joint_friction() {
+    // joint friction on the pendulum's axis (generalized force and bristle/film rows), swinging
+    for law in ["brown_mcphee", "lugre", "modified_lugre"] {
+        let spec = super::paper_003_friction::pendulum_with_joint_friction(law);
+        check_model(
+            &format!("pendulum {law}"),
+            hydraulink::model::compile(&spec).unwrap(),
+            0.3,
+            2e-9,
+        );
+    }
+}

@@ -250,6 +250,19 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
         );
         o += k;
     }
+    let nc = model.hydraulics.cylinders.len();
+    for (j, jf) in model.joint_friction.iter().enumerate() {
+        let k = crate::friction::n_states(&jf.friction);
+        crate::friction::predict(
+            &jf.friction,
+            st.friction_velocity_m_s[nc + j],
+            &st.friction[o..o + k],
+            &st.friction_rate[o..o + k],
+            dt,
+            &mut ws.x[n + nv + o..n + nv + o + k],
+        );
+        o += k;
+    }
     ws.lambda.copy_from_slice(&st.lambda);
 }
 
@@ -478,6 +491,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         *v = m.sd;
     }
     advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
+    advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
     report.kinetic_j = ke;
