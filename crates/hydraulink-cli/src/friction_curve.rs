@@ -1,5 +1,5 @@
 //! `hydraulink friction-curve MODEL --element NAME [--v-range A,B]`: the friction–velocity
-//! characteristic of one cylinder's seal (003 Pub II Fig. 9), as CSV and SVG.
+//! characteristic of one cylinder's seal or joint's friction (003 Pub II Fig. 9), as CSV and SVG.
 
 use std::path::PathBuf;
 
@@ -21,10 +21,29 @@ pub(crate) struct FrictionCurveOptions {
 pub(crate) fn friction_curve(o: &FrictionCurveOptions) -> Result<(), Failure> {
     let model = &o.model;
     let cylinders = &model.hydraulics.cylinders;
-    let Some(c) = cylinders.iter().position(|c| c.name == o.element) else {
-        let names: Vec<&str> = cylinders.iter().map(|c| c.name.as_str()).collect();
+    // a cylinder's seal, or the friction of a joint
+    let (law, f_hyd) = if let Some(c) = cylinders.iter().position(|c| c.name == o.element) {
+        let law = &cylinders[c].friction;
+        // the hydraulic force at t = 0, for the efficiency law (F_μ ∝ |F_h|)
+        let f_hyd = match law {
+            hydraulink::model::Friction::Efficiency { .. } => {
+                let sim = Simulation::new(model.clone())
+                    .map_err(|e| Failure::invalid_input(format!("initialization failed: {e}")))?;
+                sim.workspace().ev.cylinder_force[c] + sim.workspace().ev.friction_force[c]
+            }
+            _ => 0.0,
+        };
+        (law, f_hyd)
+    } else if let Some(j) = model.joint_friction.iter().find(|j| j.joint == o.element) {
+        (&j.friction, 0.0)
+    } else {
+        let names: Vec<&str> = cylinders
+            .iter()
+            .map(|c| c.name.as_str())
+            .chain(model.joint_friction.iter().map(|j| j.joint.as_str()))
+            .collect();
         return Err(Failure::invalid_input(format!(
-            "--element '{}': no cylinder of that name; cylinders: {}",
+            "--element '{}': no cylinder or joint with friction of that name; cylinders and joints with friction: {}",
             o.element,
             if names.is_empty() {
                 "(none)".to_string()
@@ -32,16 +51,6 @@ pub(crate) fn friction_curve(o: &FrictionCurveOptions) -> Result<(), Failure> {
                 names.join(", ")
             }
         )));
-    };
-    let law = &cylinders[c].friction;
-    // the hydraulic force at t = 0, for the efficiency law (F_μ ∝ |F_h|)
-    let f_hyd = match law {
-        hydraulink::model::Friction::Efficiency { .. } => {
-            let sim = Simulation::new(model.clone())
-                .map_err(|e| Failure::invalid_input(format!("initialization failed: {e}")))?;
-            sim.workspace().ev.cylinder_force[c] + sim.workspace().ev.friction_force[c]
-        }
-        _ => 0.0,
     };
     let (a, b) = o.v_range;
     let steady = friction::curve::steady_curve(law, f_hyd, a, b, 801);

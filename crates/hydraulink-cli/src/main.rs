@@ -95,7 +95,11 @@ struct FrictionCurveArgs {
     #[arg(value_name = "MODEL", help = "Model file (TOML)")]
     model: PathBuf,
 
-    #[arg(long, value_name = "NAME", help = "Name of the cylinder")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        help = "Name of the cylinder (its seal), or of a joint with friction"
+    )]
     element: String,
 
     #[arg(

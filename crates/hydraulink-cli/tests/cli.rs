@@ -499,7 +499,7 @@ fn friction_curve_writes_csv_and_svg() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("cylinders: cylinder"),
+        stderr(&out).contains("with friction: cylinder"),
         "{}",
         stderr(&out)
     );
