@@ -66,6 +66,9 @@ pub struct Workspace {
     pub counters: Counters,
     /// Whether `tangent` holds valid factors that may be reused (Jacobian-reuse policy).
     pub tangent_valid: bool,
+    /// Direction (sign) of each friction element's velocity where the tangent was last
+    /// evaluated (cylinders, then joints); a reversal since makes the next step refresh it.
+    pub friction_tangent_sign: Vec<f64>,
     /// Buffers of the double-step formulation.
     pub double_step: crate::mechanics::semirecursive::double_step::DoubleStepWorkspace,
     /// Buffers of the global formulations.
@@ -120,6 +123,11 @@ impl Workspace {
             labels,
             counters: Counters::default(),
             tangent_valid: false,
+            friction_tangent_sign: vec![
+                0.0;
+                model.hydraulics.cylinders.len()
+                    + model.joint_friction.len()
+            ],
             double_step: crate::mechanics::semirecursive::double_step::DoubleStepWorkspace::new(
                 model,
             ),

@@ -32,6 +32,10 @@ use crate::state::State;
 use crate::workspace::{History, Workspace};
 use crate::StepError;
 
+/// Speed below which a friction element's reversal does not trigger a tangent refresh [m/s or
+/// rad/s]: the sticking seal's velocity dithers about 0.
+const REVERSAL_SPEED: f64 = 1e-4;
+
 /// What one step did.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct StepReport {
@@ -156,6 +160,14 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
             a[(i, j)] = ws.evd.f[i].eps;
         }
         ws.diag[j] = ws.evd.f[j].eps;
+    }
+    // the friction elements' directions at this linearization point (see `step`)
+    let nc = model.hydraulics.cylinders.len();
+    for (c, m) in ws.ev.motion.iter().enumerate() {
+        ws.friction_tangent_sign[c] = m.sd.signum();
+    }
+    for (j, v) in ws.ev.joint_velocity.iter().enumerate() {
+        ws.friction_tangent_sign[nc + j] = v.signum();
     }
     ws.counters.tangents += 1;
 }
@@ -319,6 +331,19 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     let mut iterations = 0u32;
     let mut newton = NewtonControl::default();
     let mut need_tangent = !ws.tangent_valid;
+    // A friction element whose velocity reversed since the tangent was evaluated sits on the other
+    // side of the |v| kink of its law (LuGre: ∂q̇/∂v = 1 ∓ σ0 q/g): refresh before the first solve.
+    if model.n_friction_states() > 0 {
+        for (s, v) in ws
+            .friction_tangent_sign
+            .iter()
+            .zip(st.friction_velocity_m_s.iter())
+        {
+            if v.abs() > REVERSAL_SPEED && v.signum() != *s {
+                need_tangent = true;
+            }
+        }
+    }
     loop {
         ws.ev.x.copy_from_slice(&ws.x);
         evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
