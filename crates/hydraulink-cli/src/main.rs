@@ -172,6 +172,13 @@ struct CompareArgs {
         help = "Output directory [default: out/<model name>/compare/]"
     )]
     out: Option<PathBuf>,
+
+    #[arg(
+        long = "set",
+        value_name = "PATH=VALUE",
+        help = "Override a model parameter (repeatable), as for `hydraulink run --set`"
+    )]
+    set: Vec<String>,
 }
 
 /// The options of `hydraulink run`. Their help is in `help` attributes, as it names units in
@@ -331,6 +338,8 @@ fn compare_command(args: &CompareArgs) -> Result<(), Failure> {
     let steps = if args.steps.is_empty() {
         let spec = hydraulink_io::parse_model(&text, &file)
             .map_err(|e| Failure::invalid_input(e.to_string()))?;
+        let spec = hydraulink_io::apply_overrides(&spec, &args.set)
+            .map_err(|e| Failure::invalid_input(e.to_string()))?;
         vec![spec.solver.step_s]
     } else {
         args.steps.clone()
@@ -342,6 +351,7 @@ fn compare_command(args: &CompareArgs) -> Result<(), Failure> {
         steps,
         duration: args.duration,
         out: args.out.clone(),
+        sets: args.set.clone(),
     })
 }
 
