@@ -31,6 +31,8 @@ pub struct CompareOptions {
     pub duration: Option<f64>,
     /// Output directory.
     pub out: Option<PathBuf>,
+    /// `--set PATH=VALUE` overrides, applied to the model before anything else.
+    pub sets: Vec<String>,
 }
 
 /// One finished (or failed) run with its series.
@@ -185,6 +187,8 @@ fn max_dev(a: &[Vec<f64>], b: &[Vec<f64>]) -> Option<f64> {
 /// `hydraulink compare`.
 pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
     let spec = hydraulink_io::parse_model(&opts.text, &opts.file)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let spec = hydraulink_io::apply_overrides(&spec, &opts.sets)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     let dir = opts
         .out

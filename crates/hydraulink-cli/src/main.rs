@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod compare;
+mod friction_curve;
 
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
@@ -77,6 +78,59 @@ enum Command {
         multirate           hydraulics sub-stepped inside each mechanical step: smooth pressures"
     )]
     Compare(CompareArgs),
+    /// Write the friction–velocity characteristic of one cylinder's seal (CSV and SVG).
+    #[command(
+        long_about = "Write the friction–velocity characteristic of one cylinder's seal \
+        (003 Pub II Fig. 9) into DIR: <element>_friction_steady.csv (the steady-state curve), \
+        <element>_friction_sweep.csv (a slow sinusoidal velocity sweep over the same range, the \
+        internal states integrated by the trapezoidal rule: pre-sliding, frictional lag and \
+        hysteresis of LuGre and modified LuGre) and <element>_friction.svg with both."
+    )]
+    FrictionCurve(FrictionCurveArgs),
+}
+
+/// The options of `hydraulink friction-curve`.
+#[derive(Debug, Args)]
+struct FrictionCurveArgs {
+    #[arg(value_name = "MODEL", help = "Model file (TOML)")]
+    model: PathBuf,
+
+    #[arg(
+        long,
+        value_name = "NAME",
+        help = "Name of the cylinder (its seal), or of a joint with friction"
+    )]
+    element: String,
+
+    #[arg(
+        long,
+        value_name = "A,B",
+        value_delimiter = ',',
+        num_args = 1,
+        allow_hyphen_values = true,
+        default_values_t = [-0.05, 0.05],
+        help = "Velocity range [m/s] of the curve and of the sweep"
+    )]
+    v_range: Vec<f64>,
+
+    #[arg(long, value_name = "T", value_parser = positive_seconds, default_value_t = 4.0,
+          help = "Period of the sinusoidal sweep [s]")]
+    period: f64,
+
+    #[arg(
+        long = "set",
+        value_name = "PATH=VALUE",
+        help = "Override a model parameter (repeatable), e.g. cylinder.friction.type=lugre"
+    )]
+    set: Vec<String>,
+
+    #[arg(
+        long,
+        short,
+        value_name = "DIR",
+        help = "Output directory [default: out/<model name>/]"
+    )]
+    out: Option<PathBuf>,
 }
 
 /// The options of `hydraulink compare`.
@@ -118,6 +172,13 @@ struct CompareArgs {
         help = "Output directory [default: out/<model name>/compare/]"
     )]
     out: Option<PathBuf>,
+
+    #[arg(
+        long = "set",
+        value_name = "PATH=VALUE",
+        help = "Override a model parameter (repeatable), as for `hydraulink run --set`"
+    )]
+    set: Vec<String>,
 }
 
 /// The options of `hydraulink run`. Their help is in `help` attributes, as it names units in
@@ -165,6 +226,17 @@ struct RunArgs {
                 an unknown name lists the valid ones"
     )]
     formulation: Option<String>,
+
+    #[arg(
+        long = "set",
+        value_name = "PATH=VALUE",
+        help = "Override any model parameter (repeatable). PATH is dotted, starting at a top-level \
+                key or at an element's name: cylinder.friction.type=lugre, \
+                cylinder.friction.static_n=900, solver.tolerance_pressure_pa=0.1, \
+                hydraulics.volumes[2].p0_pa=3.5e6. Setting a `type` starts that variant with its \
+                defaults. An unknown path lists the valid names"
+    )]
+    set: Vec<String>,
 }
 
 /// Parses a time in seconds that must be finite and positive.
@@ -210,6 +282,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Run(args) => run(args),
         Command::Compare(args) => compare_command(args),
+        Command::FrictionCurve(args) => friction_curve_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -218,6 +291,38 @@ fn main() -> ExitCode {
             ExitCode::from(failure.code)
         }
     }
+}
+
+/// `hydraulink friction-curve`: loads the model with its overrides and hands over to
+/// [`friction_curve::friction_curve`].
+fn friction_curve_command(args: &FrictionCurveArgs) -> Result<(), Failure> {
+    let (text, file) = read_model(Some(&args.model))?;
+    let spec = hydraulink_io::parse_model(&text, &file)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let spec = hydraulink_io::apply_overrides(&spec, &args.set)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let model = hydraulink::model::compile(&spec).map_err(|e| {
+        Failure::invalid_input(hydraulink_io::locate_model_error(&text, &file, &e).to_string())
+    })?;
+    let (a, b) = match args.v_range[..] {
+        [a, b] if a.is_finite() && b.is_finite() && a < b => (a, b),
+        _ => {
+            return Err(Failure::invalid_input(
+                "--v-range: expected two finite velocities A,B with A < B [m/s]",
+            ))
+        }
+    };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out_dir(&spec.name));
+    friction_curve::friction_curve(&friction_curve::FrictionCurveOptions {
+        model,
+        element: args.element.clone(),
+        v_range: (a, b),
+        period_s: args.period,
+        out,
+    })
 }
 
 /// `hydraulink compare`: parses the options and hands over to [`compare::compare`].
@@ -233,6 +338,8 @@ fn compare_command(args: &CompareArgs) -> Result<(), Failure> {
     let steps = if args.steps.is_empty() {
         let spec = hydraulink_io::parse_model(&text, &file)
             .map_err(|e| Failure::invalid_input(e.to_string()))?;
+        let spec = hydraulink_io::apply_overrides(&spec, &args.set)
+            .map_err(|e| Failure::invalid_input(e.to_string()))?;
         vec![spec.solver.step_s]
     } else {
         args.steps.clone()
@@ -244,6 +351,7 @@ fn compare_command(args: &CompareArgs) -> Result<(), Failure> {
         steps,
         duration: args.duration,
         out: args.out.clone(),
+        sets: args.set.clone(),
     })
 }
 
@@ -338,7 +446,9 @@ fn step_all(
 
 /// Parses the model text and applies the command-line overrides to its solver settings.
 fn load_spec(text: &str, file: &str, args: &RunArgs) -> Result<ModelSpec, Failure> {
-    let mut spec = hydraulink_io::parse_model(text, file)
+    let spec = hydraulink_io::parse_model(text, file)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let mut spec = hydraulink_io::apply_overrides(&spec, &args.set)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     if let Some(step_s) = args.step {
         spec.solver.step_s = step_s;

@@ -405,3 +405,102 @@ fn compare_rejects_an_unknown_formulation() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("bogus"), "{}", stderr(&out));
 }
+
+#[test]
+fn set_overrides_friction_law_and_parameters() {
+    let dir = temp_dir("set");
+    let model = repo_file("models/fourbar_friction.toml");
+    let out = hydraulink(&[
+        "run",
+        model.to_str().unwrap(),
+        "--duration",
+        "0.05",
+        "--out",
+        dir.to_str().unwrap(),
+        "--set",
+        "cylinder.friction.type=modified_lugre",
+        "--set",
+        "cylinder.friction.static_n=900",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    for c in [
+        "energy.friction_dissipated",
+        "cylinder.friction",
+        "cylinder.bristle_m",
+        "cylinder.film",
+    ] {
+        assert!(header.split(',').any(|h| h == c), "no column {c}: {header}");
+    }
+    // an unknown field names the path and lists the valid fields
+    let out = hydraulink(&[
+        "run",
+        model.to_str().unwrap(),
+        "--set",
+        "cylinder.friction.fs=900",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(e.contains("friction.fs") && e.contains("static_n"), "{e}");
+    // an unknown element lists the element names
+    let out = hydraulink(&["run", model.to_str().unwrap(), "--set", "cylindr.mass_kg=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(
+        e.contains("cylindr") && e.contains("crank (bodies[0])"),
+        "{e}"
+    );
+}
+
+#[test]
+fn friction_curve_writes_csv_and_svg() {
+    let dir = temp_dir("friction-curve");
+    let model = repo_file("models/fourbar_friction.toml");
+    let out = hydraulink(&[
+        "friction-curve",
+        model.to_str().unwrap(),
+        "--element",
+        "cylinder",
+        "--v-range",
+        "-0.02,0.02",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let steady = fs::read_to_string(dir.join("cylinder_friction_steady.csv")).unwrap();
+    assert_eq!(steady.lines().next(), Some("velocity_m_s,friction_n"));
+    let sweep = fs::read_to_string(dir.join("cylinder_friction_sweep.csv")).unwrap();
+    assert_eq!(
+        sweep.lines().next(),
+        Some("time_s,velocity_m_s,friction_n,bristle_m")
+    );
+    // pre-sliding: at the velocity reversals (v ≈ 0) the LuGre force is far from 0
+    let rows: Vec<Vec<f64>> = sweep
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let at_reversal = rows
+        .iter()
+        .skip(rows.len() / 2)
+        .filter(|r| r[1].abs() < 1e-5)
+        .map(|r| r[2].abs())
+        .fold(0.0, f64::max);
+    assert!(at_reversal > 100.0, "F at v ≈ 0: {at_reversal} N");
+    assert!(fs::read_to_string(dir.join("cylinder_friction.svg"))
+        .unwrap()
+        .starts_with("<svg"));
+    let out = hydraulink(&[
+        "friction-curve",
+        model.to_str().unwrap(),
+        "--element",
+        "nope",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("with friction: cylinder"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -18,6 +18,7 @@ mod error;
 mod locate;
 mod model_file;
 pub mod output;
+mod overrides;
 
 pub use error::{LoadError, LoadErrorKind};
 pub use locate::{line_of_path, locate_init_error};
@@ -25,3 +26,4 @@ pub use model_file::{
     check_model, compile_model, load_model, locate_model_error, parse_model, read_model_file,
     DEFAULT_MODEL, DEFAULT_MODEL_NAME,
 };
+pub use overrides::{apply_overrides, OverrideError};

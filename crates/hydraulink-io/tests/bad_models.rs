@@ -106,6 +106,9 @@ bad_models! {
     zero_axis: Model, "joint 'z2'", "joints[1].axis";
     wrong_q0_length: Model, "joint 'z3'", "joints[2].q0";
     efficiency_above_one: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction.efficiency";
+    friction_static_below_coulomb: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction.static_n";
+    lugre_under_double_step: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction.type";
+    joint_friction_efficiency: Model, "joint 'z3'", "joints[2].friction";
     non_increasing_times: Model, "input 'U'", "inputs[0].signal.times[2]";
     negative_time_step: Model, "solver", "solver.step_s";
     output_interval_below_step: Model, "solver", "solver.output_interval_s";

@@ -171,5 +171,43 @@ fn chain_scaling(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, steps, chain_scaling);
+/// 003 Pub II: the friction four-bar (10 s at 1 ms) under each seal-friction law, and without
+/// seal friction for the extra cost. Penalty formulation (the only one with friction states).
+fn friction(c: &mut Criterion) {
+    let mut g = c.benchmark_group("friction");
+    g.sample_size(10);
+    for law in [
+        "none",
+        "bengisu_akay",
+        "brown_mcphee",
+        "lugre",
+        "modified_lugre",
+    ] {
+        let path = format!(
+            "{}/../../models/fourbar_friction.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut spec: ModelSpec =
+            toml::from_str(&std::fs::read_to_string(path).expect("shipped model")).unwrap();
+        spec.hydraulics.cylinders[0].friction =
+            toml::from_str(&format!("type = \"{law}\"")).unwrap();
+        let m = model::compile(&spec).expect("compiles");
+        let n = (m.duration_s() / m.step_s()).round() as u64;
+        g.bench_function(format!("fourbar_friction_10s_1ms_{law}"), |b| {
+            b.iter_batched(
+                || Simulation::new(m.clone()).expect("initializes"),
+                |mut sim| {
+                    for _ in 0..n {
+                        sim.step().expect("the run completes");
+                    }
+                    sim
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, steps, chain_scaling, friction);
 criterion_main!(benches);

@@ -62,3 +62,32 @@ pub fn work_and_clock(st: &mut State, force: &[f64], motion: &[CylinderMotion<f6
     st.step += 1;
     st.t_s = st.step as f64 * dt;
 }
+
+/// Joint-friction work D_j += Δt/2 (P_k + P_k+1), P = F_μ ż, into the entries after the
+/// cylinders' (not into any actuator work).
+/// Call after the committed ż is in `st.zd`.
+pub fn joint_friction_work(st: &mut State, model: &crate::model::Model, friction: &[f64], dt: f64) {
+    let nc = model.hydraulics.cylinders.len();
+    for (j, (jf, f)) in model.joint_friction.iter().zip(friction.iter()).enumerate() {
+        let zd = &st.zd;
+        let power = f * zd[jf.axis.0];
+        st.friction_dissipated_j[nc + j] += 0.5 * dt * (st.friction_power_w[nc + j] + power);
+        st.friction_power_w[nc + j] = power;
+        st.friction_velocity_m_s[nc + j] = zd[jf.axis.0];
+    }
+}
+
+/// Friction work by the trapezoidal rule, D_c += Δt/2 (P_μ,k + P_μ,k+1), P_μ = F_μ ṡ. The same
+/// increment is added to the actuator work, which thereby becomes the hydraulic work
+/// ∫ (p_A A_A − p_B A_B) ṡ dt, so that KE + PE − W + D stays constant (003 Pub II §4; the drift
+/// of `Simulation::energy_drift_j`). Call before [`work_and_clock`]. A formulation that does not
+/// call it reports the net work ∫ F ṡ dt and D = 0: the drift is the same.
+pub fn friction_work(st: &mut State, friction: &[f64], motion: &[CylinderMotion<f64>], dt: f64) {
+    for (c, (f, m)) in friction.iter().zip(motion.iter()).enumerate() {
+        let power = f * m.sd;
+        let d = 0.5 * dt * (st.friction_power_w[c] + power);
+        st.friction_dissipated_j[c] += d;
+        st.actuator_work_j[c] += d;
+        st.friction_power_w[c] = power;
+    }
+}

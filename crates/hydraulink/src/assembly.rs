@@ -38,6 +38,18 @@ pub struct Evaluator<S: Real> {
     pub x: Vec<S>,
     /// Residual.
     pub f: Vec<S>,
+    /// Trial friction states w (bristles, films), cylinder by cylinder (003 Pub II eq. 25).
+    pub fstate: Vec<S>,
+    /// Their rates u(v, w) from the friction laws.
+    pub fstate_rate: Vec<S>,
+    /// Their trapezoidal rates ẇ = (2/Δt) w + ŵ̇ (set by the formulation).
+    pub fstate_trap: Vec<S>,
+    /// Friction force F_μ of every cylinder [N].
+    pub friction_force: Vec<S>,
+    /// Rate ż of every joint-friction axis [rad/s or m/s].
+    pub joint_velocity: Vec<S>,
+    /// Friction F_μ of every joint-friction element [N m or N].
+    pub joint_friction_force: Vec<S>,
 }
 
 impl<S: Real> Evaluator<S> {
@@ -49,6 +61,7 @@ impl<S: Real> Evaluator<S> {
             model.n_volumes(),
             model.hydraulics.cylinders.len(),
         );
+        let nw = model.n_friction_states();
         Evaluator {
             kin: Kinematics::new(n),
             dynamics: Dynamics::new(n, model.bodies.len()),
@@ -66,8 +79,14 @@ impl<S: Real> Evaluator<S> {
             zd: vec![S::zero(); n],
             zdd: vec![S::zero(); n],
             pd: vec![S::zero(); nv],
-            x: vec![S::zero(); n + nv],
-            f: vec![S::zero(); n + nv],
+            x: vec![S::zero(); n + nv + nw],
+            f: vec![S::zero(); n + nv + nw],
+            fstate: vec![S::zero(); nw],
+            fstate_rate: vec![S::zero(); nw],
+            fstate_trap: vec![S::zero(); nw],
+            friction_force: vec![S::zero(); nc],
+            joint_velocity: vec![S::zero(); model.joint_friction.len()],
+            joint_friction_force: vec![S::zero(); model.joint_friction.len()],
         }
     }
 
@@ -94,6 +113,10 @@ impl<S: Real> Evaluator<S> {
         self.dynamics.save_body_terms();
         self.cylinders(model, p);
         self.dynamics.accumulate(model, &self.kin);
+        for (j, jf) in model.joint_friction.iter().enumerate() {
+            self.joint_velocity[j] = zd[jf.axis.0];
+        }
+        self.joint_friction(model, true);
         constraints::evaluate(model, &self.kin, &mut self.constraints);
         if acc0 {
             constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
@@ -123,6 +146,14 @@ impl<S: Real> Evaluator<S> {
         self.dynamics.lift_body_terms(&base.dynamics);
         self.cylinders(model, p);
         self.dynamics.accumulate(model, &self.kin);
+        for (d, s) in self
+            .joint_velocity
+            .iter_mut()
+            .zip(base.joint_velocity.iter())
+        {
+            *d = S::from(*s);
+        }
+        self.joint_friction(model, true);
         for (d, s) in self
             .constraints
             .phi
@@ -155,11 +186,36 @@ impl<S: Real> Evaluator<S> {
         self.kin.velocities(model, zd);
         constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
         self.cylinders(model, p);
+        for (j, jf) in model.joint_friction.iter().enumerate() {
+            self.joint_velocity[j] = zd[jf.axis.0];
+        }
+        self.joint_friction(model, false);
+    }
+
+    /// Joint friction: F_μ(ż_axis, w) of every joint-friction element, subtracted from the
+    /// generalized force Q′ of its axis when `apply` (after `accumulate`), and the rates of its
+    /// states. The joints' states follow the cylinders' in `fstate`.
+    fn joint_friction(&mut self, model: &Model, apply: bool) {
+        let mut o = model.n_cylinder_friction_states();
+        for (j, jf) in model.joint_friction.iter().enumerate() {
+            let k = crate::friction::n_states(&jf.friction);
+            let v = self.joint_velocity[j];
+            let w = &self.fstate[o..o + k];
+            let f = crate::friction::force(&jf.friction, S::zero(), v, w);
+            crate::friction::rates(&jf.friction, v, w, &mut self.fstate_rate[o..o + k]);
+            self.joint_friction_force[j] = f;
+            if apply {
+                self.dynamics.force[jf.axis.0] -= f;
+            }
+            o += k;
+        }
     }
 
     /// Cylinder ports: s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base) (000 eq. 45); the force
-    /// F n acts on the rod pin and −F n on the base pin.
+    /// F n acts on the rod pin and −F n on the base pin. Friction F_μ(ṡ, w) with the states
+    /// `fstate` and their rates u(ṡ, w) into `fstate_rate` (003 Pub II eqs. 22–34).
     fn cylinders(&mut self, model: &Model, p: &[S]) {
+        let mut o = 0;
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
             let (rb, rr) = (self.kin.point(&cyl.base), self.kin.point(&cyl.rod));
             let d = rr - rb;
@@ -169,7 +225,12 @@ impl<S: Real> Evaluator<S> {
             let vr = self.kin.point_velocity(cyl.rod.frame, &rr);
             let sd = n.dot(&(vr - vb));
             self.motion[c] = CylinderMotion { s, sd };
-            let f = cylinder::force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd);
+            let k = crate::friction::n_states(&cyl.friction);
+            let w = &self.fstate[o..o + k];
+            let (f, fm) = cylinder::force_and_friction(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd, w);
+            crate::friction::rates(&cyl.friction, sd, w, &mut self.fstate_rate[o..o + k]);
+            o += k;
+            self.friction_force[c] = fm;
             self.cylinder_force[c] = f;
             let fv = n * f;
             self.dynamics.add_point_force(cyl.rod.frame, &rr, &fv);

@@ -99,7 +99,11 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         .filter(|&v| p[v].is_nan() || model.hydraulics.volumes[v].algebraic)
         .collect();
     let mut f_req = vec![0.0; ncyl];
-    if ncyl > 0 && !unknown.is_empty() {
+    let nw = model.n_friction_states();
+    // whether f_req holds the static cylinder forces (friction states need them even when
+    // every pressure is given: the seal's pre-sliding carries the difference)
+    let mut statics_ok = false;
+    if ncyl > 0 && (!unknown.is_empty() || nw > 0) {
         // columns: B (ncyl) then −Φ_zᵀ (m)
         let mut a = DMatrix::<f64>::zeros(n, ncyl + m);
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
@@ -121,12 +125,13 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         let q0 = DVector::from_column_slice(&ev.dynamics.force);
         let sol = pinv_solve(&a, &(-&q0));
         let res = &a * &sol + &q0;
-        if res.norm() > 1e-6 * (q0.norm() + 1.0) {
+        if res.norm() > 1e-6 * (q0.norm() + 1.0) && !unknown.is_empty() {
             return Err(InitError::Statics(format!(
                 "the cylinders cannot hold the mechanism still at the initial configuration (unbalanced generalized force {:.3e})",
                 res.norm()
             )));
         }
+        statics_ok = res.norm() <= 1e-6 * (q0.norm() + 1.0);
         for c in 0..ncyl {
             f_req[c] = sol[c];
         }
@@ -271,6 +276,35 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     }
     let spool0 = positions(&trim);
 
+    // 4b. friction states (003 Pub II): steady sliding at the initial ṡ; at rest, pre-sliding
+    // carries the static load F_h − F_required (σ0 q = load, film h = 0)
+    let mut friction = vec![0.0; nw];
+    if nw > 0 {
+        ev.evaluate(model, &z, &zd, &p, &spool0, false);
+        let mut o = 0;
+        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+            let k = crate::friction::n_states(&cyl.friction);
+            let w = &mut friction[o..o + k];
+            let v = ev.motion[c].sd;
+            if v != 0.0 {
+                crate::friction::steady_states(&cyl.friction, v, w);
+            } else if statics_ok {
+                let load =
+                    cylinder::hydraulic_force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0]) - f_req[c];
+                crate::friction::rest_states(&cyl.friction, load, w)
+                    .map_err(|e| InitError::Statics(format!("cylinder '{}': {e}", cyl.name)))?;
+            }
+            o += k;
+        }
+        // joints: steady sliding at the initial rate, zero deflection at rest
+        for jf in &model.joint_friction {
+            let k = crate::friction::n_states(&jf.friction);
+            crate::friction::steady_states(&jf.friction, zd[jf.axis.0], &mut friction[o..o + k]);
+            o += k;
+        }
+        ev.fstate.copy_from_slice(&friction);
+    }
+
     // 5. accelerations, multipliers, pressure rates
     ev.evaluate(model, &z, &zd, &p, &spool0, true);
     let mm = DMatrix::from_row_slice(n, n, &ev.dynamics.mass);
@@ -311,5 +345,26 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         energy0_j: ke + pe,
         potential0_j: pe,
         extra: Vec::new(),
+        friction_rate: ev.fstate_rate.clone(),
+        friction_velocity_m_s: ev
+            .motion
+            .iter()
+            .map(|m| m.sd)
+            .chain(ev.joint_velocity.iter().copied())
+            .collect(),
+        friction,
+        friction_power_w: ev
+            .friction_force
+            .iter()
+            .zip(ev.motion.iter())
+            .map(|(f, mo)| f * mo.sd)
+            .chain(
+                ev.joint_friction_force
+                    .iter()
+                    .zip(ev.joint_velocity.iter())
+                    .map(|(f, v)| f * v),
+            )
+            .collect(),
+        friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
     })
 }

@@ -34,6 +34,7 @@
 pub mod advance;
 pub mod assembly;
 pub mod error;
+pub mod friction;
 pub mod hydraulics;
 pub mod initialization;
 pub mod inputs;

@@ -32,6 +32,7 @@ impl Simulation {
         let mut ws = Workspace::new(&model);
         // diagnostics of the initial state
         let spool = state.spool.clone();
+        ws.ev.fstate.copy_from_slice(&state.friction);
         ws.ev
             .evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
         let (ke, pe) = energy::energies(&model, &ws.ev.dynamics, &state.zd);
@@ -97,10 +98,11 @@ impl Simulation {
     pub fn last_report(&self) -> &StepReport {
         &self.last
     }
-    /// Energy drift KE + PE − W_act − (KE + PE)(0) [J].
+    /// Energy drift KE + PE − W_act + D_μ − (KE + PE)(0) [J], with W_act the hydraulic work
+    /// ∫ (p_A A_A − p_B A_B) ṡ dt and D_μ the friction work ∫ F_μ ṡ dt (003 Pub II §4).
     pub fn energy_drift_j(&self) -> f64 {
-        self.last.kinetic_j + self.last.potential_j
-            - self.state.total_actuator_work_j()
+        self.last.kinetic_j + self.last.potential_j - self.state.total_actuator_work_j()
+            + self.state.total_friction_dissipated_j()
             - self.state.energy0_j
     }
     /// Name of volume `i`.
@@ -141,6 +143,21 @@ impl Simulation {
         ] {
             l.push(s.to_string());
         }
+        l.push("energy.friction_dissipated".to_string());
+        for c in &m.hydraulics.cylinders {
+            if c.friction != crate::model::Friction::None {
+                l.push(format!("{}.friction", c.name));
+            }
+            for s in crate::friction::state_names(&c.friction) {
+                l.push(format!("{}.{s}", c.name));
+            }
+        }
+        for j in &m.joint_friction {
+            l.push(format!("{}.friction", j.joint));
+            for s in crate::friction::state_names(&j.friction) {
+                l.push(format!("{}.{s}", j.joint));
+            }
+        }
         if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
             l.push("partition.independent".to_string());
         }
@@ -156,6 +173,14 @@ impl Simulation {
             + 4 * m.hydraulics.cylinders.len()
             + 6
             + usize::from(m.solver.formulation == crate::model::spec::Formulation::DoubleStep)
+            + 1
+            + m.hydraulics
+                .cylinders
+                .iter()
+                .filter(|c| c.friction != crate::model::Friction::None)
+                .count()
+            + m.joint_friction.len()
+            + m.n_friction_states()
     }
 
     /// One output row in the order of [`Simulation::output_labels`].
@@ -190,6 +215,24 @@ impl Simulation {
         put(self.energy_drift_j());
         put(self.last.constraint_violation);
         put(self.last.iterations as f64);
+        put(st.total_friction_dissipated_j());
+        let mut o = 0;
+        for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
+            if cyl.friction != crate::model::Friction::None {
+                put(self.ws.ev.friction_force[c]);
+            }
+            for _ in crate::friction::state_names(&cyl.friction) {
+                put(st.friction[o]);
+                o += 1;
+            }
+        }
+        for (j, jf) in m.joint_friction.iter().enumerate() {
+            put(self.ws.ev.joint_friction_force[j]);
+            for _ in crate::friction::state_names(&jf.friction) {
+                put(st.friction[o]);
+                o += 1;
+            }
+        }
         if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
             use crate::mechanics::semirecursive::double_step;
             put(double_step::first_independent(m, st));

@@ -6,6 +6,10 @@ impl State {
     pub fn total_actuator_work_j(&self) -> f64 {
         self.actuator_work_j.iter().sum()
     }
+    /// Total friction dissipation Σ_c D_c [J].
+    pub fn total_friction_dissipated_j(&self) -> f64 {
+        self.friction_dissipated_j.iter().sum()
+    }
 }
 
 /// The mutable state of a simulation at time `t_s`.
@@ -46,4 +50,16 @@ pub struct State {
     /// the partition of the double-step one); its layout is documented by the formulation's
     /// module. Empty for the penalty formulation.
     pub extra: Vec<f64>,
+    /// Friction states w (LuGre bristle q [m], film h [-]), cylinder by cylinder (003 Pub II).
+    pub friction: Vec<f64>,
+    /// Their rates ẇ (trapezoidal).
+    pub friction_rate: Vec<f64>,
+    /// Velocities of the friction elements at `t_s` (cylinders ṡ [m/s], then joints ż
+    /// [rad/s or m/s]), for the friction-state predictor.
+    pub friction_velocity_m_s: Vec<f64>,
+    /// Friction power F_μ v of each friction element (cylinders, then joints) at `t_s` [W].
+    pub friction_power_w: Vec<f64>,
+    /// Work absorbed by each friction element (cylinders, then joints), D = ∫ F_μ v dt [J]
+    /// (trapezoidal rule).
+    pub friction_dissipated_j: Vec<f64>,
 }

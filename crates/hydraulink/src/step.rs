@@ -35,6 +35,23 @@ pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
             return Err(bad(format!("{}.spool", valve.name)));
         }
     }
+    let mut o = 0;
+    for c in &model.hydraulics.cylinders {
+        for name in crate::friction::state_names(&c.friction) {
+            if !st.friction[o].is_finite() || !st.friction_rate[o].is_finite() {
+                return Err(bad(format!("{}.{name}", c.name)));
+            }
+            o += 1;
+        }
+    }
+    for j in &model.joint_friction {
+        for name in crate::friction::state_names(&j.friction) {
+            if !st.friction[o].is_finite() || !st.friction_rate[o].is_finite() {
+                return Err(bad(format!("{}.{name}", j.joint)));
+            }
+            o += 1;
+        }
+    }
     for (r, c) in model.constraints.iter().enumerate() {
         if !st.lambda[r].is_finite() {
             return Err(bad(format!("{}.lambda", c.name)));

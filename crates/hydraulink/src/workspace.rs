@@ -16,6 +16,8 @@ pub struct History {
     pub zdd_hat: Vec<f64>,
     /// p̂̇_k = −(2/Δt p_k + ṗ_k).
     pub pd_hat: Vec<f64>,
+    /// ŵ̇_k = −(2/Δt w_k + ẇ_k) of the friction states (003 Pub II Appendix A).
+    pub wd_hat: Vec<f64>,
 }
 
 /// Counters of the numerical work (reported, never used for control except the reuse policy).
@@ -44,7 +46,7 @@ pub struct Workspace {
     pub tangent: DenseLu,
     /// Projection matrix M′ + (Δt²/4) α Φ_zᵀ Φ_z and its LU.
     pub projection: DenseLu,
-    /// Newton unknowns x = [z; p] of the step being solved.
+    /// Newton unknowns x = [z; p; w] of the step being solved (w: friction states).
     pub x: Vec<f64>,
     /// Newton increment.
     pub dx: Vec<f64>,
@@ -64,6 +66,9 @@ pub struct Workspace {
     pub counters: Counters,
     /// Whether `tangent` holds valid factors that may be reused (Jacobian-reuse policy).
     pub tangent_valid: bool,
+    /// Direction (sign) of each friction element's velocity where the tangent was last
+    /// evaluated (cylinders, then joints); a reversal since makes the next step refresh it.
+    pub friction_tangent_sign: Vec<f64>,
     /// Buffers of the double-step formulation.
     pub double_step: crate::mechanics::semirecursive::double_step::DoubleStepWorkspace,
     /// Buffers of the global formulations.
@@ -78,6 +83,7 @@ impl Workspace {
     /// Allocates everything for `model`.
     pub fn new(model: &Model) -> Self {
         let (n, nv) = (model.n_coords(), model.n_volumes());
+        let nw = model.n_friction_states();
         let mut labels: Vec<String> = model.axes.iter().map(|a| a.name.clone()).collect();
         labels.extend(
             model
@@ -86,6 +92,16 @@ impl Workspace {
                 .iter()
                 .map(|v| format!("{}.p", v.name)),
         );
+        for c in &model.hydraulics.cylinders {
+            for s in crate::friction::state_names(&c.friction) {
+                labels.push(format!("{}.{s}", c.name));
+            }
+        }
+        for j in &model.joint_friction {
+            for s in crate::friction::state_names(&j.friction) {
+                labels.push(format!("{}.{s}", j.joint));
+            }
+        }
         Workspace {
             ev: Evaluator::new(model),
             evd: Evaluator::new(model),
@@ -93,19 +109,25 @@ impl Workspace {
                 zd_hat: vec![0.0; n],
                 zdd_hat: vec![0.0; n],
                 pd_hat: vec![0.0; nv],
+                wd_hat: vec![0.0; nw],
             },
-            tangent: DenseLu::new(n + nv),
+            tangent: DenseLu::new(n + nv + nw),
             projection: DenseLu::new(n),
-            x: vec![0.0; n + nv],
-            dx: vec![0.0; n + nv],
+            x: vec![0.0; n + nv + nw],
+            dx: vec![0.0; n + nv + nw],
             lambda: vec![0.0; model.n_constraints()],
             spool_new: vec![0.0; model.n_valve_positions()],
-            diag: vec![0.0; n + nv],
+            diag: vec![0.0; n + nv + nw],
             tmp: vec![0.0; n.max(1)],
             tmp2: vec![0.0; n.max(1)],
             labels,
             counters: Counters::default(),
             tangent_valid: false,
+            friction_tangent_sign: vec![
+                0.0;
+                model.hydraulics.cylinders.len()
+                    + model.joint_friction.len()
+            ],
             double_step: crate::mechanics::semirecursive::double_step::DoubleStepWorkspace::new(
                 model,
             ),

@@ -53,6 +53,16 @@ pub fn run(model: Model) -> Run {
     Run { labels, rows, sim }
 }
 
+/// The net cylinder work ∫ F ṡ dt with F including friction (the papers' "actuator work",
+/// note 003b E.11): the hydraulic work `energy.actuator_work` minus `energy.friction_dissipated`.
+pub fn net_work(r: &Run) -> Vec<f64> {
+    r.col("energy.actuator_work")
+        .iter()
+        .zip(r.col("energy.friction_dissipated"))
+        .map(|(w, d)| w - d)
+        .collect()
+}
+
 pub fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, x| m.max(x.abs()))
 }

@@ -36,6 +36,8 @@ fn check(name: &str, formulation: Formulation) {
 fn penalty_step_loop_allocates_nothing() {
     check("fourbar", Formulation::Penalty);
     check("quickreturn", Formulation::Penalty);
+    // LuGre seal: friction states as Newton unknowns (003 Pub II)
+    check("fourbar_friction", Formulation::Penalty);
 }
 
 #[test]

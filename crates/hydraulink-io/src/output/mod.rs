@@ -16,6 +16,7 @@
 
 mod compare;
 mod csv;
+mod friction_curve;
 mod plots;
 mod summary;
 
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 pub use compare::{compare_csv, compare_markdown, write_compare_tables, CompareRow};
 pub use csv::CsvWriter;
+pub use friction_curve::write_friction_curve;
 pub use plots::{write_overlay, write_plots, OverlayLine, PLOT_FILES};
 pub use summary::{RunStatistics, Summary};
 

@@ -4,7 +4,7 @@
 //! |----------------------------|--------------------------------------------------|--------------------|
 //! | `joint_coordinates.svg`    | every `<joint>.q`                                | \[rad or m\]       |
 //! | `pressures.svg`            | every `<volume>.p`                               | \[MPa\]            |
-//! | `energy.svg`               | `energy.kinetic/potential/actuator_work/drift`   | \[J\]              |
+//! | `energy.svg`               | `energy.kinetic/potential/actuator_work/friction_dissipated/drift` | \[J\] |
 //! | `constraint_violation.svg` | `constraint.violation`                           | log scale when > 0 |
 //! | `newton_iterations.svg`    | `newton.iterations` (steps only)                 | \[-\]              |
 //! | `cylinders.svg`            | `<cyl>.length` above `<cyl>.force`               | \[m\], \[kN\]      |
@@ -65,6 +65,7 @@ pub fn write_plots(
         ("energy.kinetic", "kinetic"),
         ("energy.potential", "potential"),
         ("energy.actuator_work", "actuator work"),
+        ("energy.friction_dissipated", "friction work"),
         ("energy.drift", "drift"),
     ];
     let figures: [(&str, Vec<Panel>); 6] = [

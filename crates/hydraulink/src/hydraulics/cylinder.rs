@@ -9,7 +9,7 @@
 //! (000 eq. 43 with its sign corrected, reference note 000-E.1.)
 
 use crate::hydraulics::CylinderMotion;
-use crate::model::{Cylinder, Friction, VolumeId};
+use crate::model::{Cylinder, VolumeId};
 use crate::real::Real;
 
 /// Piston side (A) or rod side (B).
@@ -49,19 +49,26 @@ pub fn hydraulic_force<S: Real>(c: &Cylinder, pa: S, pb: S) -> S {
     pa * c.area_a_m2 - pb * c.area_b_m2
 }
 
-/// Friction force F_μ [N], opposing ṡ.
+/// Friction force F_μ [N], opposing ṡ, of a law without internal states (`crate::friction`).
+/// Laws with states (LuGre) go through [`force_and_friction`].
 #[inline]
 pub fn friction_force<S: Real>(c: &Cylinder, f_hyd: S, sd: S) -> S {
-    match c.friction {
-        Friction::None => S::zero(),
-        Friction::Viscous { c } => sd * c,
-        Friction::Efficiency { eta, vs } => f_hyd.abs() * (1.0 - eta) * (sd / vs).tanh(),
-    }
+    debug_assert_eq!(crate::friction::n_states(&c.friction), 0);
+    crate::friction::force(&c.friction, f_hyd, sd, &[])
 }
 
-/// Net force F = p_A A_A − p_B A_B − F_μ [N].
+/// Net force F = p_A A_A − p_B A_B − F_μ [N] (laws without internal states).
 #[inline]
 pub fn force<S: Real>(c: &Cylinder, pa: S, pb: S, sd: S) -> S {
     let fh = hydraulic_force(c, pa, pb);
     fh - friction_force(c, fh, sd)
+}
+
+/// (F, F_μ) [N] with the friction states `w` of this cylinder (003 Pub II eq. 11: F_cyl =
+/// p1 A1 − p2 A2 − F_μ).
+#[inline]
+pub fn force_and_friction<S: Real>(c: &Cylinder, pa: S, pb: S, sd: S, w: &[S]) -> (S, S) {
+    let fh = hydraulic_force(c, pa, pb);
+    let fm = crate::friction::force(&c.friction, fh, sd, w);
+    (fh - fm, fm)
 }

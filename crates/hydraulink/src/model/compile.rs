@@ -329,6 +329,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                     eta: efficiency,
                     vs: velocity_scale_m_s,
                 },
+                ref other => crate::friction::compile::seal_friction(other),
             },
         });
     }
@@ -410,6 +411,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             max_iterations: s.max_iterations,
             hydraulic_substeps: s.hydraulic_substeps,
             hydraulic_integrator: s.hydraulic_integrator,
+            tol_friction_state: s.tolerance_friction_state,
             guidance: s
                 .guidance
                 .iter()
@@ -435,6 +437,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                 .collect(),
         },
         volume_names: h.volumes.iter().map(|v| v.name.clone()).collect(),
+        joint_friction: Vec::new(),
     };
     // chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders)
     for c in 0..model.hydraulics.cylinders.len() {
@@ -448,6 +451,22 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         model.hydraulics.volumes[b.0]
             .chambers
             .push((CylinderId(c), crate::hydraulics::cylinder::Side::B));
+    }
+    // joint friction (003 Pub II laws on revolute and prismatic joints)
+    for js in &spec.joints {
+        if js.friction == FrictionSpec::None {
+            continue;
+        }
+        let axis = model
+            .axes
+            .iter()
+            .position(|a| a.name == js.name)
+            .expect("validated: a 1-coordinate joint has an axis of its name");
+        model.joint_friction.push(JointFriction {
+            joint: js.name.clone(),
+            axis: AxisId(axis),
+            friction: crate::friction::compile::seal_friction(&js.friction),
+        });
     }
 
     // ---- cut joints → scalar equations. Body-1 directions are the body-1-fixed vectors that

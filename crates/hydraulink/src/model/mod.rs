@@ -264,6 +264,25 @@ pub enum Friction {
         /// v_s [m/s].
         vs: f64,
     },
+    /// Corrected Bengisu–Akay (003 Pub II eq. 22).
+    BengisuAkay(crate::friction::BengisuAkay),
+    /// Brown–McPhee (003 Pub II eq. 24).
+    BrownMcPhee(crate::friction::BrownMcPhee),
+    /// LuGre, one bristle state (003 Pub II eqs. 25–27).
+    LuGre(crate::friction::LuGre),
+    /// Modified LuGre, bristle and film states (003 Pub II eqs. 28–34).
+    ModifiedLuGre(crate::friction::ModifiedLuGre),
+}
+
+/// Friction on one elementary joint axis (revolute: torque, prismatic: force).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointFriction {
+    /// The joint's name.
+    pub joint: String,
+    /// Its axis (coordinate).
+    pub axis: AxisId,
+    /// The law, with forces in N m (revolute) or N (prismatic).
+    pub friction: Friction,
 }
 
 /// Compiled double-acting cylinder.
@@ -341,6 +360,8 @@ pub struct SolverOptions {
     pub hydraulic_integrator: spec::HydraulicIntegrator,
     /// Kinematic guidance: prescribed cylinder lengths.
     pub guidance: Vec<Guidance>,
+    /// Newton tolerance on friction states [m or -].
+    pub tol_friction_state: f64,
 }
 
 /// A cylinder length prescribed by an input signal (kinematic guidance, 004 eq. 39).
@@ -383,6 +404,8 @@ pub struct Model {
     pub solver: SolverOptions,
     /// Volume names (for the CLI's warnings).
     pub volume_names: Vec<String>,
+    /// Joint friction elements; their states follow the cylinders' in the friction states.
+    pub joint_friction: Vec<JointFriction>,
 }
 
 impl Model {
@@ -421,5 +444,26 @@ impl Model {
     /// Number of pressure states.
     pub fn n_volumes(&self) -> usize {
         self.hydraulics.volumes.len()
+    }
+    /// Number of friction states (LuGre bristles, lubricant films), stored after the pressures.
+    pub fn n_friction_states(&self) -> usize {
+        self.hydraulics
+            .cylinders
+            .iter()
+            .map(|c| crate::friction::n_states(&c.friction))
+            .chain(
+                self.joint_friction
+                    .iter()
+                    .map(|j| crate::friction::n_states(&j.friction)),
+            )
+            .sum()
+    }
+    /// Number of friction states of the cylinders (the joints' follow them).
+    pub fn n_cylinder_friction_states(&self) -> usize {
+        self.hydraulics
+            .cylinders
+            .iter()
+            .map(|c| crate::friction::n_states(&c.friction))
+            .sum()
     }
 }

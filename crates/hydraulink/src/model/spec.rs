@@ -159,6 +159,11 @@ pub struct JointSpec {
     /// Initial rate(s) [rad/s or m/s].
     #[serde(default)]
     pub qd0: Values,
+    /// Friction in the joint (revolute or prismatic only): a seal-friction law of the joint rate,
+    /// F_μ [N m or N] opposing ż, with every force parameter in the joint's unit (N m for a
+    /// revolute joint) and velocities in rad/s or m/s. `efficiency` is for cylinders only.
+    #[serde(default)]
+    pub friction: FrictionSpec,
 }
 
 fn default_axis() -> [f64; 3] {
@@ -435,6 +440,175 @@ pub enum FrictionSpec {
         #[serde(default = "default_vs")]
         velocity_scale_m_s: f64,
     },
+    /// Corrected Bengisu–Akay seal friction (003 Pub II eq. 22), static. Defaults: Table 2.
+    BengisuAkay {
+        /// F_c [N].
+        #[serde(default = "table2::coulomb")]
+        coulomb_n: f64,
+        /// F_s [N], ≥ F_c.
+        #[serde(default = "table2::static_force")]
+        static_n: f64,
+        /// v_s [m/s], > 0.
+        #[serde(default = "table2::stribeck_velocity")]
+        stribeck_velocity_m_s: f64,
+        /// ξ [s/m], > 0.
+        #[serde(default = "table2::shape")]
+        shape_s_m: f64,
+        /// σ2 [N s/m], ≥ 0.
+        #[serde(default = "table2::viscous")]
+        viscous_n_s_m: f64,
+    },
+    /// Brown–McPhee seal friction (003 Pub II eq. 24), static. Defaults: Table 2.
+    #[serde(rename = "brown_mcphee")]
+    BrownMcPhee {
+        /// F_c [N].
+        #[serde(default = "table2::coulomb")]
+        coulomb_n: f64,
+        /// F_s [N], ≥ F_c.
+        #[serde(default = "table2::static_force")]
+        static_n: f64,
+        /// v_s [m/s], > 0.
+        #[serde(default = "table2::stribeck_velocity")]
+        stribeck_velocity_m_s: f64,
+        /// σ2 [N s/m], ≥ 0.
+        #[serde(default = "table2::viscous")]
+        viscous_n_s_m: f64,
+    },
+    /// LuGre seal friction with a bristle state (003 Pub II eqs. 25–27). Defaults: Table 2.
+    Lugre {
+        /// F_c [N].
+        #[serde(default = "table2::coulomb")]
+        coulomb_n: f64,
+        /// F_s [N], ≥ F_c.
+        #[serde(default = "table2::static_force")]
+        static_n: f64,
+        /// v_s [m/s], > 0.
+        #[serde(default = "table2::stribeck_velocity")]
+        stribeck_velocity_m_s: f64,
+        /// Stribeck exponent n [-], > 0.
+        #[serde(default = "table2::exponent")]
+        stribeck_exponent: f64,
+        /// σ2 [N s/m], ≥ 0.
+        #[serde(default = "table2::viscous")]
+        viscous_n_s_m: f64,
+        /// How σ0 and σ1 of Table 2 are read when not given explicitly.
+        #[serde(default)]
+        table2_reading: BristleReading,
+        /// σ0 [N/m], > 0; overrides `table2_reading`.
+        #[serde(default)]
+        stiffness_n_m: Option<f64>,
+        /// σ1 [N s/m], ≥ 0; overrides `table2_reading`.
+        #[serde(default)]
+        damping_n_s_m: Option<f64>,
+    },
+    /// Modified LuGre (Yanada–Sekikawa) seal friction with bristle and lubricant-film states
+    /// (003 Pub II eqs. 28–34). Defaults: Table 2.
+    ModifiedLugre {
+        /// F_c [N].
+        #[serde(default = "table2::coulomb")]
+        coulomb_n: f64,
+        /// F_s [N], > F_c.
+        #[serde(default = "table2::static_force")]
+        static_n: f64,
+        /// v_s [m/s], > 0.
+        #[serde(default = "table2::stribeck_velocity")]
+        stribeck_velocity_m_s: f64,
+        /// Stribeck exponent n [-], > 0.
+        #[serde(default = "table2::exponent")]
+        stribeck_exponent: f64,
+        /// σ2 [N s/m], ≥ 0.
+        #[serde(default = "table2::viscous")]
+        viscous_n_s_m: f64,
+        /// How σ0 and σ1 of Table 2 are read when not given explicitly.
+        #[serde(default)]
+        table2_reading: BristleReading,
+        /// σ0 [N/m], > 0; overrides `table2_reading`.
+        #[serde(default)]
+        stiffness_n_m: Option<f64>,
+        /// σ1 [N s/m], ≥ 0; overrides `table2_reading`.
+        #[serde(default)]
+        damping_n_s_m: Option<f64>,
+        /// v_b [m/s], > 0: threshold velocity of the film.
+        #[serde(default = "table2::threshold")]
+        threshold_velocity_m_s: f64,
+        /// τ_hp [s], > 0: film time constant in acceleration.
+        #[serde(default = "table2::tau_accel")]
+        tau_accel_s: f64,
+        /// τ_hn [s], > 0: film time constant in deceleration.
+        #[serde(default = "table2::tau_decel")]
+        tau_decel_s: f64,
+        /// τ_h0 [s], > 0: film time constant at rest (dwell).
+        #[serde(default = "table2::tau_dwell")]
+        tau_dwell_s: f64,
+        /// v_0 [m/s], > 0: |v| ≤ v_0 counts as rest for the film (note 003b E.4).
+        #[serde(default = "table2::dwell_velocity")]
+        dwell_velocity_m_s: f64,
+    },
+}
+
+/// The reading of σ0 and σ1 in 003 Pub II Table 2, printed "√54 × 106 N/m" and
+/// "√10 × 104 Ns/m" (note 003b E.1).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BristleReading {
+    /// σ0 = √54·10⁶ = 7.3485e6 N/m, σ1 = √10·10⁴ = 3.1623e4 N s/m. The default: the breakaway
+    /// deflection F_s/σ0 = 0.11 mm is that of a seal, and the stiff bristle explains why the
+    /// paper's LuGre runs cost twice the static ones (Table 3).
+    #[default]
+    Literal,
+    /// σ0 = √(54·10⁶) = 7348 N/m, σ1 = √(10⁵) = 316.2 N s/m: a breakaway deflection of 0.11 m,
+    /// implausible for a seal.
+    SqrtOfProduct,
+    /// σ0 = 54·10⁶ N/m, σ1 = 10·10⁴ N s/m: the √ taken as stray.
+    StraySqrt,
+}
+
+impl BristleReading {
+    /// (σ0 [N/m], σ1 [N s/m]) of this reading.
+    pub fn sigmas(self) -> (f64, f64) {
+        match self {
+            BristleReading::Literal => (54f64.sqrt() * 1e6, 10f64.sqrt() * 1e4),
+            BristleReading::SqrtOfProduct => (54e6f64.sqrt(), 1e5f64.sqrt()),
+            BristleReading::StraySqrt => (54e6, 10e4),
+        }
+    }
+}
+
+/// Defaults of the seal-friction laws: 003 Pub II Table 2.
+mod table2 {
+    pub fn coulomb() -> f64 {
+        210.0
+    }
+    pub fn static_force() -> f64 {
+        830.0
+    }
+    pub fn stribeck_velocity() -> f64 {
+        1.25e-2
+    }
+    pub fn shape() -> f64 {
+        50.0
+    }
+    pub fn viscous() -> f64 {
+        330.0
+    }
+    pub fn exponent() -> f64 {
+        0.5
+    }
+    pub fn threshold() -> f64 {
+        0.70
+    }
+    pub fn tau_accel() -> f64 {
+        0.25
+    }
+    pub fn tau_decel() -> f64 {
+        1.50
+    }
+    pub fn tau_dwell() -> f64 {
+        40.0
+    }
+    pub fn dwell_velocity() -> f64 {
+        1e-9
+    }
 }
 
 fn default_vs() -> f64 {
@@ -618,6 +792,13 @@ pub struct SolverSpec {
     /// Kinematic-guidance formulation: the prescribed length of each cylinder (004 §4, eq. 39).
     #[serde(default)]
     pub guidance: Vec<GuidanceSpec>,
+    /// Newton tolerance on friction states (bristle deflection [m], film [-]) (003 Pub II: 1e-7).
+    #[serde(default = "default_tol_friction")]
+    pub tolerance_friction_state: f64,
+}
+
+fn default_tol_friction() -> f64 {
+    1e-7
 }
 
 /// Integrator of the hydraulic substeps of the multi-rate formulation.
@@ -684,6 +865,7 @@ impl Default for SolverSpec {
             hydraulic_substeps: default_substeps(),
             hydraulic_integrator: HydraulicIntegrator::default(),
             guidance: Vec::new(),
+            tolerance_friction_state: default_tol_friction(),
         }
     }
 }

@@ -67,7 +67,9 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_algebraic_volumes(spec)?;
     check_inputs(&spec.inputs)?;
     check_solver(&spec.solver)?;
-    check_guidance(spec)
+    check_guidance(spec)?;
+    crate::friction::compile::check_joints(spec)?;
+    crate::friction::compile::check_formulation(spec)
 }
 
 /// Number of coordinates of a tree joint.
@@ -543,6 +545,7 @@ fn check_cylinder(
             at.positive("friction.velocity_scale_m_s", velocity_scale_m_s)
                 .map(drop)
         }
+        ref seal => crate::friction::compile::validate(&at.path("friction"), &at.element, seal),
     }
 }
 
@@ -652,6 +655,7 @@ fn check_solver(solver: &SolverSpec) -> Result<(), ModelError> {
     at.positive("tolerance_position", solver.tolerance_position)?;
     at.positive("tolerance_pressure_pa", solver.tolerance_pressure_pa)?;
     at.non_negative("tolerance_relative", solver.tolerance_relative)?;
+    at.positive("tolerance_friction_state", solver.tolerance_friction_state)?;
     if solver.max_iterations < 1 {
         return Err(at.error("max_iterations", "must be at least 1, got 0"));
     }
@@ -1154,6 +1158,7 @@ mod tests {
             axis2: None,
             q0: Values::One(0.0),
             qd0: Values::default(),
+            friction: FrictionSpec::None,
         }
     }
 

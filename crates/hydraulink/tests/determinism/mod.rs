@@ -37,3 +37,24 @@ fn a_cloned_state_restarts_identically() {
     assert_eq!(sim.state().z, sim2.state().z);
     assert_eq!(sim.state().p, sim2.state().p);
 }
+
+#[test]
+fn a_cloned_state_with_friction_states_restarts_identically() {
+    // the modified LuGre bristle and film states (and the predictor's ṡ) are part of the State
+    let mut spec = spec_of("fourbar_friction");
+    spec.hydraulics.cylinders[0].friction = toml::from_str("type = \"modified_lugre\"").unwrap();
+    let model = hydraulink::model::compile(&spec).unwrap();
+    let mut sim = Simulation::new(model).unwrap();
+    for _ in 0..1200 {
+        sim.step().unwrap();
+    }
+    let saved = sim.state().clone();
+    let mut sim2 = Simulation::new(sim.model().clone()).unwrap();
+    sim2.set_state(saved.clone());
+    sim.set_state(saved);
+    for _ in 0..300 {
+        sim.step().unwrap();
+        sim2.step().unwrap();
+    }
+    assert_eq!(sim.state(), sim2.state());
+}

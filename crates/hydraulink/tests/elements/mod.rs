@@ -6,6 +6,8 @@ use hydraulink::model::{Cylinder, Frame, FramePoint, Friction, Node, Valve43, Vo
 use num_dual::Dual64;
 use proptest::prelude::*;
 
+mod friction;
+
 fn d<F: Fn(Dual64) -> Dual64>(f: F, x: f64) -> f64 {
     f(Dual64::new(x, 1.0)).eps
 }

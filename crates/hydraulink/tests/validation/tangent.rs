@@ -7,7 +7,12 @@ use hydraulink::mechanics::semirecursive::penalty;
 use hydraulink::{step, Workspace};
 
 fn check(name: &str, t_check: f64) {
-    let model = model_of(name);
+    check_model(name, model_of(name), t_check, 1e-6);
+}
+
+/// `hz`: central-difference step of the coordinates [rad or m].
+fn check_model(name: &str, model: hydraulink::Model, t_check: f64, hz: f64) {
+    let nzp = model.n_coords() + model.n_volumes();
     let mut st = initialize(&model).unwrap();
     let mut ws = Workspace::new(&model);
     let n_steps = (t_check / model.step_s()).round() as u64;
@@ -17,14 +22,26 @@ fn check(name: &str, t_check: f64) {
     penalty::prepare(&model, &st, &mut ws);
     // perturb the predictor a little so that Φ ≠ 0 and the tangent terms in Φ are exercised
     for (i, x) in ws.x.iter_mut().enumerate() {
-        *x += if i < model.n_coords() { 1e-4 } else { 2e3 };
+        *x += if i < model.n_coords() {
+            1e-4
+        } else if i < nzp {
+            2e3
+        } else {
+            1e-6 // friction states: bristle [m], film [-]
+        };
     }
     penalty::tangent(&model, &mut ws);
     let nx = ws.x.len();
     let x0 = ws.x.clone();
     let mut worst: f64 = 0.0;
     for j in 0..nx {
-        let h = if j < model.n_coords() { 1e-6 } else { 1.0 };
+        let h = if j < model.n_coords() {
+            hz
+        } else if j < nzp {
+            1.0
+        } else {
+            1e-9
+        };
         let mut fp = vec![0.0; nx];
         let mut fm = vec![0.0; nx];
         for (sign, out) in [(1.0, &mut fp), (-1.0, &mut fm)] {
@@ -61,4 +78,31 @@ fn tangent_matches_central_differences_fourbar_lifting() {
 #[test]
 fn tangent_matches_central_differences_quickreturn_pulling() {
     check("quickreturn", 2.0);
+}
+
+#[test]
+fn tangent_matches_central_differences_fourbar_friction_sliding() {
+    // 003 Pub II Appendix A: x = [z; p; q; h]; mid-lift (t = 1.5 s), the seal sliding
+    for law in ["bengisu_akay", "brown_mcphee", "lugre", "modified_lugre"] {
+        let mut spec = spec_of("fourbar_friction");
+        spec.hydraulics.cylinders[0].friction =
+            toml::from_str(&format!("type = \"{law}\"")).unwrap();
+        // coordinate step 2e-9 rad: ż = (2/Δt) z + …, so 1e-6 rad would change ṡ by 1 mm/s,
+        // too coarse for the √|v| Stribeck and |v|^(2/3) film curvatures at ~1 cm/s
+        check_model(law, hydraulink::model::compile(&spec).unwrap(), 1.5, 2e-9);
+    }
+}
+
+#[test]
+fn tangent_matches_central_differences_joint_friction() {
+    // joint friction on the pendulum's axis (generalized force and bristle/film rows), swinging
+    for law in ["brown_mcphee", "lugre", "modified_lugre"] {
+        let spec = super::paper_003_friction::pendulum_with_joint_friction(law);
+        check_model(
+            &format!("pendulum {law}"),
+            hydraulink::model::compile(&spec).unwrap(),
+            0.3,
+            2e-9,
+        );
+    }
 }

@@ -1030,6 +1030,8 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
     st.zdd.copy_from_slice(&ds.re.zdd);
     st.spool.copy_from_slice(&ws.spool_new);
     ds.part.store(&mut st.extra);
+    advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
+    advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
     report.kinetic_j = ke;

@@ -2,7 +2,7 @@
 //! stiffness-orthogonal projections (ALI3-P, 000 §2.3), coupled monolithically with the
 //! hydraulics and integrated with the trapezoidal rule (000 §4).
 //!
-//! Unknowns x = [z ; p] at t_{k+1}. With the trapezoidal relations (000 eqs. 33–34)
+//! Unknowns x = [z ; p ; w] at t_{k+1} (w: friction states, 003 Pub II Appendix A). With the trapezoidal relations (000 eqs. 33–34)
 //!
 //! ```text
 //! ż = (2/Δt) z + ẑ̇_k,   z̈ = (4/Δt²) z + ẑ̈_k,   ṗ = (2/Δt) p + p̂̇_k
@@ -31,6 +31,10 @@ use crate::real::Real;
 use crate::state::State;
 use crate::workspace::{History, Workspace};
 use crate::StepError;
+
+/// Speed below which a friction element's reversal does not trigger a tangent refresh [m/s or
+/// rad/s]: the sticking seal's velocity dithers about 0.
+const REVERSAL_SPEED: f64 = 1e-4;
 
 /// What one step did.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -64,10 +68,11 @@ pub fn residual<S: Real>(
 /// (z, ż, p): M′, Q′, Φ, Φ_z, h.
 pub fn evaluate_at<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History, spools: &[f64]) {
     let n = model.n_coords();
+    let nv = model.n_volumes();
     trapezoidal_rates(model, ev, hist);
     let x = std::mem::take(&mut ev.x);
     let zd = std::mem::take(&mut ev.zd);
-    ev.evaluate(model, &x[..n], &zd, &x[n..], spools, false);
+    ev.evaluate(model, &x[..n], &zd, &x[n..n + nv], spools, false);
     ev.x = x;
     ev.zd = zd;
 }
@@ -84,6 +89,12 @@ fn trapezoidal_rates<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &Histo
     }
     for v in 0..nv {
         ev.pd[v] = ev.x[n + v] * c1 + hist.pd_hat[v];
+    }
+    // friction states w and ẇ = (2/Δt) w + ŵ̇ (003 Pub II Appendix A)
+    for (j, wh) in hist.wd_hat.iter().enumerate() {
+        let w = ev.x[n + nv + j];
+        ev.fstate[j] = w;
+        ev.fstate_trap[j] = w * c1 + *wh;
     }
 }
 
@@ -113,6 +124,11 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
         ev.f[n + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
     }
+    // friction-state rows (Δt²/4)(ẇ − u(ṡ, w)) (003 Pub II Appendix A)
+    let nv = model.n_volumes();
+    for (j, (wt, u)) in ev.fstate_trap.iter().zip(ev.fstate_rate.iter()).enumerate() {
+        ev.f[n + nv + j] = (*wt - *u) * c;
+    }
 }
 
 /// Exact tangent ∂f/∂x into `ws.tangent`: one forward-mode dual pass of the residual per
@@ -133,8 +149,9 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
         } else {
             trapezoidal_rates(model, &mut ws.evd, &ws.hist);
             let p = std::mem::take(&mut ws.evd.x);
+            let nv = model.n_volumes();
             ws.evd
-                .evaluate_pressures(model, &ws.ev, &p[n..], &ws.spool_new);
+                .evaluate_pressures(model, &ws.ev, &p[n..n + nv], &ws.spool_new);
             ws.evd.x = p;
             form_residual(model, &mut ws.evd, &ws.lambda);
         }
@@ -144,6 +161,14 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
         }
         ws.diag[j] = ws.evd.f[j].eps;
     }
+    // the friction elements' directions at this linearization point (see `step`)
+    let nc = model.hydraulics.cylinders.len();
+    for (c, m) in ws.ev.motion.iter().enumerate() {
+        ws.friction_tangent_sign[c] = m.sd.signum();
+    }
+    for (j, v) in ws.ev.joint_velocity.iter().enumerate() {
+        ws.friction_tangent_sign[nc + j] = v.signum();
+    }
     ws.counters.tangents += 1;
 }
 
@@ -151,8 +176,10 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
 pub(crate) fn tolerance(model: &Model, i: usize) -> f64 {
     if i < model.n_coords() {
         model.solver.tol_position
-    } else {
+    } else if i < model.n_coords() + model.n_volumes() {
         model.solver.tol_pressure_pa
+    } else {
+        model.solver.tol_friction_state
     }
 }
 
@@ -218,6 +245,36 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
         // closer to the solution and saves iterations while the oil column oscillates)
         ws.x[n + v] = st.p[v] + dt * st.pd[v] + 0.5 * dt * dt * st.pdd[v];
     }
+    // friction states: ŵ̇_k and the local trapezoidal predictor (`friction::predict`)
+    for j in 0..st.friction.len() {
+        ws.hist.wd_hat[j] = -(c1 * st.friction[j] + st.friction_rate[j]);
+    }
+    let mut o = 0;
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let k = crate::friction::n_states(&cyl.friction);
+        crate::friction::predict(
+            &cyl.friction,
+            st.friction_velocity_m_s[c],
+            &st.friction[o..o + k],
+            &st.friction_rate[o..o + k],
+            dt,
+            &mut ws.x[n + nv + o..n + nv + o + k],
+        );
+        o += k;
+    }
+    let nc = model.hydraulics.cylinders.len();
+    for (j, jf) in model.joint_friction.iter().enumerate() {
+        let k = crate::friction::n_states(&jf.friction);
+        crate::friction::predict(
+            &jf.friction,
+            st.friction_velocity_m_s[nc + j],
+            &st.friction[o..o + k],
+            &st.friction_rate[o..o + k],
+            dt,
+            &mut ws.x[n + nv + o..n + nv + o + k],
+        );
+        o += k;
+    }
     ws.lambda.copy_from_slice(&st.lambda);
 }
 
@@ -274,6 +331,19 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     let mut iterations = 0u32;
     let mut newton = NewtonControl::default();
     let mut need_tangent = !ws.tangent_valid;
+    // A friction element whose velocity reversed since the tangent was evaluated sits on the other
+    // side of the |v| kink of its law (LuGre: ∂q̇/∂v = 1 ∓ σ0 q/g): refresh before the first solve.
+    if model.n_friction_states() > 0 {
+        for (s, v) in ws
+            .friction_tangent_sign
+            .iter()
+            .zip(st.friction_velocity_m_s.iter())
+        {
+            if v.abs() > REVERSAL_SPEED && v.signum() != *s {
+                need_tangent = true;
+            }
+        }
+    }
     loop {
         ws.ev.x.copy_from_slice(&ws.x);
         evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
@@ -335,7 +405,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         ws.tangent.solve_in_place(&mut ws.dx);
         iterations += 1;
         let mut norm: f64 = 0.0;
-        for i in 0..n + nv {
+        for i in 0..ws.x.len() {
             ws.x[i] += ws.dx[i];
             // weighted increment: |Δx_i| / (atol_i + rtol |x_i|)
             let w = tolerance(model, i) + model.solver.tol_relative * ws.x[i].abs();
@@ -403,7 +473,9 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     ws.ev.zd = zd_star;
     // ż projected in tmp; velocity terms (Φ̇_z ż, cylinder rates) with it, at the same positions
     let zd_proj = std::mem::take(&mut ws.tmp);
-    ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..]);
+    // friction states of the accepted iterate for the cylinder forces at the projected ż
+    ws.ev.fstate.copy_from_slice(&ws.x[n + nv..]);
+    ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..n + nv]);
     if !project {
         ws.tmp2[..n].copy_from_slice(&ws.ev.zdd[..n]);
     } else {
@@ -448,6 +520,17 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     ws.tmp = zd_proj;
     st.spool.copy_from_slice(&ws.spool_new);
     st.lambda.copy_from_slice(&ws.lambda);
+    for j in 0..st.friction.len() {
+        let w = ws.x[n + nv + j];
+        let wd = c1 * w + ws.hist.wd_hat[j];
+        st.friction[j] = w;
+        st.friction_rate[j] = wd;
+    }
+    for (v, m) in st.friction_velocity_m_s.iter_mut().zip(ws.ev.motion.iter()) {
+        *v = m.sd;
+    }
+    advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
+    advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
     report.kinetic_j = ke;

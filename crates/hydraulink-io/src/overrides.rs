@@ -1,0 +1,300 @@
+//! Parameter overrides `PATH=VALUE` on a `ModelSpec` (`hydraulink run --set`), for every field of
+//! a model.
+//!
+//! The spec is serialized to a TOML value tree, the value is set at the path, and the tree is
+//! deserialized again, so the schema checks of model files (unknown fields, types, variants)
+//! apply to overrides too; the model checks follow at compilation.
+//!
+//! Paths are dotted keys with `[i]` indices, as in model errors (`hydraulics.cylinders[0].
+//! friction.type`, `solver.step_s`). The first segment may also be the name of any named element
+//! (body, joint, cut joint, volume, valve, throttle, cylinder, input, …): `cylinder.friction.
+//! static_n` is the `friction.static_n` of the element named `cylinder`. Values are TOML (`900`,
+//! `[0.0, 1.0]`, `"V1"`); a bare word that is not TOML is taken as a string (`lugre`). Setting
+//! the `type` of a tagged table (friction law, signal, joint kind) to another value drops the
+//! table's other keys, which belong to the old variant: `--set cylinder.friction.type=lugre
+//! --set cylinder.friction.static_n=900` gives a LuGre seal with Table 2 defaults except F_s.
+
+use hydraulink::model::spec::ModelSpec;
+use serde::Deserialize;
+use toml::{Table, Value};
+
+/// An override that cannot be applied: the `--set` text and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("--set {text}: {message}")]
+pub struct OverrideError {
+    /// The override as given.
+    pub text: String,
+    /// What is wrong, with the valid names nearby.
+    pub message: String,
+}
+
+/// One parsed path segment.
+#[derive(Debug, Clone, PartialEq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
+    let mut out = Vec::new();
+    for part in path.split('.') {
+        let (key, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if key.is_empty() && out.is_empty() {
+            return Err(format!("empty key in path '{path}'"));
+        }
+        if !key.is_empty() {
+            out.push(Seg::Key(key.to_string()));
+        }
+        while !rest.is_empty() {
+            let close = rest
+                .find(']')
+                .ok_or_else(|| format!("unclosed '[' in path '{path}'"))?;
+            let idx: usize = rest[1..close]
+                .parse()
+                .map_err(|_| format!("bad index '{}' in path '{path}'", &rest[1..close]))?;
+            out.push(Seg::Index(idx));
+            rest = &rest[close + 1..];
+        }
+    }
+    if out.is_empty() {
+        return Err("empty path".into());
+    }
+    Ok(out)
+}
+
+/// Every named element in the tree: (name, path segments to it).
+fn named_elements(v: &Value, prefix: &mut Vec<Seg>, out: &mut Vec<(String, Vec<Seg>)>) {
+    match v {
+        Value::Table(t) => {
+            for (k, child) in t {
+                prefix.push(Seg::Key(k.clone()));
+                named_elements(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        Value::Array(a) => {
+            for (i, child) in a.iter().enumerate() {
+                if let Some(Value::String(name)) = child.as_table().and_then(|t| t.get("name")) {
+                    let mut p = prefix.clone();
+                    p.push(Seg::Index(i));
+                    out.push((name.clone(), p));
+                }
+                prefix.push(Seg::Index(i));
+                named_elements(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn show(path: &[Seg]) -> String {
+    let mut s = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            Seg::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+/// A TOML value from the text after `=`; a bare word that is not TOML is a string.
+fn parse_value(text: &str) -> Value {
+    match format!("v = {text}").parse::<Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or(Value::String(text.to_string())),
+        Err(_) => Value::String(text.to_string()),
+    }
+}
+
+fn set_at(root: &mut Value, path: &[Seg], value: Value) -> Result<(), String> {
+    let mut cur = root;
+    for (depth, seg) in path.iter().enumerate() {
+        let last = depth + 1 == path.len();
+        let here = show(&path[..depth]);
+        let here = if here.is_empty() {
+            "the model".to_string()
+        } else {
+            format!("'{here}'")
+        };
+        match seg {
+            Seg::Key(k) => {
+                let t = cur
+                    .as_table_mut()
+                    .ok_or_else(|| format!("{here} is not a table, it has no key '{k}'"))?;
+                if last {
+                    if k == "type" && t.get("type").is_some_and(|old| *old != value) {
+                        // a new variant of a tagged table: the old variant's fields go
+                        t.clear();
+                    }
+                    t.insert(k.clone(), value);
+                    return Ok(());
+                }
+                if !t.contains_key(k) {
+                    let keys: Vec<&str> = t.keys().map(String::as_str).collect();
+                    // absent tables of optional fields are created; serde judges the key
+                    if matches!(path[depth + 1], Seg::Index(_)) {
+                        return Err(format!(
+                            "{here} has no list '{k}'; present keys: {}",
+                            keys.join(", ")
+                        ));
+                    }
+                    t.insert(k.clone(), Value::Table(Table::new()));
+                }
+                cur = t.get_mut(k).expect("inserted above");
+            }
+            Seg::Index(i) => {
+                let a = cur
+                    .as_array_mut()
+                    .ok_or_else(|| format!("{here} is not a list, it has no index [{i}]"))?;
+                let len = a.len();
+                let item = a
+                    .get_mut(*i)
+                    .ok_or_else(|| format!("{here} has {len} entries, no index [{i}]"))?;
+                if last {
+                    *item = value;
+                    return Ok(());
+                }
+                cur = item;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies `PATH=VALUE` overrides in order and returns the new spec.
+pub fn apply_overrides(spec: &ModelSpec, sets: &[String]) -> Result<ModelSpec, OverrideError> {
+    if sets.is_empty() {
+        return Ok(spec.clone());
+    }
+    let err = |text: &str, message: String| OverrideError {
+        text: text.to_string(),
+        message,
+    };
+    let mut root = Value::try_from(spec)
+        .map_err(|e| err("", format!("the model cannot be written as TOML: {e}")))?;
+    for text in sets {
+        let (path, value) = text
+            .split_once('=')
+            .ok_or_else(|| err(text, "expected PATH=VALUE".into()))?;
+        let (path, value) = (path.trim(), value.trim());
+        let mut segs = parse_path(path).map_err(|m| err(text, m))?;
+        // a first segment that is not a top-level key: the name of an element
+        if let Seg::Key(first) = &segs[0] {
+            let top = root.as_table().expect("a spec is a table");
+            if !top.contains_key(first) {
+                let mut named = Vec::new();
+                named_elements(&root, &mut Vec::new(), &mut named);
+                let hits: Vec<&(String, Vec<Seg>)> =
+                    named.iter().filter(|(n, _)| n == first).collect();
+                match hits.len() {
+                    1 => {
+                        let mut full = hits[0].1.clone();
+                        full.extend(segs.drain(1..));
+                        segs = full;
+                    }
+                    0 => {
+                        let mut valid: Vec<String> = top.keys().cloned().collect();
+                        valid.extend(named.iter().map(|(n, p)| format!("{n} ({})", show(p))));
+                        return Err(err(
+                            text,
+                            format!(
+                                "unknown path '{path}': '{first}' is neither a top-level key nor \
+                                 the name of an element; valid: {}",
+                                valid.join(", ")
+                            ),
+                        ));
+                    }
+                    _ => {
+                        let list: Vec<String> = hits.iter().map(|(_, p)| show(p)).collect();
+                        return Err(err(
+                            text,
+                            format!(
+                                "'{first}' names several elements ({}); use the full path",
+                                list.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        let full = show(&segs);
+        set_at(&mut root, &segs, parse_value(value))
+            .map_err(|m| err(text, format!("unknown path '{full}': {m}")))?;
+        // check after each override, so the error names this one
+        ModelSpec::deserialize(root.clone()).map_err(|e| {
+            err(
+                text,
+                format!("'{full}': {}", e.to_string().trim_end().replace('\n', " ")),
+            )
+        })?;
+    }
+    ModelSpec::deserialize(root).map_err(|e| err("", e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> ModelSpec {
+        crate::parse_model(
+            include_str!("../../../models/fourbar_friction.toml"),
+            "fourbar_friction.toml",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn element_names_and_full_paths() {
+        let s = apply_overrides(
+            &spec(),
+            &[
+                "cylinder.friction.type=brown_mcphee".into(),
+                "cylinder.friction.static_n=900".into(),
+                "solver.step_s=2e-3".into(),
+                "hydraulics.volumes[2].p0_pa=3.0e6".into(),
+                "crank.mass_kg=20".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.solver.step_s, 2e-3);
+        assert_eq!(s.hydraulics.volumes[2].p0_pa, Some(3.0e6));
+        assert_eq!(s.bodies[0].mass_kg, 20.0);
+        match s.hydraulics.cylinders[0].friction {
+            hydraulink::model::spec::FrictionSpec::BrownMcPhee {
+                static_n,
+                coulomb_n,
+                ..
+            } => {
+                assert_eq!((static_n, coulomb_n), (900.0, 210.0));
+            }
+            ref f => panic!("{f:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_paths_name_the_valid_ones() {
+        let e = apply_overrides(&spec(), &["cylinder.friction.fs=900".into()]).unwrap_err();
+        assert!(
+            e.message.contains("fs") && e.message.contains("static_n"),
+            "{e}"
+        );
+        let e = apply_overrides(&spec(), &["cylindr.friction.static_n=900".into()]).unwrap_err();
+        assert!(
+            e.message.contains("cylinder (hydraulics.cylinders[0])"),
+            "{e}"
+        );
+        let e = apply_overrides(&spec(), &["solver.step_s".into()]).unwrap_err();
+        assert!(e.message.contains("PATH=VALUE"), "{e}");
+        let e = apply_overrides(&spec(), &["bodies[7].mass_kg=1".into()]).unwrap_err();
+        assert!(e.message.contains("3 entries"), "{e}");
+    }
+}
