@@ -103,7 +103,10 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     // whether f_req holds the static cylinder forces (friction states need them even when
     // every pressure is given: the seal's pre-sliding carries the difference)
     let mut statics_ok = false;
-    if ncyl > 0 && (!unknown.is_empty() || nw > 0) {
+    // the static generalized force each friction joint must carry (003 Pub II pre-sliding)
+    let njf = model.joint_friction.len();
+    let mut joint_load = vec![0.0; njf];
+    if (ncyl > 0 && (!unknown.is_empty() || nw > 0)) || (njf > 0 && nw > 0) {
         // columns: B (ncyl) then −Φ_zᵀ (m)
         let mut a = DMatrix::<f64>::zeros(n, ncyl + m);
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
@@ -123,7 +126,12 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             }
         }
         let q0 = DVector::from_column_slice(&ev.dynamics.force);
-        let sol = pinv_solve(&a, &(-&q0));
+        // (no cylinder and no cut joint: nothing but joint friction can hold the mechanism)
+        let sol = if a.ncols() > 0 {
+            pinv_solve(&a, &(-&q0))
+        } else {
+            DVector::zeros(0)
+        };
         let res = &a * &sol + &q0;
         if res.norm() > 1e-6 * (q0.norm() + 1.0) && !unknown.is_empty() {
             return Err(InitError::Statics(format!(
@@ -134,6 +142,25 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         statics_ok = res.norm() <= 1e-6 * (q0.norm() + 1.0);
         for c in 0..ncyl {
             f_req[c] = sol[c];
+        }
+        if !statics_ok && njf > 0 && unknown.is_empty() {
+            // what the cylinders and cut joints leave is carried by the friction joints at rest:
+            // columns −e_k (the joint friction force is subtracted from Q_k), minimum norm
+            let mut a2 = a.clone().resize_horizontally(ncyl + m + njf, 0.0);
+            for (k, jf) in model.joint_friction.iter().enumerate() {
+                a2[(jf.axis.0, ncyl + m + k)] = -1.0;
+            }
+            let sol2 = pinv_solve(&a2, &(-&q0));
+            let res2 = &a2 * &sol2 + &q0;
+            if res2.norm() <= 1e-6 * (q0.norm() + 1.0) {
+                statics_ok = true;
+                for c in 0..ncyl {
+                    f_req[c] = sol2[c];
+                }
+                for k in 0..njf {
+                    joint_load[k] = sol2[ncyl + m + k];
+                }
+            }
         }
     }
 
@@ -296,10 +323,19 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             }
             o += k;
         }
-        // joints: steady sliding at the initial rate, zero deflection at rest
-        for jf in &model.joint_friction {
+        // joints: steady sliding at the initial rate; at rest, pre-sliding carries the static
+        // load when the law can hold it (|load| ≤ F_s), else the joint starts unloaded (released)
+        for (j, jf) in model.joint_friction.iter().enumerate() {
             let k = crate::friction::n_states(&jf.friction);
-            crate::friction::steady_states(&jf.friction, zd[jf.axis.0], &mut friction[o..o + k]);
+            let w = &mut friction[o..o + k];
+            let v = zd[jf.axis.0];
+            if v != 0.0 {
+                crate::friction::steady_states(&jf.friction, v, w);
+            } else if statics_ok
+                && crate::friction::rest_states(&jf.friction, joint_load[j], w).is_err()
+            {
+                w.iter_mut().for_each(|x| *x = 0.0);
+            }
             o += k;
         }
         ev.fstate.copy_from_slice(&friction);

@@ -189,3 +189,30 @@ fn joint_friction_pendulum_energy_and_stick() {
         }
     }
 }
+
+#[test]
+fn joint_friction_pre_sliding_holds_a_pendulum_from_the_start() {
+    // At 0.05 rad the gravity torque −2·9.81·sin 0.05 = −0.981 N m is below F_s = 2 N m: the
+    // static initialization puts that load on the LuGre bristles (σ0 z = −0.981, the friction
+    // force being subtracted from the joint's generalized force), so the
+    // pendulum starts in equilibrium and stays there (003 Pub II: pre-sliding at rest carries
+    // the static load).
+    for law in ["lugre", "modified_lugre"] {
+        let mut spec = pendulum_with_joint_friction(law);
+        spec.joints[0].q0 = hydraulink::model::spec::Values::One(0.05);
+        spec.solver.duration_s = 1.0;
+        let r = run(hydraulink::model::compile(&spec).unwrap());
+        let th = r.col("pivot.q");
+        let moved = th.iter().fold(0.0f64, |m, x| m.max((x - 0.05).abs()));
+        let bristle = r.col("pivot.bristle_m")[0];
+        eprintln!(
+            "{law} pendulum at 0.05 rad: bristle {bristle:.4e}, moved {moved:.2e} rad in 1 s"
+        );
+        assert!(
+            (bristle * 2.0e4 + 2.0 * 9.81 * 0.05f64.sin()).abs() < 1e-9,
+            "{law}: σ0 z = {}",
+            bristle * 2.0e4
+        );
+        assert!(moved < 1e-9, "{law}: moved {moved} rad");
+    }
+}
