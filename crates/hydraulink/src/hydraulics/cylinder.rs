@@ -56,6 +56,9 @@ pub fn friction_force<S: Real>(c: &Cylinder, f_hyd: S, sd: S) -> S {
         Friction::None => S::zero(),
         Friction::Viscous { c } => sd * c,
         Friction::Efficiency { eta, vs } => f_hyd.abs() * (1.0 - eta) * (sd / vs).tanh(),
+        Friction::BrownMcPhee { fc, fs, vs, sigma2 } => {
+            super::brown_mcphee::force(fc, fs, vs, sigma2, sd)
+        }
     }
 }
 

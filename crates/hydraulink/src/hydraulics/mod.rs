@@ -7,6 +7,7 @@
 //! Chamber volumes, and so V_k, V̇_k and B_e,k, follow from the cylinder strokes.
 
 pub mod bridge_valve;
+pub mod brown_mcphee;
 pub mod cylinder;
 pub mod fluid;
 pub mod orifice;

@@ -329,6 +329,17 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                     eta: efficiency,
                     vs: velocity_scale_m_s,
                 },
+                FrictionSpec::BrownMcPhee {
+                    coulomb_n,
+                    static_n,
+                    stribeck_velocity_m_s,
+                    viscous_n_s_m,
+                } => Friction::BrownMcPhee {
+                    fc: coulomb_n,
+                    fs: static_n,
+                    vs: stribeck_velocity_m_s,
+                    sigma2: viscous_n_s_m,
+                },
             },
         });
     }

@@ -262,6 +262,17 @@ pub enum Friction {
         /// v_s [m/s].
         vs: f64,
     },
+    /// Brown & McPhee (001 eq. 8).
+    BrownMcPhee {
+        /// Coulomb force F_c [N].
+        fc: f64,
+        /// Static force F_s [N].
+        fs: f64,
+        /// Stribeck velocity v_s [m/s].
+        vs: f64,
+        /// Viscous coefficient σ₂ [N s/m].
+        sigma2: f64,
+    },
 }
 
 /// Compiled double-acting cylinder.

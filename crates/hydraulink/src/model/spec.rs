@@ -435,6 +435,19 @@ pub enum FrictionSpec {
         #[serde(default = "default_vs")]
         velocity_scale_m_s: f64,
     },
+    /// Brown & McPhee (001 eq. 8, `hydraulics::brown_mcphee`):
+    /// F_μ = F_c tanh(4ṡ/v_s) + (F_s − F_c)(ṡ/v_s)/(¼(ṡ/v_s)² + ¾)² + σ₂ ṡ.
+    #[serde(rename = "brown_mcphee")]
+    BrownMcPhee {
+        /// Coulomb force F_c [N], ≥ 0.
+        coulomb_n: f64,
+        /// Static (breakaway) force F_s [N], ≥ 0.
+        static_n: f64,
+        /// Stribeck velocity v_s [m/s], > 0.
+        stribeck_velocity_m_s: f64,
+        /// Viscous coefficient σ₂ [N·s/m], ≥ 0.
+        viscous_n_s_m: f64,
+    },
 }
 
 fn default_vs() -> f64 {

@@ -543,6 +543,18 @@ fn check_cylinder(
             at.positive("friction.velocity_scale_m_s", velocity_scale_m_s)
                 .map(drop)
         }
+        FrictionSpec::BrownMcPhee {
+            coulomb_n,
+            static_n,
+            stribeck_velocity_m_s,
+            viscous_n_s_m,
+        } => {
+            at.non_negative("friction.coulomb_n", coulomb_n)?;
+            at.non_negative("friction.static_n", static_n)?;
+            at.positive("friction.stribeck_velocity_m_s", stribeck_velocity_m_s)?;
+            at.non_negative("friction.viscous_n_s_m", viscous_n_s_m)
+                .map(drop)
+        }
     }
 }
 

@@ -1,0 +1,141 @@
+//! Linearization and eigen-analysis (paper 001, issue 5): the equilibrium and Table 3 of the 3-D
+//! four-bar (`models/fourbar3d*.toml`), the finite-difference counterpart, and the linear
+//! against the nonlinear response. Own binary.
+
+#[path = "common.rs"]
+#[allow(dead_code)]
+mod common;
+
+use common::*;
+use hydraulink::linearize::eigen::{modes, EigenOptions, Mode, ModeKind};
+use hydraulink::linearize::equilibrium::{equilibrium, EquilibriumOptions};
+use hydraulink::linearize::exact::{linearize, ExactOptions, Linearization};
+use hydraulink::linearize::{all_inputs, all_outputs, finite_difference, full_names};
+use hydraulink::Model;
+
+fn exact_of(model: &Model) -> (hydraulink::linearize::equilibrium::Equilibrium, Linearization) {
+    let eq = equilibrium(model, &EquilibriumOptions::default()).expect("equilibrium");
+    let opts = ExactOptions {
+        independent: eq.held.clone(),
+        inputs: all_inputs(model),
+        outputs: all_outputs(model),
+        ..Default::default()
+    };
+    let lin = linearize(model, &eq.point, &opts).expect("linearization");
+    (eq, lin)
+}
+
+fn deg_mod360(x: f64) -> f64 {
+    x.to_degrees().rem_euclid(360.0)
+}
+
+/// 001 §4.3, eqs. 81–83 and 90 (note B.6): p1 = p2 = 2.820479 MPa with p3 = 3.5 MPa prescribed,
+/// φ32 = 322.0956158826°, φ43 = 266.4166783015°, from the printed rounded q0 with φ2 held.
+#[test]
+fn paper_001_fourbar3d_equilibrium() {
+    let model = model_of("fourbar3d");
+    let eq = equilibrium(&model, &EquilibriumOptions::default()).expect("equilibrium");
+    let names: Vec<&str> = eq.held.iter().map(|&k| model.axes[k].name.as_str()).collect();
+    assert_eq!(names, ["phi2"]);
+    let z = &eq.point.z;
+    println!("z = {:?} deg", z.iter().map(|&x| deg_mod360(x)).collect::<Vec<_>>());
+    println!("p = {:?}", eq.point.p);
+    println!("lambda = {:?}, F = {:?}", eq.point.lambda, eq.cylinder_force_n);
+    assert!((deg_mod360(z[0]) - 60.0).abs() < 1e-12);
+    // note B.6: high-precision values 322.09561588260276°, 266.41667830152803°
+    assert!((deg_mod360(z[1]) - 322.095_615_882_6).abs() < 1e-9, "{}", deg_mod360(z[1]));
+    assert!((deg_mod360(z[2]) - 266.416_678_301_5).abs() < 1e-9, "{}", deg_mod360(z[2]));
+    // note B.6: p2 = 2.820478971 MPa (the paper prints 2.82), p1 = p2, p3 = 3.5 MPa
+    assert!((eq.point.p[1] - 2.820_478_971e6).abs() < 1.0, "{}", eq.point.p[1]);
+    assert!((eq.point.p[0] - eq.point.p[1]).abs() < 1e-6);
+    assert_eq!(eq.point.p[2], 3.5e6);
+    // F_cyl⁰ = A2 p2 − A3 p3 = −48.2506109297 N (note B.6)
+    assert!((eq.cylinder_force_n[0] + 48.250_610_929_7).abs() < 1e-6);
+}
+
+fn print_modes(m: &[Mode], names: &[String]) {
+    print!("{}", hydraulink::linearize::eigen::table(m, names));
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs()
+}
+
+/// Scales the cylinder's Brown–McPhee F_c, F_s, σ₂ (and so the slope c_eq) by `k`.
+fn scale_friction(spec: &mut hydraulink::ModelSpec, k: f64) {
+    use hydraulink::model::spec::FrictionSpec;
+    if let FrictionSpec::BrownMcPhee {
+        coulomb_n,
+        static_n,
+        viscous_n_s_m,
+        ..
+    } = &mut spec.hydraulics.cylinders[0].friction
+    {
+        *coulomb_n *= k;
+        *static_n *= k;
+        *viscous_n_s_m *= k;
+    } else {
+        panic!("fourbar3d has Brown–McPhee friction");
+    }
+}
+
+/// 001 Table 3 (note C.2), all three scenarios: λ1 = λ2 = 0 (physical), λ6 = −1/τ, and λ3, λ4, λ5.
+///
+/// Two runs per scenario:
+/// * **model as shipped** (analytic friction slope c_eq of eq. 8): λ5 to 1e-9 relative; Re λ3,4
+///   to 1e-5 (note E.1: the paper's eigenvalues imply a slope 1.42e-6 smaller than the analytic
+///   one, which moves Re λ3,4 by ~2e-6); Im λ3,4 to 1e-7, because in the underdamped cases
+///   ω_d² = ω_n² − σ² depends on the same slope (3.2e-8 relative in the high-friction case), so
+///   the issue's 1e-9 on imaginary parts is only reachable with the paper's slope;
+/// * **paper-implied slope** (c_eq / 1.0000014214, note E.1 and C.2, applied to F_c, F_s, σ₂ in
+///   the test, not in the model): every eigenvalue to 1e-9 relative.
+#[test]
+fn paper_001_table3_eigenvalues() {
+    // (model, λ3, λ4 as (re, im), λ5)
+    let cases = [
+        ("fourbar3d", (-214.391_064_647_542_79, 0.0), (-1391.806_074_561_452_48, 0.0), -23151.790_385_426_780_86),
+        ("fourbar3d_high_friction", (-80.729_034_121_409_15, 540.252_532_251_993_72), (-80.729_034_121_409_15, -540.252_532_251_993_72), -23151.853_275_473_938_63),
+        ("fourbar3d_low_friction", (-8.492_296_459_350_75, 546.184_749_847_040_98), (-8.492_296_459_350_75, -546.184_749_847_040_98), -23151.859_132_706_153_51),
+    ];
+    for (name, l3, l4, l5) in cases {
+        for paper_slope in [false, true] {
+            let mut spec = spec_of(name);
+            if paper_slope {
+                scale_friction(&mut spec, 1.0 / 1.000_001_421_4);
+            }
+            let model = hydraulink::model::compile(&spec).expect("compiles");
+            let (_, lin) = exact_of(&model);
+            assert_eq!(lin.ss.a.nrows(), 6, "2(n−m) + r + u = 2 + 3 + 1");
+            let m = modes(&lin.ss, &EigenOptions::default()).expect("eigen");
+            println!("{name} (paper slope: {paper_slope}):");
+            print_modes(&m, &full_names(&model));
+            let zeros = m.iter().filter(|x| x.kind == ModeKind::Zero).count();
+            assert_eq!(zeros, 2, "λ1 = λ2 = 0 (conserved oil masses, 001 §4.2)");
+            assert!(m.iter().all(|x| x.kind != ModeKind::SpuriousZero));
+            let find = |re: f64, im: f64| -> &Mode {
+                m.iter()
+                    .min_by(|a, b| {
+                        let da = (a.value.re - re).hypot(a.value.im - im);
+                        let db = (b.value.re - re).hypot(b.value.im - im);
+                        da.total_cmp(&db)
+                    })
+                    .expect("modes")
+            };
+            let (tol_re, tol_im) = if paper_slope { (1e-9, 1e-9) } else { (1e-5, 1e-7) };
+            for (re, im) in [l3, l4] {
+                let got = find(re, im);
+                assert!(rel(got.value.re, re) < tol_re, "{name}: Re {} vs {re}", got.value.re);
+                if im != 0.0 {
+                    assert!(rel(got.value.im, im) < tol_im, "{name}: Im {} vs {im}", got.value.im);
+                } else {
+                    assert_eq!(got.value.im, 0.0);
+                }
+            }
+            let got5 = find(l5, 0.0);
+            assert!(rel(got5.value.re, l5) < 1e-9, "{name}: λ5 {} vs {l5}", got5.value.re);
+            let tau = model.hydraulics.valves[0].time_constant_s;
+            let got6 = find(-1.0 / tau, 0.0);
+            assert!(rel(got6.value.re, -1.0 / tau) < 1e-12, "λ6 = −1/τ");
+        }
+    }
+}
