@@ -48,7 +48,10 @@ mod tests {
             let d = force(fc, fs, vs, s2, Dual64::new(v, 1.0)).eps;
             let h = 1e-7;
             let fd = (force(fc, fs, vs, s2, v + h) - force(fc, fs, vs, s2, v - h)) / (2.0 * h);
-            assert!((d - fd).abs() <= 1e-5 * d.abs().max(1.0), "{v}: {d} vs {fd}");
+            assert!(
+                (d - fd).abs() <= 1e-5 * d.abs().max(1.0),
+                "{v}: {d} vs {fd}"
+            );
         }
     }
 }

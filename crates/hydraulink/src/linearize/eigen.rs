@@ -127,8 +127,8 @@ pub fn modes(ss: &StateSpace, opts: &EigenOptions) -> Result<Vec<Mode>, Lineariz
     let n = ss.a.nrows();
     let mut ab = ss.a.clone();
     let d = balance(&mut ab);
-    let (vals, vecs) =
-        eigen_real(&ab).ok_or_else(|| LinearizeError::Eigen("QR iteration did not converge".into()))?;
+    let (vals, vecs) = eigen_real(&ab)
+        .ok_or_else(|| LinearizeError::Eigen("QR iteration did not converge".into()))?;
     let rho = vals.iter().fold(0.0_f64, |m, v| m.max(v.norm()));
     let tol = opts.zero_rel * rho;
     let mut order: Vec<usize> = (0..n).collect();
@@ -165,7 +165,11 @@ pub fn modes(ss: &StateSpace, opts: &EigenOptions) -> Result<Vec<Mode>, Lineariz
         if pivot.norm() <= 1e-12 * largest(&full).norm() {
             pivot = largest(&full);
         }
-        let pivot = if pivot.norm() > 0.0 { pivot } else { Complex::new(1.0, 0.0) };
+        let pivot = if pivot.norm() > 0.0 {
+            pivot
+        } else {
+            Complex::new(1.0, 0.0)
+        };
         for c in x.iter_mut() {
             *c /= pivot;
         }
@@ -207,7 +211,14 @@ pub fn table(modes: &[Mode], full_names: &[String]) -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "{:>3}  {:>24}  {:>24}  {:>14}  {:>12}  {:>12}  {:<14}  {}\n",
-        "#", "Re λ [1/s]", "Im λ [1/s]", "f_n [Hz]", "ζ [-]", "τ [s]", "kind", "dominant (mode shape)"
+        "#",
+        "Re λ [1/s]",
+        "Im λ [1/s]",
+        "f_n [Hz]",
+        "ζ [-]",
+        "τ [s]",
+        "kind",
+        "dominant (mode shape)"
     ));
     for (i, m) in modes.iter().enumerate() {
         let mut idx: Vec<usize> = (0..m.full_shape.len()).collect();
@@ -216,7 +227,11 @@ pub fn table(modes: &[Mode], full_names: &[String]) -> String {
             .iter()
             .filter(|&&k| !full_names[k].ends_with(".rate") && !full_names[k].ends_with(".p"))
             .take(2)
-            .chain(idx.iter().filter(|&&k| full_names[k].ends_with(".p")).take(1))
+            .chain(
+                idx.iter()
+                    .filter(|&&k| full_names[k].ends_with(".p"))
+                    .take(1),
+            )
             .map(|&k| format!("{}={:.3e}", full_names[k], m.full_shape[k].norm()))
             .collect();
         s.push_str(&format!(

@@ -48,7 +48,10 @@ pub struct Equilibrium {
 }
 
 /// Solves the static equilibrium of `model` (see the module doc).
-pub fn equilibrium(model: &Model, opts: &EquilibriumOptions) -> Result<Equilibrium, LinearizeError> {
+pub fn equilibrium(
+    model: &Model,
+    opts: &EquilibriumOptions,
+) -> Result<Equilibrium, LinearizeError> {
     super::check_supported(model)?;
     let (n, m, nv) = (model.n_coords(), model.n_constraints(), model.n_volumes());
     let mut ev = Evaluator::<f64>::new(model);
@@ -85,7 +88,8 @@ pub fn equilibrium(model: &Model, opts: &EquilibriumOptions) -> Result<Equilibri
                     iterations: it,
                 });
             }
-            let jac = DMatrix::from_row_slice(m, n, &ev.constraints.jac).select_columns(free.iter());
+            let jac =
+                DMatrix::from_row_slice(m, n, &ev.constraints.jac).select_columns(free.iter());
             let dz = pinv_solve(&jac, &phi);
             for (i, &k) in free.iter().enumerate() {
                 z[k] -= dz[i];

@@ -485,3 +485,101 @@ pub fn output_matrix(
     }
     g * to_full
 }
+
+/// The directional derivative of the model's own nonlinear right-hand side along the state
+/// direction `x` (independent coordinates, their rates, pressures, spools), by central
+/// differences of step `eps`: the check of A (ẋ = A x) against the nonlinear model.
+///
+/// At X⁰ ± εx the dependent coordinates are solved from Φ(z) = 0 with the independent ones held,
+/// and the dependent rates from Φ_z ż = 0; the right-hand side is the index-1 one of
+/// [`super::finite_difference::rhs`] (valve references and input forces at `pt`). The result is
+/// d/dε (ż_i, z̈_i, ṗ, U̇) = A x + O(ε²).
+pub fn rhs_directional_derivative(
+    model: &Model,
+    pt: &OperatingPoint,
+    lin: &Linearization,
+    x: &[f64],
+    eps: f64,
+) -> Result<Vec<f64>, LinearizeError> {
+    let (n, m, nv, nu) = (
+        model.n_coords(),
+        model.n_constraints(),
+        model.n_volumes(),
+        model.hydraulics.valves.len(),
+    );
+    let part = &lin.partition;
+    let f = part.independent.len();
+    let u_ref: Vec<f64> = model
+        .hydraulics
+        .valves
+        .iter()
+        .map(|v| model.inputs[v.input].value(pt.t_s))
+        .collect();
+    let mut ev = Evaluator::<f64>::new(model);
+    let mut eval = |sign: f64| -> Result<Vec<f64>, LinearizeError> {
+        let mut z = pt.z.clone();
+        for (c, &k) in part.independent.iter().enumerate() {
+            z[k] += sign * eps * x[c];
+        }
+        for it in 0..=50 {
+            ev.positions(model, &z);
+            let phi = DVector::from_column_slice(&ev.constraints.phi);
+            if phi.norm() < 1e-14 {
+                break;
+            }
+            if it == 50 {
+                return Err(LinearizeError::LoopCannotClose {
+                    held: "the independent coordinates".into(),
+                    violation: phi.norm(),
+                    iterations: it,
+                });
+            }
+            let jac = DMatrix::from_row_slice(m, n, &ev.constraints.jac)
+                .select_columns(part.dependent.iter());
+            let dz = pinv_solve(&jac, &phi);
+            for (i, &k) in part.dependent.iter().enumerate() {
+                z[k] -= dz[i];
+            }
+        }
+        let jac = DMatrix::from_row_slice(m, n, &ev.constraints.jac);
+        let mut zd = pt.zd.clone();
+        for (c, &k) in part.independent.iter().enumerate() {
+            zd[k] += sign * eps * x[f + c];
+        }
+        if !part.dependent.is_empty() {
+            let jr = jac.select_rows(part.rows.iter());
+            let zi = DVector::from_iterator(f, part.independent.iter().map(|&k| zd[k]));
+            let rhs = -(jr.select_columns(part.independent.iter()) * zi);
+            let zdep = lu_solve(
+                &jr.select_columns(part.dependent.iter()),
+                &DMatrix::from_column_slice(rhs.len(), 1, rhs.as_slice()),
+                "Φ_d",
+            )?;
+            for (i, &k) in part.dependent.iter().enumerate() {
+                zd[k] = zdep[(i, 0)];
+            }
+        }
+        let mut xx = Vec::with_capacity(2 * n + nv + nu);
+        xx.extend_from_slice(&z);
+        xx.extend_from_slice(&zd);
+        for v in 0..nv {
+            xx.push(pt.p[v] + sign * eps * x[2 * f + v]);
+        }
+        for i in 0..nu {
+            xx.push(pt.spool[i] + sign * eps * x[2 * f + nv + i]);
+        }
+        let full = super::finite_difference::rhs(model, &mut ev, &xx, &u_ref, &vec![0.0; n]);
+        let mut out = Vec::with_capacity(2 * f + nv + nu);
+        out.extend(part.independent.iter().map(|&k| full[k]));
+        out.extend(part.independent.iter().map(|&k| full[n + k]));
+        out.extend_from_slice(&full[2 * n..]);
+        Ok(out)
+    };
+    let fp = eval(1.0)?;
+    let fm = eval(-1.0)?;
+    Ok(fp
+        .iter()
+        .zip(fm.iter())
+        .map(|(a, b)| (a - b) / (2.0 * eps))
+        .collect())
+}

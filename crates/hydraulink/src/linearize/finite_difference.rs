@@ -5,9 +5,10 @@
 //!   | M   Φ_zᵀ | | z̈ |   | Q(z, ż, p)  |
 //!   | Φ_z  0   | | λ | = | −Φ̇_z ż      |          (eq. 96; least squares for redundant rows)
 //!   F(X) = (ż, z̈, H(z, ż, p, U), (U_ref − U)/τ)   (eq. 98)
-//!   J_:j ≈ [F(X⁰ + h_j e_j) − F(X⁰ − h_j e_j)] / (2 h_j),   h_j = h · max(1, |X⁰_j|)   (eq. 100)
+//!   J_:j ≈ [F(X⁰ + h_j e_j) − F(X⁰ − h_j e_j)] / (2 h_j)                          (eq. 100)
+//!   h_j = h (StepKind::Absolute, the paper's choice)  or  h · max(1, |X⁰_j|) (StepKind::Relative)
 //! ```
-//! The step h is relative for the large components (pressures in Pa), absolute otherwise. J has
+//! J has
 //! the true spectrum plus 2·rank Φ_z spurious zero eigenvalues (the constraint manifold and its
 //! tangent are not removed), and its accuracy depends on h (001 Fig. 14).
 
@@ -62,12 +63,23 @@ pub fn rhs(
     f
 }
 
-/// Central-difference linearization about `pt` with relative step `h` (see the module doc).
-/// `u_ref` defaults to the spool positions (the steady state of eq. 4).
+/// How the difference step scales with the variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StepKind {
+    /// h_j = h for every variable, as in 001 eq. 100 (pressures in Pa get the same h as angles).
+    #[default]
+    Absolute,
+    /// h_j = h · max(1, |X⁰_j|).
+    Relative,
+}
+
+/// Central-difference linearization about `pt` with step `h` (see the module doc). The valve
+/// reference signals are read from the model's inputs at `pt.t_s`.
 pub fn linearize(
     model: &Model,
     pt: &OperatingPoint,
     h: f64,
+    kind: StepKind,
     inputs: &[InputSel],
     outputs: &[OutputSel],
 ) -> Result<StateSpace, LinearizeError> {
@@ -93,7 +105,10 @@ pub fn linearize(
     let mut ev = Evaluator::<f64>::new(model);
     let mut a = DMatrix::<f64>::zeros(nx, nx);
     for j in 0..nx {
-        let hj = h * x0[j].abs().max(1.0);
+        let hj = match kind {
+            StepKind::Absolute => h,
+            StepKind::Relative => h * x0[j].abs().max(1.0),
+        };
         let mut xp = x0.clone();
         let mut xm = x0.clone();
         xp[j] += hj;
