@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod compare;
+mod linearize;
 
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
@@ -77,6 +78,18 @@ enum Command {
         multirate           hydraulics sub-stepped inside each mechanical step: smooth pressures"
     )]
     Compare(CompareArgs),
+    /// Linearize a model about its equilibrium or a state of a run: eigenvalues, A, B, C, D.
+    #[command(long_about = "Linearize a model (paper 001) about its static equilibrium \
+        (--at equilibrium, the default) or about the state of a simulation at time T \
+        (--at-time T), by the exact method in independent coordinates (--method exact) or by \
+        central differences in all coordinates (--method finite-difference).\n\n\
+        Prints the eigenvalue table (value, natural frequency, damping ratio, time constant, kind: \
+        zero, spurious zero, real, complex; dominant mode-shape entries). Writes into DIR: \
+        linear_model.json (A, B, C, D with state, input and output names, eigenvalues, mode \
+        shapes over every coordinate and pressure, operating point; numpy: \
+        np.array(json.load(f)[\"A\"]), MATLAB: jsondecode), A.csv … D.csv with names, and \
+        poles.svg.")]
+    Linearize(linearize::LinearizeArgs),
 }
 
 /// The options of `hydraulink compare`.
@@ -210,6 +223,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Run(args) => run(args),
         Command::Compare(args) => compare_command(args),
+        Command::Linearize(args) => linearize::linearize_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

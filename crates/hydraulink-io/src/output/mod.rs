@@ -16,6 +16,7 @@
 
 mod compare;
 mod csv;
+pub mod linear;
 mod plots;
 mod summary;
 
