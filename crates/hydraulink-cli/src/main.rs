@@ -79,7 +79,8 @@ enum Command {
     )]
     Compare(CompareArgs),
     /// Linearize a model about its equilibrium or a state of a run: eigenvalues, A, B, C, D.
-    #[command(long_about = "Linearize a model (paper 001) about its static equilibrium \
+    #[command(
+        long_about = "Linearize a model (paper 001) about its static equilibrium \
         (--at equilibrium, the default) or about the state of a simulation at time T \
         (--at-time T), by the exact method in independent coordinates (--method exact) or by \
         central differences in all coordinates (--method finite-difference).\n\n\
@@ -88,7 +89,8 @@ enum Command {
         linear_model.json (A, B, C, D with state, input and output names, eigenvalues, mode \
         shapes over every coordinate and pressure, operating point; numpy: \
         np.array(json.load(f)[\"A\"]), MATLAB: jsondecode), A.csv … D.csv with names, and \
-        poles.svg.")]
+        poles.svg."
+    )]
     Linearize(linearize::LinearizeArgs),
 }
 

@@ -15,7 +15,9 @@ fn hydraulink(args: &[&str]) -> Output {
 }
 
 fn repo_file(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -46,7 +48,11 @@ fn python_round_trip(dir: &Path, rtol: &str) {
         .output()
         .expect("python3 runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("rows of A x match"), "{text}");
 }
 
@@ -61,13 +67,27 @@ fn linearize_fourbar3d_exact_writes_named_matrices_and_round_trips() {
         dir.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // 001 Table 3, low friction: −8.4923 ± 546.1847 i, 86.94 Hz, ζ = 0.0155
     assert!(stdout.contains("-8.4923"), "{stdout}");
     assert!(stdout.contains("5.461847"), "{stdout}");
     assert!(stdout.contains("complex"), "{stdout}");
-    assert!(stdout.contains("zero eigenvalues: 2 physical, 0 spurious"), "{stdout}");
-    for f in ["linear_model.json", "A.csv", "B.csv", "C.csv", "D.csv", "poles.svg"] {
+    assert!(
+        stdout.contains("zero eigenvalues: 2 physical, 0 spurious"),
+        "{stdout}"
+    );
+    for f in [
+        "linear_model.json",
+        "A.csv",
+        "B.csv",
+        "C.csv",
+        "D.csv",
+        "poles.svg",
+    ] {
         assert!(dir.join(f).exists(), "{f}");
     }
     let doc: serde_json::Value =
@@ -78,9 +98,14 @@ fn linearize_fourbar3d_exact_writes_named_matrices_and_round_trips() {
         .iter()
         .map(|s| s.as_str().unwrap())
         .collect();
-    assert_eq!(states, ["phi2", "phi2.rate", "V1.p", "V2.p", "V3.p", "DCV.spool"]);
+    assert_eq!(
+        states,
+        ["phi2", "phi2.rate", "V1.p", "V2.p", "V3.p", "DCV.spool"]
+    );
     assert_eq!(doc["A"].as_array().unwrap().len(), 6);
-    assert!(fs::read_to_string(dir.join("poles.svg")).unwrap().contains("<svg"));
+    assert!(fs::read_to_string(dir.join("poles.svg"))
+        .unwrap()
+        .contains("<svg"));
     python_round_trip(&dir, "1e-5");
 }
 
@@ -102,8 +127,14 @@ fn linearize_finite_difference_and_at_time() {
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("10 states, 2 inputs, 3 outputs"), "{stdout}");
-    assert!(stdout.contains("zero eigenvalues: 2 physical, 4 spurious"), "{stdout}");
+    assert!(
+        stdout.contains("10 states, 2 inputs, 3 outputs"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("zero eigenvalues: 2 physical, 4 spurious"),
+        "{stdout}"
+    );
     // the counterpart's A at h = 1e-5 carries its own step error: the round trip is looser
     python_round_trip(&dir, "1e-3");
 
@@ -128,5 +159,8 @@ fn linearize_unknown_output_exits_2_and_lists_names() {
     let out = hydraulink(&["linearize", model.to_str().unwrap(), "--outputs", "nope"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown output 'nope'") && err.contains("V1.p"), "{err}");
+    assert!(
+        err.contains("unknown output 'nope'") && err.contains("V1.p"),
+        "{err}"
+    );
 }

@@ -118,10 +118,22 @@ pub fn write_linear_model(
     let doc = state_space_json(ss, modes, full_names, extra);
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     write(&dir.join("linear_model.json"), &text)?;
-    write(&dir.join("A.csv"), &matrix_csv(&ss.a, &ss.states, &ss.states))?;
-    write(&dir.join("B.csv"), &matrix_csv(&ss.b, &ss.states, &ss.inputs))?;
-    write(&dir.join("C.csv"), &matrix_csv(&ss.c, &ss.outputs, &ss.states))?;
-    write(&dir.join("D.csv"), &matrix_csv(&ss.d, &ss.outputs, &ss.inputs))?;
+    write(
+        &dir.join("A.csv"),
+        &matrix_csv(&ss.a, &ss.states, &ss.states),
+    )?;
+    write(
+        &dir.join("B.csv"),
+        &matrix_csv(&ss.b, &ss.states, &ss.inputs),
+    )?;
+    write(
+        &dir.join("C.csv"),
+        &matrix_csv(&ss.c, &ss.outputs, &ss.states),
+    )?;
+    write(
+        &dir.join("D.csv"),
+        &matrix_csv(&ss.d, &ss.outputs, &ss.inputs),
+    )?;
     write_pole_map(&dir.join("poles.svg"), modes, title)
 }
 

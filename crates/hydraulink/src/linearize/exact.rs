@@ -296,7 +296,11 @@ pub struct Linearization {
     pub derivatives: Derivatives,
 }
 
-fn lu_solve(a: &DMatrix<f64>, b: &DMatrix<f64>, what: &str) -> Result<DMatrix<f64>, LinearizeError> {
+fn lu_solve(
+    a: &DMatrix<f64>,
+    b: &DMatrix<f64>,
+    what: &str,
+) -> Result<DMatrix<f64>, LinearizeError> {
     a.clone()
         .lu()
         .solve(b)
@@ -355,9 +359,9 @@ pub fn linearize_with(
     }
     let (vbb, ua, va) = if r > 0 {
         (
-            dep_rows(&d.jzd_z, "Φ_d")?,                // V̄̄ (eqs. 34–35)
-            dep_rows(&d.d_zd, "Φ_d")?,                 // Uₐ (eq. 39)
-            dep_rows(&(&d.jzdd_z + &d.d_z), "Φ_d")?,   // Vₐ (eq. 40)
+            dep_rows(&d.jzd_z, "Φ_d")?,              // V̄̄ (eqs. 34–35)
+            dep_rows(&d.d_zd, "Φ_d")?,               // Uₐ (eq. 39)
+            dep_rows(&(&d.jzdd_z + &d.d_z), "Φ_d")?, // Vₐ (eq. 40)
         )
     } else {
         (
@@ -423,7 +427,11 @@ pub fn linearize_with(
             c,
             states,
             inputs: opts.inputs.iter().map(|&i| input_name(model, i)).collect(),
-            outputs: opts.outputs.iter().map(|&o| output_name(model, o)).collect(),
+            outputs: opts
+                .outputs
+                .iter()
+                .map(|&o| output_name(model, o))
+                .collect(),
             to_full,
             n_full_coords: n,
             n_spurious_zero: 0,

@@ -23,6 +23,7 @@ pub mod eigen;
 pub mod equilibrium;
 pub mod exact;
 pub mod finite_difference;
+pub mod response;
 
 use nalgebra::DMatrix;
 use thiserror::Error;
