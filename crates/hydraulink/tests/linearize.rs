@@ -1,6 +1,8 @@
 //! Linearization and eigen-analysis (paper 001, issue 5): the equilibrium and Table 3 of the 3-D
 //! four-bar (`models/fourbar3d*.toml`), the finite-difference counterpart, and the linear
 //! against the nonlinear response. Own binary.
+// Table 3's eigenvalues are copied with every digit the paper prints (beyond f64 precision).
+#![allow(clippy::excessive_precision, clippy::inconsistent_digit_grouping)]
 
 #[path = "common.rs"]
 #[allow(dead_code)]

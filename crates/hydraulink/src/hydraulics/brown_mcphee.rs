@@ -43,7 +43,7 @@ mod tests {
     #[test]
     fn odd_and_dual_matches_central_difference() {
         let (fc, fs, vs, s2) = (210.0, 830.0, 0.0125, 330.0);
-        for v in [-0.3, -0.01, 0.002, 0.0125, 0.05, 1.0] {
+        for v in [-0.3_f64, -0.01, 0.002, 0.0125, 0.05, 1.0] {
             assert!((force(fc, fs, vs, s2, v) + force(fc, fs, vs, s2, -v)).abs() < 1e-9);
             let d = force(fc, fs, vs, s2, Dual64::new(v, 1.0)).eps;
             let h = 1e-7;
