@@ -80,6 +80,24 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             zd[i] -= corr[i];
         }
     }
+    // 2b. velocities onto the nonholonomic rows too: [Φ_z; B] ż = 0 (minimum-norm correction)
+    let l = model.n_nonholonomic();
+    if l > 0 {
+        ev.kin.positions(model, &z);
+        ev.kin.velocities(model, &zd);
+        crate::mechanics::nonholonomic::evaluate(model, &ev.kin, &mut ev.nonholonomic);
+        ev.positions(model, &z);
+        let mut j = DMatrix::<f64>::zeros(m + l, n);
+        j.view_mut((0, 0), (m, n)).copy_from(&jac_matrix(&ev, m, n));
+        j.view_mut((m, 0), (l, n))
+            .copy_from(&DMatrix::from_row_slice(l, n, &ev.nonholonomic.b));
+        let v = DVector::from_column_slice(&zd);
+        let y = pinv_solve(&(&j * j.transpose()), &(&j * &v));
+        let corr = j.transpose() * y;
+        for i in 0..n {
+            zd[i] -= corr[i];
+        }
+    }
 
     // 3. statics: forces with zero pressures contribute nothing but friction, which is zero at rest
     let zeros_p = vec![0.0; nv];
@@ -286,7 +304,10 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     }
     let sol = pinv_solve(&aug, &rhs);
     let zdd: Vec<f64> = sol.rows(0, n).iter().copied().collect();
-    let lambda: Vec<f64> = sol.rows(n, m).iter().copied().collect();
+    let mut lambda: Vec<f64> = sol.rows(n, m).iter().copied().collect();
+    // nonholonomic multipliers σ (penalty formulation) start at 0; the augmented-Lagrangian
+    // iterations of the first step find them
+    lambda.resize(m + model.n_nonholonomic(), 0.0);
     let (ke, pe) = energy::energies(model, &ev.dynamics, &zd);
     let power: Vec<f64> = ev
         .cylinder_force

@@ -420,3 +420,71 @@ fn paper_001_linear_vs_nonlinear_valve_pulse() {
         }
     }
 }
+
+/// Nonholonomic constraints simulated by the penalty formulation (issue 5 item 6): the rolling
+/// disc rolls straight at constant speed with Ψ = B ż ≈ 0 and constant energy; the knife-edge sled,
+/// pushed by its cylinder (valve opened), moves along its blade (lateral velocity ≈ 0).
+#[test]
+fn nonholonomic_simulation_rolling_disc_and_knife_edge() {
+    use hydraulink::Simulation;
+    let model = model_of("rolling_disc");
+    assert_eq!(model.n_nonholonomic(), 2);
+    let mut sim = Simulation::new(model.clone()).expect("init");
+    let z0 = sim.state().zd.clone();
+    println!("disc initial rates {z0:?}");
+    let e0 = sim.last_report().kinetic_j;
+    for _ in 0..1000 {
+        let r = sim.step().expect("step");
+        let _ = r;
+    }
+    let st = sim.state();
+    println!("disc at 1 s: z = {:?}, zd = {:?}", st.z, st.zd);
+    let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+    ev.evaluate(&model, &st.z, &st.zd, &[], &[], true);
+    let psi = ev
+        .nonholonomic
+        .psi
+        .iter()
+        .fold(0.0_f64, |m, x| m.max(x.abs()));
+    println!("disc |Ψ| = {psi:e}, KE = {}", sim.last_report().kinetic_j);
+    // x = −0.6 m/s · 1 s (ẋ = R φ̇), rolling straight; no slip
+    assert!((st.z[0] + 0.6).abs() < 1e-6, "x = {}", st.z[0]);
+    assert!(st.z[1].abs() < 1e-9 && st.z[2].abs() < 1e-9);
+    assert!((st.zd[3] + 2.0).abs() < 1e-6);
+    assert!(psi < 1e-9, "Ψ = {psi}");
+    // energy: ½ (m_disc + 3 · 0.01) ẋ² + ½ I_axis φ̇² = 0.905 4 + 0.45 J, constant
+    let ke = 0.5 * 5.03 * 0.36 + 0.5 * 0.225 * 4.0;
+    assert!((sim.last_report().kinetic_j - ke).abs() < 1e-8 * ke);
+    let _ = e0;
+
+    // the sled with the valve opened: it moves along its blade (heading 30°)
+    let mut spec = spec_of("sled_knife_edge");
+    spec.inputs[0].signal = hydraulink::model::spec::SignalSpec::Step {
+        time_s: 0.0,
+        before: 0.0,
+        after: 0.5,
+    };
+    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let mut sim = Simulation::new(model.clone()).expect("init");
+    let mut max_psi: f64 = 0.0;
+    for _ in 0..300 {
+        sim.step().expect("step");
+        let st = sim.state();
+        let th = st.z[2];
+        max_psi = max_psi.max((-th.sin() * st.zd[0] + th.cos() * st.zd[1]).abs());
+    }
+    let st = sim.state();
+    println!(
+        "sled at 0.3 s: z = {:?}, zd = {:?}, max lateral velocity {max_psi:e}",
+        st.z, st.zd
+    );
+    assert!(st.zd[0] > 1e-3, "the sled moves");
+    assert!(
+        (st.z[1] / st.z[0] - st.z[2].tan()).abs() < 1e-2,
+        "along its blade"
+    );
+    assert!(
+        max_psi < 1e-8 * st.zd[0].abs().max(1e-3) * 1e3,
+        "lateral velocity {max_psi}"
+    );
+}
