@@ -126,11 +126,15 @@ pub fn equilibrium(
         .iter()
         .map(|v| v.p0_pa.unwrap_or(guess))
         .collect();
-    let mut lambda = vec![0.0; m];
+    // multipliers: m loop-closure rows, then l nonholonomic rows (a knife edge can carry a
+    // lateral force at rest)
+    let l = model.n_nonholonomic();
+    let ml = m + l;
+    let mut lambda = vec![0.0; ml];
     let zd0 = vec![Dual64::from(0.0); n];
     let zdual: Vec<Dual64> = z.iter().map(|&x| Dual64::from(x)).collect();
     let mut evd = Evaluator::<Dual64>::new(model);
-    let nu = m + unknown.len();
+    let nu = ml + unknown.len();
     let neq = n + nv;
     let mut jm = DMatrix::<f64>::zeros(neq, nu);
     let mut r = DVector::<f64>::zeros(neq);
@@ -146,24 +150,33 @@ pub fn equilibrium(
             evd.evaluate(model, &zdual, &zd0, &pd, &spool, false);
             for i in 0..n {
                 let mut f = evd.dynamics.force[i];
-                for (k, l) in lambda.iter().enumerate() {
-                    f -= evd.constraints.jac[k * n + i] * *l;
+                for (k, lk) in lambda.iter().enumerate() {
+                    let row = if k < m {
+                        evd.constraints.jac[k * n + i]
+                    } else {
+                        evd.nonholonomic.b[(k - m) * n + i]
+                    };
+                    f -= row * *lk;
                 }
                 r[i] = f.re;
                 if seed.is_some() {
-                    jm[(i, m + pass)] = f.eps;
+                    jm[(i, ml + pass)] = f.eps;
                 }
             }
             for v in 0..nv {
                 r[n + v] = evd.inflow[v].re;
                 if seed.is_some() {
-                    jm[(n + v, m + pass)] = evd.inflow[v].eps;
+                    jm[(n + v, ml + pass)] = evd.inflow[v].eps;
                 }
             }
         }
-        for k in 0..m {
+        for k in 0..ml {
             for i in 0..n {
-                jm[(i, k)] = -evd.constraints.jac[k * n + i].re;
+                jm[(i, k)] = if k < m {
+                    -evd.constraints.jac[k * n + i].re
+                } else {
+                    -evd.nonholonomic.b[(k - m) * n + i].re
+                };
             }
         }
         // equilibrate rows and columns (N, Pa and m³/s live in one system)
@@ -186,13 +199,13 @@ pub fn equilibrium(
         }
         let d = pinv_solve(&a, &(-rv));
         let mut small = true;
-        for k in 0..m {
+        for k in 0..ml {
             let dk = d[k] * cs[k];
             lambda[k] += dk;
             small &= dk.abs() <= 1e-12 * (lambda[k].abs() + 1.0);
         }
         for (i, &v) in unknown.iter().enumerate() {
-            let dp = d[m + i] * cs[m + i];
+            let dp = d[ml + i] * cs[ml + i];
             p[v] += dp;
             small &= dp.abs() <= 1e-12 * (p[v].abs() + 1e5);
         }
@@ -209,8 +222,13 @@ pub fn equilibrium(
     for i in 0..n {
         let mut f = ev.dynamics.force[i];
         scale = scale.max(f.abs());
-        for (k, l) in lambda.iter().enumerate() {
-            f -= ev.constraints.jac[k * n + i] * l;
+        for (k, lk) in lambda.iter().enumerate() {
+            let row = if k < m {
+                ev.constraints.jac[k * n + i]
+            } else {
+                ev.nonholonomic.b[(k - m) * n + i]
+            };
+            f -= row * lk;
         }
         force_res = force_res.max(f.abs());
     }

@@ -74,6 +74,9 @@ pub struct Derivatives {
     pub force: DVector<f64>,
     /// Φ_z (m × n).
     pub jac: DMatrix<f64>,
+    /// B (l × n) of the nonholonomic rows. The row-stacked matrices below (∂(Dż⁰)/∂z, …) have
+    /// the m loop-closure rows first, then these l rows (D = [Φ_z; B], 001 eq. 14).
+    pub b: DMatrix<f64>,
     /// Q_z, Q_ż (n × n), Q_p (n × n_v).
     pub q_z: DMatrix<f64>,
     /// Q_ż.
@@ -82,13 +85,13 @@ pub struct Derivatives {
     pub q_p: DMatrix<f64>,
     /// ∂(M z̈⁰)/∂z (n × n).
     pub mzdd_z: DMatrix<f64>,
-    /// ∂(Φ_zᵀ λ⁰)/∂z (n × n): the multiplier-contracted constraint Hessian.
+    /// ∂(Dᵀ Λ⁰)/∂z (n × n): the multiplier-contracted constraint Hessian (with B rows).
     pub jtl_z: DMatrix<f64>,
-    /// ∂(Φ_z ż⁰)/∂z (m × n).
+    /// ∂(D ż⁰)/∂z ((m + l) × n).
     pub jzd_z: DMatrix<f64>,
-    /// ∂(Φ_z z̈⁰)/∂z (m × n).
+    /// ∂(D z̈⁰)/∂z ((m + l) × n).
     pub jzdd_z: DMatrix<f64>,
-    /// ∂d/∂z, ∂d/∂ż with d = Φ̇_z ż (m × n).
+    /// ∂d/∂z, ∂d/∂ż with d = Ḋ ż ((m + l) × n).
     pub d_z: DMatrix<f64>,
     /// ∂d/∂ż.
     pub d_zd: DMatrix<f64>,
@@ -108,7 +111,7 @@ pub struct Derivatives {
     pub f_zd: DMatrix<f64>,
     /// ∂F/∂p.
     pub f_p: DMatrix<f64>,
-    /// λ⁰ used in the contraction.
+    /// Λ⁰ used in the contraction (m loop-closure multipliers, then l nonholonomic ones).
     pub lambda: DVector<f64>,
 }
 
@@ -139,10 +142,15 @@ pub fn derivatives(
     let mass = DMatrix::from_row_slice(n, n, &ef.dynamics.mass);
     let force = DVector::from_column_slice(&ef.dynamics.force);
     let jac = DMatrix::from_row_slice(m, n, &ef.constraints.jac);
+    let l = model.n_nonholonomic();
+    let b = DMatrix::from_row_slice(l, n, &ef.nonholonomic.b);
     let zdd0 = DVector::from_column_slice(&pt.zdd);
-    // λ⁰: Φ_zᵀ λ = Q − M z̈⁰ (least squares)
-    let lambda = if m > 0 {
-        pinv_solve(&jac.transpose(), &(&force - &mass * &zdd0))
+    // Λ⁰: Dᵀ Λ = Q − M z̈⁰ with D = [Φ_z; B] (least squares)
+    let lambda = if m + l > 0 {
+        let mut d = DMatrix::<f64>::zeros(m + l, n);
+        d.view_mut((0, 0), (m, n)).copy_from(&jac);
+        d.view_mut((m, 0), (l, n)).copy_from(&b);
+        pinv_solve(&d.transpose(), &(&force - &mass * &zdd0))
     } else {
         DVector::zeros(0)
     };
@@ -150,15 +158,16 @@ pub fn derivatives(
         mass,
         force,
         jac,
+        b,
         q_z: DMatrix::zeros(n, n),
         q_zd: DMatrix::zeros(n, n),
         q_p: DMatrix::zeros(n, nv),
         mzdd_z: DMatrix::zeros(n, n),
         jtl_z: DMatrix::zeros(n, n),
-        jzd_z: DMatrix::zeros(m, n),
-        jzdd_z: DMatrix::zeros(m, n),
-        d_z: DMatrix::zeros(m, n),
-        d_zd: DMatrix::zeros(m, n),
+        jzd_z: DMatrix::zeros(m + l, n),
+        jzdd_z: DMatrix::zeros(m + l, n),
+        d_z: DMatrix::zeros(m + l, n),
+        d_zd: DMatrix::zeros(m + l, n),
         h_z: DMatrix::zeros(nv, n),
         h_zd: DMatrix::zeros(nv, n),
         h_p: DMatrix::zeros(nv, nv),
@@ -203,6 +212,9 @@ pub fn derivatives(
                     for r in 0..m {
                         jl += c.jac[r * n + i].eps * d.lambda[r];
                     }
+                    for r in 0..l {
+                        jl += ev.nonholonomic.b[r * n + i].eps * d.lambda[m + r];
+                    }
                     d.jtl_z[(i, j)] = jl;
                 }
                 for r in 0..m {
@@ -214,6 +226,17 @@ pub fn derivatives(
                     d.jzd_z[(r, j)] = a;
                     d.jzdd_z[(r, j)] = b;
                     d.d_z[(r, j)] = c.acc0[r].eps;
+                }
+                let nh = &ev.nonholonomic;
+                for r in 0..l {
+                    let (mut a, mut bb) = (0.0, 0.0);
+                    for k in 0..n {
+                        a += nh.b[r * n + k].eps * pt.zd[k];
+                        bb += nh.b[r * n + k].eps * pt.zdd[k];
+                    }
+                    d.jzd_z[(m + r, j)] = a;
+                    d.jzdd_z[(m + r, j)] = bb;
+                    d.d_z[(m + r, j)] = nh.acc0[r].eps;
                 }
                 for v in 0..nv {
                     d.h_z[(v, j)] = ev.h[v].eps;
@@ -229,6 +252,9 @@ pub fn derivatives(
                 }
                 for r in 0..m {
                     d.d_zd[(r, j)] = c.acc0[r].eps;
+                }
+                for r in 0..l {
+                    d.d_zd[(m + r, j)] = ev.nonholonomic.acc0[r].eps;
                 }
                 for v in 0..nv {
                     d.h_zd[(v, j)] = ev.h[v].eps;
@@ -325,49 +351,139 @@ pub fn linearize_with(
     ev: &mut Evaluator<Dual64>,
 ) -> Result<Linearization, LinearizeError> {
     super::check_supported(model)?;
-    let (n, nv, nu) = (
+    let (n, m, nv, nu, l) = (
         model.n_coords(),
+        model.n_constraints(),
         model.n_volumes(),
         model.hydraulics.valves.len(),
+        model.n_nonholonomic(),
     );
     let d = derivatives(model, pt, opts.spool_side, ev);
-    let part = partition(&d.jac, &opts.independent);
-    let f = part.independent.len();
+    // ---- partition (eqs. 29–31): x_d from Φ_z, then x_ad from B̄ = B T0^h
+    let mut part = partition(&d.jac, &opts.independent);
     let r = part.dependent.len();
-    // T0 = [I; −Φ_d⁻¹ Φ_i] in the original coordinate order (eq. 31)
+    let xa: Vec<usize> = part.independent.clone();
     let jr = d.jac.select_rows(part.rows.iter());
     let phi_d = jr.select_columns(part.dependent.iter());
-    let phi_i = jr.select_columns(part.independent.iter());
+    // T0^h (n × (n − r)), columns in the order of x_a (eq. 47)
+    let mut t0h = DMatrix::<f64>::zeros(n, xa.len());
+    for (c, &k) in xa.iter().enumerate() {
+        t0h[(k, c)] = 1.0;
+    }
+    if r > 0 {
+        let td = lu_solve(&phi_d, &jr.select_columns(xa.iter()), "Φ_d")?;
+        for (i, &k) in part.dependent.iter().enumerate() {
+            t0h.row_mut(k).copy_from(&(-td.row(i)));
+        }
+    }
+    // V0^h = [0; −Φ_d⁻¹ ∂(Φ_z ż⁰)/∂z] (eq. 48)
+    let mut v0h = DMatrix::<f64>::zeros(n, n);
+    if r > 0 {
+        let y = lu_solve(&phi_d, &d.jzd_z.select_rows(part.rows.iter()), "Φ_d")?;
+        for (i, &k) in part.dependent.iter().enumerate() {
+            v0h.row_mut(k).copy_from(&(-y.row(i)));
+        }
+    }
+    let bbar = &d.b * &t0h; // B̄ = B T0^h (eq. 50)
+                            // x_ad: the last columns of x_a (not kept independent) that raise the rank of B̄
+    let mut ad_cols: Vec<usize> = Vec::new();
+    if l > 0 {
+        let mut order: Vec<usize> = (0..xa.len())
+            .rev()
+            .filter(|&c| !opts.independent.contains(&xa[c]))
+            .collect();
+        order.extend(
+            (0..xa.len())
+                .rev()
+                .filter(|&c| opts.independent.contains(&xa[c])),
+        );
+        let scale = bbar.amax().max(1e-300);
+        for c in order {
+            if ad_cols.len() == l {
+                break;
+            }
+            let mut trial = ad_cols.clone();
+            trial.push(c);
+            let sv = bbar
+                .select_columns(trial.iter())
+                .svd(false, false)
+                .singular_values;
+            if sv.iter().filter(|&&x| x > 1e-9 * scale).count() > ad_cols.len() {
+                ad_cols = trial;
+            }
+        }
+        if ad_cols.len() < l {
+            return Err(LinearizeError::SingularPartition(format!(
+                "the {l} nonholonomic rows are dependent (rank of B̄ = B T0^h is {})",
+                ad_cols.len()
+            )));
+        }
+        ad_cols.sort_unstable();
+    }
+    let ai_cols: Vec<usize> = (0..xa.len()).filter(|c| !ad_cols.contains(c)).collect();
+    let ai: Vec<usize> = ai_cols.iter().map(|&c| xa[c]).collect();
+    let ad: Vec<usize> = ad_cols.iter().map(|&c| xa[c]).collect();
+    let f = ai.len();
+    // D = [Φ_R; B], dd = x_d ∪ x_ad (eqs. 29–31)
+    let drows: Vec<usize> = part.rows.iter().copied().chain(m..m + l).collect();
+    let dmat = {
+        let mut dm = DMatrix::<f64>::zeros(m + l, n);
+        dm.view_mut((0, 0), (m, n)).copy_from(&d.jac);
+        dm.view_mut((m, 0), (l, n)).copy_from(&d.b);
+        dm.select_rows(drows.iter())
+    };
+    let dd: Vec<usize> = part.dependent.iter().chain(ad.iter()).copied().collect();
+    let d_dd = dmat.select_columns(dd.iter());
     let mut t0 = DMatrix::<f64>::zeros(n, f);
-    for (c, &k) in part.independent.iter().enumerate() {
+    for (c, &k) in ai.iter().enumerate() {
         t0[(k, c)] = 1.0;
     }
-    // scatter the dependent rows −Φ_d⁻¹ X into an n-row matrix with zero independent rows
-    let dep_rows = |x: &DMatrix<f64>, what: &str| -> Result<DMatrix<f64>, LinearizeError> {
-        let y = lu_solve(&phi_d, &x.select_rows(part.rows.iter()), what)?;
+    // scatter −D_dd⁻¹ X into the dd rows of an n-row matrix
+    let dep_rows = |x: &DMatrix<f64>| -> Result<DMatrix<f64>, LinearizeError> {
+        let y = lu_solve(&d_dd, &x.select_rows(drows.iter()), "D_dd")?;
         let mut out = DMatrix::<f64>::zeros(n, x.ncols());
-        for (i, &k) in part.dependent.iter().enumerate() {
+        for (i, &k) in dd.iter().enumerate() {
             out.row_mut(k).copy_from(&(-y.row(i)));
         }
         Ok(out)
     };
-    if r > 0 {
-        let td = lu_solve(&phi_d, &phi_i, "Φ_d")?;
-        for (i, &k) in part.dependent.iter().enumerate() {
+    if !dd.is_empty() {
+        let td = lu_solve(&d_dd, &dmat.select_columns(ai.iter()), "D_dd")?;
+        for (i, &k) in dd.iter().enumerate() {
             t0.row_mut(k).copy_from(&(-td.row(i)));
         }
     }
-    let (vbb, ua, va) = if r > 0 {
+    let (vbb, ua, va) = if !dd.is_empty() {
         (
-            dep_rows(&d.jzd_z, "Φ_d")?,              // V̄̄ (eqs. 34–35)
-            dep_rows(&d.d_zd, "Φ_d")?,               // Uₐ (eq. 39)
-            dep_rows(&(&d.jzdd_z + &d.d_z), "Φ_d")?, // Vₐ (eq. 40)
+            dep_rows(&d.jzd_z)?,              // V̄̄ (eqs. 34–35)
+            dep_rows(&d.d_zd)?,               // Uₐ (eq. 39)
+            dep_rows(&(&d.jzdd_z + &d.d_z))?, // Vₐ (eq. 40)
         )
     } else {
         (
             DMatrix::zeros(n, n),
             DMatrix::zeros(n, n),
             DMatrix::zeros(n, n),
+        )
+    };
+    // position relation (eqs. 41–44): z̃ = V0^{h,ai} z̃_ai + V0^{h,ad} z̃_ad
+    let v0h_ai = t0h.select_columns(ai_cols.iter());
+    let v0h_ad = t0h.select_columns(ad_cols.iter());
+    // nonholonomic velocity relation (eqs. 49–52)
+    let (u0nh, v0nh_ai, v0nh_ad) = if l > 0 {
+        let bad = bbar.select_columns(ad_cols.iter());
+        let bai = bbar.select_columns(ai_cols.iter());
+        let k = &d.b * &v0h + d.jzd_z.rows(m, l);
+        (
+            -lu_solve(&bad, &bai, "B̄_ad")?,
+            -lu_solve(&bad, &(&k * &v0h_ai), "B̄_ad")?,
+            -lu_solve(&bad, &(&k * &v0h_ad), "B̄_ad")?,
+        )
+    } else {
+        (
+            DMatrix::zeros(0, f),
+            DMatrix::zeros(0, f),
+            DMatrix::zeros(0, 0),
         )
     };
     let t0t = t0.transpose();
@@ -379,46 +495,68 @@ pub fn linearize_with(
         .clone()
         .try_inverse()
         .ok_or_else(|| LinearizeError::SingularPartition("m0 = T0ᵀ M T0 is singular".into()))?;
-    let ns = 2 * f + nv + nu;
+    let rs = &r0 * &vbb + &s0;
+    // state (z_ai, ż_ai, z_ad, p, U): offsets
+    let (o_v, o_ad, o_p, o_u) = (f, 2 * f, 2 * f + l, 2 * f + l + nv);
+    let ns = o_u + nu;
     let mut a = DMatrix::<f64>::zeros(ns, ns);
-    // eq. 64
-    a.view_mut((0, f), (f, f)).fill_with_identity();
-    a.view_mut((f, 0), (f, f))
-        .copy_from(&(&m0inv * (&r0 * &vbb + &s0) * &t0));
-    a.view_mut((f, f), (f, f)).copy_from(&(&m0inv * &r0 * &t0));
-    a.view_mut((f, 2 * f), (f, nv))
+    // eq. 61
+    a.view_mut((0, o_v), (f, f)).fill_with_identity();
+    a.view_mut((o_v, 0), (f, f))
+        .copy_from(&(&m0inv * &rs * &v0h_ai));
+    a.view_mut((o_v, o_v), (f, f))
+        .copy_from(&(&m0inv * &r0 * &t0));
+    a.view_mut((o_v, o_ad), (f, l))
+        .copy_from(&(&m0inv * &rs * &v0h_ad));
+    a.view_mut((o_v, o_p), (f, nv))
         .copy_from(&(&m0inv * &t0t * &d.q_p));
-    a.view_mut((2 * f, 0), (nv, f)).copy_from(&(&h0 * &t0));
-    a.view_mut((2 * f, f), (nv, f)).copy_from(&(&d.h_zd * &t0));
-    a.view_mut((2 * f, 2 * f), (nv, nv)).copy_from(&d.h_p);
-    a.view_mut((2 * f, 2 * f + nv), (nv, nu)).copy_from(&d.h_u);
+    a.view_mut((o_ad, 0), (l, f)).copy_from(&v0nh_ai);
+    a.view_mut((o_ad, o_v), (l, f)).copy_from(&u0nh);
+    a.view_mut((o_ad, o_ad), (l, l)).copy_from(&v0nh_ad);
+    a.view_mut((o_p, 0), (nv, f)).copy_from(&(&h0 * &v0h_ai));
+    a.view_mut((o_p, o_v), (nv, f)).copy_from(&(&d.h_zd * &t0));
+    a.view_mut((o_p, o_ad), (nv, l)).copy_from(&(&h0 * &v0h_ad));
+    a.view_mut((o_p, o_p), (nv, nv)).copy_from(&d.h_p);
+    a.view_mut((o_p, o_u), (nv, nu)).copy_from(&d.h_u);
     for (i, v) in model.hydraulics.valves.iter().enumerate() {
-        a[(2 * f + nv + i, 2 * f + nv + i)] = -1.0 / v.time_constant_s; // eq. 56
+        a[(o_u + i, o_u + i)] = -1.0 / v.time_constant_s; // eq. 56
     }
     // inputs
     let mut b = DMatrix::<f64>::zeros(ns, opts.inputs.len());
     for (j, inp) in opts.inputs.iter().enumerate() {
         match *inp {
             InputSel::ValveReference(i) => {
-                b[(2 * f + nv + i, j)] = 1.0 / model.hydraulics.valves[i].time_constant_s;
+                b[(o_u + i, j)] = 1.0 / model.hydraulics.valves[i].time_constant_s;
             }
             InputSel::CoordinateForce(k) => {
                 let col = &m0inv * t0t.column(k);
-                b.view_mut((f, j), (f, 1)).copy_from(&col);
+                b.view_mut((o_v, j), (f, 1)).copy_from(&col);
             }
         }
     }
-    // map to the full variable set: z̃ = T0 z̃_i, ż̃ = T0 ż̃_i + V̄̄ T0 z̃_i (eq. 35)
+    // map to the full variable set: z̃ = V0^{h,ai} z̃_ai + V0^{h,ad} z̃_ad,
+    // ż̃ = T0 ż̃_ai + V̄̄ z̃ (eq. 35)
     let nfull = 2 * n + nv + nu;
     let mut to_full = DMatrix::<f64>::zeros(nfull, ns);
-    to_full.view_mut((0, 0), (n, f)).copy_from(&t0);
-    to_full.view_mut((n, 0), (n, f)).copy_from(&(&vbb * &t0));
-    to_full.view_mut((n, f), (n, f)).copy_from(&t0);
+    to_full.view_mut((0, 0), (n, f)).copy_from(&v0h_ai);
+    to_full.view_mut((0, o_ad), (n, l)).copy_from(&v0h_ad);
     to_full
-        .view_mut((2 * n, 2 * f), (nv + nu, nv + nu))
+        .view_mut((n, 0), (n, f))
+        .copy_from(&(&vbb * &v0h_ai));
+    to_full
+        .view_mut((n, o_ad), (n, l))
+        .copy_from(&(&vbb * &v0h_ad));
+    to_full.view_mut((n, o_v), (n, f)).copy_from(&t0);
+    to_full
+        .view_mut((2 * n, o_p), (nv + nu, nv + nu))
         .fill_with_identity();
     let c = output_matrix(model, &opts.outputs, &d, &to_full);
-    let states = state_names(model, &part.independent);
+    let mut states = state_names(model, &ai);
+    let tail = states.split_off(2 * f);
+    states.extend(ad.iter().map(|&k| model.axes[k].name.clone()));
+    states.extend(tail);
+    part.independent = ai;
+    part.nonholonomic_dependent = ad;
     Ok(Linearization {
         ss: StateSpace {
             a,
@@ -434,7 +572,7 @@ pub fn linearize_with(
                 .collect(),
             to_full,
             n_full_coords: n,
-            n_spurious_zero: 0,
+            n_spurious_zero: l,
         },
         partition: part,
         t0,
@@ -516,7 +654,8 @@ pub fn rhs_directional_derivative(
         model.hydraulics.valves.len(),
     );
     let part = &lin.partition;
-    let f = part.independent.len();
+    let (ai, ad) = (&part.independent, &part.nonholonomic_dependent);
+    let (f, l) = (ai.len(), ad.len());
     let u_ref: Vec<f64> = model
         .hydraulics
         .valves
@@ -526,8 +665,11 @@ pub fn rhs_directional_derivative(
     let mut ev = Evaluator::<f64>::new(model);
     let mut eval = |sign: f64| -> Result<Vec<f64>, LinearizeError> {
         let mut z = pt.z.clone();
-        for (c, &k) in part.independent.iter().enumerate() {
+        for (c, &k) in ai.iter().enumerate() {
             z[k] += sign * eps * x[c];
+        }
+        for (c, &k) in ad.iter().enumerate() {
+            z[k] += sign * eps * x[2 * f + c];
         }
         for it in 0..=50 {
             ev.positions(model, &z);
@@ -549,21 +691,31 @@ pub fn rhs_directional_derivative(
                 z[k] -= dz[i];
             }
         }
-        let jac = DMatrix::from_row_slice(m, n, &ev.constraints.jac);
         let mut zd = pt.zd.clone();
-        for (c, &k) in part.independent.iter().enumerate() {
+        for (c, &k) in ai.iter().enumerate() {
             zd[k] += sign * eps * x[f + c];
         }
-        if !part.dependent.is_empty() {
-            let jr = jac.select_rows(part.rows.iter());
-            let zi = DVector::from_iterator(f, part.independent.iter().map(|&k| zd[k]));
-            let rhs = -(jr.select_columns(part.independent.iter()) * zi);
+        // dependent rates (x_d and x_ad) from D ż = 0, D = [Φ_R; B] at the moved positions
+        let dd: Vec<usize> = part.dependent.iter().chain(ad.iter()).copied().collect();
+        if !dd.is_empty() {
+            ev.kin.velocities(model, &zd);
+            crate::mechanics::nonholonomic::evaluate(model, &ev.kin, &mut ev.nonholonomic);
+            let l_all = model.n_nonholonomic();
+            let mut dm = DMatrix::<f64>::zeros(m + l_all, n);
+            dm.view_mut((0, 0), (m, n))
+                .copy_from(&DMatrix::from_row_slice(m, n, &ev.constraints.jac));
+            dm.view_mut((m, 0), (l_all, n))
+                .copy_from(&DMatrix::from_row_slice(l_all, n, &ev.nonholonomic.b));
+            let rows: Vec<usize> = part.rows.iter().copied().chain(m..m + l_all).collect();
+            let dr = dm.select_rows(rows.iter());
+            let zi = DVector::from_iterator(f, ai.iter().map(|&k| zd[k]));
+            let rhs = -(dr.select_columns(ai.iter()) * zi);
             let zdep = lu_solve(
-                &jr.select_columns(part.dependent.iter()),
+                &dr.select_columns(dd.iter()),
                 &DMatrix::from_column_slice(rhs.len(), 1, rhs.as_slice()),
-                "Φ_d",
+                "D_dd",
             )?;
-            for (i, &k) in part.dependent.iter().enumerate() {
+            for (i, &k) in dd.iter().enumerate() {
                 zd[k] = zdep[(i, 0)];
             }
         }
@@ -571,15 +723,16 @@ pub fn rhs_directional_derivative(
         xx.extend_from_slice(&z);
         xx.extend_from_slice(&zd);
         for v in 0..nv {
-            xx.push(pt.p[v] + sign * eps * x[2 * f + v]);
+            xx.push(pt.p[v] + sign * eps * x[2 * f + l + v]);
         }
         for i in 0..nu {
-            xx.push(pt.spool[i] + sign * eps * x[2 * f + nv + i]);
+            xx.push(pt.spool[i] + sign * eps * x[2 * f + l + nv + i]);
         }
         let full = super::finite_difference::rhs(model, &mut ev, &xx, &u_ref, &vec![0.0; n]);
-        let mut out = Vec::with_capacity(2 * f + nv + nu);
-        out.extend(part.independent.iter().map(|&k| full[k]));
-        out.extend(part.independent.iter().map(|&k| full[n + k]));
+        let mut out = Vec::with_capacity(2 * f + l + nv + nu);
+        out.extend(ai.iter().map(|&k| full[k]));
+        out.extend(ai.iter().map(|&k| full[n + k]));
+        out.extend(ad.iter().map(|&k| full[k]));
         out.extend_from_slice(&full[2 * n..]);
         Ok(out)
     };

@@ -32,7 +32,9 @@ pub fn rhs(
     u_ref: &[f64],
     gen_force: &[f64],
 ) -> Vec<f64> {
-    let (n, m, nv) = (model.n_coords(), model.n_constraints(), model.n_volumes());
+    let (n, nv) = (model.n_coords(), model.n_volumes());
+    let (m0, l) = (model.n_constraints(), model.n_nonholonomic());
+    let m = m0 + l;
     let (z, rest) = x.split_at(n);
     let (zd, rest) = rest.split_at(n);
     let (p, u) = rest.split_at(nv);
@@ -45,12 +47,25 @@ pub fn rhs(
         }
         b[i] = ev.dynamics.force[i] + gen_force[i];
     }
+    // D = [Φ_z; B], D z̈ = −Ḋ ż (eq. 95)
     for r in 0..m {
+        let (row, acc0) = if r < m0 {
+            (
+                &ev.constraints.jac[r * n..(r + 1) * n],
+                ev.constraints.acc0[r],
+            )
+        } else {
+            let q = r - m0;
+            (
+                &ev.nonholonomic.b[q * n..(q + 1) * n],
+                ev.nonholonomic.acc0[q],
+            )
+        };
         for k in 0..n {
-            aug[(n + r, k)] = ev.constraints.jac[r * n + k];
-            aug[(k, n + r)] = ev.constraints.jac[r * n + k];
+            aug[(n + r, k)] = row[k];
+            aug[(k, n + r)] = row[k];
         }
-        b[n + r] = -ev.constraints.acc0[r];
+        b[n + r] = -acc0;
     }
     let sol = pinv_solve(&aug, &b);
     let mut f = Vec::with_capacity(x.len());
@@ -142,7 +157,9 @@ pub fn linearize(
     // output rows are exact (they are not what the comparison is about)
     let mut evd = Evaluator::new(model);
     let d = derivatives(model, pt, SpoolSide::Average, &mut evd);
-    let rank = {
+    let rank = if d.jac.nrows() == 0 {
+        0
+    } else {
         let sv = d.jac.clone().svd(false, false).singular_values;
         let smax = sv.iter().fold(0.0_f64, |m, s| m.max(*s));
         sv.iter().filter(|&&s| s > 1e-9 * smax).count()
@@ -158,6 +175,6 @@ pub fn linearize(
         outputs: outputs.iter().map(|&o| output_name(model, o)).collect(),
         to_full,
         n_full_coords: n,
-        n_spurious_zero: 2 * rank,
+        n_spurious_zero: 2 * (rank + model.n_nonholonomic()),
     })
 }

@@ -84,7 +84,7 @@ pub struct OperatingPoint {
     pub p: Vec<f64>,
     /// Valve positions U⁰: 4/3 spools, then bridge-valve openings.
     pub spool: Vec<f64>,
-    /// Multipliers λ⁰ of the loop-closure equations [N or N m].
+    /// Multipliers Λ⁰: the m loop-closure equations, then the l nonholonomic rows [N or N m].
     pub lambda: Vec<f64>,
 }
 
@@ -269,6 +269,9 @@ pub struct Partition {
     pub dependent: Vec<usize>,
     /// Independent rows of Φ_z, as many as `dependent`.
     pub rows: Vec<usize>,
+    /// Dependent admissible coordinates x_ad of the nonholonomic rows (001 eq. 29): their rates
+    /// follow from B ż = 0, their values are states (empty without nonholonomic constraints).
+    pub nonholonomic_dependent: Vec<usize>,
 }
 
 fn rank_of(a: &DMatrix<f64>, scale: f64) -> usize {
@@ -317,6 +320,7 @@ pub fn partition(jac: &DMatrix<f64>, keep: &[usize]) -> Partition {
         independent,
         dependent: dep,
         rows,
+        nonholonomic_dependent: Vec::new(),
     }
 }
 
