@@ -107,6 +107,7 @@ bad_models! {
     wrong_q0_length: Model, "joint 'z3'", "joints[2].q0";
     efficiency_above_one: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction.efficiency";
     brown_mcphee_zero_stribeck: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction.stribeck_velocity_m_s";
+    rolling_disc_zero_radius: Model, "nonholonomic constraint 'wheel'", "nonholonomic[0].radius_m";
     non_increasing_times: Model, "input 'U'", "inputs[0].signal.times[2]";
     negative_time_step: Model, "solver", "solver.step_s";
     output_interval_below_step: Model, "solver", "solver.output_interval_s";
