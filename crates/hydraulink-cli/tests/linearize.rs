@@ -164,3 +164,23 @@ fn linearize_unknown_output_exits_2_and_lists_names() {
         "{err}"
     );
 }
+
+#[test]
+fn linearize_knife_edge_sled_labels_the_spurious_zero_and_round_trips() {
+    let dir = temp_dir("sled");
+    let model = repo_file("models/sled_knife_edge.toml");
+    let out = hydraulink(&[
+        "linearize",
+        model.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("spurious zero"), "{stdout}");
+    assert!(
+        stdout.contains("zero eigenvalues: 4 physical, 1 spurious (formulation adds 1)"),
+        "{stdout}"
+    );
+    python_round_trip(&dir, "1e-5");
+}

@@ -81,6 +81,21 @@ fn paper_001_fourbar3d_equilibrium() {
     assert_eq!(eq.point.p[2], 3.5e6);
     // F_cyl⁰ = A2 p2 − A3 p3 = −48.2506109297 N (note B.6)
     assert!((eq.cylinder_force_n[0] + 48.250_610_929_7).abs() < 1e-6);
+    // the simulator started at the equilibrium stays there (statics consistent with the step)
+    let st0 = hydraulink::linearize::equilibrium::initial_state(&model, &eq).expect("state");
+    let mut sim = hydraulink::Simulation::new(model.clone()).expect("init");
+    sim.set_state(st0);
+    for _ in 0..200 {
+        sim.step().expect("step");
+    }
+    let st = sim.state();
+    let dz = (st.z[0] - eq.point.z[0]).abs();
+    let dp =
+        st.p.iter()
+            .zip(eq.point.p.iter())
+            .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs()));
+    println!("after 0.2 s at rest: |Δφ2| = {dz:e} rad, max |Δp| = {dp:e} Pa");
+    assert!(dz < 1e-9 && dp < 1.0, "|Δφ2| = {dz:e}, |Δp| = {dp:e}");
 }
 
 fn print_modes(m: &[Mode], names: &[String]) {

@@ -261,3 +261,30 @@ pub fn equilibrium(
         flow_residual_m3_s: flow_res,
     })
 }
+
+/// A simulation [`State`](crate::State) at the equilibrium, for
+/// [`Simulation::set_state`](crate::Simulation::set_state): the simulator's initialization
+/// (consistent accelerations, pressure rates, energies) with the positions, pressures, spools
+/// and multipliers of `eq`. This is how a run starts exactly at rest at the linearization point.
+pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, crate::InitError> {
+    let mut st = crate::initialization::initialize(model)?;
+    let (n, nv) = (model.n_coords(), model.n_volumes());
+    let pt = &eq.point;
+    st.t_s = pt.t_s;
+    st.z.copy_from_slice(&pt.z);
+    st.zd = vec![0.0; n];
+    st.zdd = vec![0.0; n];
+    st.p.copy_from_slice(&pt.p);
+    st.pd = vec![0.0; nv];
+    st.pdd = vec![0.0; nv];
+    let nu = model.hydraulics.valves.len();
+    st.spool[..nu].copy_from_slice(&pt.spool[..nu]);
+    st.lambda = pt.lambda.clone();
+    let mut ev = Evaluator::<f64>::new(model);
+    ev.evaluate(model, &st.z, &st.zd, &st.p, &st.spool, false);
+    let (ke, pe) = crate::mechanics::energy::energies(model, &ev.dynamics, &st.zd);
+    st.energy0_j = ke + pe;
+    st.potential0_j = pe;
+    st.actuator_power_w = vec![0.0; st.actuator_power_w.len()];
+    Ok(st)
+}

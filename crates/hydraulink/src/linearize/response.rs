@@ -78,6 +78,8 @@ pub fn valve_pulse(
     st.pdd = vec![0.0; pt.p.len()];
     st.spool = pt.spool.clone();
     st.lambda = pt.lambda.clone();
+    st.lambda
+        .resize(model.n_constraints() + model.n_nonholonomic(), 0.0);
     sim.set_state(st);
     let y_nl = |s: &crate::state::State| -> Vec<f64> {
         outputs
