@@ -228,6 +228,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             1e-3
         }
     };
+    let independent_for_pulse = independent.clone();
     let (ss, method, check) = match args.method {
         Method::Exact => {
             let lin = linearize(
@@ -368,7 +369,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
         dir.display()
     );
     if !args.pulse.is_empty() {
-        pulse_comparison(args, &model, &point, &dir)?;
+        pulse_comparison(args, &model, &point, &independent_for_pulse, &dir)?;
     }
     Ok(())
 }
@@ -378,6 +379,7 @@ fn pulse_comparison(
     args: &LinearizeArgs,
     model: &hydraulink::Model,
     point: &OperatingPoint,
+    independent: &[usize],
     dir: &std::path::Path,
 ) -> Result<(), Failure> {
     use hydraulink::linearize::{InputSel, OutputSel};
@@ -406,15 +408,11 @@ fn pulse_comparison(
     }
     let mut outputs: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
     outputs.extend((0..model.n_volumes()).map(OutputSel::Pressure));
-    let held: Vec<usize> = {
-        let eqh = hydraulink::linearize::partition(&nalgebra_free_jac(model, point), &[]);
-        eqh.independent
-    };
     let lin = linearize(
         model,
         point,
         &ExactOptions {
-            independent: held,
+            independent: independent.to_vec(),
             inputs: vec![InputSel::ValveReference(0)],
             outputs: outputs.clone(),
             spool_side: if delta >= 0.0 {
@@ -486,11 +484,4 @@ fn pulse_comparison(
         dir.display()
     );
     Ok(())
-}
-
-/// Φ_z at the point (for the partition of the pulse's linear model).
-fn nalgebra_free_jac(model: &hydraulink::Model, point: &OperatingPoint) -> nalgebra::DMatrix<f64> {
-    let mut ev = hydraulink::assembly::Evaluator::<f64>::new(model);
-    ev.positions(model, &point.z);
-    nalgebra::DMatrix::from_row_slice(model.n_constraints(), model.n_coords(), &ev.constraints.jac)
 }
