@@ -184,3 +184,28 @@ fn linearize_knife_edge_sled_labels_the_spurious_zero_and_round_trips() {
     );
     python_round_trip(&dir, "1e-5");
 }
+
+#[test]
+fn linearize_pulse_writes_the_linear_vs_nonlinear_comparison() {
+    let dir = temp_dir("pulse");
+    let model = repo_file("models/fourbar3d.toml");
+    let out = hydraulink(&[
+        "linearize",
+        model.to_str().unwrap(),
+        "--pulse",
+        "0.05",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("linear vs nonlinear"), "{stdout}");
+    let csv = fs::read_to_string(dir.join("linear_vs_nonlinear.csv")).unwrap();
+    assert!(
+        csv.starts_with("time,phi2.nonlinear,phi2.linear"),
+        "{}",
+        &csv[..80]
+    );
+    assert_eq!(csv.lines().count(), 402, "header + t = 0 + 400 steps");
+    assert!(dir.join("linear_vs_nonlinear_phi2.svg").exists());
+}
