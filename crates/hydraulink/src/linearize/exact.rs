@@ -18,6 +18,10 @@
 //!       | H0 T0                  H_ż T0     H_p             H_U  |
 //!       | 0                      0          0              −1/τ  |
 //! ```
+//! With l nonholonomic rows B ż = 0 (`mechanics::nonholonomic`), D = [Φ_z; B] replaces Φ_z in
+//! T0, V̄̄, Uₐ, Vₐ and the contraction; x_ad (l coordinates whose rates follow from B) become
+//! states with ẋ_ad = U0^nh ẋ_ai + V0^{nh,ai} x̃_ai + V0^{nh,ad} x̃_ad, and A is the eq. 61 matrix
+//! on (x_ai, ẋ_ai, x_ad, p, U) with l spurious zero eigenvalues (docs/theory 9.8).
 //! (Uₐ, Vₐ are the paper's U, V of eqs. 38–40, renamed: note E.16.) Every derivative is exact:
 //! one dual-number pass of the simulator's `Evaluator` per column of z, ż and p. The
 //! multiplier-contracted Hessian ∂(Φ_zᵀλ⁰)/∂z = Σ λ⁰_k ∂²Φ_k/∂z² comes from the dual part of the
