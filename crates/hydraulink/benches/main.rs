@@ -5,23 +5,85 @@
 //! Setup (model compile, consistent initialization, workspace) is outside the timing; each
 //! sample runs the whole horizon from the same initial state.
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use hydraulink::mechanics::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::Formulation;
 use hydraulink::{model, ModelSpec, Simulation};
 
-/// The shipped models with their horizon and step (the papers' settings).
-const MODELS: [(&str, &str); 4] = [
-    ("fourbar", "fourbar_10s_1ms"),
-    ("quickreturn", "quickreturn_10s_1ms"),
-    ("fourbar_rahikainen", "fourbar_rahikainen_7s_1ms"),
-    ("rod_naya", "rod_naya_10s_10ms"),
+#[path = "../tests/support/chain.rs"]
+mod chain;
+
+/// The shipped models at Δt = 1 ms (issue 3), and the rod also at its paper's 10 ms:
+/// (file, benchmark name, step override).
+const MODELS: [(&str, &str, Option<f64>); 5] = [
+    ("fourbar", "fourbar_10s_1ms", None),
+    ("quickreturn", "quickreturn_10s_1ms", None),
+    ("fourbar_rahikainen", "fourbar_rahikainen_7s_1ms", None),
+    ("rod_naya", "rod_naya_10s_1ms", Some(1e-3)),
+    ("rod_naya", "rod_naya_10s_10ms", None),
 ];
 
-fn load(name: &str, formulation: Formulation) -> Option<hydraulink::Model> {
+fn load(name: &str, formulation: Formulation, step: Option<f64>) -> Option<hydraulink::Model> {
     let path = format!("{}/../../models/{name}.toml", env!("CARGO_MANIFEST_DIR"));
     let mut spec: ModelSpec = toml::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    if let Some(dt) = step {
+        spec.solver.step_s = dt;
+    }
+    if formulation == Formulation::KinematicGuidance && spec.solver.guidance.is_empty() {
+        // no prescribed motion in the model: replay the penalty run's cylinder motion, as
+        // `hydraulink compare` does (the recording is outside the timing)
+        spec = replay_of_penalty_run(&spec)?;
+    }
     spec.solver.formulation = formulation;
     model::compile(&spec).ok()
+}
+
+/// The model under kinematic guidance following the cylinder lengths and rates of its penalty
+/// run, sampled every step.
+fn replay_of_penalty_run(spec: &ModelSpec) -> Option<ModelSpec> {
+    let mut reference = spec.clone();
+    reference.solver.formulation = Formulation::Penalty;
+    let mut sim = Simulation::new(model::compile(&reference).ok()?).ok()?;
+    let labels = sim.output_labels();
+    let names: Vec<String> = spec
+        .hydraulics
+        .cylinders
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    let col = |what: &str, name: &str| labels.iter().position(|l| *l == format!("{name}.{what}"));
+    let cols: Vec<(usize, usize)> = names
+        .iter()
+        .map(|n| Some((col("length", n)?, col("velocity", n)?)))
+        .collect::<Option<_>>()?;
+    let mut row = vec![0.0; labels.len()];
+    let (mut t, mut s, mut sd) = (
+        Vec::new(),
+        vec![Vec::new(); names.len()],
+        vec![Vec::new(); names.len()],
+    );
+    let n = (sim.model().duration_s() / sim.model().step_s()).round() as u64;
+    for k in 0..=n {
+        if k > 0 {
+            sim.step().ok()?;
+        }
+        sim.output_row(&mut row);
+        t.push(sim.time_s());
+        for (c, (ls, lv)) in cols.iter().enumerate() {
+            s[c].push(row[*ls]);
+            sd[c].push(row[*lv]);
+        }
+    }
+    let recorded: Vec<Recorded> = names
+        .iter()
+        .enumerate()
+        .map(|(c, name)| Recorded {
+            cylinder: name,
+            length_m: &s[c],
+            velocity_m_s: Some(&sd[c]),
+        })
+        .collect();
+    Some(replay_spec(spec, &t, &recorded))
 }
 
 fn steps(c: &mut Criterion) {
@@ -38,10 +100,9 @@ fn steps(c: &mut Criterion) {
         }
         let mut g = c.benchmark_group(formulation.name());
         g.sample_size(10);
-        for (name, bench) in MODELS {
-            // a formulation that cannot run a model through (e.g. kinematic guidance without a
-            // guide) is left out: one probe run decides
-            let Some(m) = load(name, formulation) else {
+        for (name, bench, step) in MODELS {
+            // a formulation that cannot run a model through is left out: one probe run decides
+            let Some(m) = load(name, formulation, step) else {
                 continue;
             };
             let n = (m.duration_s() / m.step_s()).round() as u64;
@@ -68,5 +129,47 @@ fn steps(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, steps);
+/// The n-link chain (`tests/support/chain.rs`), 1 s at 1 ms, n = 2 … 64, under the penalty
+/// formulation: the growth of the step cost with n.
+fn chain_scaling(c: &mut Criterion) {
+    let mut g = c.benchmark_group("chain_penalty_1s_1ms");
+    g.sample_size(10);
+    for n in [2usize, 4, 8, 16, 32, 64] {
+        let spec: ModelSpec = toml::from_str(&chain::chain_toml(n, 1.0)).expect("chain parses");
+        let m = model::compile(&spec).expect("chain compiles");
+        let steps = (m.duration_s() / m.step_s()).round() as u64;
+        g.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
+            b.iter_batched(
+                || Simulation::new(m.clone()).expect("chain initializes"),
+                |mut sim| {
+                    for _ in 0..steps {
+                        sim.step().expect("chain steps");
+                    }
+                    sim
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+    // one evaluation of the semi-recursive terms (kinematics, body terms, accumulation of M′
+    // and Q′, cylinder ports, hydraulics) at the initial state, without the linear algebra
+    let mut g = c.benchmark_group("chain_evaluate");
+    for n in [2usize, 4, 8, 16, 32, 64] {
+        let spec: ModelSpec = toml::from_str(&chain::chain_toml(n, 1.0)).expect("chain parses");
+        let m = model::compile(&spec).expect("chain compiles");
+        let sim = Simulation::new(m.clone()).expect("chain initializes");
+        let st = sim.state().clone();
+        let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&m);
+        g.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| {
+                ev.evaluate(&m, &st.z, &st.zd, &st.p, &st.spool, false);
+                ev.f.first().copied()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, steps, chain_scaling);
 criterion_main!(benches);

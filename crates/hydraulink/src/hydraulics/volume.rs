@@ -24,16 +24,17 @@ pub fn geometry<S: Real>(
         Some(b) => S::from(vol.hose_m3 / b),
         None => S::zero(),
     };
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        for side in [cylinder::Side::A, cylinder::Side::B] {
-            if cylinder::volume_of(cyl, side) == id {
-                let (cv, cvd) = cylinder::chamber_volume(cyl, side, motion[c]);
-                v += cv;
-                vd += cvd;
-                if let Some(b) = cyl.wall_bulk_pa {
-                    wall += cv / b;
-                }
-            }
+    debug_assert!(vol
+        .chambers
+        .iter()
+        .all(|(c, side)| { cylinder::volume_of(&model.hydraulics.cylinders[c.0], *side) == id }));
+    for &(c, side) in &vol.chambers {
+        let cyl = &model.hydraulics.cylinders[c.0];
+        let (cv, cvd) = cylinder::chamber_volume(cyl, side, motion[c.0]);
+        v += cv;
+        vd += cvd;
+        if let Some(b) = cyl.wall_bulk_pa {
+            wall += cv / b;
         }
     }
     (v, vd, wall)

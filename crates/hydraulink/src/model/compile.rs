@@ -380,6 +380,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             hose_bulk_pa: vs.hose_bulk_modulus_pa,
             p0_pa: vs.p0_pa,
             algebraic: vs.algebraic,
+            chambers: Vec::new(),
         })
         .collect();
 
@@ -448,6 +449,19 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         volume_names: h.volumes.iter().map(|v| v.name.clone()).collect(),
         nonholonomic: Vec::new(),
     };
+    // chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders)
+    for c in 0..model.hydraulics.cylinders.len() {
+        let (a, b) = {
+            let cyl = &model.hydraulics.cylinders[c];
+            (cyl.vol_a, cyl.vol_b)
+        };
+        model.hydraulics.volumes[a.0]
+            .chambers
+            .push((CylinderId(c), crate::hydraulics::cylinder::Side::A));
+        model.hydraulics.volumes[b.0]
+            .chambers
+            .push((CylinderId(c), crate::hydraulics::cylinder::Side::B));
+    }
 
     // ---- cut joints → scalar equations. Body-1 directions are the body-1-fixed vectors that
     // coincide with body 2's axis in the initial configuration q0.

@@ -197,6 +197,8 @@ pub struct Volume {
     pub p0_pa: Option<f64>,
     /// Algebraic (reduced, 002 Pub II): pressure from the flow balance, no ODE.
     pub algebraic: bool,
+    /// The cylinder chambers this volume holds (derived at compile time).
+    pub chambers: Vec<(CylinderId, crate::hydraulics::cylinder::Side)>,
 }
 
 /// A constant-pressure boundary node.

@@ -1,3 +1,5 @@
-//! Basic mechanics invariants: free body, 3-D pendulum, four-bar kinematics in closed form.
+//! Basic mechanics invariants: free body, 3-D pendulum, four-bar kinematics in closed form, the
+//! n-link chain's energy balance.
 mod basic_mechanics;
+mod chain;
 mod spatial;

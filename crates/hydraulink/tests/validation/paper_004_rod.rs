@@ -89,21 +89,36 @@ fn paper_004_rod_unified_global_run_at_10ms() {
 #[test]
 fn paper_004_rod_unified_and_multirate_agree_within_a_tenth_of_a_millimetre() {
     // 004 §5, Fig. 4: |s_unified − s_multirate| < 0.1 mm, multi-rate with forward Euler at
-    // Δt_H = 0.2 ms (50 substeps of the 10 ms mechanical step). (004 also runs trapezoidal
-    // substeps at 5 and 10 ms; here the trapezoidal substep Newton fails at the valve switch at
-    // t = 6 s: an open item of issue 3, so only forward Euler is checked.)
+    // Δt_H = 0.2 ms (50 substeps of the 10 ms mechanical step), and with trapezoidal substeps at
+    // 5 ms and 10 ms, which 004 also runs (the local Newton needs its damped fallback at the
+    // valve switch of t = 6 s, where the no-reverse-flow gates of eq. 29 switch).
     use hydraulink::model::spec::{Formulation, HydraulicIntegrator};
     let unified = rod_with(Formulation::GlobalAli3p, |_| {});
-    let mr = rod_with(Formulation::Multirate, |s| {
-        s.solver.hydraulic_integrator = HydraulicIntegrator::ForwardEuler;
-        s.solver.hydraulic_substeps = 50;
-    });
-    let ds = mr
-        .col("cylinder.length")
-        .iter()
-        .zip(unified.col("cylinder.length"))
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f64::max);
-    eprintln!("rod, multirate forward Euler × 50: max |Δs| {ds:.2e} m");
-    assert!(ds < 1e-4, "|Δs| = {ds} m");
+    for (integrator, substeps) in [
+        (HydraulicIntegrator::ForwardEuler, 50),
+        (HydraulicIntegrator::Trapezoidal, 2),
+        (HydraulicIntegrator::Trapezoidal, 1),
+    ] {
+        let mr = rod_with(Formulation::Multirate, |s| {
+            s.solver.hydraulic_integrator = integrator;
+            s.solver.hydraulic_substeps = substeps;
+        });
+        let ds = mr
+            .col("cylinder.length")
+            .iter()
+            .zip(unified.col("cylinder.length"))
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        eprintln!("rod, multirate {integrator:?} × {substeps}: max |Δs| {ds:.2e} m");
+        // the 0.1 mm of 004 Fig. 4 is for forward Euler at 0.2 ms; trapezoidal substeps of 5 and
+        // 10 ms integrate the hydraulics as coarsely as the mechanics and differ from the
+        // unified run by the hydraulic truncation error around the valve switch (measured
+        // 0.18 mm at 5 ms and 0.14 mm at 10 ms): these runs check that it runs through the switch
+        let bound = if integrator == HydraulicIntegrator::ForwardEuler {
+            1e-4
+        } else {
+            1e-3
+        };
+        assert!(ds < bound, "{integrator:?} × {substeps}: |Δs| = {ds} m");
+    }
 }

@@ -51,10 +51,10 @@
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
-use super::natural_coordinates::{NaturalModel, NQ_FRAME};
+use super::natural_coordinates::{NatEq, NaturalModel, NQ_FRAME};
 use super::{
-    cylinders, evaluate, form_residual, ports, trapezoidal_rates, GlobalHistory, GlobalWorkspace,
-    NatEval,
+    cylinders, dense_columns, dual_columns, evaluate, form_residual, ports, trapezoidal_rates,
+    GlobalHistory, GlobalWorkspace, NatEval,
 };
 use crate::advance;
 use crate::hydraulics::{reduced, valve_4_3};
@@ -153,32 +153,66 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
     g.lambda.copy_from_slice(&st.extra[3 * nq..]);
 }
 
-/// Exact tangent ∂f/∂x (004 eq. 26 without approximation) into `lu`, one dual pass of the
-/// whole residual per unknown. The reference for [`tangent`] in the tests.
-#[allow(clippy::too_many_arguments)]
-fn tangent_dual(
-    model: &Model,
-    nm: &NaturalModel,
-    x: &[f64],
-    evd: &mut NatEval<Dual64>,
-    hist: &GlobalHistory,
-    lambda: &[f64],
-    spools: &[f64],
-    lu: &mut DenseLu,
-    diag: &mut [f64],
-) {
-    let nx = x.len();
-    for j in 0..nx {
-        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
-            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+/// `a` (column-major, leading dimension `nx`) += `scale` · M on the q block (M = M4 ⊗ I₃ per
+/// frame).
+pub(super) fn add_mass(nm: &NaturalModel, scale: f64, nx: usize, a: &mut [f64]) {
+    for (k, m4) in nm.mass4.iter().enumerate() {
+        let o = NQ_FRAME * k;
+        for r in 0..4 {
+            for cc in 0..4 {
+                for i in 0..3 {
+                    a[(o + 3 * cc + i) * nx + o + 3 * r + i] += scale * m4[r][cc];
+                }
+            }
         }
-        evaluate(model, nm, evd, hist, spools);
-        form_residual(model, nm, evd, lambda);
-        let mut a = lu.matrix_mut();
-        for i in 0..nx {
-            a[(i, j)] = evd.f[i].eps;
+    }
+}
+
+/// `a` (column-major, leading dimension `nx`) += `w` · H on the q block, H the constant Hessian
+/// of Φ = A·B − k: H = A_qᵀ B_q + B_qᵀ A_q.
+pub(super) fn add_hessian(eq: &NatEq, w: f64, nx: usize, a: &mut [f64]) {
+    if w == 0.0 {
+        return;
+    }
+    let la = [
+        (eq.a.a, 1.0),
+        (
+            eq.a.b.unwrap_or(eq.a.a),
+            if eq.a.b.is_some() { -1.0 } else { 0.0 },
+        ),
+    ];
+    let lb = [
+        (eq.b.a, 1.0),
+        (
+            eq.b.b.unwrap_or(eq.b.a),
+            if eq.b.b.is_some() { -1.0 } else { 0.0 },
+        ),
+    ];
+    for (xa, sa) in la {
+        let Some(fa) = xa.frame else { continue };
+        if sa == 0.0 {
+            continue;
         }
-        diag[j] = evd.f[j].eps;
+        for (xb, sb) in lb {
+            let Some(fb) = xb.frame else { continue };
+            if sb == 0.0 {
+                continue;
+            }
+            for (j, ca_j) in xa.coef.iter().enumerate() {
+                for (m, cb_m) in xb.coef.iter().enumerate() {
+                    let v = w * sa * sb * ca_j * cb_m;
+                    if v == 0.0 {
+                        continue;
+                    }
+                    for i in 0..3 {
+                        let ia = NQ_FRAME * fa + 3 * j + i;
+                        let ib = NQ_FRAME * fb + 3 * m + i;
+                        a[ib * nx + ia] += v;
+                        a[ia * nx + ib] += v;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -223,16 +257,7 @@ fn tangent(
         let a = lu.values_mut();
         a.iter_mut().for_each(|v| *v = 0.0);
         // M (c · 4/Δt² = 1)
-        for (k, m4) in nm.mass4.iter().enumerate() {
-            let o = NQ_FRAME * k;
-            for r in 0..4 {
-                for cc in 0..4 {
-                    for i in 0..3 {
-                        a[(o + 3 * cc + i) * nx + o + 3 * r + i] = m4[r][cc];
-                    }
-                }
-            }
-        }
+        add_mass(nm, 1.0, nx, a);
         // (Δt²/4) α Φ_qᵀ Φ_q
         let ca = c * alpha;
         for row in jac.chunks_exact(nq) {
@@ -251,50 +276,7 @@ fn tangent(
         }
         // (Δt²/4) Σ_r g_r H_r, Φ_r = A·B − k: H = A_qᵀ B_q + B_qᵀ A_q
         for (eq, l) in nm.eqs.iter().zip(inp.lambda.iter()) {
-            let gr = c * (alpha * eq.phi(q) + l);
-            if gr == 0.0 {
-                continue;
-            }
-            let la = [
-                (eq.a.a, 1.0),
-                (
-                    eq.a.b.unwrap_or(eq.a.a),
-                    if eq.a.b.is_some() { -1.0 } else { 0.0 },
-                ),
-            ];
-            let lb = [
-                (eq.b.a, 1.0),
-                (
-                    eq.b.b.unwrap_or(eq.b.a),
-                    if eq.b.b.is_some() { -1.0 } else { 0.0 },
-                ),
-            ];
-            for (xa, sa) in la {
-                let Some(fa) = xa.frame else { continue };
-                if sa == 0.0 {
-                    continue;
-                }
-                for (xb, sb) in lb {
-                    let Some(fb) = xb.frame else { continue };
-                    if sb == 0.0 {
-                        continue;
-                    }
-                    for (j, ca_j) in xa.coef.iter().enumerate() {
-                        for (m, cb_m) in xb.coef.iter().enumerate() {
-                            let w = gr * sa * sb * ca_j * cb_m;
-                            if w == 0.0 {
-                                continue;
-                            }
-                            for i in 0..3 {
-                                let ia = NQ_FRAME * fa + 3 * j + i;
-                                let ib = NQ_FRAME * fb + 3 * m + i;
-                                a[ib * nx + ia] += w;
-                                a[ia * nx + ib] += w;
-                            }
-                        }
-                    }
-                }
-            }
+            add_hessian(eq, c * (alpha * eq.phi(q) + l), nx, a);
         }
     }
     // hydraulic ports, dual columns
@@ -359,13 +341,37 @@ pub(super) fn newton_failure(
     }
 }
 
-/// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25), full Newton: the
-/// exact tangent is computed and factored at every iteration. (A tangent reused across steps
-/// diverges: the (Δt²/4) α Φ_qᵀ Φ_q block turns with the bodies, and one step of rotation changes
-/// it by more than the mass of light bodies. Reused within a step, under the multiplier updates,
-/// it let a spherical pendulum near its Cardan singularity diverge; full Newton does not.)
-/// Returns the iteration count.
+/// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25). The exact tangent
+/// is computed at the first iteration of the step and refreshed when the increments contract by
+/// less than ×5 (`NewtonControl`); when this simplified iteration fails, the step is solved again
+/// from its predictor with full Newton (tangent at every iteration). (A tangent reused across
+/// steps diverges: the (Δt²/4) α Φ_qᵀ Φ_q block turns with the bodies, and one step of rotation
+/// changes it by more than the mass of light bodies. Reused within a step, under the multiplier
+/// updates, it let a spherical pendulum near its Cardan singularity diverge: the full-Newton
+/// retry covers that case.) Returns the iteration count of the accepted solve.
 fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepError> {
+    let g = &mut ws.global;
+    g.x_predictor.copy_from_slice(&g.x);
+    g.lambda_predictor.copy_from_slice(&g.lambda);
+    match newton_with(model, st, ws, false) {
+        Ok(it) => Ok(it),
+        Err(_) => {
+            // full-Newton retry from the same predictor and multipliers
+            let g = &mut ws.global;
+            g.x.copy_from_slice(&g.x_predictor);
+            g.lambda.copy_from_slice(&g.lambda_predictor);
+            newton_with(model, st, ws, true)
+        }
+    }
+}
+
+/// One Newton solve; `full`: tangent at every iteration, else refreshed by the contraction rule.
+fn newton_with(
+    model: &Model,
+    st: &State,
+    ws: &mut Workspace,
+    full: bool,
+) -> Result<u32, StepError> {
     let g = &mut ws.global;
     let nq = g.nm.nq;
     let nx = g.x.len();
@@ -373,6 +379,7 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut newton = NewtonControl::default();
+    let mut need_tangent = true;
     loop {
         g.ev.x.copy_from_slice(&g.x);
         evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
@@ -400,7 +407,7 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
             ));
         }
         let lu = g.tangent.as_mut().expect("global workspace is active");
-        {
+        if need_tangent {
             let inp = TangentInput {
                 x: &g.x,
                 hist: &g.hist,
@@ -441,10 +448,9 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
             let w = tolerance(model, nq, i) + model.solver.tol_relative * g.x[i].abs();
             norm = norm.max(g.dx[i].abs() / w);
         }
-        // full Newton: the tangent is recomputed every iteration, so the refresh hint is unused
         match newton.judge(norm, iterations) {
             Verdict::Converged => break,
-            Verdict::Continue { .. } => {}
+            Verdict::Continue { refresh_tangent } => need_tangent = full || refresh_tangent,
             Verdict::Fail(reason) => return Err(newton_failure(model, st, g, iterations, reason)),
         }
     }
@@ -619,16 +625,6 @@ pub fn tangent_and_central_differences(
     let g = &mut ws.global;
     let nx = g.x.len();
     let lu = g.tangent.as_mut().expect("global workspace is active");
-    let read = |lu: &DenseLu| {
-        let a = lu.matrix();
-        let mut out = vec![0.0; nx * nx];
-        for j in 0..nx {
-            for i in 0..nx {
-                out[j * nx + i] = a[(i, j)];
-            }
-        }
-        out
-    };
     let inp = TangentInput {
         x: &g.x,
         hist: &g.hist,
@@ -646,19 +642,12 @@ pub fn tangent_and_central_differences(
         lu,
         &mut g.diag,
     );
-    let structured = read(lu);
-    tangent_dual(
-        model,
-        &g.nm,
-        &g.x,
-        &mut g.evd,
-        &g.hist,
-        &g.lambda,
-        &ws.spool_new,
-        lu,
-        &mut g.diag,
-    );
-    let dual = read(lu);
+    let structured = dense_columns(lu);
+    let (nm, hist, lambda, spools) = (&g.nm, &g.hist, &g.lambda, &ws.spool_new);
+    let dual = dual_columns(&g.x, &mut g.evd, |evd| {
+        evaluate(model, nm, evd, hist, spools);
+        form_residual(model, nm, evd, lambda);
+    });
     let mut fd = vec![0.0; nx * nx];
     let x0 = g.x.clone();
     let mut fp = vec![0.0; nx];

@@ -17,10 +17,10 @@
 //! q_{n+1} = q_n + Δt q̇_n + (Δt²/4)(q̈_n + q̈_{n+1}),   q̇_{n+1} = q̇_n + (Δt/2)(q̈_n + q̈_{n+1})
 //! ṗ_{n+1} = (2/Δt)(p_{n+1} − p_n) − ṗ_n
 //! ```
-//! the unknowns x = [q̈; p] at t_{n+1} solve, by Newton–Raphson with the exact tangent (forward-
-//! mode dual numbers through the residual, λ* held; computed at the first iteration of a step and
-//! refreshed when the increments contract by less than ×5) and the multiplier update after each
-//! solve,
+//! the unknowns x = [q̈; p] at t_{n+1} solve, by Newton–Raphson with the exact tangent (λ* held;
+//! analytic mechanical blocks and dual-number port columns, see `tangent`; computed at the first
+//! iteration of a step and refreshed when the increments contract by less than ×5) and the
+//! multiplier update after each solve,
 //!
 //! ```text
 //! f(x) = (Δt²/4) [ M q̈ + Φ_qᵀ (α′ Ψ + λ*) − Q ;  ṗ − h ]     (pressure rows as in ALI3-P)
@@ -39,9 +39,9 @@
 
 use num_dual::Dual64;
 
-use super::ali3p::{ensure_natural_state, newton_failure, prepare};
+use super::ali3p::{add_hessian, add_mass, ensure_natural_state, newton_failure, prepare};
 use super::natural_coordinates::NaturalModel;
-use super::{cylinders, GlobalWorkspace, NatEval};
+use super::{cylinders, dense_columns, dual_columns, GlobalWorkspace, NatEval};
 use crate::advance;
 use crate::hydraulics::{self, reduced};
 use crate::integrator::newton::{NewtonControl, Verdict};
@@ -63,6 +63,29 @@ struct Prev<'a> {
     qdd: &'a [f64],
     p: &'a [f64],
     pd: &'a [f64],
+}
+
+impl<'a> Prev<'a> {
+    /// The step's start values, from the committed state (`State::extra` = [q | q̇ | q̈ | λ]).
+    fn of(st: &'a State, nq: usize) -> Self {
+        Prev {
+            q: &st.extra[..nq],
+            qd: &st.extra[nq..2 * nq],
+            qdd: &st.extra[2 * nq..3 * nq],
+            p: &st.p,
+            pd: &st.pd,
+        }
+    }
+}
+
+/// Stage `predict`: the natural state (first step), spools, pressure predictor and λ*, and
+/// x = [q̈⁰; p⁰] with q̈⁰ = q̈_n.
+fn begin_step(model: &Model, st: &mut State, ws: &mut Workspace) {
+    ensure_natural_state(model, st, &mut ws.global);
+    prepare(model, st, &mut ws.global, &mut ws.spool_new);
+    let g = &mut ws.global;
+    let nq = g.nm.nq;
+    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
 }
 
 /// Evaluates at x = `ev.x` = [q̈; p]: q, q̇ (Newmark), ṗ, Ψ (into `ev.phi`), Q, h, and the
@@ -127,6 +150,134 @@ fn residual<S: Real>(
     }
 }
 
+/// Exact tangent ∂f/∂x, x = [q̈; p], by blocks (`g.ev` evaluated at x = `g.x`; λ* = `g.lambda` held), into `g.tangent`. With
+/// c = Δt²/4, β = Δt/2, α′ = α c, ∂q/∂q̈ = c I and ∂q̇/∂q̈ = β I:
+///
+/// ```text
+/// ∂f_q/∂q̈ = c [ M + α′ Σ_r ∇Φ_r w_rᵀ + c Σ_r (α′Ψ_r + λ_r) H_r − (c ∂Q/∂q + β ∂Q/∂q̇) ]
+/// w_r = ∂Ψ_r/∂q̈ = (1 + 2ωξβ + ω²c) ∇Φ_r + (2β + 2ωξc)(A_qᵀḂ + B_qᵀȦ) + c (A_qᵀB̈ + B_qᵀÄ)
+/// ```
+/// (Φ = A·B − k, Φ̇ = Ȧ·B + A·Ḃ, Φ̈ = Ä·B + 2Ȧ·Ḃ + A·B̈, H_r the constant Hessian), and the
+/// cylinder and pressure columns (∂Q/∂q, ∂Q/∂q̇, ∂Q/∂p, ∂h/∂·) by dual numbers through the port
+/// code, in the columns of the frames holding a cylinder pin and of the pressures.
+fn tangent(model: &Model, g: &mut GlobalWorkspace, prev: &Prev<'_>, spools: &[f64]) {
+    let GlobalWorkspace {
+        nm,
+        x,
+        ev,
+        evd,
+        lambda,
+        port_cols,
+        tmp: grad,
+        tmp2: w,
+        nz,
+        nz2,
+        tangent,
+        diag,
+        ..
+    } = g;
+    let lu = tangent.as_mut().expect("global workspace is active");
+    let nq = nm.nq;
+    let nx = x.len();
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    let beta = 0.5 * dt;
+    let alpha = model.solver.penalty * c;
+    let k1 = 1.0 + 2.0 * OMEGA * XI * beta + OMEGA * OMEGA * c;
+    let k2 = 2.0 * beta + 2.0 * OMEGA * XI * c;
+    let a = lu.values_mut();
+    a.iter_mut().for_each(|v| *v = 0.0);
+    add_mass(nm, c, nx, a);
+    let (q, qd, qdd) = (&ev.q, &ev.qd, &ev.qdd);
+    for ((eq, psi), l) in nm.eqs.iter().zip(ev.phi.iter()).zip(lambda.iter()) {
+        // ∇Φ_r and w_r
+        let (av, bv) = (eq.a.eval(q), eq.b.eval(q));
+        let (ad, bd) = (eq.a.rate(qd), eq.b.rate(qd));
+        let (add, bdd) = (eq.a.rate(qdd), eq.b.rate(qdd));
+        grad.iter_mut().for_each(|v| *v = 0.0);
+        eq.a.add_grad(&bv, grad);
+        eq.b.add_grad(&av, grad);
+        w.iter_mut().for_each(|v| *v = 0.0);
+        eq.a.add_grad(&(bd * k2 + bdd * c), w);
+        eq.b.add_grad(&(ad * k2 + add * c), w);
+        nz.clear();
+        nz2.clear();
+        for i in 0..nq {
+            w[i] += k1 * grad[i];
+            if grad[i] != 0.0 && nz.len() < nz.capacity() {
+                nz.push(i);
+            }
+            if w[i] != 0.0 && nz2.len() < nz2.capacity() {
+                nz2.push(i);
+            }
+        }
+        let s = c * alpha;
+        for &j in nz2.iter() {
+            let sj = s * w[j];
+            for &i in nz.iter() {
+                a[j * nx + i] += sj * grad[i];
+            }
+        }
+        add_hessian(eq, c * c * (alpha * psi + l), nx, a);
+    }
+    // hydraulic ports, dual columns
+    for &j in port_cols.iter() {
+        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
+            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+        }
+        let (x_qdd, x_p) = evd.x.split_at(nq);
+        for i in 0..nq {
+            evd.q[i] = (x_qdd[i] + prev.qdd[i]) * c + prev.q[i] + dt * prev.qd[i];
+            evd.qd[i] = (x_qdd[i] + prev.qdd[i]) * beta + prev.qd[i];
+        }
+        for (v, pd) in evd.pd.iter_mut().enumerate() {
+            *pd = (x_p[v] - prev.p[v]) * (2.0 / dt) - prev.pd[v];
+        }
+        evd.force.iter_mut().for_each(|f| *f = Dual64::from(0.0));
+        cylinders(
+            model,
+            nm,
+            &evd.q,
+            &evd.qd,
+            x_p,
+            &mut evd.motion,
+            &mut evd.cylinder_force,
+            &mut evd.force,
+        );
+        hydraulics::pressure_rates(model, x_p, &evd.motion, spools, &mut evd.inflow, &mut evd.h);
+        let col = &mut a[j * nx..(j + 1) * nx];
+        for i in 0..nq {
+            col[i] -= c * evd.force[i].eps;
+        }
+        for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+            col[nq + v] += c * reduced::pressure_row(vol, evd.pd[v], evd.h[v]).eps;
+        }
+    }
+    for (j, d) in diag.iter_mut().enumerate() {
+        *d = a[j * nx + j];
+    }
+}
+
+/// Diagnostics for tests: the production (structured) tangent and the full dual-number tangent
+/// of the I1AL residual at the start of the next step of `st` (x = [q̈_n; p predictor]),
+/// column-major nx × nx. Allocates.
+pub fn tangent_and_dual(model: &Model, st: &State, ws: &mut Workspace) -> (Vec<f64>, Vec<f64>) {
+    let mut st = st.clone();
+    begin_step(model, &mut st, ws);
+    let prev = Prev::of(&st, ws.global.nm.nq);
+    let g: &mut GlobalWorkspace = &mut ws.global;
+    g.ev.x.copy_from_slice(&g.x);
+    residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+    tangent(model, g, &prev, &ws.spool_new);
+    let lu = g.tangent.as_mut().expect("global workspace is active");
+    let structured = dense_columns(lu);
+    let (nm, lambda, spools) = (&g.nm, &g.lambda, &ws.spool_new);
+    let dual = dual_columns(&g.x, &mut g.evd, |evd| {
+        residual(model, nm, evd, &prev, lambda, spools)
+    });
+    (structured, dual)
+}
+
 /// Absolute tolerance of unknown `i`: q̈ to tol_position/(Δt²/4) (a position change of
 /// tol_position), pressures to tol_pressure_pa.
 fn tolerance(model: &Model, nq: usize, i: usize) -> f64 {
@@ -138,48 +289,42 @@ fn tolerance(model: &Model, nq: usize, i: usize) -> f64 {
     }
 }
 
-/// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
-/// one-time conversion of the initial state into `State::extra`).
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    if !ws.global.active {
-        return Err(StepError::Unavailable {
-            formulation: model.solver.formulation.name().to_string(),
-        });
-    }
-    let nv = model.n_volumes();
+/// Newton–Raphson with the multiplier update from x = `ws.global.x`, λ* = `ws.global.lambda`.
+/// Tangent policy: the tangent of an earlier step is reused while the increments contract by
+/// ×5 per iteration (recomputed otherwise); `full`: a tangent at every iteration. Returns the
+/// iteration count.
+fn newton(
+    model: &Model,
+    st: &State,
+    ws: &mut Workspace,
+    prev: &Prev<'_>,
+    full: bool,
+) -> Result<u32, StepError> {
     let dt = model.solver.step_s;
     let alpha = model.solver.penalty * dt * dt / 4.0;
-    ensure_natural_state(model, st, &mut ws.global);
-    // spools, pressure predictor and λ* (the q part of x is replaced by q̈⁰ = q̈_n)
-    prepare(model, st, &mut ws.global, &mut ws.spool_new);
     let g: &mut GlobalWorkspace = &mut ws.global;
     let nq = g.nm.nq;
-    let nx = nq + nv;
-    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
-    let prev = Prev {
-        q: &st.extra[..nq],
-        qd: &st.extra[nq..2 * nq],
-        qdd: &st.extra[2 * nq..3 * nq],
-        p: &st.p,
-        pd: &st.pd,
-    };
-
-    // ---- Newton–Raphson with the multiplier update. Tangent policy: the exact dual tangent is
-    // computed at the first iteration of every step and reused within the step while the
-    // increments contract by ×5 per iteration (recomputed otherwise).
+    let nx = g.x.len();
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut newton = NewtonControl::default();
-    let mut need_tangent = true;
+    let mut need_tangent = full || !ws.tangent_valid;
     loop {
         g.ev.x.copy_from_slice(&g.x);
-        residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+        residual(model, &g.nm, &mut g.ev, prev, &g.lambda, &ws.spool_new);
         if iterations > 0 {
-            // λ* ← λ* + α′ Ψ (002a eq. 2.8), then the residual with it
-            for (l, psi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
+            // λ* ← λ* + α′ Ψ (002a eq. 2.8), and the residual with it: only its multiplier term
+            // changes, by (Δt²/4) Σ_r α′ Ψ_r ∇Φ_r
+            let c = dt * dt / 4.0;
+            for ((l, psi), eq) in g
+                .lambda
+                .iter_mut()
+                .zip(g.ev.phi.iter())
+                .zip(g.nm.eqs.iter())
+            {
                 *l += alpha * psi;
+                eq.add_grad(&g.ev.q, c * alpha * psi, &mut g.ev.f[..nq]);
             }
-            residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
         }
         ws.counters.residuals += 1;
         if let Some(i) = g.ev.f.iter().position(|v| !v.is_finite()) {
@@ -198,22 +343,12 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
                 "iteration cap reached",
             ));
         }
-        let lu = g.tangent.as_mut().expect("global workspace is active");
         if need_tangent {
             need_tangent = false;
-            for j in 0..nx {
-                for (k, (d, xk)) in g.evd.x.iter_mut().zip(g.x.iter()).enumerate() {
-                    *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
-                }
-                residual(model, &g.nm, &mut g.evd, &prev, &g.lambda, &ws.spool_new);
-                let mut a = lu.matrix_mut();
-                for i in 0..nx {
-                    a[(i, j)] = g.evd.f[i].eps;
-                }
-                g.diag[j] = g.evd.f[j].eps;
-            }
+            tangent(model, g, prev, &ws.spool_new);
             ws.counters.tangents += 1;
-            if lu.factor().is_err() {
+            ws.tangent_valid = false;
+            if g.tangent.as_mut().is_some_and(|lu| lu.factor().is_err()) {
                 return Err(newton_failure(
                     model,
                     st,
@@ -223,11 +358,15 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
                 ));
             }
             ws.counters.factorizations += 1;
+            ws.tangent_valid = true;
         }
         for (d, f) in g.dx.iter_mut().zip(g.ev.f.iter()) {
             *d = -f;
         }
-        lu.solve_in_place(&mut g.dx);
+        g.tangent
+            .as_mut()
+            .expect("global workspace is active")
+            .solve_in_place(&mut g.dx);
         iterations += 1;
         let mut norm: f64 = 0.0;
         for i in 0..nx {
@@ -237,11 +376,45 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         }
         match newton.judge(norm, iterations) {
             Verdict::Converged => break,
-            Verdict::Continue { refresh_tangent } => need_tangent |= refresh_tangent,
+            Verdict::Continue { refresh_tangent } => need_tangent |= full || refresh_tangent,
             Verdict::Fail(reason) => return Err(newton_failure(model, st, g, iterations, reason)),
         }
     }
     ws.counters.iterations += iterations as u64;
+    Ok(iterations)
+}
+
+/// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
+/// one-time conversion of the initial state into `State::extra`).
+pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+    if !ws.global.active {
+        return Err(StepError::Unavailable {
+            formulation: model.solver.formulation.name().to_string(),
+        });
+    }
+    let dt = model.solver.step_s;
+    let alpha = model.solver.penalty * dt * dt / 4.0;
+    begin_step(model, st, ws);
+    let nq = ws.global.nm.nq;
+    let prev = Prev::of(st, nq);
+    let g: &mut GlobalWorkspace = &mut ws.global;
+
+    // ---- Newton–Raphson with the multiplier update: the tangent is reused across steps while
+    // it contracts the increments by ×5; if that fails, the step is solved again from its
+    // predictor with a tangent at every iteration (a reused tangent let the spatial double
+    // pendulum diverge)
+    g.x_predictor.copy_from_slice(&g.x);
+    g.lambda_predictor.copy_from_slice(&g.lambda);
+    let iterations = match newton(model, st, ws, &prev, false) {
+        Ok(it) => it,
+        Err(_) => {
+            let g = &mut ws.global;
+            g.x.copy_from_slice(&g.x_predictor);
+            g.lambda.copy_from_slice(&g.lambda_predictor);
+            newton(model, st, ws, &prev, true)?
+        }
+    };
+    let g: &mut GlobalWorkspace = &mut ws.global;
 
     // ---- the accepted point: q, q̇, Ψ, the last multiplier update, the cylinder ports
     g.ev.x.copy_from_slice(&g.x);

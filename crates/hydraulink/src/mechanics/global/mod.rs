@@ -146,6 +146,10 @@ pub struct GlobalWorkspace {
     pub dx: Vec<f64>,
     /// λ (m) of the step being solved.
     pub lambda: Vec<f64>,
+    /// The predictor x⁰ of the step (restart of a failed simplified Newton).
+    pub x_predictor: Vec<f64>,
+    /// λ⁰ of the step (restart of a failed simplified Newton).
+    pub lambda_predictor: Vec<f64>,
     /// Diagonal of the last tangent.
     pub diag: Vec<f64>,
     /// Φ_q, row-major m × nq, at the accepted positions.
@@ -158,6 +162,8 @@ pub struct GlobalWorkspace {
     pub tmp_m: Vec<f64>,
     /// Nonzero column indices of one Φ_q row (≤ 48).
     pub nz: Vec<usize>,
+    /// Nonzero indices of a second vector (I1AL tangent, ≤ 64).
+    pub nz2: Vec<usize>,
     /// Relative-coordinate kinematics (conversion of the initial state).
     pub kin: Option<Kinematics<f64>>,
     /// Labels: natural coordinates, then `<volume>.p`.
@@ -214,12 +220,15 @@ impl GlobalWorkspace {
             x: vec![0.0; nq + nv],
             dx: vec![0.0; nq + nv],
             lambda: vec![0.0; m],
+            x_predictor: vec![0.0; nq + nv],
+            lambda_predictor: vec![0.0; m],
             diag: vec![0.0; nq + nv],
             jac: vec![0.0; m * nq],
             tmp: vec![0.0; nq],
             tmp2: vec![0.0; nq],
             tmp_m: vec![0.0; m],
             nz: Vec::with_capacity(64),
+            nz2: Vec::with_capacity(64),
             kin: Some(Kinematics::new(model.n_coords())),
             labels,
             nm,
@@ -346,4 +355,39 @@ pub fn form_residual<S: Real>(
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
         ev.f[nq + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
     }
+}
+
+/// The matrix held by `lu` (before factoring), column-major `n × n` (test diagnostics).
+/// Allocates.
+pub fn dense_columns(lu: &DenseLu) -> Vec<f64> {
+    let a = lu.matrix();
+    let n = lu.n();
+    let mut out = vec![0.0; n * n];
+    for j in 0..n {
+        for i in 0..n {
+            out[j * n + i] = a[(i, j)];
+        }
+    }
+    out
+}
+
+/// ∂f/∂x by one dual pass of `residual` (which fills `evd.f` from `evd.x`) per unknown,
+/// column-major `n × n` (the reference for the structured tangents in the tests). Allocates.
+pub fn dual_columns(
+    x: &[f64],
+    evd: &mut NatEval<num_dual::Dual64>,
+    mut residual: impl FnMut(&mut NatEval<num_dual::Dual64>),
+) -> Vec<f64> {
+    let n = x.len();
+    let mut out = vec![0.0; n * n];
+    for j in 0..n {
+        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
+            *d = num_dual::Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+        }
+        residual(evd);
+        for i in 0..n {
+            out[j * n + i] = evd.f[i].eps;
+        }
+    }
+    out
 }

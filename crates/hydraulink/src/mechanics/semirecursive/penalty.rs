@@ -394,20 +394,24 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     {
         *sg += alpha * dt / 2.0 * psi;
     }
-    // the nonholonomic rows B join the loop-closure rows Φ_z in both projections (B ż = 0,
-    // B z̈ + Ḃ ż = 0)
-    projection_matrix(
-        ws.projection.values_mut(),
-        &ws.ev.dynamics.mass,
-        ws.ev
-            .constraints
-            .jac
-            .chunks_exact(n)
-            .chain(ws.ev.nonholonomic.b.chunks_exact(n.max(1))),
-        c * alpha,
-    );
-    ws.counters.factorizations += 1;
-    if ws.projection.factor().is_err() {
+    // without constraints P = M′ and the projections are the identity: skipped (a tree). The
+    // nonholonomic rows B join the loop-closure rows Φ_z in both projections (B ż = 0,
+    // B z̈ + Ḃ ż = 0), so a tree with nonholonomic rows is projected.
+    let project = m0 + model.n_nonholonomic() > 0;
+    if project {
+        projection_matrix(
+            ws.projection.values_mut(),
+            &ws.ev.dynamics.mass,
+            ws.ev
+                .constraints
+                .jac
+                .chunks_exact(n)
+                .chain(ws.ev.nonholonomic.b.chunks_exact(n.max(1))),
+            c * alpha,
+        );
+        ws.counters.factorizations += 1;
+    }
+    if project && ws.projection.factor().is_err() {
         ws.ev.zd = zd_star;
         return Err(newton_failure(
             model,
@@ -417,13 +421,21 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             "singular projection matrix",
         ));
     }
-    mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
-    ws.projection.solve_in_place(&mut ws.tmp[..n]);
+    if project {
+        mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
+        ws.projection.solve_in_place(&mut ws.tmp[..n]);
+    } else {
+        ws.tmp[..n].copy_from_slice(&zd_star[..n]);
+    }
     ws.ev.zd = zd_star;
     // ż projected in tmp; velocity terms (Φ̇_z ż, cylinder rates) with it, at the same positions
     let zd_proj = std::mem::take(&mut ws.tmp);
     ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..]);
-    mat_vec(&mut ws.tmp2, &ws.ev.dynamics.mass, &ws.ev.zdd);
+    if !project {
+        ws.tmp2[..n].copy_from_slice(&ws.ev.zdd[..n]);
+    } else {
+        mat_vec(&mut ws.tmp2, &ws.ev.dynamics.mass, &ws.ev.zdd);
+    }
     for (jr, a0) in ws
         .ev
         .constraints
@@ -443,7 +455,9 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             *t -= s * ji;
         }
     }
-    ws.projection.solve_in_place(&mut ws.tmp2[..n]);
+    if project {
+        ws.projection.solve_in_place(&mut ws.tmp2[..n]);
+    }
 
     // ---- end stops
     if let Err(e) = advance::check_stroke(model, st, &ws.ev.motion) {
