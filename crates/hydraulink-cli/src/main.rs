@@ -16,6 +16,7 @@ use std::time::Instant;
 
 mod compare;
 mod friction_curve;
+mod linearize;
 
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
@@ -87,6 +88,20 @@ enum Command {
         hysteresis of LuGre and modified LuGre) and <element>_friction.svg with both."
     )]
     FrictionCurve(FrictionCurveArgs),
+    /// Linearize a model about its equilibrium or a state of a run: eigenvalues, A, B, C, D.
+    #[command(
+        long_about = "Linearize a model (paper 001) about its static equilibrium \
+        (--at equilibrium, the default) or about the state of a simulation at time T \
+        (--at-time T), by the exact method in independent coordinates (--method exact) or by \
+        central differences in all coordinates (--method finite-difference).\n\n\
+        Prints the eigenvalue table (value, natural frequency, damping ratio, time constant, kind: \
+        zero, spurious zero, real, complex; dominant mode-shape entries). Writes into DIR: \
+        linear_model.json (A, B, C, D with state, input and output names, eigenvalues, mode \
+        shapes over every coordinate and pressure, operating point; numpy: \
+        np.array(json.load(f)[\"A\"]), MATLAB: jsondecode), A.csv … D.csv with names, and \
+        poles.svg."
+    )]
+    Linearize(linearize::LinearizeArgs),
 }
 
 /// The options of `hydraulink friction-curve`.
@@ -283,6 +298,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Compare(args) => compare_command(args),
         Command::FrictionCurve(args) => friction_curve_command(args),
+        Command::Linearize(args) => linearize::linearize_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -109,6 +109,8 @@ bad_models! {
     friction_static_below_coulomb: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction.static_n";
     lugre_under_double_step: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction.type";
     joint_friction_efficiency: Model, "joint 'z3'", "joints[2].friction";
+    brown_mcphee_zero_stribeck: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction.stribeck_velocity_m_s";
+    rolling_disc_zero_radius: Model, "nonholonomic constraint 'wheel'", "nonholonomic[0].radius_m";
     non_increasing_times: Model, "input 'U'", "inputs[0].signal.times[2]";
     negative_time_step: Model, "solver", "solver.step_s";
     output_interval_below_step: Model, "solver", "solver.output_interval_s";

@@ -7,6 +7,7 @@ use nalgebra::Vector3;
 use crate::hydraulics::{self, cylinder, CylinderMotion};
 use crate::mechanics::constraints::{self, ConstraintEval};
 use crate::mechanics::kinematics::Kinematics;
+use crate::mechanics::nonholonomic::{self, NonholonomicEval};
 use crate::mechanics::semirecursive::Dynamics;
 use crate::model::Model;
 use crate::real::Real;
@@ -22,6 +23,8 @@ pub struct Evaluator<S: Real> {
     pub constraints: ConstraintEval<S>,
     /// Cylinder s, ṡ.
     pub motion: Vec<CylinderMotion<S>>,
+    /// Nonholonomic rows: B, Ψ = B ż, Ḃ ż.
+    pub nonholonomic: NonholonomicEval<S>,
     /// Cylinder net force F [N].
     pub cylinder_force: Vec<S>,
     /// Net component inflow per volume [m³/s].
@@ -66,6 +69,7 @@ impl<S: Real> Evaluator<S> {
             kin: Kinematics::new(n),
             dynamics: Dynamics::new(n, model.bodies.len()),
             constraints: ConstraintEval::new(m, n),
+            nonholonomic: NonholonomicEval::new(model.n_nonholonomic(), n),
             motion: vec![
                 CylinderMotion {
                     s: S::zero(),
@@ -121,6 +125,9 @@ impl<S: Real> Evaluator<S> {
         if acc0 {
             constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
         }
+        if !model.nonholonomic.is_empty() {
+            nonholonomic::evaluate(model, &self.kin, &mut self.nonholonomic);
+        }
         hydraulics::pressure_rates(
             model,
             p,
@@ -170,6 +177,14 @@ impl<S: Real> Evaluator<S> {
         {
             *d = S::from(*s);
         }
+        // B and Ψ do not depend on p
+        let (nh, bnh) = (&mut self.nonholonomic, &base.nonholonomic);
+        for (d, s) in nh.b.iter_mut().zip(bnh.b.iter()) {
+            *d = S::from(*s);
+        }
+        for (d, s) in nh.psi.iter_mut().zip(bnh.psi.iter()) {
+            *d = S::from(*s);
+        }
         hydraulics::pressure_rates(
             model,
             p,
@@ -185,6 +200,9 @@ impl<S: Real> Evaluator<S> {
     pub fn velocity_terms(&mut self, model: &Model, zd: &[S], p: &[S]) {
         self.kin.velocities(model, zd);
         constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
+        if !model.nonholonomic.is_empty() {
+            nonholonomic::evaluate(model, &self.kin, &mut self.nonholonomic);
+        }
         self.cylinders(model, p);
         for (j, jf) in model.joint_friction.iter().enumerate() {
             self.joint_velocity[j] = zd[jf.axis.0];

@@ -80,6 +80,24 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             zd[i] -= corr[i];
         }
     }
+    // 2b. velocities onto the nonholonomic rows too: [Φ_z; B] ż = 0 (minimum-norm correction)
+    let l = model.n_nonholonomic();
+    if l > 0 {
+        ev.kin.positions(model, &z);
+        ev.kin.velocities(model, &zd);
+        crate::mechanics::nonholonomic::evaluate(model, &ev.kin, &mut ev.nonholonomic);
+        ev.positions(model, &z);
+        let mut j = DMatrix::<f64>::zeros(m + l, n);
+        j.view_mut((0, 0), (m, n)).copy_from(&jac_matrix(&ev, m, n));
+        j.view_mut((m, 0), (l, n))
+            .copy_from(&DMatrix::from_row_slice(l, n, &ev.nonholonomic.b));
+        let v = DVector::from_column_slice(&zd);
+        let y = pinv_solve(&(&j * j.transpose()), &(&j * &v));
+        let corr = j.transpose() * y;
+        for i in 0..n {
+            zd[i] -= corr[i];
+        }
+    }
 
     // 3. statics: forces with zero pressures contribute nothing but friction, which is zero at rest
     let zeros_p = vec![0.0; nv];
@@ -344,19 +362,30 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     // 5. accelerations, multipliers, pressure rates
     ev.evaluate(model, &z, &zd, &p, &spool0, true);
     let mm = DMatrix::from_row_slice(n, n, &ev.dynamics.mass);
-    let jz = jac_matrix(&ev, m, n);
-    let mut aug = DMatrix::<f64>::zeros(n + m, n + m);
+    // D = [Φ_z; B]: the nonholonomic rows (B z̈ = −Ḃ ż) join the loop closures, so that z̈₀ is
+    // consistent with them and their multipliers σ₀ follow (stored after λ)
+    let l = model.n_nonholonomic();
+    let ml = m + l;
+    let mut jz = DMatrix::<f64>::zeros(ml, n);
+    jz.view_mut((0, 0), (m, n))
+        .copy_from(&jac_matrix(&ev, m, n));
+    jz.view_mut((m, 0), (l, n))
+        .copy_from(&DMatrix::from_row_slice(l, n, &ev.nonholonomic.b));
+    let mut aug = DMatrix::<f64>::zeros(n + ml, n + ml);
     aug.view_mut((0, 0), (n, n)).copy_from(&mm);
-    aug.view_mut((0, n), (n, m)).copy_from(&jz.transpose());
-    aug.view_mut((n, 0), (m, n)).copy_from(&jz);
-    let mut rhs = DVector::<f64>::zeros(n + m);
+    aug.view_mut((0, n), (n, ml)).copy_from(&jz.transpose());
+    aug.view_mut((n, 0), (ml, n)).copy_from(&jz);
+    let mut rhs = DVector::<f64>::zeros(n + ml);
     rhs.rows_mut(0, n).copy_from_slice(&ev.dynamics.force);
     for r in 0..m {
         rhs[n + r] = -ev.constraints.acc0[r];
     }
+    for r in 0..l {
+        rhs[n + m + r] = -ev.nonholonomic.acc0[r];
+    }
     let sol = pinv_solve(&aug, &rhs);
     let zdd: Vec<f64> = sol.rows(0, n).iter().copied().collect();
-    let lambda: Vec<f64> = sol.rows(n, m).iter().copied().collect();
+    let lambda: Vec<f64> = sol.rows(n, ml).iter().copied().collect();
     let (ke, pe) = energy::energies(model, &ev.dynamics, &zd);
     let power: Vec<f64> = ev
         .cylinder_force

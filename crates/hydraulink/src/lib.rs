@@ -40,6 +40,7 @@ pub mod initialization;
 pub mod inputs;
 pub mod integrator;
 pub mod linalg;
+pub mod linearize;
 pub mod mechanics;
 pub mod model;
 pub mod real;

@@ -37,6 +37,34 @@ pub fn pinv_solve(
         .unwrap_or_else(|_| nalgebra::DVector::zeros(a.ncols()))
 }
 
+/// Eigenvalues and right eigenvectors (columns) of a real square matrix, by faer's non-symmetric
+/// eigen-solver (Hessenberg QR). For the linearization only: it allocates. `None` if the QR
+/// iteration does not converge.
+#[allow(clippy::type_complexity)]
+pub fn eigen_real(
+    a: &nalgebra::DMatrix<f64>,
+) -> Option<(
+    Vec<nalgebra::Complex<f64>>,
+    nalgebra::DMatrix<nalgebra::Complex<f64>>,
+)> {
+    let n = a.nrows();
+    let m = faer::Mat::<f64>::from_fn(n, n, |i, j| a[(i, j)]);
+    let e = faer::linalg::solvers::Eigen::new_from_real(m.as_ref()).ok()?;
+    let s = e.S();
+    let u = e.U();
+    let vals = (0..n)
+        .map(|i| {
+            let c = s[i];
+            nalgebra::Complex::new(c.re, c.im)
+        })
+        .collect();
+    let vecs = nalgebra::DMatrix::from_fn(n, n, |i, j| {
+        let c = u[(i, j)];
+        nalgebra::Complex::new(c.re, c.im)
+    });
+    Some((vals, vecs))
+}
+
 /// Dimension up to which the unblocked kernel is used instead of faer: below it faer's per-call
 /// overhead outweighs its blocking (the global formulations' 39–65 unknowns factor about twice
 /// as fast unblocked, since the kernel skips the zeros of their block-sparse tangents).

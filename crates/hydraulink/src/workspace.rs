@@ -115,7 +115,7 @@ impl Workspace {
             projection: DenseLu::new(n),
             x: vec![0.0; n + nv + nw],
             dx: vec![0.0; n + nv + nw],
-            lambda: vec![0.0; model.n_constraints()],
+            lambda: vec![0.0; model.n_constraints() + model.n_nonholonomic()],
             spool_new: vec![0.0; model.n_valve_positions()],
             diag: vec![0.0; n + nv + nw],
             tmp: vec![0.0; n.max(1)],

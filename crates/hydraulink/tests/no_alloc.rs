@@ -54,3 +54,10 @@ fn global_step_loops_allocate_nothing() {
         check("quickreturn", f);
     }
 }
+
+#[test]
+fn penalty_step_loop_with_nonholonomic_rows_allocates_nothing() {
+    // knife edge (1 row) and rolling disc (2 rows): B, Ψ, Ḃż in the residual and the projections
+    check("sled_knife_edge", Formulation::Penalty);
+    check("rolling_disc", Formulation::Penalty);
+}

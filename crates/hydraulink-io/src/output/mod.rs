@@ -17,6 +17,7 @@
 mod compare;
 mod csv;
 mod friction_curve;
+pub mod linear;
 mod plots;
 mod summary;
 

@@ -6,4 +6,5 @@ pub mod energy;
 pub mod global;
 pub mod kinematic_guidance;
 pub mod kinematics;
+pub mod nonholonomic;
 pub mod semirecursive;

@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 
 use crate::inputs::Signal;
 use crate::mechanics::kinematics::Kinematics;
-use crate::model::spec::{CutJointKind, FrictionSpec, JointKind, ModelSpec};
+use crate::model::spec::{CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind};
 use crate::model::*;
+use crate::model::{DiscContact, NonholonomicRow};
 use crate::ModelError;
 
 fn v(a: &[f64; 3]) -> V3 {
@@ -438,6 +439,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         },
         volume_names: h.volumes.iter().map(|v| v.name.clone()).collect(),
         joint_friction: Vec::new(),
+        nonholonomic: Vec::new(),
     };
     // chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders)
     for c in 0..model.hydraulics.cylinders.len() {
@@ -614,5 +616,56 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         }
     }
     model.constraints = constraints;
+
+    // ---- nonholonomic constraints → scalar rows Ψ = e · v_Q (001 eq. 11)
+    let mut rows = Vec::new();
+    for (i, nh) in spec.nonholonomic.iter().enumerate() {
+        let el = format!("nonholonomic constraint '{}'", nh.name);
+        let point = marker(
+            &nh.body,
+            &nh.marker,
+            &format!("nonholonomic[{i}].marker"),
+            &el,
+        )?;
+        match nh.kind {
+            NonholonomicKind::KnifeEdge => rows.push(NonholonomicRow {
+                name: nh.name.clone(),
+                e: FrameDir {
+                    frame: point.frame,
+                    dir_ref: unit(&nh.direction, &format!("nonholonomic[{i}].direction"), &el)?,
+                },
+                point,
+                disc: None,
+            }),
+            NonholonomicKind::RollingDisc => {
+                let n = unit(
+                    &nh.ground_normal,
+                    &format!("nonholonomic[{i}].ground_normal"),
+                    &el,
+                )?;
+                let axis = FrameDir {
+                    frame: point.frame,
+                    dir_ref: unit(&nh.axis, &format!("nonholonomic[{i}].axis"), &el)?,
+                };
+                let (t1, t2) = perpendiculars(&n);
+                for (k, t) in [t1, t2].into_iter().enumerate() {
+                    rows.push(NonholonomicRow {
+                        name: format!("{}.t{}", nh.name, k + 1),
+                        e: FrameDir {
+                            frame: Frame::Ground,
+                            dir_ref: t,
+                        },
+                        point,
+                        disc: Some(DiscContact {
+                            axis,
+                            normal: n,
+                            radius_m: nh.radius_m,
+                        }),
+                    });
+                }
+            }
+        }
+    }
+    model.nonholonomic = rows;
     Ok(model)
 }

@@ -149,6 +149,32 @@ pub struct Constraint {
     pub eq: ConstraintEq,
 }
 
+/// The rolling-disc geometry of a nonholonomic row: the contact point is r_C − R ĝ with
+/// ĝ = w/|w|, w = n − (n·a) a (a: disc axis, n: ground-plane normal).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiscContact {
+    /// Disc axis a (body-fixed).
+    pub axis: FrameDir,
+    /// Ground-plane normal n (global, unit).
+    pub normal: V3,
+    /// Radius R [m].
+    pub radius_m: f64,
+}
+
+/// One scalar nonholonomic equation Ψ = e · v_Q = 0, with v_Q the velocity of the body's material
+/// point at Q = `point` (+ the disc offset −R ĝ for a rolling disc).
+#[derive(Debug, Clone)]
+pub struct NonholonomicRow {
+    /// Label, e.g. `blade` or `disc.t1`.
+    pub name: String,
+    /// The direction e (body-fixed for a knife edge, ground-fixed for a disc).
+    pub e: FrameDir,
+    /// The body point (knife contact, or disc centre).
+    pub point: FramePoint,
+    /// Rolling-disc offset of the contact point.
+    pub disc: Option<DiscContact>,
+}
+
 /// A node of the hydraulic graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Node {
@@ -406,6 +432,8 @@ pub struct Model {
     pub volume_names: Vec<String>,
     /// Joint friction elements; their states follow the cylinders' in the friction states.
     pub joint_friction: Vec<JointFriction>,
+    /// Nonholonomic rows B(z) ż = 0 (knife edges, rolling discs).
+    pub nonholonomic: Vec<NonholonomicRow>,
 }
 
 impl Model {
@@ -440,6 +468,10 @@ impl Model {
     /// Number of valve positions: the 4/3 valves' spools, then the bridge valves' openings.
     pub fn n_valve_positions(&self) -> usize {
         self.hydraulics.valves.len() + self.hydraulics.bridge_valves.len()
+    }
+    /// Number of nonholonomic equations l.
+    pub fn n_nonholonomic(&self) -> usize {
+        self.nonholonomic.len()
     }
     /// Number of pressure states.
     pub fn n_volumes(&self) -> usize {

@@ -48,6 +48,49 @@ pub struct ModelSpec {
     /// Solver settings.
     #[serde(default)]
     pub solver: SolverSpec,
+    /// Nonholonomic (velocity) constraints B(z) ż = 0: knife edges and rolling discs.
+    #[serde(default)]
+    pub nonholonomic: Vec<NonholonomicSpec>,
+}
+
+/// Kinds of nonholonomic constraint.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NonholonomicKind {
+    /// Knife edge (non-slip sled, 1 equation): the body point `marker` has no velocity along
+    /// `direction` (fixed in the body: the normal of the blade in the plane of motion).
+    KnifeEdge,
+    /// Rolling disc without slip (2 equations): the material point of the disc at its contact with
+    /// the ground plane (normal `ground_normal`) has no tangential velocity. `marker` is the disc
+    /// centre, `axis` the disc axis (fixed in the body), `radius_m` its radius.
+    RollingDisc,
+}
+
+/// A nonholonomic constraint on one body (001 eq. 11, linear in the velocities).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NonholonomicSpec {
+    /// Unique name.
+    pub name: String,
+    /// Kind.
+    #[serde(rename = "type")]
+    pub kind: NonholonomicKind,
+    /// The body.
+    pub body: String,
+    /// Knife edge: the contact point; rolling disc: the disc centre.
+    pub marker: String,
+    /// Knife edge: the blocked direction, fixed in the body, reference configuration.
+    #[serde(default = "default_axis")]
+    pub direction: [f64; 3],
+    /// Rolling disc: the disc axis, fixed in the body, reference configuration.
+    #[serde(default = "default_axis")]
+    pub axis: [f64; 3],
+    /// Rolling disc: the normal of the ground plane it rolls on (global).
+    #[serde(default = "default_axis")]
+    pub ground_normal: [f64; 3],
+    /// Rolling disc: radius [m], > 0.
+    #[serde(default)]
+    pub radius_m: f64,
 }
 
 fn default_gravity() -> [f64; 3] {

@@ -69,7 +69,45 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_solver(&spec.solver)?;
     check_guidance(spec)?;
     crate::friction::compile::check_joints(spec)?;
-    crate::friction::compile::check_formulation(spec)
+    crate::friction::compile::check_formulation(spec)?;
+    check_nonholonomic(spec, &bodies)
+}
+
+/// Nonholonomic constraints: names, body and marker, non-zero vectors, a positive disc radius,
+/// and a formulation that enforces them (the penalty formulation).
+fn check_nonholonomic(
+    spec: &ModelSpec,
+    body_index: &BTreeMap<&str, usize>,
+) -> Result<(), ModelError> {
+    use crate::model::spec::{Formulation, NonholonomicKind};
+    let mut names = Names::new();
+    for (i, nh) in spec.nonholonomic.iter().enumerate() {
+        let at = At::element("nonholonomic", i, "nonholonomic constraint", &nh.name);
+        names.add(&at, &nh.name)?;
+        body_ref(&at, "body", &nh.body, body_index, false)?;
+        marker_ref(spec, &at, "marker", &nh.body, &nh.marker)?;
+        match nh.kind {
+            NonholonomicKind::KnifeEdge => {
+                at.nonzero_vector("direction", &nh.direction)?;
+            }
+            NonholonomicKind::RollingDisc => {
+                at.nonzero_vector("axis", &nh.axis)?;
+                at.nonzero_vector("ground_normal", &nh.ground_normal)?;
+                at.positive("radius_m", nh.radius_m)?;
+            }
+        }
+        if spec.solver.formulation != Formulation::Penalty {
+            return Err(at.error(
+                "type",
+                format!(
+                    "nonholonomic constraints are simulated by the penalty formulation only, not \
+                     by '{}'",
+                    spec.solver.formulation.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Number of coordinates of a tree joint.

@@ -120,6 +120,16 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
         }
         ev.f[i] = acc * c;
     }
+    // nonholonomic rows (docs/theory 9.8): + Bᵀ(α_v Ψ + σ), α_v = α Δt/2, σ after λ
+    let m = model.n_constraints();
+    let nh = &ev.nonholonomic;
+    let av = alpha * dt / 2.0;
+    for (r, (psi, sg)) in nh.psi.iter().zip(lambda[m..].iter()).enumerate() {
+        let g = (*psi * av + *sg) * c;
+        for (fi, bi) in ev.f[..n].iter_mut().zip(nh.b[r * n..(r + 1) * n].iter()) {
+            *fi += *bi * g;
+        }
+    }
     // ODE rows ṗ − h, or the scaled flow balance −h of algebraic volumes (002 Pub II)
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
         ev.f[n + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
@@ -364,6 +374,11 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
                 *l += alpha * phi;
             }
+            // σ ← σ + α_v Ψ (nonholonomic rows, docs/theory 9.8)
+            let m = model.n_constraints();
+            for (sg, psi) in ws.lambda[m..].iter_mut().zip(ws.ev.nonholonomic.psi.iter()) {
+                *sg += alpha * dt / 2.0 * psi;
+            }
         }
         form_residual(model, &mut ws.ev, &ws.lambda);
         ws.counters.residuals += 1;
@@ -443,13 +458,25 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
         *l += alpha * phi;
     }
-    // without constraints P = M′ and the projections are the identity: skipped (a tree)
-    let project = m0 > 0;
+    for (sg, psi) in ws.lambda[m0..]
+        .iter_mut()
+        .zip(ws.ev.nonholonomic.psi.iter())
+    {
+        *sg += alpha * dt / 2.0 * psi;
+    }
+    // without constraints P = M′ and the projections are the identity: skipped (a tree). The
+    // nonholonomic rows B join the loop-closure rows Φ_z in both projections (B ż = 0,
+    // B z̈ + Ḃ ż = 0), so a tree with nonholonomic rows is projected.
+    let project = m0 + model.n_nonholonomic() > 0;
     if project {
         projection_matrix(
             ws.projection.values_mut(),
             &ws.ev.dynamics.mass,
-            ws.ev.constraints.jac.chunks_exact(n),
+            ws.ev
+                .constraints
+                .jac
+                .chunks_exact(n)
+                .chain(ws.ev.nonholonomic.b.chunks_exact(n.max(1))),
             c * alpha,
         );
         ws.counters.factorizations += 1;
@@ -487,6 +514,13 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         .jac
         .chunks_exact(n)
         .zip(ws.ev.constraints.acc0.iter())
+        .chain(
+            ws.ev
+                .nonholonomic
+                .b
+                .chunks_exact(n.max(1))
+                .zip(ws.ev.nonholonomic.acc0.iter()),
+        )
     {
         let s = c * alpha * a0;
         for (t, ji) in ws.tmp2.iter_mut().zip(jr.iter()) {

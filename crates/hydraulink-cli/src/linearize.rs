@@ -1,0 +1,487 @@
+//! `hydraulink linearize`: the linear model of a machine about its static equilibrium or about a
+//! state of a run, by the exact method of paper 001 §3 or by its finite-difference counterpart
+//! (001 §4.5); the eigenvalue table on stdout, A, B, C, D with names (JSON and CSV) and the pole
+//! map in DIR (`hydraulink_io::output::linear`).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use hydraulink::linearize::eigen::{modes, table, EigenOptions, ModeKind};
+use hydraulink::linearize::equilibrium::{equilibrium, EquilibriumOptions};
+use hydraulink::linearize::exact::{linearize, ExactOptions, SpoolSide};
+use hydraulink::linearize::finite_difference::{self, StepKind};
+use hydraulink::linearize::{
+    all_inputs, all_outputs, full_names, parse_input, parse_output, OperatingPoint,
+};
+use hydraulink::Simulation;
+use serde_json::json;
+
+use crate::{default_out_dir, read_model, Failure};
+
+/// Linearization method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Method {
+    /// 001 §3: independent coordinates, constraints eliminated exactly (dual numbers).
+    Exact,
+    /// 001 §4.5: central differences in all coordinates (shows spurious zeros).
+    FiniteDifference,
+}
+
+/// Side of the valve-flow derivative at a closed spool (reference note 001 E.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Side {
+    /// Mean of both one-sided slopes.
+    Average,
+    /// Opening towards U > 0.
+    Positive,
+    /// Opening towards U < 0.
+    Negative,
+}
+
+/// Scaling of the finite-difference step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FdStep {
+    /// The same h for every variable (001 eq. 100).
+    Absolute,
+    /// h · max(1, |x|).
+    Relative,
+}
+
+/// The options of `hydraulink linearize`.
+#[derive(Debug, Args)]
+pub(crate) struct LinearizeArgs {
+    #[arg(value_name = "MODEL", help = "Model file (TOML)")]
+    model: PathBuf,
+
+    #[arg(long, value_name = "equilibrium", default_value = "equilibrium",
+          value_parser = ["equilibrium"], conflicts_with = "at_time",
+          help = "Linearize about the static equilibrium (the default)")]
+    at: String,
+
+    #[arg(
+        long,
+        value_name = "T",
+        allow_negative_numbers = true,
+        help = "Linearize about the state of a simulation at time T [s] instead"
+    )]
+    at_time: Option<f64>,
+
+    #[arg(
+        long,
+        value_name = "A,B,...",
+        value_delimiter = ',',
+        help = "Inputs: valve references (`DCV.u_ref` or the signal name) and generalized forces \
+                  (`phi2.force`) [default: all]"
+    )]
+    inputs: Vec<String>,
+
+    #[arg(
+        long,
+        value_name = "A,B,...",
+        value_delimiter = ',',
+        help = "Outputs: coordinates (`phi2`), rates (`phi2.rate`), pressures (`V1.p`), spools \
+                  (`DCV.spool`), cylinder lengths and forces (`cylinder.length`, \
+                  `cylinder.force`) [default: all]"
+    )]
+    outputs: Vec<String>,
+
+    #[arg(
+        long,
+        value_enum,
+        default_value = "exact",
+        help = "Linearization method"
+    )]
+    method: Method,
+
+    #[arg(
+        long,
+        value_name = "H",
+        default_value_t = 1e-5,
+        help = "Finite-difference step (method finite-difference)"
+    )]
+    step: f64,
+
+    #[arg(
+        long,
+        value_enum,
+        default_value = "absolute",
+        help = "Finite-difference step scaling (method finite-difference)"
+    )]
+    step_kind: FdStep,
+
+    #[arg(
+        long,
+        value_name = "A,B,...",
+        value_delimiter = ',',
+        help = "Coordinates held at q0 by the equilibrium and kept independent [default: the \
+                  first coordinates of the tree that are independent]"
+    )]
+    hold: Vec<String>,
+
+    #[arg(
+        long,
+        value_enum,
+        default_value = "average",
+        help = "Valve-flow derivative at a closed spool (note 001 E.6)"
+    )]
+    spool_side: Side,
+
+    #[arg(
+        long,
+        value_name = "DELTA[,T_ON,T_OFF,T_END]",
+        value_delimiter = ',',
+        allow_negative_numbers = true,
+        help = "Also simulate a pulse of DELTA on the first valve reference over [T_ON, T_OFF) \
+                  (default 0.05 s, 0.15 s; run to T_END, default 0.4 s) with the nonlinear and the \
+                  linear model, and write linear_vs_nonlinear.csv and overlay plots (001 §4.4; \
+                  exact method about the equilibrium only)"
+    )]
+    pulse: Vec<f64>,
+
+    #[arg(
+        long,
+        short,
+        value_name = "DIR",
+        help = "Output directory [default: out/<model name>/linearize/]"
+    )]
+    out: Option<PathBuf>,
+}
+
+/// Runs `hydraulink linearize`.
+pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
+    let (text, file) = read_model(Some(&args.model))?;
+    let model = hydraulink_io::compile_model(&text, &file)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let bad =
+        |e: hydraulink::linearize::LinearizeError| Failure::invalid_input(format!("{file}: {e}"));
+    let mut held = Vec::new();
+    for name in &args.hold {
+        let k = model
+            .axes
+            .iter()
+            .position(|a| &a.name == name)
+            .ok_or_else(|| {
+                Failure::invalid_input(format!("--hold: unknown coordinate '{name}'"))
+            })?;
+        held.push(k);
+    }
+    let inputs = if args.inputs.is_empty() {
+        all_inputs(&model)
+    } else {
+        args.inputs
+            .iter()
+            .map(|s| parse_input(&model, s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Failure::invalid_input(format!("--inputs: {e}")))?
+    };
+    let outputs = if args.outputs.is_empty() {
+        all_outputs(&model)
+    } else {
+        args.outputs
+            .iter()
+            .map(|s| parse_output(&model, s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Failure::invalid_input(format!("--outputs: {e}")))?
+    };
+    // the operating point
+    let (point, independent, at) = match args.at_time {
+        None => {
+            let eq = equilibrium(
+                &model,
+                &EquilibriumOptions {
+                    held: if held.is_empty() {
+                        None
+                    } else {
+                        Some(held.clone())
+                    },
+                    time_s: 0.0,
+                },
+            )
+            .map_err(bad)?;
+            (eq.point, eq.held, "equilibrium".to_string())
+        }
+        Some(t) => {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(Failure::invalid_input(
+                    "--at-time must be a finite time >= 0",
+                ));
+            }
+            let mut sim = Simulation::new(model.clone()).map_err(|e| {
+                Failure::invalid_input(format!("{file}: initialization failed: {e}"))
+            })?;
+            while sim.time_s() < t - 1e-9 * model.step_s() {
+                sim.step()
+                    .map_err(|e| Failure::run_failed(format!("simulating to t = {t} s: {e}")))?;
+            }
+            (
+                OperatingPoint::from_state(sim.state()),
+                held.clone(),
+                format!("t = {} s", sim.time_s()),
+            )
+        }
+    };
+    // state scales for the right-hand-side check: 1e-3 rad (m) and rad/s, 1e3 Pa, 1e-3 spool
+    let scale_of = |name: &str| -> f64 {
+        if name.ends_with(".p") {
+            1e3
+        } else {
+            1e-3
+        }
+    };
+    let independent_for_pulse = independent.clone();
+    let (ss, method, check) = match args.method {
+        Method::Exact => {
+            let lin = linearize(
+                &model,
+                &point,
+                &ExactOptions {
+                    independent,
+                    inputs,
+                    outputs,
+                    spool_side: match args.spool_side {
+                        Side::Average => SpoolSide::Average,
+                        Side::Positive => SpoolSide::Positive,
+                        Side::Negative => SpoolSide::Negative,
+                    },
+                },
+            )
+            .map_err(bad)?;
+            let mut dirs = Vec::new();
+            let mut derivs = Vec::new();
+            for (j, name) in lin.ss.states.iter().enumerate() {
+                let mut x = vec![0.0; lin.ss.states.len()];
+                x[j] = scale_of(name);
+                let d = hydraulink::linearize::exact::rhs_directional_derivative(
+                    &model, &point, &lin, &x, 1e-3,
+                )
+                .map_err(bad)?;
+                dirs.push(x);
+                derivs.push(d);
+            }
+            let check = json!({"eps": 1e-3, "directions": dirs, "rhs_derivative": derivs,
+                "note": "central differences of the nonlinear index-1 right-hand side along each \
+                         direction x, with the dependent coordinates and rates made consistent; \
+                         must equal A x"});
+            (lin.ss, "exact (001 §3)".to_string(), check)
+        }
+        Method::FiniteDifference => {
+            if !(args.step.is_finite() && args.step > 0.0) {
+                return Err(Failure::invalid_input("--step must be a finite number > 0"));
+            }
+            let kind = match args.step_kind {
+                FdStep::Absolute => StepKind::Absolute,
+                FdStep::Relative => StepKind::Relative,
+            };
+            let ss =
+                finite_difference::linearize(&model, &point, args.step, kind, &inputs, &outputs)
+                    .map_err(bad)?;
+            let u_ref: Vec<f64> = model
+                .hydraulics
+                .valves
+                .iter()
+                .map(|v| model.inputs[v.input].value(point.t_s))
+                .collect();
+            let mut x0 = point.z.clone();
+            x0.extend_from_slice(&point.zd);
+            x0.extend_from_slice(&point.p);
+            x0.extend_from_slice(&point.spool);
+            let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+            let zero = vec![0.0; model.n_coords()];
+            let (mut dirs, mut derivs) = (Vec::new(), Vec::new());
+            let eps = 1e-3;
+            for (j, name) in ss.states.iter().enumerate() {
+                let mut x = vec![0.0; ss.states.len()];
+                x[j] = scale_of(name);
+                let shift = |sgn: f64| -> Vec<f64> {
+                    x0.iter()
+                        .zip(x.iter())
+                        .map(|(a, b)| a + sgn * eps * b)
+                        .collect()
+                };
+                let fp = finite_difference::rhs(&model, &mut ev, &shift(1.0), &u_ref, &zero);
+                let fm = finite_difference::rhs(&model, &mut ev, &shift(-1.0), &u_ref, &zero);
+                derivs.push(
+                    fp.iter()
+                        .zip(fm.iter())
+                        .map(|(a, b)| (a - b) / (2.0 * eps))
+                        .collect::<Vec<f64>>(),
+                );
+                dirs.push(x);
+            }
+            let check = json!({"eps": eps, "directions": dirs, "rhs_derivative": derivs,
+                "note": "central differences of the nonlinear index-1 right-hand side along each \
+                         direction x (all coordinates); equals A x up to the step error of A"});
+            (
+                ss,
+                format!(
+                    "finite-difference (001 §4.5), h = {:e} ({:?})",
+                    args.step, kind
+                ),
+                check,
+            )
+        }
+    };
+    let m = modes(&ss, &EigenOptions::default()).map_err(|e| Failure::run_failed(e.to_string()))?;
+    let names = full_names(&model);
+    println!(
+        "{}: linear model about the {at}, method {method}",
+        model.name()
+    );
+    println!(
+        "{} states, {} inputs, {} outputs",
+        ss.states.len(),
+        ss.inputs.len(),
+        ss.outputs.len()
+    );
+    print!("{}", table(&m, &names));
+    let nz = m.iter().filter(|x| x.kind == ModeKind::Zero).count();
+    let ns = m
+        .iter()
+        .filter(|x| x.kind == ModeKind::SpuriousZero)
+        .count();
+    println!(
+        "zero eigenvalues: {nz} physical, {ns} spurious (formulation adds {})",
+        ss.n_spurious_zero
+    );
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out_dir(model.name()).join("linearize"));
+    let op = json!({
+        "at": at,
+        "t_s": point.t_s,
+        "coordinates": model.axes.iter().map(|a| a.name.clone()).collect::<Vec<_>>(),
+        "z": point.z, "zd": point.zd, "zdd": point.zdd,
+        "volumes": model.volume_names, "p_pa": point.p,
+        "spool": point.spool, "lambda": point.lambda,
+    });
+    hydraulink_io::output::linear::write_linear_model(
+        &dir,
+        &ss,
+        &m,
+        &names,
+        json!({"model": model.name(), "method": method, "operating_point": op,
+               "rhs_check": check}),
+        &format!("{}: poles ({method})", model.name()),
+    )?;
+    println!(
+        "wrote {}/linear_model.json, A.csv, B.csv, C.csv, D.csv, poles.svg",
+        dir.display()
+    );
+    if !args.pulse.is_empty() {
+        pulse_comparison(args, &model, &point, &independent_for_pulse, &dir)?;
+    }
+    Ok(())
+}
+
+/// `--pulse`: linear against nonlinear response to a valve pulse (001 §4.4).
+fn pulse_comparison(
+    args: &LinearizeArgs,
+    model: &hydraulink::Model,
+    point: &OperatingPoint,
+    independent: &[usize],
+    dir: &std::path::Path,
+) -> Result<(), Failure> {
+    use hydraulink::linearize::{InputSel, OutputSel};
+    use hydraulink_io::output::{write_overlay, OverlayLine};
+    if args.method != Method::Exact || args.at_time.is_some() {
+        return Err(Failure::invalid_input(
+            "--pulse needs --method exact about the equilibrium",
+        ));
+    }
+    if model.hydraulics.valves.is_empty() {
+        return Err(Failure::invalid_input(
+            "--pulse: the model has no 4/3 valve",
+        ));
+    }
+    let p = &args.pulse;
+    let (delta, t_on, t_off, t_end) = (
+        p[0],
+        p.get(1).copied().unwrap_or(0.05),
+        p.get(2).copied().unwrap_or(0.15),
+        p.get(3).copied().unwrap_or(0.4),
+    );
+    if !(t_on >= 0.0 && t_off > t_on && t_end > t_off) {
+        return Err(Failure::invalid_input(
+            "--pulse: need 0 <= T_ON < T_OFF < T_END",
+        ));
+    }
+    let mut outputs: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
+    outputs.extend((0..model.n_volumes()).map(OutputSel::Pressure));
+    let lin = linearize(
+        model,
+        point,
+        &ExactOptions {
+            independent: independent.to_vec(),
+            inputs: vec![InputSel::ValveReference(0)],
+            outputs: outputs.clone(),
+            spool_side: if delta >= 0.0 {
+                SpoolSide::Positive
+            } else {
+                SpoolSide::Negative
+            },
+        },
+    )
+    .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let c = hydraulink::linearize::response::valve_pulse(
+        model, point, &lin.ss, &outputs, 0, delta, t_on, t_off, t_end,
+    )
+    .map_err(|e| Failure::run_failed(e.to_string()))?;
+    println!("linear vs nonlinear, valve pulse {delta} on [{t_on}, {t_off}) s:");
+    println!(
+        "{:>14}  {:>14}  {:>14}  {:>10}",
+        "output", "max |y_NL-y0|", "max |y_L-y_NL|", "relative"
+    );
+    for (j, o) in c.outputs.iter().enumerate() {
+        println!(
+            "{:>14}  {:>14.6e}  {:>14.6e}  {:>10.3e}",
+            o,
+            c.max_deviation[j],
+            c.max_error[j],
+            c.max_error[j] / c.max_deviation[j]
+        );
+    }
+    let mut csv = String::from("time");
+    for o in &c.outputs {
+        csv.push_str(&format!(",{o}.nonlinear,{o}.linear"));
+    }
+    csv.push('\n');
+    for (k, t) in c.times.iter().enumerate() {
+        csv.push_str(&format!("{t:?}"));
+        for j in 0..c.outputs.len() {
+            csv.push_str(&format!(",{:?},{:?}", c.nonlinear[k][j], c.linear[k][j]));
+        }
+        csv.push('\n');
+    }
+    let path = dir.join("linear_vs_nonlinear.csv");
+    std::fs::write(&path, csv)
+        .map_err(|e| Failure::run_failed(format!("cannot write '{}': {e}", path.display())))?;
+    for (j, o) in c.outputs.iter().enumerate() {
+        let pressure = o.ends_with(".p");
+        let scale = if pressure { 1e-3 } else { 1.0 };
+        let line = |name: &str, v: &Vec<Vec<f64>>| OverlayLine {
+            name: name.to_string(),
+            points: c
+                .times
+                .iter()
+                .zip(v.iter())
+                .map(|(t, y)| (*t, y[j] * scale))
+                .collect(),
+        };
+        write_overlay(
+            &dir.join(format!("linear_vs_nonlinear_{o}.svg")),
+            &format!("{o}: linear (L) vs nonlinear (NL), valve pulse {delta}"),
+            if pressure {
+                "deviation [kPa]"
+            } else {
+                "deviation [rad or m]"
+            },
+            &[line("NL", &c.nonlinear), line("L", &c.linear)],
+        )?;
+    }
+    println!(
+        "wrote {}/linear_vs_nonlinear.csv and linear_vs_nonlinear_*.svg",
+        dir.display()
+    );
+    Ok(())
+}

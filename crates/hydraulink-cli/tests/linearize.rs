@@ -1,0 +1,211 @@
+//! `hydraulink linearize` end to end: the eigenvalue table, the files, the Python round trip
+//! (scripts/check_linear_model.py: the exported JSON loads with numpy and A·x matches the model's
+//! own right-hand side), and invalid options.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn hydraulink(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hydraulink"))
+        .args(args)
+        .env("CI", "true")
+        .output()
+        .expect("the hydraulink binary runs")
+}
+
+fn repo_file(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hydraulink-lin-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn has_numpy() -> bool {
+    Command::new("python3")
+        .args(["-c", "import numpy"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Runs the round-trip script on `dir`; skipped (with a message) without python3 + numpy.
+fn python_round_trip(dir: &Path, rtol: &str) {
+    if !has_numpy() {
+        eprintln!("python3 with numpy not found: round-trip script skipped");
+        return;
+    }
+    let out = Command::new("python3")
+        .arg(repo_file("scripts/check_linear_model.py"))
+        .arg(dir)
+        .args(["--rtol", rtol])
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("rows of A x match"), "{text}");
+}
+
+#[test]
+fn linearize_fourbar3d_exact_writes_named_matrices_and_round_trips() {
+    let dir = temp_dir("exact");
+    let model = repo_file("models/fourbar3d_low_friction.toml");
+    let out = hydraulink(&[
+        "linearize",
+        model.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // 001 Table 3, low friction: −8.492296 ± 546.184750 i, 86.94 Hz, ζ = 0.0155
+    assert!(stdout.contains("-8.492296"), "{stdout}");
+    assert!(stdout.contains("5.461847"), "{stdout}");
+    assert!(stdout.contains("complex"), "{stdout}");
+    assert!(
+        stdout.contains("zero eigenvalues: 2 physical, 0 spurious"),
+        "{stdout}"
+    );
+    for f in [
+        "linear_model.json",
+        "A.csv",
+        "B.csv",
+        "C.csv",
+        "D.csv",
+        "poles.svg",
+    ] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("linear_model.json")).unwrap()).unwrap();
+    let states: Vec<&str> = doc["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        ["phi2", "phi2.rate", "V1.p", "V2.p", "V3.p", "DCV.spool"]
+    );
+    assert_eq!(doc["A"].as_array().unwrap().len(), 6);
+    assert!(fs::read_to_string(dir.join("poles.svg"))
+        .unwrap()
+        .contains("<svg"));
+    python_round_trip(&dir, "1e-5");
+}
+
+#[test]
+fn linearize_finite_difference_and_at_time() {
+    let dir = temp_dir("fd");
+    let model = repo_file("models/fourbar3d.toml");
+    let out = hydraulink(&[
+        "linearize",
+        model.to_str().unwrap(),
+        "--method",
+        "finite-difference",
+        "--inputs",
+        "U,phi2.force",
+        "--outputs",
+        "phi2,V2.p,cylinder.force",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("10 states, 2 inputs, 3 outputs"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("zero eigenvalues: 2 physical, 4 spurious"),
+        "{stdout}"
+    );
+    // the counterpart's A at h = 1e-5 carries its own step error: the round trip is looser
+    python_round_trip(&dir, "1e-3");
+
+    let dir = temp_dir("at-time");
+    let out = hydraulink(&[
+        "linearize",
+        model.to_str().unwrap(),
+        "--at-time",
+        "0.05",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("about the t = 0.05"), "{stdout}");
+    python_round_trip(&dir, "1e-5");
+}
+
+#[test]
+fn linearize_unknown_output_exits_2_and_lists_names() {
+    let model = repo_file("models/fourbar3d.toml");
+    let out = hydraulink(&["linearize", model.to_str().unwrap(), "--outputs", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown output 'nope'") && err.contains("V1.p"),
+        "{err}"
+    );
+}
+
+#[test]
+fn linearize_knife_edge_sled_labels_the_spurious_zero_and_round_trips() {
+    let dir = temp_dir("sled");
+    let model = repo_file("models/sled_knife_edge.toml");
+    let out = hydraulink(&[
+        "linearize",
+        model.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("spurious zero"), "{stdout}");
+    assert!(
+        stdout.contains("zero eigenvalues: 4 physical, 1 spurious (formulation adds 1)"),
+        "{stdout}"
+    );
+    python_round_trip(&dir, "1e-5");
+}
+
+#[test]
+fn linearize_pulse_writes_the_linear_vs_nonlinear_comparison() {
+    let dir = temp_dir("pulse");
+    let model = repo_file("models/fourbar3d.toml");
+    let out = hydraulink(&[
+        "linearize",
+        model.to_str().unwrap(),
+        "--pulse",
+        "0.05",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("linear vs nonlinear"), "{stdout}");
+    let csv = fs::read_to_string(dir.join("linear_vs_nonlinear.csv")).unwrap();
+    assert!(
+        csv.starts_with("time,phi2.nonlinear,phi2.linear"),
+        "{}",
+        &csv[..80]
+    );
+    assert_eq!(csv.lines().count(), 402, "header + t = 0 + 400 steps");
+    assert!(dir.join("linear_vs_nonlinear_phi2.svg").exists());
+}

@@ -1,0 +1,290 @@
+//! Static equilibrium of the mechanism and the hydraulics together (001 §4.3, reference note
+//! 001 A.4), the reference solution of a linearization.
+//!
+//! ```text
+//! 1. loop closure:  Φ(z) = 0 for the dependent coordinates, the held (independent) ones at q0
+//!                   (Gauss–Newton, minimum-norm steps on the free columns of Φ_z)
+//! 2. spools:        U⁰ = U_ref(t) (steady state of U̇ = (U_ref − U)/τ, 001 eq. 4)
+//! 3. statics:       Q′(z⁰, 0, p) − Φ_zᵀ λ = 0            (n equations, 001 eq. 9 with ẍ = 0)
+//!                   Σ Q_in,v(p, U⁰) = 0  for every volume (H = 0 at rest, 001 eq. 1)
+//!                   unknowns: λ and the pressures without `p0_pa`; the prescribed pressures and
+//!                   the valve inputs are data. Gauss–Newton with the exact (dual-number) Jacobian
+//!                   in p, least squares (redundant constraints give minimum-norm λ).
+//! ```
+//! For the four-bar of 001: φ2 held at 60°, p3 = 3.5 MPa prescribed, U = 0 → p1 = p2 =
+//! 2.820479 MPa, φ32 = 322.0956°, φ43 = 266.4167° (note B.6).
+
+use nalgebra::{DMatrix, DVector};
+use num_dual::Dual64;
+
+use crate::assembly::Evaluator;
+use crate::linalg::pinv_solve;
+use crate::linearize::{partition, LinearizeError, OperatingPoint};
+use crate::model::Model;
+
+/// What the equilibrium holds fixed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EquilibriumOptions {
+    /// Coordinates held at their `q0` (the independent coordinates). `None`: chosen by
+    /// [`partition`] at q0 (the first coordinates of the tree).
+    pub held: Option<Vec<usize>>,
+    /// Time at which the valve input signals are read [s].
+    pub time_s: f64,
+}
+
+/// A static equilibrium.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Equilibrium {
+    /// The reference solution (ż⁰ = z̈⁰ = 0).
+    pub point: OperatingPoint,
+    /// The held coordinates.
+    pub held: Vec<usize>,
+    /// Net force of each cylinder [N].
+    pub cylinder_force_n: Vec<f64>,
+    /// Largest generalized-force residual |Q′ − Φ_zᵀλ| [N or N m].
+    pub force_residual: f64,
+    /// Largest net inflow into a volume [m³/s].
+    pub flow_residual_m3_s: f64,
+}
+
+/// Solves the static equilibrium of `model` (see the module doc).
+pub fn equilibrium(
+    model: &Model,
+    opts: &EquilibriumOptions,
+) -> Result<Equilibrium, LinearizeError> {
+    super::check_supported(model)?;
+    let (n, m, nv) = (model.n_coords(), model.n_constraints(), model.n_volumes());
+    let mut ev = Evaluator::<f64>::new(model);
+    let mut z: Vec<f64> = model.axes.iter().map(|a| a.q0).collect();
+    let held = match &opts.held {
+        Some(h) => h.clone(),
+        None => {
+            ev.positions(model, &z);
+            let jac = DMatrix::from_row_slice(m, n, &ev.constraints.jac);
+            partition(&jac, &[]).independent
+        }
+    };
+    let held_names = || {
+        held.iter()
+            .map(|&k| model.axes[k].name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // 1. loop closure with the held coordinates fixed
+    let free: Vec<usize> = (0..n).filter(|k| !held.contains(k)).collect();
+    if m > 0 {
+        let mut it = 0;
+        loop {
+            ev.positions(model, &z);
+            let phi = DVector::from_column_slice(&ev.constraints.phi);
+            let norm = phi.norm();
+            if norm < 1e-13 {
+                break;
+            }
+            if it >= 50 || !norm.is_finite() {
+                return Err(LinearizeError::LoopCannotClose {
+                    held: held_names(),
+                    violation: norm,
+                    iterations: it,
+                });
+            }
+            let jac =
+                DMatrix::from_row_slice(m, n, &ev.constraints.jac).select_columns(free.iter());
+            let dz = pinv_solve(&jac, &phi);
+            for (i, &k) in free.iter().enumerate() {
+                z[k] -= dz[i];
+            }
+            it += 1;
+        }
+    }
+    // 2. spools at their steady state; bridge openings are rejected by check_supported
+    let spool: Vec<f64> = model
+        .hydraulics
+        .valves
+        .iter()
+        .map(|v| model.inputs[v.input].value(opts.time_s))
+        .collect();
+    // 3. statics: unknowns y = (λ, free pressures)
+    let unknown: Vec<usize> = (0..nv)
+        .filter(|&v| model.hydraulics.volumes[v].p0_pa.is_none())
+        .collect();
+    let known: Vec<f64> = model
+        .hydraulics
+        .volumes
+        .iter()
+        .filter_map(|v| v.p0_pa)
+        .chain(model.hydraulics.sources.iter().map(|s| s.pressure_pa))
+        .collect();
+    let guess = if known.is_empty() {
+        1e5
+    } else {
+        known.iter().sum::<f64>() / known.len() as f64
+    };
+    let mut p: Vec<f64> = model
+        .hydraulics
+        .volumes
+        .iter()
+        .map(|v| v.p0_pa.unwrap_or(guess))
+        .collect();
+    // multipliers: m loop-closure rows, then l nonholonomic rows (a knife edge can carry a
+    // lateral force at rest)
+    let l = model.n_nonholonomic();
+    let ml = m + l;
+    let mut lambda = vec![0.0; ml];
+    let zd0 = vec![Dual64::from(0.0); n];
+    let zdual: Vec<Dual64> = z.iter().map(|&x| Dual64::from(x)).collect();
+    let mut evd = Evaluator::<Dual64>::new(model);
+    let nu = ml + unknown.len();
+    let neq = n + nv;
+    let mut jm = DMatrix::<f64>::zeros(neq, nu);
+    let mut r = DVector::<f64>::zeros(neq);
+    let mut converged = false;
+    for _ in 0..50 {
+        // residual and pressure columns: one dual pass per unknown pressure (or one f64 pass)
+        let passes = unknown.len().max(1);
+        for pass in 0..passes {
+            let seed = unknown.get(pass).copied();
+            let pd: Vec<Dual64> = (0..nv)
+                .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
+                .collect();
+            evd.evaluate(model, &zdual, &zd0, &pd, &spool, false);
+            for i in 0..n {
+                let mut f = evd.dynamics.force[i];
+                for (k, lk) in lambda.iter().enumerate() {
+                    let row = if k < m {
+                        evd.constraints.jac[k * n + i]
+                    } else {
+                        evd.nonholonomic.b[(k - m) * n + i]
+                    };
+                    f -= row * *lk;
+                }
+                r[i] = f.re;
+                if seed.is_some() {
+                    jm[(i, ml + pass)] = f.eps;
+                }
+            }
+            for v in 0..nv {
+                r[n + v] = evd.inflow[v].re;
+                if seed.is_some() {
+                    jm[(n + v, ml + pass)] = evd.inflow[v].eps;
+                }
+            }
+        }
+        for k in 0..ml {
+            for i in 0..n {
+                jm[(i, k)] = if k < m {
+                    -evd.constraints.jac[k * n + i].re
+                } else {
+                    -evd.nonholonomic.b[(k - m) * n + i].re
+                };
+            }
+        }
+        // equilibrate rows and columns (N, Pa and m³/s live in one system)
+        let mut a = jm.clone();
+        let mut rv = r.clone();
+        for i in 0..neq {
+            let s = a.row(i).amax();
+            if s > 0.0 {
+                a.row_mut(i).scale_mut(1.0 / s);
+                rv[i] /= s;
+            }
+        }
+        let mut cs = vec![1.0; nu];
+        for (j, c) in cs.iter_mut().enumerate() {
+            let s = a.column(j).amax();
+            if s > 0.0 {
+                *c = 1.0 / s;
+                a.column_mut(j).scale_mut(*c);
+            }
+        }
+        let d = pinv_solve(&a, &(-rv));
+        let mut small = true;
+        for k in 0..ml {
+            let dk = d[k] * cs[k];
+            lambda[k] += dk;
+            small &= dk.abs() <= 1e-12 * (lambda[k].abs() + 1.0);
+        }
+        for (i, &v) in unknown.iter().enumerate() {
+            let dp = d[ml + i] * cs[ml + i];
+            p[v] += dp;
+            small &= dp.abs() <= 1e-12 * (p[v].abs() + 1e5);
+        }
+        if small {
+            converged = true;
+            break;
+        }
+    }
+    // final residual at the converged point
+    let zd = vec![0.0; n];
+    ev.evaluate(model, &z, &zd, &p, &spool, false);
+    let mut force_res: f64 = 0.0;
+    let mut scale: f64 = 1.0;
+    for i in 0..n {
+        let mut f = ev.dynamics.force[i];
+        scale = scale.max(f.abs());
+        for (k, lk) in lambda.iter().enumerate() {
+            let row = if k < m {
+                ev.constraints.jac[k * n + i]
+            } else {
+                ev.nonholonomic.b[(k - m) * n + i]
+            };
+            f -= row * lk;
+        }
+        force_res = force_res.max(f.abs());
+    }
+    let flow_res = ev.inflow.iter().fold(0.0_f64, |a, q| a.max(q.abs()));
+    if !converged || force_res > 1e-8 * scale || flow_res > 1e-15 {
+        let worst = (0..nv)
+            .max_by(|&a, &b| ev.inflow[a].abs().total_cmp(&ev.inflow[b].abs()))
+            .map(|v| model.volume_names[v].clone())
+            .unwrap_or_default();
+        return Err(LinearizeError::NoEquilibrium(format!(
+            "with {} held, the prescribed pressures and valve inputs leave a generalized force of \
+             {force_res:.3e} and a net inflow of {flow_res:.3e} m³/s (volume '{worst}'); hold \
+             other coordinates or prescribe other pressures",
+            held_names()
+        )));
+    }
+    Ok(Equilibrium {
+        point: OperatingPoint {
+            t_s: opts.time_s,
+            z,
+            zd: vec![0.0; n],
+            zdd: vec![0.0; n],
+            p,
+            spool,
+            lambda,
+        },
+        held,
+        cylinder_force_n: ev.cylinder_force.clone(),
+        force_residual: force_res,
+        flow_residual_m3_s: flow_res,
+    })
+}
+
+/// A simulation [`State`](crate::State) at the equilibrium, for
+/// [`Simulation::set_state`](crate::Simulation::set_state): the simulator's initialization
+/// (consistent accelerations, pressure rates, energies) with the positions, pressures, spools
+/// and multipliers of `eq`. This is how a run starts exactly at rest at the linearization point.
+pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, crate::InitError> {
+    let mut st = crate::initialization::initialize(model)?;
+    let (n, nv) = (model.n_coords(), model.n_volumes());
+    let pt = &eq.point;
+    st.t_s = pt.t_s;
+    st.z.copy_from_slice(&pt.z);
+    st.zd = vec![0.0; n];
+    st.zdd = vec![0.0; n];
+    st.p.copy_from_slice(&pt.p);
+    st.pd = vec![0.0; nv];
+    st.pdd = vec![0.0; nv];
+    let nu = model.hydraulics.valves.len();
+    st.spool[..nu].copy_from_slice(&pt.spool[..nu]);
+    st.lambda = pt.lambda.clone();
+    let mut ev = Evaluator::<f64>::new(model);
+    ev.evaluate(model, &st.z, &st.zd, &st.p, &st.spool, false);
+    let (ke, pe) = crate::mechanics::energy::energies(model, &ev.dynamics, &st.zd);
+    st.energy0_j = ke + pe;
+    st.potential0_j = pe;
+    st.actuator_power_w = vec![0.0; st.actuator_power_w.len()];
+    Ok(st)
+}

@@ -1,0 +1,340 @@
+//! Linearization and eigen-analysis of the coupled constrained system (paper 001, Agúndez et al.
+//! 2023; reference note 001 A.3–A.5).
+//!
+//! ```text
+//!   equilibrium ──▶ OperatingPoint ──▶ exact (001 §3, steps 1–7) ──▶ StateSpace (A, B, C, D)
+//!   (or a State of a run)          └──▶ finite_difference (001 §4.5) ──▶ StateSpace
+//!                                                             eigen ──▶ modes, ω_n, ζ, shapes
+//! ```
+//! * [`equilibrium`]: static equilibrium of mechanism and hydraulics together (positions,
+//!   multipliers, pressures, spools) with chosen coordinates held and prescribed pressures.
+//! * [`exact`]: the paper's method in independent coordinates: holonomic constraints eliminated
+//!   exactly with the multiplier-contracted Hessian ∂(Φ_zᵀλ⁰)/∂z, hydraulic states appended.
+//!   Derivatives are exact (dual numbers through the same `Evaluator` the simulator uses).
+//! * [`finite_difference`]: the conventional counterpart: central differences of the index-1
+//!   right-hand side in all coordinates, with its spurious zero eigenvalues.
+//! * [`eigen`]: eigenvalues, natural frequencies, damping ratios, mode shapes mapped back to every
+//!   coordinate, rate, pressure and spool; zero eigenvalues counted and the spurious ones labelled.
+//!
+//! Every state, input and output has a name: `phi2`, `phi2.rate`, `V1.p`, `DCV.spool`,
+//! `DCV.u_ref`, `phi2.force`, `cylinder.length`, `cylinder.force`.
+
+pub mod eigen;
+pub mod equilibrium;
+pub mod exact;
+pub mod finite_difference;
+pub mod response;
+
+use nalgebra::DMatrix;
+use thiserror::Error;
+
+use crate::model::Model;
+use crate::state::State;
+
+/// Errors of the linearization module.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum LinearizeError {
+    /// The model uses a feature the linearization does not cover yet.
+    #[error("linearization does not support {0}")]
+    Unsupported(String),
+    /// A name given for an input or an output is unknown.
+    #[error("unknown {kind} '{name}'; expected one of: {expected}")]
+    UnknownName {
+        /// "input" or "output".
+        kind: &'static str,
+        /// The name given.
+        name: String,
+        /// The accepted names.
+        expected: String,
+    },
+    /// The loop-closure equations could not be solved with the held coordinates.
+    #[error("the loop does not close with {held} held: |Φ| = {violation:.3e} after {iterations} iterations")]
+    LoopCannotClose {
+        /// Names of the held coordinates.
+        held: String,
+        /// ‖Φ‖.
+        violation: f64,
+        /// Iterations done.
+        iterations: usize,
+    },
+    /// No equilibrium satisfies the prescribed values.
+    #[error("no static equilibrium: {0}")]
+    NoEquilibrium(String),
+    /// The coordinate partition is singular at the operating point.
+    #[error("singular coordinate partition: {0}")]
+    SingularPartition(String),
+    /// The eigen-solver failed.
+    #[error("eigen-decomposition failed: {0}")]
+    Eigen(String),
+}
+
+/// The reference solution (x⁰, ẋ⁰, ẍ⁰, Λ⁰, p⁰, U⁰) of 001 eq. 21, in the simulator's relative
+/// coordinates z.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OperatingPoint {
+    /// Time of the point [s] (input signals are read here).
+    pub t_s: f64,
+    /// z⁰ [rad or m].
+    pub z: Vec<f64>,
+    /// ż⁰.
+    pub zd: Vec<f64>,
+    /// z̈⁰.
+    pub zdd: Vec<f64>,
+    /// p⁰ [Pa].
+    pub p: Vec<f64>,
+    /// Valve positions U⁰: 4/3 spools, then bridge-valve openings.
+    pub spool: Vec<f64>,
+    /// Multipliers Λ⁰: the m loop-closure equations, then the l nonholonomic rows [N or N m].
+    pub lambda: Vec<f64>,
+}
+
+impl OperatingPoint {
+    /// The point of a simulation state (`--at-time T`).
+    pub fn from_state(state: &State) -> Self {
+        OperatingPoint {
+            t_s: state.t_s,
+            z: state.z.clone(),
+            zd: state.zd.clone(),
+            zdd: state.zdd.clone(),
+            p: state.p.clone(),
+            spool: state.spool.clone(),
+            lambda: state.lambda.clone(),
+        }
+    }
+}
+
+/// An input of the linear model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputSel {
+    /// The reference signal U_ref of 4/3 valve `i` (enters U̇ = (U_ref − U)/τ, 001 eq. 4).
+    ValveReference(usize),
+    /// A generalized force on relative coordinate `k` [N m or N] (e.g. the torque M2 on φ2).
+    CoordinateForce(usize),
+}
+
+/// An output of the linear model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputSel {
+    /// Joint coordinate z_k.
+    Coordinate(usize),
+    /// Joint rate ż_k.
+    Rate(usize),
+    /// Volume pressure p_v.
+    Pressure(usize),
+    /// Spool position of 4/3 valve `i`.
+    Spool(usize),
+    /// Pin-to-pin length of cylinder `c`.
+    CylinderLength(usize),
+    /// Net force of cylinder `c`.
+    CylinderForce(usize),
+}
+
+/// Names of the full (dependent) variable set (z, ż, p, U): the space mode shapes map back to.
+pub fn full_names(model: &Model) -> Vec<String> {
+    let mut v: Vec<String> = model.axes.iter().map(|a| a.name.clone()).collect();
+    v.extend(model.axes.iter().map(|a| format!("{}.rate", a.name)));
+    v.extend(model.volume_names.iter().map(|n| format!("{n}.p")));
+    v.extend(
+        model
+            .hydraulics
+            .valves
+            .iter()
+            .map(|v| format!("{}.spool", v.name)),
+    );
+    v
+}
+
+/// Name of an input.
+pub fn input_name(model: &Model, i: InputSel) -> String {
+    match i {
+        InputSel::ValveReference(v) => format!("{}.u_ref", model.hydraulics.valves[v].name),
+        InputSel::CoordinateForce(k) => format!("{}.force", model.axes[k].name),
+    }
+}
+
+/// Name of an output.
+pub fn output_name(model: &Model, o: OutputSel) -> String {
+    match o {
+        OutputSel::Coordinate(k) => model.axes[k].name.clone(),
+        OutputSel::Rate(k) => format!("{}.rate", model.axes[k].name),
+        OutputSel::Pressure(v) => format!("{}.p", model.volume_names[v]),
+        OutputSel::Spool(i) => format!("{}.spool", model.hydraulics.valves[i].name),
+        OutputSel::CylinderLength(c) => format!("{}.length", model.hydraulics.cylinders[c].name),
+        OutputSel::CylinderForce(c) => format!("{}.force", model.hydraulics.cylinders[c].name),
+    }
+}
+
+/// Every input: each valve reference, then a generalized force on each coordinate.
+pub fn all_inputs(model: &Model) -> Vec<InputSel> {
+    (0..model.hydraulics.valves.len())
+        .map(InputSel::ValveReference)
+        .chain((0..model.n_coords()).map(InputSel::CoordinateForce))
+        .collect()
+}
+
+/// Every output: coordinates, rates, pressures, spools, cylinder lengths and forces.
+pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
+    let mut v: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
+    v.extend((0..model.n_coords()).map(OutputSel::Rate));
+    v.extend((0..model.n_volumes()).map(OutputSel::Pressure));
+    v.extend((0..model.hydraulics.valves.len()).map(OutputSel::Spool));
+    v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderLength));
+    v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderForce));
+    v
+}
+
+/// Parses an input name (`DCV.u_ref`, the valve's signal name such as `U`, or `phi2.force`).
+pub fn parse_input(model: &Model, s: &str) -> Result<InputSel, LinearizeError> {
+    for (i, v) in model.hydraulics.valves.iter().enumerate() {
+        if s == format!("{}.u_ref", v.name) || s == model.input_names[v.input] {
+            return Ok(InputSel::ValveReference(i));
+        }
+    }
+    for (k, a) in model.axes.iter().enumerate() {
+        if s == format!("{}.force", a.name) {
+            return Ok(InputSel::CoordinateForce(k));
+        }
+    }
+    Err(LinearizeError::UnknownName {
+        kind: "input",
+        name: s.to_string(),
+        expected: all_inputs(model)
+            .into_iter()
+            .map(|i| input_name(model, i))
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// Parses an output name (`phi2`, `phi2.rate`, `V1.p` or `V1`, `DCV.spool`, `cylinder.length`,
+/// `cylinder.force`).
+pub fn parse_output(model: &Model, s: &str) -> Result<OutputSel, LinearizeError> {
+    for o in all_outputs(model) {
+        if output_name(model, o) == s {
+            return Ok(o);
+        }
+    }
+    if let Some(v) = model.volume_names.iter().position(|n| n == s) {
+        return Ok(OutputSel::Pressure(v));
+    }
+    Err(LinearizeError::UnknownName {
+        kind: "output",
+        name: s.to_string(),
+        expected: all_outputs(model)
+            .into_iter()
+            .map(|o| output_name(model, o))
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// A linear time-invariant model ẋ = A x + B u, y = C x + D u with named states, inputs and
+/// outputs. x, u, y are variations about the operating point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateSpace {
+    /// State matrix A (the paper's J, 001 eq. 61).
+    pub a: DMatrix<f64>,
+    /// Input matrix B.
+    pub b: DMatrix<f64>,
+    /// Output matrix C.
+    pub c: DMatrix<f64>,
+    /// Feed-through D.
+    pub d: DMatrix<f64>,
+    /// State names.
+    pub states: Vec<String>,
+    /// Input names.
+    pub inputs: Vec<String>,
+    /// Output names.
+    pub outputs: Vec<String>,
+    /// Map from the state to the full variable set (z̃, ż̃, p̃, Ũ) named by [`full_names`]
+    /// (n_full × n_states): mode shapes are mapped back with it.
+    pub to_full: DMatrix<f64>,
+    /// Number of joint coordinates at the head of the full variable set (mode shapes are
+    /// normalized by their largest coordinate entry).
+    pub n_full_coords: usize,
+    /// Number of zero eigenvalues that the formulation adds and that are not physical
+    /// (l for the exact method with l nonholonomic constraints, 2·rank Φ_z for the
+    /// finite-difference counterpart, 001 §4.5).
+    pub n_spurious_zero: usize,
+}
+
+/// Coordinate partition (001 eqs. 29–31): independent coordinates z_i, dependent z_d, and the
+/// independent rows of Φ_z (redundant loop-closure rows, e.g. a 3-D revolute cut joint closing a
+/// planar loop, are dropped).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partition {
+    /// Independent coordinates, ascending.
+    pub independent: Vec<usize>,
+    /// Dependent coordinates.
+    pub dependent: Vec<usize>,
+    /// Independent rows of Φ_z, as many as `dependent`.
+    pub rows: Vec<usize>,
+    /// Dependent admissible coordinates x_ad of the nonholonomic rows (001 eq. 29): their rates
+    /// follow from B ż = 0, their values are states (empty without nonholonomic constraints).
+    pub nonholonomic_dependent: Vec<usize>,
+}
+
+fn rank_of(a: &DMatrix<f64>, scale: f64) -> usize {
+    if a.nrows() == 0 || a.ncols() == 0 {
+        return 0;
+    }
+    let sv = a.clone().svd(false, false).singular_values;
+    sv.iter().filter(|&&s| s > 1e-9 * scale).count()
+}
+
+/// Chooses the partition at Φ_z = `jac` (m × n): the dependent coordinates are picked from the
+/// last coordinate backwards (coordinates in `keep` last of all), each one taken when it raises
+/// the rank; so the first joints of the tree, usually the driven ones, stay independent.
+pub fn partition(jac: &DMatrix<f64>, keep: &[usize]) -> Partition {
+    let (m, n) = jac.shape();
+    let scale = jac.amax().max(1e-300);
+    let r = rank_of(jac, scale);
+    let mut order: Vec<usize> = (0..n).rev().filter(|k| !keep.contains(k)).collect();
+    order.extend(keep.iter().rev().copied());
+    let mut dep: Vec<usize> = Vec::new();
+    for &k in &order {
+        if dep.len() == r {
+            break;
+        }
+        let mut trial = dep.clone();
+        trial.push(k);
+        if rank_of(&jac.select_columns(trial.iter()), scale) > dep.len() {
+            dep = trial;
+        }
+    }
+    dep.sort_unstable();
+    let cols = jac.select_columns(dep.iter());
+    let mut rows: Vec<usize> = Vec::new();
+    for i in 0..m {
+        if rows.len() == r {
+            break;
+        }
+        let mut trial = rows.clone();
+        trial.push(i);
+        if rank_of(&cols.select_rows(trial.iter()), scale) > rows.len() {
+            rows = trial;
+        }
+    }
+    let independent = (0..n).filter(|k| !dep.contains(k)).collect();
+    Partition {
+        independent,
+        dependent: dep,
+        rows,
+        nonholonomic_dependent: Vec::new(),
+    }
+}
+
+/// Valve positions for an evaluation: 4/3 spools, then bridge openings.
+pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
+    if !model.hydraulics.bridge_valves.is_empty() {
+        return Err(LinearizeError::Unsupported(
+            "open-centre bridge valves (their opening is not a state)".into(),
+        ));
+    }
+    if model.hydraulics.volumes.iter().any(|v| v.algebraic) {
+        return Err(LinearizeError::Unsupported(
+            "algebraic (reduced) volumes".into(),
+        ));
+    }
+    Ok(())
+}
