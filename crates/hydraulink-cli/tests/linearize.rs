@@ -35,9 +35,14 @@ fn has_numpy() -> bool {
         .unwrap_or(false)
 }
 
-/// Runs the round-trip script on `dir`; skipped (with a message) without python3 + numpy.
+/// Runs the round-trip script on `dir`; skipped (with a message) without python3 + numpy, unless
+/// `HYDRAULINK_REQUIRE_NUMPY` is set (CI installs numpy from scripts/requirements.txt and sets it).
 fn python_round_trip(dir: &Path, rtol: &str) {
     if !has_numpy() {
+        assert!(
+            std::env::var_os("HYDRAULINK_REQUIRE_NUMPY").is_none(),
+            "python3 with numpy is required (pip install -r scripts/requirements.txt)"
+        );
         eprintln!("python3 with numpy not found: round-trip script skipped");
         return;
     }
