@@ -1,9 +1,11 @@
 //! The `hydraulink` binary end to end: `run` on the built-in and the shipped four-bar, the files
 //! it writes, and its errors.
 
+mod support;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+use support::{hydraulink, repo_file, temp_dir};
 
 /// Columns the four-bar's results.csv must have (000 §5.1: joints z1–z3, volumes V1–V3, the valve
 /// DCV and the cylinder).
@@ -58,28 +60,6 @@ const PLOTS: [&str; 6] = [
     "newton_iterations.svg",
     "cylinders.svg",
 ];
-
-fn hydraulink(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hydraulink"))
-        .args(args)
-        .env("CI", "true")
-        .output()
-        .expect("the hydraulink binary runs")
-}
-
-fn repo_file(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
-
-/// A fresh, empty directory under the system temp dir.
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hydraulink-cli-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

@@ -2,30 +2,11 @@
 //! (scripts/check_linear_model.py: the exported JSON loads with numpy and A·x matches the model's
 //! own right-hand side), and invalid options.
 
+mod support;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn hydraulink(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hydraulink"))
-        .args(args)
-        .env("CI", "true")
-        .output()
-        .expect("the hydraulink binary runs")
-}
-
-fn repo_file(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hydraulink-lin-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use std::path::Path;
+use std::process::Command;
+use support::{hydraulink, repo_file, temp_dir};
 
 fn has_numpy() -> bool {
     Command::new("python3")

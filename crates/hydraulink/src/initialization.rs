@@ -203,18 +203,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     };
     if !unknown.is_empty() || !unknown_trims.is_empty() {
         // initial guess: mean of the known pressures (volumes and sources); trims at 1/2
-        let known: Vec<f64> = model
-            .hydraulics
-            .volumes
-            .iter()
-            .filter_map(|v| v.p0_pa)
-            .chain(model.hydraulics.sources.iter().map(|s| s.pressure_pa))
-            .collect();
-        let guess = if known.is_empty() {
-            1e5
-        } else {
-            known.iter().sum::<f64>() / known.len() as f64
-        };
+        let guess = pressure_guess(model);
         for &u in &unknown {
             p[u] = guess;
         }
@@ -432,4 +421,21 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             .collect(),
         friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
     })
+}
+
+/// Initial guess for unknown static pressures [Pa]: the mean of the known ones (volumes with
+/// `p0_pa`, and the sources), 1 bar if there are none.
+pub(crate) fn pressure_guess(model: &Model) -> f64 {
+    let known: Vec<f64> = model
+        .hydraulics
+        .volumes
+        .iter()
+        .filter_map(|v| v.p0_pa)
+        .chain(model.hydraulics.sources.iter().map(|s| s.pressure_pa))
+        .collect();
+    if known.is_empty() {
+        1e5
+    } else {
+        known.iter().sum::<f64>() / known.len() as f64
+    }
 }

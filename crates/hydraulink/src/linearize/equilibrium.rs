@@ -108,18 +108,7 @@ pub fn equilibrium(
     let unknown: Vec<usize> = (0..nv)
         .filter(|&v| model.hydraulics.volumes[v].p0_pa.is_none())
         .collect();
-    let known: Vec<f64> = model
-        .hydraulics
-        .volumes
-        .iter()
-        .filter_map(|v| v.p0_pa)
-        .chain(model.hydraulics.sources.iter().map(|s| s.pressure_pa))
-        .collect();
-    let guess = if known.is_empty() {
-        1e5
-    } else {
-        known.iter().sum::<f64>() / known.len() as f64
-    };
+    let guess = crate::initialization::pressure_guess(model);
     let mut p: Vec<f64> = model
         .hydraulics
         .volumes
