@@ -55,6 +55,7 @@ fn run_one(
     formulation: Formulation,
     step: f64,
     opts: &CompareOptions,
+    applied: &[hydraulink_io::Applied],
     reference: Option<&Series>,
 ) -> Result<Series, Failure> {
     let mut spec = spec.clone();
@@ -107,7 +108,10 @@ fn run_one(
         Ok(m) => m,
         Err(e) => {
             return Ok(failed(
-                hydraulink_io::locate_model_error(&opts.text, &opts.file, &e).to_string(),
+                hydraulink_io::locate_model_error_with_overrides(
+                    &opts.text, &opts.file, &e, applied,
+                )
+                .to_string(),
             ))
         }
     };
@@ -188,7 +192,7 @@ fn max_dev(a: &[Vec<f64>], b: &[Vec<f64>]) -> Option<f64> {
 pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
     let spec = hydraulink_io::parse_model(&opts.text, &opts.file)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    let spec = hydraulink_io::apply_overrides(&spec, &opts.sets)
+    let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, &opts.sets)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     let dir = opts
         .out
@@ -201,7 +205,7 @@ pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
     for &step in &opts.steps {
         let mut runs: Vec<Series> = Vec::new();
         for &f in &opts.formulations {
-            let mut s = run_one(&spec, f, step, opts, runs.first())?;
+            let mut s = run_one(&spec, f, step, opts, &applied, runs.first())?;
             if let Some(reference) = runs.first() {
                 if !s.t.is_empty() && !reference.t.is_empty() {
                     let k = s.t.len().min(reference.t.len());

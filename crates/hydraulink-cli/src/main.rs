@@ -315,10 +315,13 @@ fn friction_curve_command(args: &FrictionCurveArgs) -> Result<(), Failure> {
     let (text, file) = read_model(Some(&args.model))?;
     let spec = hydraulink_io::parse_model(&text, &file)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    let spec = hydraulink_io::apply_overrides(&spec, &args.set)
+    let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, &args.set)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     let model = hydraulink::model::compile(&spec).map_err(|e| {
-        Failure::invalid_input(hydraulink_io::locate_model_error(&text, &file, &e).to_string())
+        Failure::invalid_input(
+            hydraulink_io::locate_model_error_with_overrides(&text, &file, &e, &applied)
+                .to_string(),
+        )
     })?;
     let (a, b) = match args.v_range[..] {
         [a, b] if a.is_finite() && b.is_finite() && a < b => (a, b),
@@ -389,9 +392,9 @@ fn read_model(path: Option<&PathBuf>) -> Result<(String, String), Failure> {
 /// `hydraulink run`.
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let (text, file) = read_model(args.model.as_ref())?;
-    let spec = load_spec(&text, &file, args)?;
+    let (spec, applied) = load_spec(&text, &file, args)?;
     let formulation = formulation_name(&spec);
-    let model = compile(&spec, &text, &file, args)?;
+    let model = compile(&spec, &text, &file, args, &applied)?;
     let mut sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
 
     let model = sim.model();
@@ -461,10 +464,14 @@ fn step_all(
 }
 
 /// Parses the model text and applies the command-line overrides to its solver settings.
-fn load_spec(text: &str, file: &str, args: &RunArgs) -> Result<ModelSpec, Failure> {
+fn load_spec(
+    text: &str,
+    file: &str,
+    args: &RunArgs,
+) -> Result<(ModelSpec, Vec<hydraulink_io::Applied>), Failure> {
     let spec = hydraulink_io::parse_model(text, file)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    let mut spec = hydraulink_io::apply_overrides(&spec, &args.set)
+    let (mut spec, applied) = hydraulink_io::apply_overrides_traced(&spec, &args.set)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     if let Some(step_s) = args.step {
         spec.solver.step_s = step_s;
@@ -479,7 +486,7 @@ fn load_spec(text: &str, file: &str, args: &RunArgs) -> Result<ModelSpec, Failur
             serde_json::from_value(serde_json::Value::String(name.clone()))
                 .map_err(|e| Failure::invalid_input(format!("--formulation '{name}': {e}")))?;
     }
-    Ok(spec)
+    Ok((spec, applied))
 }
 
 /// The formulation's name as written in model files.
@@ -497,6 +504,7 @@ fn compile(
     text: &str,
     file: &str,
     args: &RunArgs,
+    applied: &[hydraulink_io::Applied],
 ) -> Result<hydraulink::Model, Failure> {
     hydraulink::model::compile(spec).map_err(|error| {
         let overrides = [
@@ -514,7 +522,8 @@ fn compile(
         {
             Some((_, option, _)) => Failure::invalid_input(format!("{option}: {}", error.message)),
             None => Failure::invalid_input(
-                hydraulink_io::locate_model_error(text, file, &error).to_string(),
+                hydraulink_io::locate_model_error_with_overrides(text, file, &error, applied)
+                    .to_string(),
             ),
         }
     })

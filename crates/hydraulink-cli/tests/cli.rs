@@ -484,3 +484,41 @@ fn friction_curve_writes_csv_and_svg() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_bad_value_from_set_names_the_option_not_a_file_line() {
+    // The value comes from the command line: the error names `--set PATH=VALUE`, the element and
+    // the field, and no line of the file (whose own value there is valid). Exit code 2.
+    let dir = temp_dir("set-bad-value");
+    let model = repo_file("models/fourbar.toml");
+    let out = hydraulink(&[
+        "run",
+        model.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--set",
+        "V1.hose_volume_m3=-1",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("--set V1.hose_volume_m3=-1"), "{err}");
+    assert!(err.contains("volume 'V1'"), "{err}");
+    assert!(err.contains("hydraulics.volumes[0].hose_volume_m3"), "{err}");
+    assert!(!err.contains("fourbar.toml:"), "{err}");
+    // a field below an overridden one (the law's defaults after `type=`) is the override's too
+    let out = hydraulink(&[
+        "compare",
+        repo_file("models/fourbar_friction.toml").to_str().unwrap(),
+        "--formulations",
+        "penalty",
+        "--out",
+        dir.to_str().unwrap(),
+        "--set",
+        "cylinder.friction={ type = \"lugre\", static_n = 100.0 }",
+    ]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        text.contains("--set cylinder.friction={ type = \"lugre\", static_n = 100.0 }"),
+        "{text}"
+    );
+}

@@ -23,7 +23,7 @@ mod overrides;
 pub use error::{LoadError, LoadErrorKind};
 pub use locate::{line_of_path, locate_init_error};
 pub use model_file::{
-    check_model, compile_model, load_model, locate_model_error, parse_model, read_model_file,
-    DEFAULT_MODEL, DEFAULT_MODEL_NAME,
+    check_model, compile_model, load_model, locate_model_error, locate_model_error_with_overrides,
+    parse_model, read_model_file, DEFAULT_MODEL, DEFAULT_MODEL_NAME,
 };
-pub use overrides::{apply_overrides, OverrideError};
+pub use overrides::{apply_overrides, apply_overrides_traced, Applied, OverrideError};

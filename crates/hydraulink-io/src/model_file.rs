@@ -83,6 +83,34 @@ pub fn locate_model_error(text: &str, file: &str, error: &ModelError) -> LoadErr
     }
 }
 
+/// [`locate_model_error`], but an error in a field that a `--set` override wrote (the field
+/// itself or one below it, e.g. `friction.static_n` after `friction.type=lugre`) names the
+/// last such override instead of a line of the file.
+pub fn locate_model_error_with_overrides(
+    text: &str,
+    file: &str,
+    error: &ModelError,
+    applied: &[crate::overrides::Applied],
+) -> LoadError {
+    let below = |p: &str| {
+        error.path == p
+            || error.path.starts_with(&format!("{p}."))
+            || error.path.starts_with(&format!("{p}["))
+    };
+    match applied.iter().rev().find(|a| below(&a.path)) {
+        Some(a) => LoadError {
+            kind: LoadErrorKind::Model,
+            file: format!("--set {}", a.text),
+            line: None,
+            column: None,
+            element: Some(error.element.clone()),
+            path: Some(error.path.clone()),
+            message: error.message.clone(),
+        },
+        None => locate_model_error(text, file, error),
+    }
+}
+
 /// A `toml` parse or deserialization error, located in `text` and attributed to a model path
 /// and element through `doc` (the parsed, or partly recovered, document).
 fn toml_error(

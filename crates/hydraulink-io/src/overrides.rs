@@ -170,10 +170,31 @@ fn set_at(root: &mut Value, path: &[Seg], value: Value) -> Result<(), String> {
     Ok(())
 }
 
+/// One applied override: the `PATH=VALUE` text as given and the model path it resolved to
+/// (e.g. `V1.hose_volume_m3=-1` → `hydraulics.volumes[0].hose_volume_m3`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// The text of the `--set` option.
+    pub text: String,
+    /// The full model path it set.
+    pub path: String,
+}
+
 /// Applies `PATH=VALUE` overrides in order and returns the new spec.
 pub fn apply_overrides(spec: &ModelSpec, sets: &[String]) -> Result<ModelSpec, OverrideError> {
+    apply_overrides_traced(spec, sets).map(|(spec, _)| spec)
+}
+
+/// [`apply_overrides`], also returning what each override set, so that a later model error in an
+/// overridden field can name the option instead of a line of the file
+/// ([`crate::locate_model_error_with_overrides`]).
+pub fn apply_overrides_traced(
+    spec: &ModelSpec,
+    sets: &[String],
+) -> Result<(ModelSpec, Vec<Applied>), OverrideError> {
+    let mut applied = Vec::new();
     if sets.is_empty() {
-        return Ok(spec.clone());
+        return Ok((spec.clone(), applied));
     }
     let err = |text: &str, message: String| OverrideError {
         text: text.to_string(),
@@ -229,6 +250,10 @@ pub fn apply_overrides(spec: &ModelSpec, sets: &[String]) -> Result<ModelSpec, O
         let full = show(&segs);
         set_at(&mut root, &segs, parse_value(value))
             .map_err(|m| err(text, format!("unknown path '{full}': {m}")))?;
+        applied.push(Applied {
+            text: text.clone(),
+            path: full.clone(),
+        });
         // check after each override, so the error names this one
         ModelSpec::deserialize(root.clone()).map_err(|e| {
             err(
@@ -237,7 +262,8 @@ pub fn apply_overrides(spec: &ModelSpec, sets: &[String]) -> Result<ModelSpec, O
             )
         })?;
     }
-    ModelSpec::deserialize(root).map_err(|e| err("", e.to_string()))
+    let spec = ModelSpec::deserialize(root).map_err(|e| err("", e.to_string()))?;
+    Ok((spec, applied))
 }
 
 #[cfg(test)]
