@@ -503,7 +503,10 @@ fn a_bad_value_from_set_names_the_option_not_a_file_line() {
     let err = stderr(&out);
     assert!(err.contains("--set V1.hose_volume_m3=-1"), "{err}");
     assert!(err.contains("volume 'V1'"), "{err}");
-    assert!(err.contains("hydraulics.volumes[0].hose_volume_m3"), "{err}");
+    assert!(
+        err.contains("hydraulics.volumes[0].hose_volume_m3"),
+        "{err}"
+    );
     assert!(!err.contains("fourbar.toml:"), "{err}");
     // a field below an overridden one (the law's defaults after `type=`) is the override's too
     let out = hydraulink(&[
