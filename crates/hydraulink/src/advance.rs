@@ -91,3 +91,17 @@ pub fn friction_work(st: &mut State, friction: &[f64], motion: &[CylinderMotion<
         st.friction_power_w[c] = power;
     }
 }
+
+/// Stage `commit`, end: KE = ½ żᵀM′ż, PE and ‖Φ‖ of the accepted step into
+/// `report`, from the evaluator's last evaluation and the committed rates `zd`.
+pub fn energies_and_violation(
+    model: &Model,
+    ev: &crate::assembly::Evaluator<f64>,
+    zd: &[f64],
+    report: &mut crate::StepReport,
+) {
+    let (ke, pe) = crate::mechanics::energy::energies(model, &ev.dynamics, zd);
+    report.kinetic_j = ke;
+    report.potential_j = pe;
+    report.constraint_violation = ev.constraints.phi.iter().map(|p| p * p).sum::<f64>().sqrt();
+}

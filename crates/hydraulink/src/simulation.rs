@@ -9,7 +9,6 @@
 //! - `sim.output_row(&mut [f64])`: one row in the order of `output_labels`.
 //! - `sim.volume_name(i)` to name the volumes flagged in `StepReport::cavitation_onsets`.
 
-use crate::mechanics::energy;
 use crate::model::Model;
 use crate::state::State;
 use crate::workspace::Workspace;
@@ -35,22 +34,8 @@ impl Simulation {
         ws.ev.fstate.copy_from_slice(&state.friction);
         ws.ev
             .evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
-        let (ke, pe) = energy::energies(&model, &ws.ev.dynamics, &state.zd);
-        let viol = ws
-            .ev
-            .constraints
-            .phi
-            .iter()
-            .map(|p| p * p)
-            .sum::<f64>()
-            .sqrt();
-        let last = StepReport {
-            iterations: 0,
-            cavitation_onsets: 0,
-            kinetic_j: ke,
-            potential_j: pe,
-            constraint_violation: viol,
-        };
+        let mut last = StepReport::default();
+        crate::advance::energies_and_violation(&model, &ws.ev, &state.zd, &mut last);
         Ok(Simulation {
             model,
             state,

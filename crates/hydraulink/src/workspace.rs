@@ -80,6 +80,18 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Factors the freshly assembled tangent of `tangent` and records it as reusable; false
+    /// (and no reusable tangent) when it is singular.
+    pub(crate) fn factor_tangent(&mut self) -> bool {
+        self.tangent_valid = false;
+        if self.tangent.factor().is_err() {
+            return false;
+        }
+        self.tangent_valid = true;
+        self.counters.factorizations += 1;
+        true
+    }
+
     /// Allocates everything for `model`.
     pub fn new(model: &Model) -> Self {
         let (n, nv) = (model.n_coords(), model.n_volumes());

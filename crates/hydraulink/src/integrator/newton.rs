@@ -59,6 +59,60 @@ impl NewtonControl {
     }
 }
 
+/// `StepError::NonFinite` naming the first non-finite residual entry of `f`, if any.
+pub fn check_finite(
+    time_s: f64,
+    step: u64,
+    f: &[f64],
+    labels: &[String],
+) -> Result<(), crate::StepError> {
+    match f.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(crate::StepError::NonFinite {
+            time_s,
+            step,
+            equation: labels.get(i).cloned().unwrap_or_default(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `StepError::NewtonFailed` naming the equation with the largest weighted residual
+/// |f_i / J_ii| / tol_i: the residual turned into an increment by the tangent's diagonal (a zero
+/// or non-finite diagonal falls back to the raw residual), over the unknown's tolerance; NaN
+/// counts as infinite. `labels[i]` names equation i.
+#[allow(clippy::too_many_arguments)]
+pub fn failure(
+    time_s: f64,
+    step: u64,
+    iterations: u32,
+    f: &[f64],
+    diag: &[f64],
+    tolerance: impl Fn(usize) -> f64,
+    labels: &[String],
+    reason: &str,
+) -> crate::StepError {
+    let mut worst = (0usize, -1.0f64);
+    for (i, fi) in f.iter().enumerate() {
+        let d = match diag.get(i) {
+            Some(d) if *d != 0.0 && d.is_finite() => d.abs(),
+            _ => 1.0,
+        };
+        let w = (fi / d).abs() / tolerance(i);
+        let w = if w.is_nan() { f64::INFINITY } else { w };
+        if w > worst.1 {
+            worst = (i, w);
+        }
+    }
+    crate::StepError::NewtonFailed {
+        time_s,
+        step,
+        iterations,
+        equation: labels.get(worst.0).cloned().unwrap_or_default(),
+        value: worst.1,
+        reason: reason.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

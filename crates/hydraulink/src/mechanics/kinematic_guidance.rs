@@ -47,7 +47,6 @@ use crate::assembly::Evaluator;
 use crate::hydraulics::CylinderMotion;
 use crate::integrator::multirate;
 use crate::mechanics::constraints;
-use crate::mechanics::energy;
 use crate::mechanics::kinematics::for_each_on_path;
 use crate::mechanics::semirecursive::penalty;
 use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, SignalSpec};
@@ -287,27 +286,16 @@ fn tangent(model: &Model, ws: &mut Workspace, kind: ZOnly) {
 
 fn failure(model: &Model, st: &State, ws: &Workspace, iterations: u32, reason: &str) -> StepError {
     let n = model.n_coords();
-    let mut worst = (0usize, -1.0f64);
-    for (i, f) in ws.ev.f[..n].iter().enumerate() {
-        let d = if ws.diag[i] != 0.0 {
-            ws.diag[i].abs()
-        } else {
-            1.0
-        };
-        let w = (f / d).abs() / model.solver.tol_position;
-        let w = if w.is_nan() { f64::INFINITY } else { w };
-        if w > worst.1 {
-            worst = (i, w);
-        }
-    }
-    StepError::NewtonFailed {
-        time_s: st.t_s,
-        step: st.step,
+    crate::integrator::newton::failure(
+        st.t_s,
+        st.step,
         iterations,
-        equation: ws.labels.get(worst.0).cloned().unwrap_or_default(),
-        value: worst.1,
-        reason: reason.to_string(),
-    }
+        &ws.ev.f[..n],
+        &ws.diag,
+        |_| model.solver.tol_position,
+        &ws.labels,
+        reason,
+    )
 }
 
 /// Guidance data of the step: λ_g from the state, s_ref and its central differences at t_k+1.
@@ -418,13 +406,7 @@ pub(crate) fn step_z_only(
     loop {
         residual_f64(model, ws, kind, iterations > 0);
         ws.counters.residuals += 1;
-        if let Some(i) = ws.ev.f.iter().position(|v| !v.is_finite()) {
-            return Err(StepError::NonFinite {
-                time_s: st.t_s,
-                step: st.step,
-                equation: ws.labels[i].clone(),
-            });
-        }
+        crate::integrator::newton::check_finite(st.t_s, st.step, &ws.ev.f, &ws.labels)?;
         if kind == ZOnly::Multirate && ws.multirate.sub.failed {
             return Err(failure(
                 model,
@@ -439,8 +421,7 @@ pub(crate) fn step_z_only(
         }
         if need_tangent {
             tangent(model, ws, kind);
-            ws.tangent_valid = false;
-            if ws.tangent.factor().is_err() {
+            if !ws.factor_tangent() {
                 return Err(failure(
                     model,
                     st,
@@ -449,8 +430,6 @@ pub(crate) fn step_z_only(
                     "singular tangent matrix",
                 ));
             }
-            ws.tangent_valid = true;
-            ws.counters.factorizations += 1;
             need_tangent = false;
             fresh = true;
         }
@@ -669,17 +648,7 @@ pub(crate) fn step_z_only(
     st.spool.copy_from_slice(&ws.spool_new);
     st.lambda.copy_from_slice(&ws.lambda);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
-    let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
-    report.kinetic_j = ke;
-    report.potential_j = pe;
-    report.constraint_violation = ws
-        .ev
-        .constraints
-        .phi
-        .iter()
-        .map(|p| p * p)
-        .sum::<f64>()
-        .sqrt();
+    advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
     Ok(report)
 }
 

@@ -54,7 +54,7 @@ use num_dual::Dual64;
 use super::natural_coordinates::{NatEq, NaturalModel, NQ_FRAME};
 use super::{
     cylinders, dense_columns, dual_columns, evaluate, form_residual, ports, trapezoidal_rates,
-    GlobalHistory, GlobalWorkspace, NatEval,
+    GlobalWorkspace,
 };
 use crate::advance;
 use crate::hydraulics::{reduced, valve_4_3};
@@ -216,15 +216,6 @@ pub(super) fn add_hessian(eq: &NatEq, w: f64, nx: usize, a: &mut [f64]) {
     }
 }
 
-/// The terms of the structured tangent: which unknowns and scratch it needs.
-struct TangentInput<'a> {
-    x: &'a [f64],
-    hist: &'a GlobalHistory,
-    lambda: &'a [f64],
-    spools: &'a [f64],
-    port_cols: &'a [usize],
-}
-
 /// Exact tangent ∂f/∂x (004 eq. 26, with the constraint-Hessian term it drops) into `lu`, by
 /// blocks. Mechanical part, analytic (Φ is quadratic, so its Hessian H_r is constant):
 ///
@@ -235,23 +226,27 @@ struct TangentInput<'a> {
 /// same generic port code, only in the columns of the coordinates of frames holding a cylinder
 /// pin and of the pressures (`port_cols`): −(Δt²/4)(∂Q/∂q + (2/Δt) ∂Q/∂q̇), −(Δt²/4) ∂Q/∂p,
 /// −(Δt/2)((Δt/2) ∂h/∂q + ∂h/∂q̇) and (Δt/2)(I − (Δt/2) ∂h/∂p).
-#[allow(clippy::too_many_arguments)]
-fn tangent(
-    model: &Model,
-    nm: &NaturalModel,
-    inp: &TangentInput<'_>,
-    evd: &mut NatEval<Dual64>,
-    jac: &mut [f64],
-    nz: &mut Vec<usize>,
-    lu: &mut DenseLu,
-    diag: &mut [f64],
-) {
+fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
+    let GlobalWorkspace {
+        nm,
+        x,
+        hist,
+        lambda,
+        port_cols,
+        evd,
+        jac,
+        nz,
+        tangent,
+        diag,
+        ..
+    } = g;
+    let lu = tangent.as_mut().expect("global workspace is active");
     let nq = nm.nq;
-    let nx = inp.x.len();
+    let nx = x.len();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
     let alpha = model.solver.penalty;
-    let q = &inp.x[..nq];
+    let q = &x[..nq];
     jacobian(nm, q, jac);
     {
         let a = lu.values_mut();
@@ -275,18 +270,18 @@ fn tangent(
             }
         }
         // (Δt²/4) Σ_r g_r H_r, Φ_r = A·B − k: H = A_qᵀ B_q + B_qᵀ A_q
-        for (eq, l) in nm.eqs.iter().zip(inp.lambda.iter()) {
+        for (eq, l) in nm.eqs.iter().zip(lambda.iter()) {
             add_hessian(eq, c * (alpha * eq.phi(q) + l), nx, a);
         }
     }
     // hydraulic ports, dual columns
-    for &j in inp.port_cols {
-        for (k, (d, xk)) in evd.x.iter_mut().zip(inp.x.iter()).enumerate() {
+    for &j in port_cols.iter() {
+        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
             *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
         }
-        trapezoidal_rates(model, nm, evd, inp.hist);
+        trapezoidal_rates(model, nm, evd, hist);
         evd.force.iter_mut().for_each(|f| *f = Dual64::from(0.0));
-        ports(model, nm, evd, inp.spools);
+        ports(model, nm, evd, spools);
         let a = lu.values_mut();
         let col = &mut a[j * nx..(j + 1) * nx];
         for i in 0..nq {
@@ -318,27 +313,16 @@ pub(super) fn newton_failure(
     iterations: u32,
     reason: &str,
 ) -> StepError {
-    let mut worst = (0usize, -1.0f64);
-    for (i, f) in g.ev.f.iter().enumerate() {
-        let d = if g.diag[i] != 0.0 {
-            g.diag[i].abs()
-        } else {
-            1.0
-        };
-        let w = (f / d).abs() / tolerance(model, g.nm.nq, i);
-        let w = if w.is_nan() { f64::INFINITY } else { w };
-        if w > worst.1 {
-            worst = (i, w);
-        }
-    }
-    StepError::NewtonFailed {
-        time_s: st.t_s,
-        step: st.step,
+    crate::integrator::newton::failure(
+        st.t_s,
+        st.step,
         iterations,
-        equation: g.labels.get(worst.0).cloned().unwrap_or_default(),
-        value: worst.1,
-        reason: reason.to_string(),
-    }
+        &g.ev.f,
+        &g.diag,
+        |i| tolerance(model, g.nm.nq, i),
+        &g.labels,
+        reason,
+    )
 }
 
 /// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25). The exact tangent
@@ -390,13 +374,7 @@ fn newton_with(
         }
         form_residual(model, &g.nm, &mut g.ev, &g.lambda);
         ws.counters.residuals += 1;
-        if let Some(i) = g.ev.f.iter().position(|v| !v.is_finite()) {
-            return Err(StepError::NonFinite {
-                time_s: st.t_s,
-                step: st.step,
-                equation: g.labels[i].clone(),
-            });
-        }
+        crate::integrator::newton::check_finite(st.t_s, st.step, &g.ev.f, &g.labels)?;
         if iterations >= max_iter {
             return Err(newton_failure(
                 model,
@@ -406,27 +384,10 @@ fn newton_with(
                 "iteration cap reached",
             ));
         }
-        let lu = g.tangent.as_mut().expect("global workspace is active");
         if need_tangent {
-            let inp = TangentInput {
-                x: &g.x,
-                hist: &g.hist,
-                lambda: &g.lambda,
-                spools: &ws.spool_new,
-                port_cols: &g.port_cols,
-            };
-            tangent(
-                model,
-                &g.nm,
-                &inp,
-                &mut g.evd,
-                &mut g.jac,
-                &mut g.nz,
-                lu,
-                &mut g.diag,
-            );
+            tangent(model, g, &ws.spool_new);
             ws.counters.tangents += 1;
-            if lu.factor().is_err() {
+            if g.tangent.as_mut().is_some_and(|lu| lu.factor().is_err()) {
                 return Err(newton_failure(
                     model,
                     st,
@@ -440,7 +401,10 @@ fn newton_with(
         for (d, f) in g.dx.iter_mut().zip(g.ev.f.iter()) {
             *d = -f;
         }
-        lu.solve_in_place(&mut g.dx);
+        g.tangent
+            .as_mut()
+            .expect("global workspace is active")
+            .solve_in_place(&mut g.dx);
         iterations += 1;
         let mut norm: f64 = 0.0;
         for i in 0..nx {
@@ -624,24 +588,8 @@ pub fn tangent_and_central_differences(
     ws.tangent_valid = false;
     let g = &mut ws.global;
     let nx = g.x.len();
+    tangent(model, g, &ws.spool_new);
     let lu = g.tangent.as_mut().expect("global workspace is active");
-    let inp = TangentInput {
-        x: &g.x,
-        hist: &g.hist,
-        lambda: &g.lambda,
-        spools: &ws.spool_new,
-        port_cols: &g.port_cols,
-    };
-    tangent(
-        model,
-        &g.nm,
-        &inp,
-        &mut g.evd,
-        &mut g.jac,
-        &mut g.nz,
-        lu,
-        &mut g.diag,
-    );
     let structured = dense_columns(lu);
     let (nm, hist, lambda, spools) = (&g.nm, &g.hist, &g.lambda, &ws.spool_new);
     let dual = dual_columns(&g.x, &mut g.evd, |evd| {

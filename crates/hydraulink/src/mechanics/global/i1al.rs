@@ -327,13 +327,7 @@ fn newton(
             }
         }
         ws.counters.residuals += 1;
-        if let Some(i) = g.ev.f.iter().position(|v| !v.is_finite()) {
-            return Err(StepError::NonFinite {
-                time_s: st.t_s,
-                step: st.step,
-                equation: g.labels[i].clone(),
-            });
-        }
+        crate::integrator::newton::check_finite(st.t_s, st.step, &g.ev.f, &g.labels)?;
         if iterations >= max_iter {
             return Err(newton_failure(
                 model,

@@ -75,7 +75,6 @@ use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::reduced;
 use crate::integrator::newton::{NewtonControl, Verdict};
-use crate::mechanics::energy;
 use crate::mechanics::semirecursive::penalty::{self, StepReport};
 use crate::model::Model;
 use crate::real::{re, Real};
@@ -1033,16 +1032,6 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
     advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
     advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
-    let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
-    report.kinetic_j = ke;
-    report.potential_j = pe;
-    report.constraint_violation = ws
-        .ev
-        .constraints
-        .phi
-        .iter()
-        .map(|p| p * p)
-        .sum::<f64>()
-        .sqrt();
+    advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
     Ok(report)
 }

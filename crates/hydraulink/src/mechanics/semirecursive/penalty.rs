@@ -25,7 +25,6 @@ use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::{reduced, valve_4_3};
 use crate::integrator::newton::{NewtonControl, Verdict};
-use crate::mechanics::energy;
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
@@ -200,30 +199,16 @@ pub(crate) fn newton_failure(
     iterations: u32,
     reason: &str,
 ) -> StepError {
-    // Weighted residual: the residual turned into an increment by the tangent's diagonal,
-    // divided by the unknown's tolerance.
-    let mut worst = (0usize, -1.0f64);
-    for (i, f) in ws.ev.f.iter().enumerate() {
-        // a zero or non-finite diagonal (singular tangent) falls back to the raw residual
-        let d = if ws.diag[i] != 0.0 && ws.diag[i].is_finite() {
-            ws.diag[i].abs()
-        } else {
-            1.0
-        };
-        let w = (f / d).abs() / tolerance(model, i);
-        let w = if w.is_nan() { f64::INFINITY } else { w };
-        if w > worst.1 {
-            worst = (i, w);
-        }
-    }
-    StepError::NewtonFailed {
-        time_s: st.t_s,
-        step: st.step,
+    crate::integrator::newton::failure(
+        st.t_s,
+        st.step,
         iterations,
-        equation: ws.labels.get(worst.0).cloned().unwrap_or_default(),
-        value: worst.1,
-        reason: reason.to_string(),
-    }
+        &ws.ev.f,
+        &ws.diag,
+        |i| tolerance(model, i),
+        &ws.labels,
+        reason,
+    )
 }
 
 /// Stage `predict`: spool positions at t_k+1, history terms, predictor x⁰ and λ⁰ = λ_k.
@@ -382,13 +367,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         }
         form_residual(model, &mut ws.ev, &ws.lambda);
         ws.counters.residuals += 1;
-        if let Some(i) = ws.ev.f.iter().position(|v| !v.is_finite()) {
-            return Err(StepError::NonFinite {
-                time_s: st.t_s,
-                step: st.step,
-                equation: ws.labels[i].clone(),
-            });
-        }
+        crate::integrator::newton::check_finite(st.t_s, st.step, &ws.ev.f, &ws.labels)?;
         if iterations >= max_iter {
             return Err(newton_failure(
                 model,
@@ -400,8 +379,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         }
         if need_tangent {
             tangent(model, ws);
-            ws.tangent_valid = false;
-            if ws.tangent.factor().is_err() {
+            if !ws.factor_tangent() {
                 return Err(newton_failure(
                     model,
                     st,
@@ -410,8 +388,6 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
                     "singular tangent matrix",
                 ));
             }
-            ws.tangent_valid = true;
-            ws.counters.factorizations += 1;
             need_tangent = false;
         }
         for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
@@ -566,16 +542,6 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
     advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
-    let (ke, pe) = energy::energies(model, &ws.ev.dynamics, &st.zd);
-    report.kinetic_j = ke;
-    report.potential_j = pe;
-    report.constraint_violation = ws
-        .ev
-        .constraints
-        .phi
-        .iter()
-        .map(|p| p * p)
-        .sum::<f64>()
-        .sqrt();
+    advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
     Ok(report)
 }
