@@ -30,6 +30,39 @@ fn jac_matrix(ev: &Evaluator<f64>, m: usize, n: usize) -> DMatrix<f64> {
     DMatrix::from_row_slice(m, n, &ev.constraints.jac)
 }
 
+/// Closes the loops, Φ(z) = 0, by Newton with minimum-norm steps Δz_f = −J_fᵀ(J_f J_fᵀ)⁺ Φ over
+/// the coordinates `free` (J_f = the columns `free` of Φ_z; the others are held), until
+/// ‖Φ‖ < `tol`. `ev` holds the last evaluated positions. Err((‖Φ‖, iterations)) when it does not
+/// converge in 50 iterations.
+pub(crate) fn close_loops(
+    model: &Model,
+    ev: &mut Evaluator<f64>,
+    z: &mut [f64],
+    free: &[usize],
+    tol: f64,
+) -> Result<(), (f64, u32)> {
+    let (m, n) = (model.n_constraints(), model.n_coords());
+    let mut it = 0;
+    loop {
+        ev.positions(model, z);
+        let phi = DVector::from_column_slice(&ev.constraints.phi);
+        let norm = phi.norm();
+        if norm < tol {
+            return Ok(());
+        }
+        if it >= 50 || !norm.is_finite() {
+            return Err((norm, it));
+        }
+        let j = jac_matrix(ev, m, n).select_columns(free.iter());
+        let y = pinv_solve(&(&j * j.transpose()), &phi);
+        let dz = j.transpose() * y;
+        for (i, &k) in free.iter().enumerate() {
+            z[k] -= dz[i];
+        }
+        it += 1;
+    }
+}
+
 /// Builds the initial state of `model`.
 pub fn initialize(model: &Model) -> Result<State, InitError> {
     let n = model.n_coords();
@@ -41,35 +74,20 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
 
     // 1. loop closure
     if m > 0 {
-        let mut it = 0;
-        loop {
-            ev.positions(model, &z);
-            let phi = DVector::from_column_slice(&ev.constraints.phi);
-            let norm = phi.norm();
-            if norm < 1e-12 {
-                break;
-            }
-            if it >= 50 || !norm.is_finite() {
-                let worst = (0..m)
-                    .max_by(|&a, &b| {
-                        ev.constraints.phi[a]
-                            .abs()
-                            .total_cmp(&ev.constraints.phi[b].abs())
-                    })
-                    .unwrap_or(0);
-                return Err(InitError::LoopCannotClose {
-                    cut_joint: model.cut_joints[model.constraints[worst].cut_joint].clone(),
-                    violation: norm,
-                    iterations: it,
-                });
-            }
-            let j = jac_matrix(&ev, m, n);
-            let y = pinv_solve(&(&j * j.transpose()), &phi);
-            let dz = j.transpose() * y;
-            for i in 0..n {
-                z[i] -= dz[i];
-            }
-            it += 1;
+        let all: Vec<usize> = (0..n).collect();
+        if let Err((norm, it)) = close_loops(model, &mut ev, &mut z, &all, 1e-12) {
+            let worst = (0..m)
+                .max_by(|&a, &b| {
+                    ev.constraints.phi[a]
+                        .abs()
+                        .total_cmp(&ev.constraints.phi[b].abs())
+                })
+                .unwrap_or(0);
+            return Err(InitError::LoopCannotClose {
+                cut_joint: model.cut_joints[model.constraints[worst].cut_joint].clone(),
+                violation: norm,
+                iterations: it,
+            });
         }
         // 2. velocities
         let j = jac_matrix(&ev, m, n);

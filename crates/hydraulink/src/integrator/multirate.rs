@@ -89,10 +89,6 @@ pub struct SubBuffers<S: Real> {
     pub dp: Vec<S>,
     /// ṗ at the start of the previous substep [Pa/s] (second-order predictor).
     pub pd_prev: Vec<S>,
-    /// Local Newton iterations and local Jacobian evaluations (counters, f64 passes only).
-    pub local_iterations: u64,
-    /// See `local_iterations`.
-    pub local_jacobians: u64,
     /// Dual scratch for ∂h/∂p.
     pub p_dual: Vec<Dual64>,
     /// Dual scratch.
@@ -133,8 +129,6 @@ impl<S: Real> SubBuffers<S> {
             pd_prev: vec![S::zero(); nv],
             p_base: vec![S::zero(); nv],
             dp: vec![S::zero(); nv],
-            local_iterations: 0,
-            local_jacobians: 0,
             p_dual: vec![Dual64::from(0.0); nv],
             q_dual: vec![Dual64::from(0.0); nv],
             h_dual: vec![Dual64::from(0.0); nv],
@@ -377,14 +371,8 @@ fn integrate<S: Real>(model: &Model, sub: &mut SubBuffers<S>, plan: &Plan) {
                     break;
                 }
                 sub.jac_valid = true;
-                if !full_newton {
-                    sub.local_jacobians += 1;
-                }
             }
             solve_factored(&sub.jac, &sub.piv, &mut sub.r, nv);
-            if !full_newton {
-                sub.local_iterations += 1;
-            }
             let mut norm: f64 = 0.0;
             for v in 0..nv {
                 sub.p_new[v] += sub.r[v];

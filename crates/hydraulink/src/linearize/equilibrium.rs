@@ -73,28 +73,15 @@ pub fn equilibrium(
     // 1. loop closure with the held coordinates fixed
     let free: Vec<usize> = (0..n).filter(|k| !held.contains(k)).collect();
     if m > 0 {
-        let mut it = 0;
-        loop {
-            ev.positions(model, &z);
-            let phi = DVector::from_column_slice(&ev.constraints.phi);
-            let norm = phi.norm();
-            if norm < 1e-13 {
-                break;
-            }
-            if it >= 50 || !norm.is_finite() {
-                return Err(LinearizeError::LoopCannotClose {
-                    held: held_names(),
-                    violation: norm,
-                    iterations: it,
-                });
-            }
-            let jac =
-                DMatrix::from_row_slice(m, n, &ev.constraints.jac).select_columns(free.iter());
-            let dz = pinv_solve(&jac, &phi);
-            for (i, &k) in free.iter().enumerate() {
-                z[k] -= dz[i];
-            }
-            it += 1;
+        // tolerance 1e-13: tighter than the initialization's, for the 1e-9° equilibrium angles
+        if let Err((violation, iterations)) =
+            crate::initialization::close_loops(model, &mut ev, &mut z, &free, 1e-13)
+        {
+            return Err(LinearizeError::LoopCannotClose {
+                held: held_names(),
+                violation,
+                iterations: iterations as usize,
+            });
         }
     }
     // 2. spools at their steady state; bridge openings are rejected by check_supported
