@@ -83,6 +83,10 @@ pub struct SubBuffers<S: Real> {
     pub piv: Vec<usize>,
     /// `jac` holds the LU factors of a local Jacobian of this sub-integration.
     pub jac_valid: bool,
+    /// Full local Newton (a fresh Jacobian at every iterate) instead of the chord iteration: the
+    /// buffers of the tangent's dual passes, so that the derivative parts converge with the
+    /// real parts.
+    pub full_newton: bool,
     /// Base point of the damped Newton's line search [Pa].
     pub p_base: Vec<S>,
     /// Newton direction of the damped Newton [Pa].
@@ -100,7 +104,7 @@ pub struct SubBuffers<S: Real> {
 }
 
 impl<S: Real> SubBuffers<S> {
-    fn new(model: &Model) -> Self {
+    fn new(model: &Model, full_newton: bool) -> Self {
         let (nv, nc) = (model.n_volumes(), model.hydraulics.cylinders.len());
         let zm = CylinderMotion {
             s: S::zero(),
@@ -126,6 +130,7 @@ impl<S: Real> SubBuffers<S> {
             jac: vec![0.0; nv * nv],
             piv: vec![0; nv],
             jac_valid: false,
+            full_newton,
             pd_prev: vec![S::zero(); nv],
             p_base: vec![S::zero(); nv],
             dp: vec![S::zero(); nv],
@@ -171,8 +176,8 @@ impl MultirateWorkspace {
             0
         };
         MultirateWorkspace {
-            sub: SubBuffers::new(model),
-            sub_dual: SubBuffers::new(model),
+            sub: SubBuffers::new(model, false),
+            sub_dual: SubBuffers::new(model, true),
             plan: Plan {
                 s0: vec![0.0; model.hydraulics.cylinders.len()],
                 p0: vec![0.0; model.n_volumes()],
@@ -303,7 +308,7 @@ fn integrate<S: Real>(model: &Model, sub: &mut SubBuffers<S>, plan: &Plan) {
     let euler = model.solver.hydraulic_integrator == HydraulicIntegrator::ForwardEuler;
     let any_algebraic = model.hydraulics.volumes.iter().any(|v| v.algebraic);
     let tol = model.solver.tol_pressure_pa;
-    let full_newton = std::any::TypeId::of::<S>() != std::any::TypeId::of::<f64>();
+    let full_newton = sub.full_newton;
     sub.failed = false;
     sub.jac_valid = false;
     for v in 0..nv {
