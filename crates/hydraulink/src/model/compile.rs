@@ -413,6 +413,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             hydraulic_substeps: s.hydraulic_substeps,
             hydraulic_integrator: s.hydraulic_integrator,
             tol_friction_state: s.tolerance_friction_state,
+            natural_frames: s.natural_frames,
             guidance: s
                 .guidance
                 .iter()

@@ -388,6 +388,8 @@ pub struct SolverOptions {
     pub guidance: Vec<Guidance>,
     /// Newton tolerance on friction states [m or -].
     pub tol_friction_state: f64,
+    /// Global formulations: planar or spatial natural frames.
+    pub natural_frames: spec::NaturalFrames,
 }
 
 /// A cylinder length prescribed by an input signal (kinematic guidance, 004 eq. 39).

@@ -838,10 +838,27 @@ pub struct SolverSpec {
     /// Newton tolerance on friction states (bristle deflection [m], film [-]) (003 Pub II: 1e-7).
     #[serde(default = "default_tol_friction")]
     pub tolerance_friction_state: f64,
+    /// Global formulations: coordinates of the natural frames (`auto`: planar, 4 per frame,
+    /// when every revolute axis is parallel to one normal and every prismatic axis normal to
+    /// it, else spatial, 12 per frame; `spatial`: always 12).
+    #[serde(default)]
+    pub natural_frames: NaturalFrames,
 }
 
 fn default_tol_friction() -> f64 {
     1e-7
+}
+
+/// Coordinates of the natural frames of the global formulations.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum NaturalFrames {
+    /// Planar frames (a point and one unit vector in the plane, 4 coordinates) when the
+    /// mechanism is planar, spatial frames otherwise.
+    #[default]
+    Auto,
+    /// Spatial frames (a point and three unit vectors, 12 coordinates) always.
+    Spatial,
 }
 
 /// Integrator of the hydraulic substeps of the multi-rate formulation.
@@ -909,6 +926,7 @@ impl Default for SolverSpec {
             hydraulic_integrator: HydraulicIntegrator::default(),
             guidance: Vec::new(),
             tolerance_friction_state: default_tol_friction(),
+            natural_frames: NaturalFrames::default(),
         }
     }
 }

@@ -51,10 +51,10 @@
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
-use super::natural_coordinates::{NatEq, NaturalModel, NQ_FRAME};
+use super::natural_coordinates::{NatEq, NaturalModel};
 use super::{
-    cylinders, dense_columns, dual_columns, evaluate, form_residual, ports, trapezoidal_rates,
-    GlobalWorkspace,
+    constraint_values, cylinders, dense_columns, dual_columns, evaluate, form_residual,
+    jacobian_at, ports, trapezoidal_rates, GlobalWorkspace,
 };
 use crate::advance;
 use crate::hydraulics::{reduced, valve_4_3};
@@ -153,15 +153,16 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
     g.lambda.copy_from_slice(&st.extra[3 * nq..]);
 }
 
-/// `a` (column-major, leading dimension `nx`) += `scale` · M on the q block (M = M4 ⊗ I₃ per
-/// frame).
+/// `a` (column-major, leading dimension `nx`) += `scale` · M on the q block (M = blockdiag M_k).
 pub(super) fn add_mass(nm: &NaturalModel, scale: f64, nx: usize, a: &mut [f64]) {
-    for (k, m4) in nm.mass4.iter().enumerate() {
-        let o = NQ_FRAME * k;
-        for r in 0..4 {
-            for cc in 0..4 {
-                for i in 0..3 {
-                    a[(o + 3 * cc + i) * nx + o + 3 * r + i] += scale * m4[r][cc];
+    let nqf = nm.nq_frame;
+    for (k, mk) in nm.mass.iter().enumerate() {
+        let o = nqf * k;
+        for r in 0..nqf {
+            for cc in 0..nqf {
+                let m = mk[r * nqf + cc];
+                if m != 0.0 {
+                    a[(o + cc) * nx + o + r] += scale * m;
                 }
             }
         }
@@ -169,48 +170,27 @@ pub(super) fn add_mass(nm: &NaturalModel, scale: f64, nx: usize, a: &mut [f64]) 
 }
 
 /// `a` (column-major, leading dimension `nx`) += `w` · H on the q block, H the constant Hessian
-/// of Φ = A·B − k: H = A_qᵀ B_q + B_qᵀ A_q.
+/// of Φ = A·B − k: H = A_qᵀ B_q + B_qᵀ A_q (assembled once, [`NatEq::hessian`]).
 pub(super) fn add_hessian(eq: &NatEq, w: f64, nx: usize, a: &mut [f64]) {
     if w == 0.0 {
         return;
     }
-    let la = [
-        (eq.a.a, 1.0),
-        (
-            eq.a.b.unwrap_or(eq.a.a),
-            if eq.a.b.is_some() { -1.0 } else { 0.0 },
-        ),
-    ];
-    let lb = [
-        (eq.b.a, 1.0),
-        (
-            eq.b.b.unwrap_or(eq.b.a),
-            if eq.b.b.is_some() { -1.0 } else { 0.0 },
-        ),
-    ];
-    for (xa, sa) in la {
-        let Some(fa) = xa.frame else { continue };
-        if sa == 0.0 {
-            continue;
-        }
-        for (xb, sb) in lb {
-            let Some(fb) = xb.frame else { continue };
-            if sb == 0.0 {
+    for &(i, j, h) in &eq.hessian {
+        a[j * nx + i] += w * h;
+    }
+}
+
+/// `a` (column-major, leading dimension `nx`) += `s` · Φ_qᵀ Φ_q on the q block, from the rows
+/// of `jac` (row-major m × nq) on their sparsity patterns.
+pub(super) fn add_jtj(nm: &NaturalModel, jac: &[f64], s: f64, nx: usize, a: &mut [f64]) {
+    for (eq, row) in nm.eqs.iter().zip(jac.chunks_exact(nm.nq)) {
+        for &j in &eq.pattern {
+            let sj = s * row[j];
+            if sj == 0.0 {
                 continue;
             }
-            for (j, ca_j) in xa.coef.iter().enumerate() {
-                for (m, cb_m) in xb.coef.iter().enumerate() {
-                    let v = w * sa * sb * ca_j * cb_m;
-                    if v == 0.0 {
-                        continue;
-                    }
-                    for i in 0..3 {
-                        let ia = NQ_FRAME * fa + 3 * j + i;
-                        let ib = NQ_FRAME * fb + 3 * m + i;
-                        a[ib * nx + ia] += v;
-                        a[ia * nx + ib] += v;
-                    }
-                }
+            for &i in &eq.pattern {
+                a[j * nx + i] += sj * row[i];
             }
         }
     }
@@ -230,12 +210,11 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
     let GlobalWorkspace {
         nm,
         x,
-        hist,
         lambda,
         port_cols,
+        ev,
         evd,
         jac,
-        nz,
         tangent,
         diag,
         ..
@@ -245,41 +224,39 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
     let nx = x.len();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
+    let c1 = 2.0 / dt;
     let alpha = model.solver.penalty;
-    let q = &x[..nq];
-    jacobian(nm, q, jac);
+    jacobian_at(nm, ev, jac);
     {
         let a = lu.values_mut();
         a.iter_mut().for_each(|v| *v = 0.0);
         // M (c · 4/Δt² = 1)
         add_mass(nm, 1.0, nx, a);
         // (Δt²/4) α Φ_qᵀ Φ_q
-        let ca = c * alpha;
-        for row in jac.chunks_exact(nq) {
-            nz.clear();
-            for (i, v) in row.iter().enumerate() {
-                if *v != 0.0 && nz.len() < nz.capacity() {
-                    nz.push(i);
-                }
-            }
-            for &j in nz.iter() {
-                let s = ca * row[j];
-                for &i in nz.iter() {
-                    a[j * nx + i] += s * row[i];
-                }
-            }
-        }
+        add_jtj(nm, jac, c * alpha, nx, a);
         // (Δt²/4) Σ_r g_r H_r, Φ_r = A·B − k: H = A_qᵀ B_q + B_qᵀ A_q
-        for (eq, l) in nm.eqs.iter().zip(lambda.iter()) {
-            add_hessian(eq, c * (alpha * eq.phi(q) + l), nx, a);
+        for ((eq, l), phi) in nm.eqs.iter().zip(lambda.iter()).zip(ev.phi.iter()) {
+            add_hessian(eq, c * (alpha * phi + l), nx, a);
         }
     }
-    // hydraulic ports, dual columns
+    // hydraulic ports, dual columns: the point's x, q̇ and ṗ with one seeded unknown x_j, whose
+    // trapezoidal rates carry ∂q̇_j/∂q_j = ∂ṗ_j/∂p_j = 2/Δt
+    for (d, v) in evd.x.iter_mut().zip(x.iter()) {
+        *d = Dual64::from(*v);
+    }
+    for (d, v) in evd.qd.iter_mut().zip(ev.qd.iter()) {
+        *d = Dual64::from(*v);
+    }
+    for (d, v) in evd.pd.iter_mut().zip(ev.pd.iter()) {
+        *d = Dual64::from(*v);
+    }
     for &j in port_cols.iter() {
-        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
-            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
+        evd.x[j].eps = 1.0;
+        if j < nq {
+            evd.qd[j].eps = c1;
+        } else {
+            evd.pd[j - nq].eps = c1;
         }
-        trapezoidal_rates(model, nm, evd, hist);
         evd.force.iter_mut().for_each(|f| *f = Dual64::from(0.0));
         ports(model, nm, evd, spools);
         let a = lu.values_mut();
@@ -289,6 +266,12 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
         }
         for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
             col[nq + v] += c * reduced::pressure_row(vol, evd.pd[v], evd.h[v]).eps;
+        }
+        evd.x[j].eps = 0.0;
+        if j < nq {
+            evd.qd[j].eps = 0.0;
+        } else {
+            evd.pd[j - nq].eps = 0.0;
         }
     }
     let a = lu.values_mut();
@@ -325,36 +308,54 @@ pub(super) fn newton_failure(
     )
 }
 
-/// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25). The exact tangent
-/// is computed at the first iteration of the step and refreshed when the increments contract by
-/// less than ×5 (`NewtonControl`); when this simplified iteration fails, the step is solved again
-/// from its predictor with full Newton (tangent at every iteration). (A tangent reused across
-/// steps diverges: the (Δt²/4) α Φ_qᵀ Φ_q block turns with the bodies, and one step of rotation
-/// changes it by more than the mass of light bodies. Reused within a step, under the multiplier
-/// updates, it let a spherical pendulum near its Cardan singularity diverge: the full-Newton
-/// retry covers that case.) Returns the iteration count of the accepted solve.
+/// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25), in up to two
+/// attempts from the same predictor and multipliers ([`Tangents`]): a tangent at the first
+/// iteration, refreshed when the increments contract by less than ×5 (`NewtonControl`); when
+/// this simplified iteration fails, full Newton (a tangent at every iteration).
+///
+/// No tangent is reused across steps. The (Δt²/4) α Φ_qᵀ Φ_q block turns with the bodies, and
+/// every iterate feeds a multiplier update λ ← λ + αΦ: the poor iterates of a stale tangent
+/// leave λ, hence the constraint satisfaction and the energy balance, measurably worse even
+/// when the increments converge (tried: a slider pendulum at 0.5 ms drifted 4× more, and lost
+/// its second-order energy error, with the tangent of the previous step kept while it
+/// contracted by ×5 and Hairer and Wanner's θ/(1 − θ) stopping rule). Reused within a step it
+/// let a spherical pendulum near its Cardan singularity diverge: the full-Newton retry covers
+/// that case. Returns the iteration count of the accepted solve.
 fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepError> {
     let g = &mut ws.global;
     g.x_predictor.copy_from_slice(&g.x);
     g.lambda_predictor.copy_from_slice(&g.lambda);
-    match newton_with(model, st, ws, false) {
-        Ok(it) => Ok(it),
-        Err(_) => {
-            // full-Newton retry from the same predictor and multipliers
-            let g = &mut ws.global;
-            g.x.copy_from_slice(&g.x_predictor);
-            g.lambda.copy_from_slice(&g.lambda_predictor);
-            newton_with(model, st, ws, true)
+    let mut result = Err(StepError::Unavailable {
+        formulation: String::new(),
+    });
+    for tangents in [Tangents::Simplified, Tangents::Full] {
+        // every attempt starts from the same predictor and multipliers
+        let g = &mut ws.global;
+        g.x.copy_from_slice(&g.x_predictor);
+        g.lambda.copy_from_slice(&g.lambda_predictor);
+        result = newton_with(model, st, ws, tangents);
+        if result.is_ok() {
+            break;
         }
     }
+    result
 }
 
-/// One Newton solve; `full`: tangent at every iteration, else refreshed by the contraction rule.
+/// Tangent policy of one Newton attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tangents {
+    /// A tangent at the first iteration, refreshed when the increments contract by less than ×5.
+    Simplified,
+    /// A tangent at every iteration.
+    Full,
+}
+
+/// One Newton solve under the tangent policy `tangents`.
 fn newton_with(
     model: &Model,
     st: &State,
     ws: &mut Workspace,
-    full: bool,
+    tangents: Tangents,
 ) -> Result<u32, StepError> {
     let g = &mut ws.global;
     let nq = g.nm.nq;
@@ -363,6 +364,7 @@ fn newton_with(
     let max_iter = model.solver.max_iterations;
     let mut iterations = 0u32;
     let mut newton = NewtonControl::default();
+    let full = tangents == Tangents::Full;
     let mut need_tangent = true;
     loop {
         g.ev.x.copy_from_slice(&g.x);
@@ -422,53 +424,16 @@ fn newton_with(
     Ok(iterations)
 }
 
-/// Φ_q (row-major m × nq) at q into `jac`.
-pub(super) fn jacobian(nm: &NaturalModel, q: &[f64], jac: &mut [f64]) {
-    let nq = nm.nq;
-    jac.iter_mut().for_each(|x| *x = 0.0);
-    for (eq, row) in nm.eqs.iter().zip(jac.chunks_exact_mut(nq)) {
-        eq.add_grad(q, 1.0, row);
-    }
-}
-
 /// P = M + (Δt²/4) α Φ_qᵀ Φ_q into `lu` (symmetric, so column-major = row-major), using the
 /// sparsity of the Φ_q rows (at most four frames each).
-fn projection_matrix(
-    model: &Model,
-    nm: &NaturalModel,
-    jac: &[f64],
-    nz: &mut Vec<usize>,
-    lu: &mut DenseLu,
-) {
+fn projection_matrix(model: &Model, nm: &NaturalModel, jac: &[f64], lu: &mut DenseLu) {
     let nq = nm.nq;
     let dt = model.solver.step_s;
     let ca = dt * dt / 4.0 * model.solver.penalty;
     let a = lu.values_mut();
     a.iter_mut().for_each(|x| *x = 0.0);
-    for (k, m4) in nm.mass4.iter().enumerate() {
-        let o = NQ_FRAME * k;
-        for r in 0..4 {
-            for c in 0..4 {
-                for i in 0..3 {
-                    a[(o + 3 * r + i) * nq + o + 3 * c + i] = m4[r][c];
-                }
-            }
-        }
-    }
-    for row in jac.chunks_exact(nq) {
-        nz.clear();
-        for (i, v) in row.iter().enumerate() {
-            if *v != 0.0 && nz.len() < nz.capacity() {
-                nz.push(i);
-            }
-        }
-        for &i in nz.iter() {
-            let s = ca * row[i];
-            for &j in nz.iter() {
-                a[i * nq + j] += s * row[j];
-            }
-        }
-    }
+    add_mass(nm, 1.0, nq, a);
+    add_jtj(nm, jac, ca, nq, a);
 }
 
 /// One step Δt of the global ALI3-P formulation. On error the state is unchanged (except for the
@@ -492,8 +457,10 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     let nm = &g.nm;
     let nq = nm.nq;
     // ---- the accepted point: Φ, q̇*, q̈*, and the last multiplier update (004 eq. 6)
+    // (only the rates and Φ: the forces of this point are not needed)
     g.ev.x.copy_from_slice(&g.x);
-    evaluate(model, nm, &mut g.ev, &g.hist, &ws.spool_new);
+    trapezoidal_rates(model, nm, &mut g.ev, &g.hist);
+    constraint_values(nm, &mut g.ev);
     for (l, phi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
         *l += alpha * phi;
     }
@@ -501,9 +468,9 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
 
     // ---- projections (004 eqs. 14–15, W = M)
     let q = &g.x[..nq];
-    jacobian(nm, q, &mut g.jac);
+    jacobian_at(nm, &g.ev, &mut g.jac);
     let lu = g.projection.as_mut().expect("global workspace is active");
-    projection_matrix(model, nm, &g.jac, &mut g.nz, lu);
+    projection_matrix(model, nm, &g.jac, lu);
     ws.counters.factorizations += 1;
     if lu.factor().is_err() {
         return Err(newton_failure(
@@ -588,6 +555,8 @@ pub fn tangent_and_central_differences(
     ws.tangent_valid = false;
     let g = &mut ws.global;
     let nx = g.x.len();
+    g.ev.x.copy_from_slice(&g.x);
+    evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
     tangent(model, g, &ws.spool_new);
     let lu = g.tangent.as_mut().expect("global workspace is active");
     let structured = dense_columns(lu);

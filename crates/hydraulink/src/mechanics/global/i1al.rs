@@ -170,8 +170,6 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, prev: &Prev<'_>, spools: &[f6
         port_cols,
         tmp: grad,
         tmp2: w,
-        nz,
-        nz2,
         tangent,
         diag,
         ..
@@ -188,35 +186,34 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, prev: &Prev<'_>, spools: &[f6
     let a = lu.values_mut();
     a.iter_mut().for_each(|v| *v = 0.0);
     add_mass(nm, c, nx, a);
+    grad.iter_mut().for_each(|v| *v = 0.0);
+    w.iter_mut().for_each(|v| *v = 0.0);
     let (q, qd, qdd) = (&ev.q, &ev.qd, &ev.qdd);
     for ((eq, psi), l) in nm.eqs.iter().zip(ev.phi.iter()).zip(lambda.iter()) {
         // ∇Φ_r and w_r
         let (av, bv) = (eq.a.eval(q), eq.b.eval(q));
         let (ad, bd) = (eq.a.rate(qd), eq.b.rate(qd));
         let (add, bdd) = (eq.a.rate(qdd), eq.b.rate(qdd));
-        grad.iter_mut().for_each(|v| *v = 0.0);
+        // grad and w are zero outside the pattern (cleared after each row)
         eq.a.add_grad(&bv, grad);
         eq.b.add_grad(&av, grad);
-        w.iter_mut().for_each(|v| *v = 0.0);
         eq.a.add_grad(&(bd * k2 + bdd * c), w);
         eq.b.add_grad(&(ad * k2 + add * c), w);
-        nz.clear();
-        nz2.clear();
-        for i in 0..nq {
+        for &i in &eq.pattern {
             w[i] += k1 * grad[i];
-            if grad[i] != 0.0 && nz.len() < nz.capacity() {
-                nz.push(i);
-            }
-            if w[i] != 0.0 && nz2.len() < nz2.capacity() {
-                nz2.push(i);
-            }
         }
         let s = c * alpha;
-        for &j in nz2.iter() {
+        for &j in &eq.pattern {
             let sj = s * w[j];
-            for &i in nz.iter() {
-                a[j * nx + i] += sj * grad[i];
+            if sj != 0.0 {
+                for &i in &eq.pattern {
+                    a[j * nx + i] += sj * grad[i];
+                }
             }
+        }
+        for &i in &eq.pattern {
+            grad[i] = 0.0;
+            w[i] = 0.0;
         }
         add_hessian(eq, c * c * (alpha * psi + l), nx, a);
     }

@@ -9,7 +9,7 @@
 //!
 //! # `State::extra` layout (global formulations)
 //! ```text
-//! extra = [ q (nq) | q̇ (nq) | q̈ (nq) | λ (m) ]     nq = 12 n_axes, m = NaturalModel::n_eqs()
+//! extra = [ q (nq) | q̇ (nq) | q̈ (nq) | λ (m) ]     nq = (12 or 4) n_axes, m = NaturalModel::n_eqs()
 //! ```
 //! An `extra` of another length (a fresh initial state) is filled from z, ż, z̈ at the first
 //! step.
@@ -27,7 +27,7 @@ use crate::mechanics::kinematics::Kinematics;
 use crate::model::spec::Formulation;
 use crate::model::Model;
 use crate::real::Real;
-use natural_coordinates::{NaturalModel, NQ_FRAME};
+use natural_coordinates::NaturalModel;
 
 /// Evaluation buffers of the natural-coordinate residual, in scalar type `S`.
 #[derive(Debug, Clone)]
@@ -44,6 +44,10 @@ pub struct NatEval<S: Real> {
     pub pd: Vec<S>,
     /// Φ (m).
     pub phi: Vec<S>,
+    /// A of every constraint Φ = A·B − k at q (m).
+    pub a_val: Vec<Vector3<S>>,
+    /// B of every constraint at q (m).
+    pub b_val: Vec<Vector3<S>>,
     /// Generalized applied forces Q (gravity and cylinders) (nq) [N or N m].
     pub force: Vec<S>,
     /// M q̈ (nq).
@@ -69,6 +73,8 @@ impl<S: Real> Default for NatEval<S> {
             qdd: Vec::new(),
             pd: Vec::new(),
             phi: Vec::new(),
+            a_val: Vec::new(),
+            b_val: Vec::new(),
             force: Vec::new(),
             mq: Vec::new(),
             motion: Vec::new(),
@@ -95,6 +101,8 @@ impl<S: Real> NatEval<S> {
             qdd: vec![S::zero(); nq],
             pd: vec![S::zero(); nv],
             phi: vec![S::zero(); m],
+            a_val: vec![Vector3::zeros(); m],
+            b_val: vec![Vector3::zeros(); m],
             force: vec![S::zero(); nq],
             mq: vec![S::zero(); nq],
             motion: vec![
@@ -160,10 +168,6 @@ pub struct GlobalWorkspace {
     pub tmp2: Vec<f64>,
     /// Scratch m-vector.
     pub tmp_m: Vec<f64>,
-    /// Nonzero column indices of one Φ_q row (≤ 48).
-    pub nz: Vec<usize>,
-    /// Nonzero indices of a second vector (I1AL tangent, ≤ 64).
-    pub nz2: Vec<usize>,
     /// Relative-coordinate kinematics (conversion of the initial state).
     pub kin: Option<Kinematics<f64>>,
     /// Labels: natural coordinates, then `<volume>.p`.
@@ -202,7 +206,7 @@ impl GlobalWorkspace {
         frames.dedup();
         let mut port_cols: Vec<usize> = frames
             .iter()
-            .flat_map(|f| NQ_FRAME * f..NQ_FRAME * (f + 1))
+            .flat_map(|f| nm.nq_frame * f..nm.nq_frame * (f + 1))
             .collect();
         port_cols.extend(nq..nq + nv);
         GlobalWorkspace {
@@ -227,8 +231,6 @@ impl GlobalWorkspace {
             tmp: vec![0.0; nq],
             tmp2: vec![0.0; nq],
             tmp_m: vec![0.0; m],
-            nz: Vec::with_capacity(64),
-            nz2: Vec::with_capacity(64),
             kin: Some(Kinematics::new(model.n_coords())),
             labels,
             nm,
@@ -317,15 +319,46 @@ pub fn evaluate<S: Real>(
     spools: &[f64],
 ) {
     trapezoidal_rates(model, nm, ev, hist);
-    let q = &ev.x[..nm.nq];
-    for (phi, eq) in ev.phi.iter_mut().zip(nm.eqs.iter()) {
-        *phi = eq.phi(q);
-    }
+    constraint_values(nm, ev);
     for (f, g) in ev.force.iter_mut().zip(nm.gravity_force.iter()) {
         *f = S::from(*g);
     }
     ports(model, nm, ev, spools);
     nm.mass_times(&ev.qdd, &mut ev.mq);
+}
+
+/// A, B and Φ = A·B − k of every constraint at q = `ev.x[..nq]` into `ev`.
+pub fn constraint_values<S: Real>(nm: &NaturalModel, ev: &mut NatEval<S>) {
+    let q = &ev.x[..nm.nq];
+    for (((phi, a), b), eq) in ev
+        .phi
+        .iter_mut()
+        .zip(ev.a_val.iter_mut())
+        .zip(ev.b_val.iter_mut())
+        .zip(nm.eqs.iter())
+    {
+        *a = eq.a.eval(q);
+        *b = eq.b.eval(q);
+        *phi = a.dot(b) - S::from(eq.k);
+    }
+}
+
+/// Φ_q (row-major m × nq) into `jac` from the A, B of an evaluated point (only the sparsity
+/// pattern of each row is written; the rest of `jac` must be zero).
+pub fn jacobian_at(nm: &NaturalModel, ev: &NatEval<f64>, jac: &mut [f64]) {
+    for (((eq, row), a), b) in nm
+        .eqs
+        .iter()
+        .zip(jac.chunks_exact_mut(nm.nq))
+        .zip(ev.a_val.iter())
+        .zip(ev.b_val.iter())
+    {
+        for &i in &eq.pattern {
+            row[i] = 0.0;
+        }
+        eq.a.add_grad(b, row);
+        eq.b.add_grad(a, row);
+    }
 }
 
 /// Stage `assemble`: f = (Δt²/4)[M q̈ + Φ_qᵀ(αΦ + λ) − Q ; ṗ − h] (004 eq. 25) from an
@@ -343,10 +376,17 @@ pub fn form_residual<S: Real>(
     for i in 0..nq {
         ev.f[i] = ev.mq[i] - ev.force[i];
     }
-    let (q, _) = ev.x.split_at(nq);
-    for ((eq, phi), l) in nm.eqs.iter().zip(ev.phi.iter()).zip(lambda.iter()) {
+    for ((((eq, phi), l), a), b) in nm
+        .eqs
+        .iter()
+        .zip(ev.phi.iter())
+        .zip(lambda.iter())
+        .zip(ev.a_val.iter())
+        .zip(ev.b_val.iter())
+    {
         let g = *phi * alpha + *l;
-        eq.add_grad(q, g, &mut ev.f[..nq]);
+        eq.a.add_grad(&(*b * g), &mut ev.f[..nq]);
+        eq.b.add_grad(&(*a * g), &mut ev.f[..nq]);
     }
     for fi in ev.f[..nq].iter_mut() {
         *fi *= c;

@@ -3,31 +3,50 @@
 //!
 //! # Coordinates
 //! Every elementary joint axis k of the model (every `Frame::Link(k)`) becomes one natural
-//! frame with the classic fully Cartesian set of García de Jalón: a basic point and three unit
-//! vectors, 12 coordinates
+//! frame. Two layouts ([`Layout`]):
+//!
+//! * **Spatial** (any mechanism): the classic fully Cartesian set of García de Jalón, a basic
+//!   point and three unit vectors, 12 coordinates,
+//!   ```text
+//!   q_k = [ r_k ; u_k ; v_k ; w_k ],   r_k = x_k + A_k c̄_k,   [u_k v_k w_k] = A_k
+//!   ```
+//!   where (A_k, x_k) is the link pose of `Kinematics` and c̄_k is the axis point in the
+//!   reference configuration.
+//! * **Planar** (every revolute axis parallel to one normal n, every prismatic axis normal to
+//!   it; chosen automatically, `solver.natural_frames = "auto"`): the frames move in the plane
+//!   ⊥ n, and each one needs only its basic point and one unit vector in that plane, 4
+//!   coordinates in the in-plane basis (e₁, e₂ = n × e₁),
+//!   ```text
+//!   q_k = [ r_k·e₁ ; r_k·e₂ ; u_k·e₁ ; u_k·e₂ ],   u_k = A_k e₁
+//!   ```
+//!   The second in-plane unit vector is u_k rotated by 90° about n, linear in q_k, and the n
+//!   components of all points and directions are constants. This is the planar natural
+//!   coordinates of 004 §2 (its rod example uses points only); with 4 instead of 12 coordinates
+//!   per frame the systems of the 000 cases shrink from 39–65 to 15–23 unknowns.
+//!
+//! In both layouts a point with reference coordinates p̄ on frame k and a direction d̄ are
+//! constant linear (affine) maps of q_k,
 //!
 //! ```text
-//! q_k = [ r_k ; u_k ; v_k ; w_k ],   r_k = x_k + A_k c̄_k,   [u_k v_k w_k] = A_k
+//! p = C(a) q_k + (p̄·n) n,   a = p̄ − c̄_k          d = (C(d̄) − C(0)) q_k + (d̄·n) n
 //! ```
-//! where (A_k, x_k) is the link pose of `Kinematics` and c̄_k is the axis point in the reference
-//! configuration. A point with reference coordinates p̄ of frame k and a direction d̄ are then
-//! constant linear combinations of q_k:
-//!
-//! ```text
-//! p = r_k + a_x u_k + a_y v_k + a_z w_k,  a = p̄ − c̄_k        d = d̄_x u_k + d̄_y v_k + d̄_z w_k
-//! ```
-//! ([`Lin`]). Frames of multi-axis joints that carry no body are massless; their coordinates
-//! are fixed by the joint constraints through the penalty term (004 §2: a singular M is handled
-//! by Φ_qᵀ α Φ_q). The ground is not a frame: its points are constants.
+//! with C(a) = [I₃, a_x I₃, a_y I₃, a_z I₃] (spatial, no n term) or, planar,
+//! C(a) = [e₁, e₂, a₁e₁ + a₂e₂, a₁e₂ − a₂e₁] (a_i = a·e_i). [`Lin`] stores the nonzero
+//! columns of that map. Frames of multi-axis joints that carry no body are massless; their
+//! coordinates are fixed by the joint constraints through the penalty term (004 §2: a singular
+//! M is handled by Φ_qᵀ α Φ_q). The ground is not a frame: its points are constants.
 //!
 //! # Mass matrix (constant)
-//! M_k = Σ_bodies ∫ρ CᵀC dV with C = [I₃, a_x I₃, a_y I₃, a_z I₃] gives M_k = M4_k ⊗ I₃ with
+//! C(a) is affine in a: C(a) = C(0) + Σ_i a_i C_i. For a body with mass m, COM offset
+//! d = ḡ − c̄ and central inertia J̄,
 //!
 //! ```text
-//! M4 = [[ m , m dᵀ ], [ m d , m d dᵀ + S ]],   d = ḡ − c̄,   S = ½ tr(J̄) I − J̄
+//! M_k = Σ_bodies ∫ρ C(a)ᵀ C(a) dV = Σ_bodies [ m C(d)ᵀ C(d) + Σ_ij S_ij C_iᵀ C_j ],
+//! S = ½ tr(J̄) I − J̄
 //! ```
-//! (ḡ the COM, J̄ the central inertia, S the central second moment of mass). Gravity gives the
-//! constant generalized force Q_g = ∫ρ Cᵀ g dV = [m g ; m d_x g ; m d_y g ; m d_z g].
+//! (S the central second moment of mass). In the spatial layout this is M4_k ⊗ I₃ with
+//! M4 = [[m, m dᵀ], [m d, m d dᵀ + S]]; in the planar one the rotational entry is
+//! S₁₁ + S₂₂ = J̄_nn. Gravity gives the constant generalized force Q_g = m C(d)ᵀ g.
 //!
 //! # Constraints
 //! Every scalar equation has the form Φ = A·B − k with A, B differences of [`Lin`] expressions
@@ -35,36 +54,156 @@
 //!
 //! | source | equations |
 //! |---|---|
-//! | rigid body, per frame | u·u − 1, v·v − 1, w·w − 1, u·v, v·w, w·u |
+//! | rigid body, per frame | spatial: u·u − 1, v·v − 1, w·w − 1, u·v, v·w, w·u; planar: u·u − 1 |
 //! | revolute axis (c̄, ū) | p_K(c̄) − p_P(c̄) = 0 (3), d_K(ū)·d_P(ē_i) = 0 (2) |
 //! | prismatic axis ū | d_K(ū)·d_P(ē_i) = 0 (2), d_K(ē₁)·d_P(ē₂) = 0 (1), d_P(ē_i)·(p_K(c̄) − p_P(c̄)) = 0 (2) |
 //! | cut joint `PointDot` | e·(r₁ − r₂) |
 //! | cut joint `DirDot` | e₁·e₂ |
 //!
-//! (ē₁, ē₂ ⊥ ū in the reference configuration.) The tree-joint and rigid-body equations are
-//! independent: redundant ones are harmless for the penalty term itself (004 §2), but the
-//! iterated multipliers would drift in the null space of Φ_qᵀ, where they still act through the
-//! constraint Hessian, and spoil Newton's convergence. (Cut joints are taken as the model
-//! gives them.) With Φ = A·B − k:
-//! Φ_q = Bᵀ A_q + Aᵀ B_q and Φ̇_q q̇ = 2 Ȧ·Ḃ.
+//! (ē₁, ē₂ ⊥ ū in the reference configuration.) In the planar layout the equations that the
+//! parametrization satisfies identically (the n component of a point coincidence, the
+//! parallelism of revolute axes, a cut-joint row along n: zero Hessian and zero gradient) are
+//! dropped, which leaves 2 equations per revolute and 2 per prismatic axis. The tree-joint and
+//! rigid-body equations are independent: redundant ones are harmless for the penalty term
+//! itself (004 §2), but the iterated multipliers would drift in the null space of Φ_qᵀ, where
+//! they still act through the constraint Hessian, and spoil Newton's convergence. (Cut joints
+//! are taken as the model gives them.) With Φ = A·B − k:
+//! Φ_q = Bᵀ A_q + Aᵀ B_q, Φ̇_q q̇ = 2 Ȧ·Ḃ and the constant Hessian H = A_qᵀ B_q + B_qᵀ A_q
+//! ([`NatEq::hessian`], assembled once).
+
+use std::collections::BTreeMap;
 
 use nalgebra::{Matrix3, Vector3};
 
 use crate::mechanics::kinematics::Kinematics;
+use crate::model::spec::NaturalFrames;
 use crate::model::{AxisKind, ConstraintEq, Frame, FrameDir, FramePoint, Model, V3};
 use crate::real::{v3, Real};
 
-/// Coordinates per natural frame.
+/// Coordinates per natural frame in the spatial layout (the most a frame can have).
 pub const NQ_FRAME: usize = 12;
 
-/// A vector that is a constant linear combination of one frame's coordinates:
-/// `coef[0] r + coef[1] u + coef[2] v + coef[3] w + konst`.
+/// Coordinates per natural frame in the planar layout.
+pub const NQ_FRAME_PLANAR: usize = 4;
+
+/// The natural-coordinate layout of a model's frames.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Layout {
+    /// r, u, v, w: 12 coordinates per frame.
+    #[default]
+    Spatial,
+    /// Plane motion ⊥ `n`: r and u in the in-plane basis (`e1`, `e2` = n × e₁), 4 coordinates
+    /// per frame.
+    Planar {
+        /// Unit normal of the plane of motion (the common revolute axis).
+        n: V3,
+        /// First in-plane basis vector.
+        e1: V3,
+        /// Second in-plane basis vector, n × e₁.
+        e2: V3,
+    },
+}
+
+impl Layout {
+    /// The planar layout if every revolute axis of `model` is parallel to one normal n and
+    /// every prismatic axis is normal to it (at least one revolute axis), else spatial.
+    pub fn detect(model: &Model) -> Self {
+        let Some(n) = model
+            .axes
+            .iter()
+            .find(|a| a.kind == AxisKind::Revolute)
+            .map(|a| a.dir_ref.normalize())
+        else {
+            return Layout::Spatial;
+        };
+        const TOL: f64 = 1e-12;
+        let planar = model.axes.iter().all(|a| {
+            let d = a.dir_ref.normalize();
+            match a.kind {
+                AxisKind::Revolute => d.cross(&n).norm() <= TOL,
+                AxisKind::Prismatic => d.dot(&n).abs() <= TOL,
+            }
+        });
+        if !planar {
+            return Layout::Spatial;
+        }
+        // e₁: the world axis most normal to n (x for a plane ⊥ z), made exactly normal
+        let t = [V3::x(), V3::y(), V3::z()]
+            .into_iter()
+            .min_by(|a, b| a.dot(&n).abs().total_cmp(&b.dot(&n).abs()))
+            .expect("three candidates");
+        let e1 = (t - n * t.dot(&n)).normalize();
+        let e2 = n.cross(&e1);
+        Layout::Planar { n, e1, e2 }
+    }
+
+    /// Coordinates per frame.
+    pub fn nq_frame(&self) -> usize {
+        match self {
+            Layout::Spatial => NQ_FRAME,
+            Layout::Planar { .. } => NQ_FRAME_PLANAR,
+        }
+    }
+
+    /// Columns of the map C(a) of a point at offset `a` = p̄ − c̄ from the frame's reference
+    /// point (`with_origin`), or of the direction map C(a) − C(0) (not `with_origin`), into
+    /// `out[..nq_frame]`.
+    fn columns(&self, a: &V3, with_origin: bool, out: &mut [V3; NQ_FRAME]) {
+        let o = if with_origin { 1.0 } else { 0.0 };
+        match self {
+            Layout::Spatial => {
+                for i in 0..3 {
+                    out[i] = V3::ith(i, o);
+                    for j in 0..3 {
+                        out[3 * (j + 1) + i] = V3::ith(i, a[j]);
+                    }
+                }
+            }
+            Layout::Planar { e1, e2, .. } => {
+                let (a1, a2) = (a.dot(e1), a.dot(e2));
+                out[0] = e1 * o;
+                out[1] = e2 * o;
+                out[2] = e1 * a1 + e2 * a2;
+                out[3] = e2 * a1 - e1 * a2;
+            }
+        }
+    }
+
+    /// Constant part of a point or direction with reference vector `v`: its n component in
+    /// the planar layout, zero in the spatial one.
+    fn konst(&self, v: &V3) -> V3 {
+        match self {
+            Layout::Spatial => V3::zeros(),
+            Layout::Planar { n, .. } => n * v.dot(n),
+        }
+    }
+
+    /// A short name of a basis vector for labels: `x`, `-y`, … or `fallback`.
+    fn name_of(v: &V3, fallback: &'static str) -> String {
+        for (i, c) in ["x", "y", "z"].iter().enumerate() {
+            if (v - V3::ith(i, 1.0)).norm() < 1e-12 {
+                return (*c).to_string();
+            }
+            if (v + V3::ith(i, 1.0)).norm() < 1e-12 {
+                return format!("-{c}");
+            }
+        }
+        fallback.to_string()
+    }
+}
+
+/// A vector that is a constant linear combination of one frame's coordinates plus a constant:
+/// `konst + Σ_j cols[j] q[idx[j]]` (the nonzero columns only).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Lin {
     /// The natural frame, `None` for the ground (then only `konst` counts).
     pub frame: Option<usize>,
-    /// Coefficients of r, u, v, w.
-    pub coef: [f64; 4],
+    /// Number of nonzero columns.
+    pub n: usize,
+    /// Coordinate index of every column.
+    pub idx: [usize; NQ_FRAME],
+    /// Columns ∂value/∂q_idx [-, m].
+    pub cols: [V3; NQ_FRAME],
     /// Constant part [m or -].
     pub konst: V3,
 }
@@ -74,22 +213,34 @@ impl Lin {
     pub fn constant(k: V3) -> Self {
         Lin {
             frame: None,
-            coef: [0.0; 4],
+            n: 0,
+            idx: [0; NQ_FRAME],
+            cols: [V3::zeros(); NQ_FRAME],
             konst: k,
         }
+    }
+
+    /// `konst + Σ cols[j] q[offset + j]` over the nonzero entries of `cols[..ncols]`.
+    fn of_columns(frame: usize, offset: usize, cols: &[V3], konst: V3) -> Self {
+        let mut l = Lin::constant(konst);
+        l.frame = Some(frame);
+        for (j, c) in cols.iter().enumerate() {
+            if c.norm_squared() != 0.0 {
+                l.idx[l.n] = offset + j;
+                l.cols[l.n] = *c;
+                l.n += 1;
+            }
+        }
+        l
     }
 
     /// Value at q.
     #[inline]
     pub fn eval<S: Real>(&self, q: &[S]) -> Vector3<S> {
         let mut out = v3::<S>(&self.konst);
-        if let Some(f) = self.frame {
-            let b = &q[NQ_FRAME * f..NQ_FRAME * (f + 1)];
-            for (j, c) in self.coef.iter().enumerate() {
-                if *c != 0.0 {
-                    out += Vector3::new(b[3 * j] * *c, b[3 * j + 1] * *c, b[3 * j + 2] * *c);
-                }
-            }
+        for (&i, c) in self.idx[..self.n].iter().zip(self.cols[..self.n].iter()) {
+            let x = q[i];
+            out += Vector3::new(x * c.x, x * c.y, x * c.z);
         }
         out
     }
@@ -98,13 +249,9 @@ impl Lin {
     #[inline]
     pub fn rate<S: Real>(&self, qd: &[S]) -> Vector3<S> {
         let mut out = Vector3::zeros();
-        if let Some(f) = self.frame {
-            let b = &qd[NQ_FRAME * f..NQ_FRAME * (f + 1)];
-            for (j, c) in self.coef.iter().enumerate() {
-                if *c != 0.0 {
-                    out += Vector3::new(b[3 * j] * *c, b[3 * j + 1] * *c, b[3 * j + 2] * *c);
-                }
-            }
+        for (&i, c) in self.idx[..self.n].iter().zip(self.cols[..self.n].iter()) {
+            let x = qd[i];
+            out += Vector3::new(x * c.x, x * c.y, x * c.z);
         }
         out
     }
@@ -112,17 +259,17 @@ impl Lin {
     /// `out += sign · (∂self/∂q)ᵀ g`.
     #[inline]
     pub fn add_grad<S: Real>(&self, sign: f64, g: &Vector3<S>, out: &mut [S]) {
-        if let Some(f) = self.frame {
-            let b = &mut out[NQ_FRAME * f..NQ_FRAME * (f + 1)];
-            for (j, c) in self.coef.iter().enumerate() {
-                let s = c * sign;
-                if s != 0.0 {
-                    for i in 0..3 {
-                        b[3 * j + i] += g[i] * s;
-                    }
-                }
-            }
+        for (&i, c) in self.idx[..self.n].iter().zip(self.cols[..self.n].iter()) {
+            out[i] += (g.x * c.x + g.y * c.y + g.z * c.z) * sign;
         }
+    }
+
+    /// The nonzero columns (coordinate index, ∂value/∂q_index).
+    pub fn columns(&self) -> impl Iterator<Item = (usize, &V3)> {
+        self.idx[..self.n]
+            .iter()
+            .copied()
+            .zip(self.cols[..self.n].iter())
     }
 }
 
@@ -166,8 +313,14 @@ impl Diff {
             b.add_grad(-1.0, g, out);
         }
     }
-    fn frames(&self) -> [Option<usize>; 2] {
-        [self.a.frame, self.b.and_then(|b| b.frame)]
+    /// The columns of ∂self/∂q with their signs (an index may repeat).
+    fn signed_columns(&self) -> impl Iterator<Item = (usize, V3)> + '_ {
+        let a = self.a.columns().map(|(i, c)| (i, *c));
+        let b = self
+            .b
+            .iter()
+            .flat_map(|b| b.columns().map(|(i, c)| (i, -*c)));
+        a.chain(b)
     }
 }
 
@@ -182,9 +335,45 @@ pub struct NatEq {
     pub b: Diff,
     /// k.
     pub k: f64,
+    /// The coordinates Φ_q can be nonzero in (sorted, unique).
+    pub pattern: Vec<usize>,
+    /// The constant Hessian H = A_qᵀ B_q + B_qᵀ A_q as (row, column, value), both triangles,
+    /// exact zeros left out.
+    pub hessian: Vec<(usize, usize, f64)>,
 }
 
 impl NatEq {
+    fn new(name: String, a: Diff, b: Diff, k: f64) -> Self {
+        let mut pattern: Vec<usize> = a
+            .signed_columns()
+            .chain(b.signed_columns())
+            .map(|(i, _)| i)
+            .collect();
+        pattern.sort_unstable();
+        pattern.dedup();
+        let mut h: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+        for (i, ca) in a.signed_columns() {
+            for (j, cb) in b.signed_columns() {
+                let v = ca.dot(&cb);
+                *h.entry((i, j)).or_insert(0.0) += v;
+                *h.entry((j, i)).or_insert(0.0) += v;
+            }
+        }
+        let hessian = h
+            .into_iter()
+            .filter(|(_, v)| *v != 0.0)
+            .map(|((i, j), v)| (i, j, v))
+            .collect();
+        NatEq {
+            name,
+            a,
+            b,
+            k,
+            pattern,
+            hessian,
+        }
+    }
+
     /// Φ at q.
     #[inline]
     pub fn phi<S: Real>(&self, q: &[S]) -> S {
@@ -204,13 +393,6 @@ impl NatEq {
         self.a.add_grad(&(bv * g), out);
         self.b.add_grad(&(av * g), out);
     }
-
-    /// The natural frames this equation involves (at most four, possibly repeated).
-    pub fn frames(&self) -> [Option<usize>; 4] {
-        let [a, b] = self.a.frames();
-        let [c, d] = self.b.frames();
-        [a, b, c, d]
-    }
 }
 
 /// A cylinder's pins as linear expressions.
@@ -225,14 +407,18 @@ pub struct NatCylinder {
 /// The natural-coordinate model derived from a [`Model`] (immutable after construction).
 #[derive(Debug, Clone, Default)]
 pub struct NaturalModel {
+    /// The layout (spatial or planar).
+    pub layout: Layout,
+    /// Coordinates per frame: 12 (spatial) or 4 (planar).
+    pub nq_frame: usize,
     /// Number of natural frames (= number of axes).
     pub n_frames: usize,
-    /// Number of natural coordinates, 12 per frame.
+    /// Number of natural coordinates, `nq_frame` per frame.
     pub nq: usize,
     /// Reference point c̄_k of every frame [m].
     pub origin_ref: Vec<V3>,
-    /// M4_k per frame (M_k = M4_k ⊗ I₃) [kg, kg m, kg m²].
-    pub mass4: Vec<[[f64; 4]; 4]>,
+    /// M_k per frame, row-major `nq_frame × nq_frame` [kg, kg m, kg m²].
+    pub mass: Vec<Vec<f64>>,
     /// Constant gravity generalized force Q_g (nq) [N, N m].
     pub gravity_force: Vec<f64>,
     /// Constraints: rigid-body, tree joints, then cut joints.
@@ -243,8 +429,6 @@ pub struct NaturalModel {
     pub com: Vec<Lin>,
     /// Labels of the coordinates, `<axis>.r.x`, `<axis>.u.y`, ….
     pub labels: Vec<String>,
-    /// Reference directions ē₁, ē₂ ⊥ ū of prismatic axes (unused entries zero).
-    pub perp_ref: Vec<[V3; 2]>,
 }
 
 /// Two unit vectors perpendicular to `u` and to each other.
@@ -256,48 +440,50 @@ fn perpendiculars(u: &V3) -> [V3; 2] {
 }
 
 impl NaturalModel {
-    /// Builds the natural-coordinate model of `model` (allocates; not in the step).
+    /// Builds the natural-coordinate model of `model` in the layout that
+    /// `model.solver.natural_frames` selects (allocates; not in the step).
     pub fn new(model: &Model) -> Self {
+        let layout = match model.solver.natural_frames {
+            NaturalFrames::Auto => Layout::detect(model),
+            NaturalFrames::Spatial => Layout::Spatial,
+        };
+        Self::with_layout(model, layout)
+    }
+
+    /// Builds the natural-coordinate model of `model` in `layout` (a planar layout must fit
+    /// the model, see [`Layout::detect`]).
+    pub fn with_layout(model: &Model, layout: Layout) -> Self {
         let nf = model.axes.len();
-        let nq = NQ_FRAME * nf;
+        let nqf = layout.nq_frame();
+        let nq = nqf * nf;
         let origin_ref: Vec<V3> = model.axes.iter().map(|a| a.point_ref).collect();
-        let point = |p: &FramePoint| -> Lin {
+        let mut cols = [V3::zeros(); NQ_FRAME];
+        let mut point = |p: &FramePoint| -> Lin {
             match p.frame {
                 Frame::Ground => Lin::constant(p.point_ref),
                 Frame::Link(k) => {
-                    let a = p.point_ref - origin_ref[k.0];
-                    Lin {
-                        frame: Some(k.0),
-                        coef: [1.0, a.x, a.y, a.z],
-                        konst: V3::zeros(),
-                    }
+                    layout.columns(&(p.point_ref - origin_ref[k.0]), true, &mut cols);
+                    Lin::of_columns(k.0, nqf * k.0, &cols[..nqf], layout.konst(&p.point_ref))
                 }
             }
         };
-        let dir = |d: &FrameDir| -> Lin {
+        let mut cols = [V3::zeros(); NQ_FRAME];
+        let mut dir = |d: &FrameDir| -> Lin {
             match d.frame {
                 Frame::Ground => Lin::constant(d.dir_ref),
-                Frame::Link(k) => Lin {
-                    frame: Some(k.0),
-                    coef: [0.0, d.dir_ref.x, d.dir_ref.y, d.dir_ref.z],
-                    konst: V3::zeros(),
-                },
+                Frame::Link(k) => {
+                    layout.columns(&d.dir_ref, false, &mut cols);
+                    Lin::of_columns(k.0, nqf * k.0, &cols[..nqf], layout.konst(&d.dir_ref))
+                }
             }
         };
-        let vec_of = |f: usize, j: usize| Lin {
-            frame: Some(f),
-            coef: {
-                let mut c = [0.0; 4];
-                c[j] = 1.0;
-                c
-            },
-            konst: V3::zeros(),
-        };
 
-        // mass and gravity
-        let mut mass4 = vec![[[0.0; 4]; 4]; nf];
+        // mass and gravity: M_k = Σ m C(d)ᵀC(d) + Σ_ij S_ij C_iᵀC_j, Q_g = m C(d)ᵀ g
+        let mut mass = vec![vec![0.0; nqf * nqf]; nf];
         let mut gravity_force = vec![0.0; nq];
         let mut com = Vec::with_capacity(model.bodies.len());
+        let mut cd = [V3::zeros(); NQ_FRAME];
+        let mut ci = [[V3::zeros(); NQ_FRAME]; 3];
         for b in &model.bodies {
             com.push(point(&FramePoint {
                 frame: b.frame,
@@ -306,46 +492,95 @@ impl NaturalModel {
             let Frame::Link(k) = b.frame else { continue };
             let k = k.0;
             let m = b.mass_kg;
-            let d = b.com_ref - origin_ref[k];
+            layout.columns(&(b.com_ref - origin_ref[k]), true, &mut cd);
+            for (i, c) in ci.iter_mut().enumerate() {
+                layout.columns(&V3::ith(i, 1.0), false, c);
+            }
             let s: Matrix3<f64> =
                 Matrix3::identity() * (0.5 * b.inertia_ref.trace()) - b.inertia_ref;
-            let m4 = &mut mass4[k];
-            m4[0][0] += m;
-            for i in 0..3 {
-                m4[0][i + 1] += m * d[i];
-                m4[i + 1][0] += m * d[i];
-                for j in 0..3 {
-                    m4[i + 1][j + 1] += m * d[i] * d[j] + s[(i, j)];
+            let mk = &mut mass[k];
+            for r in 0..nqf {
+                for c in 0..nqf {
+                    let mut v = m * cd[r].dot(&cd[c]);
+                    for i in 0..3 {
+                        for j in 0..3 {
+                            v += s[(i, j)] * ci[i][r].dot(&ci[j][c]);
+                        }
+                    }
+                    mk[r * nqf + c] += v;
                 }
-            }
-            for i in 0..3 {
-                gravity_force[NQ_FRAME * k + i] += m * model.gravity[i];
-                for j in 0..3 {
-                    gravity_force[NQ_FRAME * k + 3 * (j + 1) + i] += m * d[j] * model.gravity[i];
-                }
+                gravity_force[nqf * k + r] += m * cd[r].dot(&model.gravity);
             }
         }
 
-        // constraints
+        // reference natural coordinates (every frame at its reference pose): the test of the
+        // equations the layout satisfies identically
+        let mut q_ref = vec![0.0; nq];
+        for (k, c) in origin_ref.iter().enumerate() {
+            let o = nqf * k;
+            match layout {
+                Layout::Spatial => {
+                    for i in 0..3 {
+                        q_ref[o + i] = c[i];
+                        q_ref[o + 3 * (i + 1) + i] = 1.0;
+                    }
+                }
+                Layout::Planar { e1, e2, .. } => {
+                    q_ref[o] = c.dot(&e1);
+                    q_ref[o + 1] = c.dot(&e2);
+                    q_ref[o + 2] = 1.0;
+                }
+            }
+        }
         let mut eqs = Vec::new();
+        let mut grad = vec![0.0; nq];
+        let mut push = |eq: NatEq| {
+            // identically satisfied in this layout: constant (zero Hessian and gradient) and
+            // zero; a constant nonzero equation is kept, so that its violation shows
+            if eq.hessian.is_empty() {
+                grad.iter_mut().for_each(|g| *g = 0.0);
+                eq.add_grad(&q_ref, 1.0, &mut grad);
+                if grad.iter().all(|g| *g == 0.0) && eq.phi(&q_ref).abs() <= 1e-12 {
+                    return;
+                }
+            }
+            eqs.push(eq);
+        };
         let xyz = ["x", "y", "z"];
-        let mut perp_ref = vec![[V3::zeros(); 2]; nf];
         for (k, ax) in model.axes.iter().enumerate() {
-            let (u, v, w) = (vec_of(k, 1), vec_of(k, 2), vec_of(k, 3));
-            for (lbl, a, b, kk) in [
-                ("uu", u, u, 1.0),
-                ("vv", v, v, 1.0),
-                ("ww", w, w, 1.0),
-                ("uv", u, v, 0.0),
-                ("vw", v, w, 0.0),
-                ("wu", w, u, 0.0),
-            ] {
-                eqs.push(NatEq {
-                    name: format!("{}.rigid.{lbl}", ax.name),
-                    a: Diff::one(a),
-                    b: Diff::one(b),
-                    k: kk,
-                });
+            let unit = |slot: usize| -> Lin {
+                let mut c = [V3::zeros(); NQ_FRAME];
+                match layout {
+                    Layout::Spatial => {
+                        for i in 0..3 {
+                            c[3 * slot + i] = V3::ith(i, 1.0);
+                        }
+                    }
+                    Layout::Planar { e1, e2, .. } => {
+                        c[2] = e1;
+                        c[3] = e2;
+                    }
+                }
+                Lin::of_columns(k, nqf * k, &c[..nqf], V3::zeros())
+            };
+            let rigid: &[(&str, usize, usize, f64)] = match layout {
+                Layout::Spatial => &[
+                    ("uu", 1, 1, 1.0),
+                    ("vv", 2, 2, 1.0),
+                    ("ww", 3, 3, 1.0),
+                    ("uv", 1, 2, 0.0),
+                    ("vw", 2, 3, 0.0),
+                    ("wu", 3, 1, 0.0),
+                ],
+                Layout::Planar { .. } => &[("uu", 1, 1, 1.0)],
+            };
+            for &(lbl, a, b, kk) in rigid {
+                push(NatEq::new(
+                    format!("{}.rigid.{lbl}", ax.name),
+                    Diff::one(unit(a)),
+                    Diff::one(unit(b)),
+                    kk,
+                ));
             }
         }
         for (k, ax) in model.axes.iter().enumerate() {
@@ -358,75 +593,62 @@ impl NaturalModel {
                 frame: ax.parent,
                 point_ref: ax.point_ref,
             });
+            let perp = perpendiculars(&ax.dir_ref);
+            let dk = |d: V3, dir: &mut dyn FnMut(&FrameDir) -> Lin| {
+                dir(&FrameDir {
+                    frame: child,
+                    dir_ref: d,
+                })
+            };
+            let dp = |d: V3, dir: &mut dyn FnMut(&FrameDir) -> Lin| {
+                dir(&FrameDir {
+                    frame: ax.parent,
+                    dir_ref: d,
+                })
+            };
             match ax.kind {
                 AxisKind::Revolute => {
-                    let dk = dir(&FrameDir {
-                        frame: child,
-                        dir_ref: ax.dir_ref,
-                    });
                     for (i, c) in xyz.iter().enumerate() {
-                        eqs.push(NatEq {
-                            name: format!("{}.point.{c}", ax.name),
-                            a: Diff::two(pk, pp),
-                            b: Diff::one(Lin::constant(V3::ith(i, 1.0))),
-                            k: 0.0,
-                        });
+                        push(NatEq::new(
+                            format!("{}.point.{c}", ax.name),
+                            Diff::two(pk, pp),
+                            Diff::one(Lin::constant(V3::ith(i, 1.0))),
+                            0.0,
+                        ));
                     }
                     // axis parallel: d_K(ū) ⊥ d_P(ē₁), d_P(ē₂) (non-redundant, so that no
                     // multiplier can drift in a null space of Φ_qᵀ)
-                    let perp = perpendiculars(&ax.dir_ref);
-                    perp_ref[k] = perp;
                     for (i, e) in perp.iter().enumerate() {
-                        eqs.push(NatEq {
-                            name: format!("{}.axis.{i}", ax.name),
-                            a: Diff::one(dk),
-                            b: Diff::one(dir(&FrameDir {
-                                frame: ax.parent,
-                                dir_ref: *e,
-                            })),
-                            k: 0.0,
-                        });
+                        push(NatEq::new(
+                            format!("{}.axis.{i}", ax.name),
+                            Diff::one(dk(ax.dir_ref, &mut dir)),
+                            Diff::one(dp(*e, &mut dir)),
+                            0.0,
+                        ));
                     }
                 }
                 AxisKind::Prismatic => {
                     // same orientation, non-redundantly: d_K(ū) ⊥ d_P(ē₁), d_P(ē₂) and
                     // d_K(ē₁) ⊥ d_P(ē₂)
-                    let perp = perpendiculars(&ax.dir_ref);
-                    let dk = |d: V3| {
-                        dir(&FrameDir {
-                            frame: child,
-                            dir_ref: d,
-                        })
-                    };
-                    let dp = |d: V3| {
-                        dir(&FrameDir {
-                            frame: ax.parent,
-                            dir_ref: d,
-                        })
-                    };
                     for (lbl, a, b) in [
                         ("axis.0", ax.dir_ref, perp[0]),
                         ("axis.1", ax.dir_ref, perp[1]),
                         ("twist", perp[0], perp[1]),
                     ] {
-                        eqs.push(NatEq {
-                            name: format!("{}.{lbl}", ax.name),
-                            a: Diff::one(dk(a)),
-                            b: Diff::one(dp(b)),
-                            k: 0.0,
-                        });
+                        push(NatEq::new(
+                            format!("{}.{lbl}", ax.name),
+                            Diff::one(dk(a, &mut dir)),
+                            Diff::one(dp(b, &mut dir)),
+                            0.0,
+                        ));
                     }
-                    perp_ref[k] = perp;
                     for (i, e) in perp.iter().enumerate() {
-                        eqs.push(NatEq {
-                            name: format!("{}.line.{i}", ax.name),
-                            a: Diff::one(dir(&FrameDir {
-                                frame: ax.parent,
-                                dir_ref: *e,
-                            })),
-                            b: Diff::two(pk, pp),
-                            k: 0.0,
-                        });
+                        push(NatEq::new(
+                            format!("{}.line.{i}", ax.name),
+                            Diff::one(dp(*e, &mut dir)),
+                            Diff::two(pk, pp),
+                            0.0,
+                        ));
                     }
                 }
             }
@@ -438,12 +660,7 @@ impl NaturalModel {
                 }
                 ConstraintEq::DirDot { e1, e2 } => (Diff::one(dir(e1)), Diff::one(dir(e2))),
             };
-            eqs.push(NatEq {
-                name: c.name.clone(),
-                a,
-                b,
-                k: 0.0,
-            });
+            push(NatEq::new(c.name.clone(), a, b, 0.0));
         }
         let cylinders = model
             .hydraulics
@@ -456,23 +673,35 @@ impl NaturalModel {
             .collect();
         let mut labels = Vec::with_capacity(nq);
         for ax in &model.axes {
-            for v in ["r", "u", "v", "w"] {
-                for c in xyz {
-                    labels.push(format!("{}.{v}.{c}", ax.name));
+            match layout {
+                Layout::Spatial => {
+                    for v in ["r", "u", "v", "w"] {
+                        for c in xyz {
+                            labels.push(format!("{}.{v}.{c}", ax.name));
+                        }
+                    }
+                }
+                Layout::Planar { e1, e2, .. } => {
+                    let (n1, n2) = (Layout::name_of(&e1, "e1"), Layout::name_of(&e2, "e2"));
+                    for v in ["r", "u"] {
+                        labels.push(format!("{}.{v}.{n1}", ax.name));
+                        labels.push(format!("{}.{v}.{n2}", ax.name));
+                    }
                 }
             }
         }
         NaturalModel {
+            layout,
+            nq_frame: nqf,
             n_frames: nf,
             nq,
             origin_ref,
-            mass4,
+            mass,
             gravity_force,
             eqs,
             cylinders,
             com,
             labels,
-            perp_ref,
         }
     }
 
@@ -481,21 +710,20 @@ impl NaturalModel {
         self.eqs.len()
     }
 
-    /// `out = M a` (M = blockdiag(M4_k ⊗ I₃)).
+    /// `out = M a` (M = blockdiag(M_k)).
     #[inline]
     pub fn mass_times<S: Real>(&self, a: &[S], out: &mut [S]) {
-        for (k, m4) in self.mass4.iter().enumerate() {
-            let o = NQ_FRAME * k;
-            for r in 0..4 {
-                for i in 0..3 {
-                    let mut acc = S::zero();
-                    for (c, mrc) in m4[r].iter().enumerate() {
-                        if *mrc != 0.0 {
-                            acc += a[o + 3 * c + i] * *mrc;
-                        }
+        let nqf = self.nq_frame;
+        for (k, mk) in self.mass.iter().enumerate() {
+            let o = nqf * k;
+            for r in 0..nqf {
+                let mut acc = S::zero();
+                for (c, m) in mk[r * nqf..(r + 1) * nqf].iter().enumerate() {
+                    if *m != 0.0 {
+                        acc += a[o + c] * *m;
                     }
-                    out[o + 3 * r + i] = acc;
                 }
+                out[o + r] = acc;
             }
         }
     }
@@ -503,44 +731,63 @@ impl NaturalModel {
     /// Entry M_ij of the (constant) mass matrix.
     #[inline]
     pub fn mass_entry(&self, i: usize, j: usize) -> f64 {
-        let (fi, fj) = (i / NQ_FRAME, j / NQ_FRAME);
-        if fi != fj || i % 3 != j % 3 {
+        let nqf = self.nq_frame;
+        let (fi, fj) = (i / nqf, j / nqf);
+        if fi != fj {
             return 0.0;
         }
-        self.mass4[fi][(i % NQ_FRAME) / 3][(j % NQ_FRAME) / 3]
+        self.mass[fi][(i % nqf) * nqf + j % nqf]
     }
 
-    /// Rotation A = [u v w] of a frame from q (identity for the ground).
+    /// Rotation A of a frame from q (identity for the ground): [u v w] (spatial) or the
+    /// rotation about n by the angle of u (planar: A = n nᵀ + u₁(e₁e₁ᵀ + e₂e₂ᵀ) + u₂(e₂e₁ᵀ −
+    /// e₁e₂ᵀ)).
     pub fn rotation(&self, q: &[f64], f: Frame) -> Matrix3<f64> {
         match f {
             Frame::Ground => Matrix3::identity(),
             Frame::Link(k) => {
-                let b = &q[NQ_FRAME * k.0..];
-                Matrix3::new(b[3], b[6], b[9], b[4], b[7], b[10], b[5], b[8], b[11])
+                let b = &q[self.nq_frame * k.0..];
+                match self.layout {
+                    Layout::Spatial => {
+                        Matrix3::new(b[3], b[6], b[9], b[4], b[7], b[10], b[5], b[8], b[11])
+                    }
+                    Layout::Planar { n, e1, e2 } => {
+                        n * n.transpose()
+                            + (e1 * e1.transpose() + e2 * e2.transpose()) * b[2]
+                            + (e2 * e1.transpose() - e1 * e2.transpose()) * b[3]
+                    }
+                }
             }
         }
     }
 
-    /// Angular velocity ω = ½ Σ e × ė over e ∈ {u, v, w} (with q̈ for `qd`: ω̇ = ½ Σ e × ë).
+    /// Angular velocity ω = ½ Σ e × ė over e ∈ {u, v, w} (spatial) or n (u₁u̇₂ − u₂u̇₁)
+    /// (planar); with q̈ for `qd`: ω̇.
     pub fn angular(&self, q: &[f64], qd: &[f64], f: Frame) -> V3 {
         match f {
             Frame::Ground => V3::zeros(),
             Frame::Link(k) => {
-                let o = NQ_FRAME * k.0;
-                let mut w = V3::zeros();
-                for j in 1..4 {
-                    let e = V3::new(q[o + 3 * j], q[o + 3 * j + 1], q[o + 3 * j + 2]);
-                    let ed = V3::new(qd[o + 3 * j], qd[o + 3 * j + 1], qd[o + 3 * j + 2]);
-                    w += e.cross(&ed);
+                let o = self.nq_frame * k.0;
+                match self.layout {
+                    Layout::Spatial => {
+                        let mut w = V3::zeros();
+                        for j in 1..4 {
+                            let e = V3::new(q[o + 3 * j], q[o + 3 * j + 1], q[o + 3 * j + 2]);
+                            let ed = V3::new(qd[o + 3 * j], qd[o + 3 * j + 1], qd[o + 3 * j + 2]);
+                            w += e.cross(&ed);
+                        }
+                        w * 0.5
+                    }
+                    Layout::Planar { n, .. } => n * (q[o + 2] * qd[o + 3] - q[o + 3] * qd[o + 2]),
                 }
-                w * 0.5
             }
         }
     }
 
     /// Natural coordinates q, q̇, q̈ from the relative z, ż, z̈ of `st` (recursive kinematics of
     /// the tree: r = x + A c̄, ṙ = ṡ + ω × r, r̈ = s̈ + ω̇ × r + ω × ṙ, ė = ω × e,
-    /// ë = ω̇ × e + ω × ė, with Ż_k = Ż⁰_k + Σ_path b_i z̈_i).
+    /// ë = ω̇ × e + ω × ė, with Ż_k = Ż⁰_k + Σ_path b_i z̈_i; in the planar layout r and
+    /// u = A e₁ projected on e₁, e₂).
     #[allow(clippy::too_many_arguments)]
     pub fn from_relative(
         &self,
@@ -555,6 +802,7 @@ impl NaturalModel {
     ) {
         kin.positions(model, z);
         kin.velocities(model, zd);
+        let nqf = self.nq_frame;
         for k in 0..self.n_frames {
             let (mut av, mut aw) = (kin.acc0_v[k], kin.acc0_w[k]);
             crate::mechanics::kinematics::for_each_on_path(
@@ -567,24 +815,38 @@ impl NaturalModel {
             );
             let (sv, w) = (kin.vel_v[k], kin.vel_w[k]);
             let a = kin.rot[k];
-            let o = NQ_FRAME * k;
+            let o = nqf * k;
             let r = kin.pos[k] + a * self.origin_ref[k];
             let rd = sv + w.cross(&r);
             let rdd = av + aw.cross(&r) + w.cross(&rd);
-            for i in 0..3 {
-                q[o + i] = r[i];
-                qd[o + i] = rd[i];
-                qdd[o + i] = rdd[i];
-            }
-            for j in 0..3 {
-                let e: V3 = a.column(j).into();
+            let unit = |e: V3| {
                 let ed = w.cross(&e);
-                let edd = aw.cross(&e) + w.cross(&ed);
-                for i in 0..3 {
-                    q[o + 3 * (j + 1) + i] = e[i];
-                    qd[o + 3 * (j + 1) + i] = ed[i];
-                    qdd[o + 3 * (j + 1) + i] = edd[i];
+                (e, ed, aw.cross(&e) + w.cross(&ed))
+            };
+            let mut put = |slot: usize, (x, xd, xdd): (V3, V3, V3)| match self.layout {
+                Layout::Spatial => {
+                    for i in 0..3 {
+                        q[o + 3 * slot + i] = x[i];
+                        qd[o + 3 * slot + i] = xd[i];
+                        qdd[o + 3 * slot + i] = xdd[i];
+                    }
                 }
+                Layout::Planar { e1, e2, .. } => {
+                    for (i, e) in [e1, e2].iter().enumerate() {
+                        q[o + 2 * slot + i] = x.dot(e);
+                        qd[o + 2 * slot + i] = xd.dot(e);
+                        qdd[o + 2 * slot + i] = xdd.dot(e);
+                    }
+                }
+            };
+            put(0, (r, rd, rdd));
+            match self.layout {
+                Layout::Spatial => {
+                    for j in 0..3 {
+                        put(j + 1, unit(a.column(j).into()));
+                    }
+                }
+                Layout::Planar { e1, .. } => put(1, unit(a * e1)),
             }
         }
     }
@@ -653,12 +915,15 @@ impl NaturalModel {
         match f {
             Frame::Ground => Lin::constant(*p),
             Frame::Link(k) => {
-                let a = p - self.origin_ref[k.0];
-                Lin {
-                    frame: Some(k.0),
-                    coef: [1.0, a.x, a.y, a.z],
-                    konst: V3::zeros(),
-                }
+                let mut cols = [V3::zeros(); NQ_FRAME];
+                self.layout
+                    .columns(&(p - self.origin_ref[k.0]), true, &mut cols);
+                Lin::of_columns(
+                    k.0,
+                    self.nq_frame * k.0,
+                    &cols[..self.nq_frame],
+                    self.layout.konst(p),
+                )
             }
         }
     }
@@ -667,26 +932,28 @@ impl NaturalModel {
     pub fn dir_lin(&self, f: Frame, d: &V3) -> Lin {
         match f {
             Frame::Ground => Lin::constant(*d),
-            Frame::Link(k) => Lin {
-                frame: Some(k.0),
-                coef: [0.0, d.x, d.y, d.z],
-                konst: V3::zeros(),
-            },
+            Frame::Link(k) => {
+                let mut cols = [V3::zeros(); NQ_FRAME];
+                self.layout.columns(d, false, &mut cols);
+                Lin::of_columns(
+                    k.0,
+                    self.nq_frame * k.0,
+                    &cols[..self.nq_frame],
+                    self.layout.konst(d),
+                )
+            }
         }
     }
 
     /// Kinetic energy ½ q̇ᵀ M q̇ [J].
     pub fn kinetic_energy(&self, qd: &[f64]) -> f64 {
+        let nqf = self.nq_frame;
         let mut ke = 0.0;
-        for (k, m4) in self.mass4.iter().enumerate() {
-            let o = NQ_FRAME * k;
-            for r in 0..4 {
-                for c in 0..4 {
-                    if m4[r][c] != 0.0 {
-                        for i in 0..3 {
-                            ke += 0.5 * m4[r][c] * qd[o + 3 * r + i] * qd[o + 3 * c + i];
-                        }
-                    }
+        for (k, mk) in self.mass.iter().enumerate() {
+            let v = &qd[nqf * k..nqf * (k + 1)];
+            for r in 0..nqf {
+                for c in 0..nqf {
+                    ke += 0.5 * mk[r * nqf + c] * v[r] * v[c];
                 }
             }
         }
