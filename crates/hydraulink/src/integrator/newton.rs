@@ -21,6 +21,7 @@ pub enum Verdict {
 pub struct NewtonControl {
     prev_norm: f64,
     growth: u32,
+    refresh_ratio: f64,
 }
 
 /// A tangent whose increments shrink by less than ×5 per iteration is refreshed.
@@ -31,11 +32,21 @@ impl Default for NewtonControl {
         NewtonControl {
             prev_norm: f64::INFINITY,
             growth: 0,
+            refresh_ratio: REFRESH_RATIO,
         }
     }
 }
 
 impl NewtonControl {
+    /// A control that refreshes the tangent when ν_h > `ratio` ν_{h−1} instead of
+    /// [`REFRESH_RATIO`].
+    pub fn with_refresh_ratio(ratio: f64) -> Self {
+        NewtonControl {
+            refresh_ratio: ratio,
+            ..Default::default()
+        }
+    }
+
     /// Judges the weighted increment norm ν_h = max_i |Δx_i| / (atol_i + rtol |x_i|) of
     /// iteration `iterations` (1-based): converged when ν_h ≤ 1; the tangent is refreshed when
     /// ν_h > 0.2 ν_{h−1}; the loop fails on a non-finite ν or when, from the third iteration on,
@@ -47,7 +58,7 @@ impl NewtonControl {
         if norm <= 1.0 {
             return Verdict::Converged;
         }
-        let refresh_tangent = norm > REFRESH_RATIO * self.prev_norm;
+        let refresh_tangent = norm > self.refresh_ratio * self.prev_norm;
         if iterations >= 3 && norm > self.prev_norm {
             self.growth += 1;
             if self.growth >= 3 {

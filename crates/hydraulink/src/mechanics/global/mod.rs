@@ -22,7 +22,7 @@ use nalgebra::Vector3;
 use num_dual::Dual64;
 
 use crate::hydraulics::{self, cylinder, reduced, CylinderMotion};
-use crate::linalg::DenseLu;
+use crate::linalg::{DenseCholesky, DenseLu};
 use crate::mechanics::kinematics::Kinematics;
 use crate::model::spec::Formulation;
 use crate::model::Model;
@@ -148,6 +148,8 @@ pub struct GlobalWorkspace {
     pub tangent: Option<DenseLu>,
     /// Projection matrix M + (Δt²/4) α Φ_qᵀ Φ_q (nq) and its LU.
     pub projection: Option<DenseLu>,
+    /// The projection matrix and its Cholesky factors (the LU above is the fallback).
+    pub projection_chol: DenseCholesky,
     /// Unknowns [q; p] of the step being solved.
     pub x: Vec<f64>,
     /// Newton increment.
@@ -221,6 +223,7 @@ impl GlobalWorkspace {
             },
             tangent: Some(DenseLu::new(nq + nv)),
             projection: Some(DenseLu::new(nq)),
+            projection_chol: DenseCholesky::new(nq),
             x: vec![0.0; nq + nv],
             dx: vec![0.0; nq + nv],
             lambda: vec![0.0; m],
