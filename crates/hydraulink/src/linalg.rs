@@ -167,14 +167,20 @@ impl DenseLu {
             let (left, right) = a.split_at_mut((k + 1) * n);
             let colk = &mut left[k * n..];
             let d = 1.0 / colk[k];
-            for x in colk[k + 1..].iter_mut() {
-                *x *= d;
+            // the multipliers end at the last nonzero of the column: the update skips the zero
+            // tail (a banded or block-sparse matrix pays for its profile only)
+            let mut end = k + 1;
+            for (i, x) in colk[k + 1..].iter_mut().enumerate() {
+                if *x != 0.0 {
+                    *x *= d;
+                    end = k + 2 + i;
+                }
             }
-            let l = &colk[k + 1..];
+            let l = &colk[k + 1..end];
             for colj in right.chunks_exact_mut(n) {
                 let akj = colj[k];
                 if akj != 0.0 {
-                    for (x, li) in colj[k + 1..].iter_mut().zip(l.iter()) {
+                    for (x, li) in colj[k + 1..end].iter_mut().zip(l.iter()) {
                         *x -= li * akj;
                     }
                 }
@@ -309,16 +315,21 @@ impl DenseCholesky {
             let colk = &mut left[k * n..];
             colk[k] = lkk;
             let inv = 1.0 / lkk;
-            for x in colk[k + 1..].iter_mut() {
-                *x *= inv;
+            // the column of L ends at its last nonzero: the update skips the zero tail
+            let mut end = k + 1;
+            for (i, x) in colk[k + 1..].iter_mut().enumerate() {
+                if *x != 0.0 {
+                    *x *= inv;
+                    end = k + 2 + i;
+                }
             }
-            let l = &colk[k + 1..];
-            // a[j.., j] −= L_jk L[j.., k] for j > k (lower triangle only)
-            for (jj, colj) in right.chunks_exact_mut(n).enumerate() {
+            let l = &colk[k + 1..end];
+            // a[j.., j] −= L_jk L[j.., k] for k < j < end (lower triangle only)
+            for (jj, colj) in right.chunks_exact_mut(n).take(end - k - 1).enumerate() {
                 let ljk = l[jj];
                 if ljk != 0.0 {
                     let j = k + 1 + jj;
-                    for (x, li) in colj[j..].iter_mut().zip(l[jj..].iter()) {
+                    for (x, li) in colj[j..end].iter_mut().zip(l[jj..].iter()) {
                         *x -= li * ljk;
                     }
                 }

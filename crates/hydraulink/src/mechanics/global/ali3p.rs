@@ -153,19 +153,10 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
     g.lambda.copy_from_slice(&st.extra[3 * nq..]);
 }
 
-/// `a` (column-major, leading dimension `nx`) += `scale` · M on the q block (M = blockdiag M_k).
+/// `a` (column-major, leading dimension `nx`) += `scale` · M on the q block.
 pub(super) fn add_mass(nm: &NaturalModel, scale: f64, nx: usize, a: &mut [f64]) {
-    let nqf = nm.nq_frame;
-    for (k, mk) in nm.mass.iter().enumerate() {
-        let o = nqf * k;
-        for r in 0..nqf {
-            for cc in 0..nqf {
-                let m = mk[r * nqf + cc];
-                if m != 0.0 {
-                    a[(o + cc) * nx + o + r] += scale * m;
-                }
-            }
-        }
+    for &(i, j, m) in &nm.mass {
+        a[j * nx + i] += scale * m;
     }
 }
 

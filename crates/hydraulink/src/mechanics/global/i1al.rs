@@ -111,7 +111,14 @@ fn residual<S: Real>(
     for (v, pd) in ev.pd.iter_mut().enumerate() {
         *pd = (x_p[v] - prev.p[v]) * (2.0 / dt) - prev.pd[v];
     }
-    for (psi, eq) in ev.phi.iter_mut().zip(nm.eqs.iter()) {
+    for ((((psi, av), bv), rates), eq) in ev
+        .phi
+        .iter_mut()
+        .zip(ev.a_val.iter_mut())
+        .zip(ev.b_val.iter_mut())
+        .zip(ev.ab_rates.iter_mut())
+        .zip(nm.eqs.iter())
+    {
         let (a, b) = (eq.a.eval(&ev.q), eq.b.eval(&ev.q));
         let (ad, bd) = (eq.a.rate(&ev.qd), eq.b.rate(&ev.qd));
         let (add, bdd) = (eq.a.rate(&ev.qdd), eq.b.rate(&ev.qdd));
@@ -119,6 +126,8 @@ fn residual<S: Real>(
         let phid = ad.dot(&b) + a.dot(&bd);
         let phidd = add.dot(&b) + ad.dot(&bd) * 2.0 + a.dot(&bdd);
         *psi = phidd + phid * (2.0 * OMEGA * XI) + phi * (OMEGA * OMEGA);
+        (*av, *bv) = (a, b);
+        *rates = [ad, bd, add, bdd];
     }
     for (f, g) in ev.force.iter_mut().zip(nm.gravity_force.iter()) {
         *f = S::from(*g);
@@ -138,9 +147,17 @@ fn residual<S: Real>(
     for i in 0..nq {
         ev.f[i] = ev.mq[i] - ev.force[i];
     }
-    for ((eq, psi), l) in nm.eqs.iter().zip(ev.phi.iter()).zip(lambda.iter()) {
+    for ((((eq, psi), l), a), b) in nm
+        .eqs
+        .iter()
+        .zip(ev.phi.iter())
+        .zip(lambda.iter())
+        .zip(ev.a_val.iter())
+        .zip(ev.b_val.iter())
+    {
         let g = *psi * alpha + *l;
-        eq.add_grad(&ev.q, g, &mut ev.f[..nq]);
+        eq.a.add_grad(&(*b * g), &mut ev.f[..nq]);
+        eq.b.add_grad(&(*a * g), &mut ev.f[..nq]);
     }
     for fi in ev.f[..nq].iter_mut() {
         *fi *= c;
@@ -188,12 +205,17 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, prev: &Prev<'_>, spools: &[f6
     add_mass(nm, c, nx, a);
     grad.iter_mut().for_each(|v| *v = 0.0);
     w.iter_mut().for_each(|v| *v = 0.0);
-    let (q, qd, qdd) = (&ev.q, &ev.qd, &ev.qdd);
-    for ((eq, psi), l) in nm.eqs.iter().zip(ev.phi.iter()).zip(lambda.iter()) {
-        // ∇Φ_r and w_r
-        let (av, bv) = (eq.a.eval(q), eq.b.eval(q));
-        let (ad, bd) = (eq.a.rate(qd), eq.b.rate(qd));
-        let (add, bdd) = (eq.a.rate(qdd), eq.b.rate(qdd));
+    for (((((eq, psi), l), av), bv), rates) in nm
+        .eqs
+        .iter()
+        .zip(ev.phi.iter())
+        .zip(lambda.iter())
+        .zip(ev.a_val.iter())
+        .zip(ev.b_val.iter())
+        .zip(ev.ab_rates.iter())
+    {
+        // ∇Φ_r and w_r (A, B and their rates as evaluated by `residual`)
+        let [ad, bd, add, bdd] = *rates;
         // grad and w are zero outside the pattern (cleared after each row)
         eq.a.add_grad(&bv, grad);
         eq.b.add_grad(&av, grad);

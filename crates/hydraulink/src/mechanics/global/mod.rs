@@ -48,6 +48,8 @@ pub struct NatEval<S: Real> {
     pub a_val: Vec<Vector3<S>>,
     /// B of every constraint at q (m).
     pub b_val: Vec<Vector3<S>>,
+    /// Ȧ, Ḃ, Ä, B̈ of every constraint (I1AL only; m each).
+    pub ab_rates: Vec<[Vector3<S>; 4]>,
     /// Generalized applied forces Q (gravity and cylinders) (nq) [N or N m].
     pub force: Vec<S>,
     /// M q̈ (nq).
@@ -75,6 +77,7 @@ impl<S: Real> Default for NatEval<S> {
             phi: Vec::new(),
             a_val: Vec::new(),
             b_val: Vec::new(),
+            ab_rates: Vec::new(),
             force: Vec::new(),
             mq: Vec::new(),
             motion: Vec::new(),
@@ -103,6 +106,7 @@ impl<S: Real> NatEval<S> {
             phi: vec![S::zero(); m],
             a_val: vec![Vector3::zeros(); m],
             b_val: vec![Vector3::zeros(); m],
+            ab_rates: vec![[Vector3::zeros(); 4]; m],
             force: vec![S::zero(); nq],
             mq: vec![S::zero(); nq],
             motion: vec![
@@ -174,8 +178,8 @@ pub struct GlobalWorkspace {
     pub kin: Option<Kinematics<f64>>,
     /// Labels: natural coordinates, then `<volume>.p`.
     pub labels: Vec<String>,
-    /// Unknowns the hydraulic ports depend on: the coordinates of every frame holding a
-    /// cylinder pin, then all pressures (the dual columns of the structured tangent).
+    /// Unknowns the hydraulic ports depend on: the coordinates the cylinder pins depend on,
+    /// then all pressures (the dual columns of the structured tangent).
     pub port_cols: Vec<usize>,
 }
 
@@ -198,18 +202,13 @@ impl GlobalWorkspace {
                 .iter()
                 .map(|v| format!("{}.p", v.name)),
         );
-        let mut frames: Vec<usize> = nm
+        let mut port_cols: Vec<usize> = nm
             .cylinders
             .iter()
-            .flat_map(|c| [c.base.frame, c.rod.frame])
-            .flatten()
+            .flat_map(|c| c.base.columns().chain(c.rod.columns()).map(|(i, _)| i))
             .collect();
-        frames.sort_unstable();
-        frames.dedup();
-        let mut port_cols: Vec<usize> = frames
-            .iter()
-            .flat_map(|f| nm.nq_frame * f..nm.nq_frame * (f + 1))
-            .collect();
+        port_cols.sort_unstable();
+        port_cols.dedup();
         port_cols.extend(nq..nq + nv);
         GlobalWorkspace {
             port_cols,

@@ -77,14 +77,11 @@ use nalgebra::{Matrix3, Vector3};
 
 use crate::mechanics::kinematics::Kinematics;
 use crate::model::spec::NaturalFrames;
-use crate::model::{AxisKind, ConstraintEq, Frame, FrameDir, FramePoint, Model, V3};
+use crate::model::{AxisKind, ConstraintEq, Frame, Model, V3};
 use crate::real::{v3, Real};
 
-/// Coordinates per natural frame in the spatial layout (the most a frame can have).
+/// Coordinates per natural frame in the spatial layout, and the most columns a [`Lin`] has.
 pub const NQ_FRAME: usize = 12;
-
-/// Coordinates per natural frame in the planar layout.
-pub const NQ_FRAME_PLANAR: usize = 4;
 
 /// The natural-coordinate layout of a model's frames.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -137,47 +134,6 @@ impl Layout {
         Layout::Planar { n, e1, e2 }
     }
 
-    /// Coordinates per frame.
-    pub fn nq_frame(&self) -> usize {
-        match self {
-            Layout::Spatial => NQ_FRAME,
-            Layout::Planar { .. } => NQ_FRAME_PLANAR,
-        }
-    }
-
-    /// Columns of the map C(a) of a point at offset `a` = p̄ − c̄ from the frame's reference
-    /// point (`with_origin`), or of the direction map C(a) − C(0) (not `with_origin`), into
-    /// `out[..nq_frame]`.
-    fn columns(&self, a: &V3, with_origin: bool, out: &mut [V3; NQ_FRAME]) {
-        let o = if with_origin { 1.0 } else { 0.0 };
-        match self {
-            Layout::Spatial => {
-                for i in 0..3 {
-                    out[i] = V3::ith(i, o);
-                    for j in 0..3 {
-                        out[3 * (j + 1) + i] = V3::ith(i, a[j]);
-                    }
-                }
-            }
-            Layout::Planar { e1, e2, .. } => {
-                let (a1, a2) = (a.dot(e1), a.dot(e2));
-                out[0] = e1 * o;
-                out[1] = e2 * o;
-                out[2] = e1 * a1 + e2 * a2;
-                out[3] = e2 * a1 - e1 * a2;
-            }
-        }
-    }
-
-    /// Constant part of a point or direction with reference vector `v`: its n component in
-    /// the planar layout, zero in the spatial one.
-    fn konst(&self, v: &V3) -> V3 {
-        match self {
-            Layout::Spatial => V3::zeros(),
-            Layout::Planar { n, .. } => n * v.dot(n),
-        }
-    }
-
     /// A short name of a basis vector for labels: `x`, `-y`, … or `fallback`.
     fn name_of(v: &V3, fallback: &'static str) -> String {
         for (i, c) in ["x", "y", "z"].iter().enumerate() {
@@ -192,11 +148,12 @@ impl Layout {
     }
 }
 
-/// A vector that is a constant linear combination of one frame's coordinates plus a constant:
-/// `konst + Σ_j cols[j] q[idx[j]]` (the nonzero columns only).
+/// A vector that is a constant linear combination of the coordinates plus a constant:
+/// `konst + Σ_j cols[j] q[idx[j]]` (the nonzero columns only, at most [`NQ_FRAME`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Lin {
-    /// The natural frame, `None` for the ground (then only `konst` counts).
+    /// The natural frame the vector belongs to, `None` for the ground (then only `konst`
+    /// counts).
     pub frame: Option<usize>,
     /// Number of nonzero columns.
     pub n: usize,
@@ -220,18 +177,22 @@ impl Lin {
         }
     }
 
-    /// `konst + Σ cols[j] q[offset + j]` over the nonzero entries of `cols[..ncols]`.
-    fn of_columns(frame: usize, offset: usize, cols: &[V3], konst: V3) -> Self {
-        let mut l = Lin::constant(konst);
-        l.frame = Some(frame);
-        for (j, c) in cols.iter().enumerate() {
-            if c.norm_squared() != 0.0 {
-                l.idx[l.n] = offset + j;
-                l.cols[l.n] = *c;
-                l.n += 1;
-            }
+    /// Adds `v q[i]` (merged with an existing column of `i`; zero columns are skipped).
+    fn add_column(&mut self, i: usize, v: V3) {
+        if v.norm_squared() == 0.0 {
+            return;
         }
-        l
+        if let Some(j) = self.idx[..self.n].iter().position(|&k| k == i) {
+            self.cols[j] += v;
+            return;
+        }
+        assert!(
+            self.n < NQ_FRAME,
+            "a natural-coordinate map has at most 12 columns"
+        );
+        self.idx[self.n] = i;
+        self.cols[self.n] = v;
+        self.n += 1;
     }
 
     /// Value at q.
@@ -404,21 +365,39 @@ pub struct NatCylinder {
     pub rod: Lin,
 }
 
+/// How one natural frame's pose is expressed in the coordinates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameMap {
+    /// r_k, the frame's reference point c̄_k (planar layout: its in-plane part), as a [`Lin`]:
+    /// the frame's own coordinates, or the point c̄_k of the parent frame (a revolute joint's
+    /// shared point), or a constant (a revolute joint on the ground).
+    pub r: Lin,
+    /// First coordinate of the orientation, u (planar: 2 coordinates) or [u v w] (spatial: 9);
+    /// `None`: the reference orientation (a planar prismatic frame on the ground).
+    pub rot: Option<usize>,
+    /// First coordinate of r_k when the frame owns it.
+    pub own_r: Option<usize>,
+    /// Whether the frame owns its orientation coordinates (a planar prismatic frame shares
+    /// its parent's).
+    pub own_rot: bool,
+}
+
 /// The natural-coordinate model derived from a [`Model`] (immutable after construction).
 #[derive(Debug, Clone, Default)]
 pub struct NaturalModel {
     /// The layout (spatial or planar).
     pub layout: Layout,
-    /// Coordinates per frame: 12 (spatial) or 4 (planar).
-    pub nq_frame: usize,
     /// Number of natural frames (= number of axes).
     pub n_frames: usize,
-    /// Number of natural coordinates, `nq_frame` per frame.
+    /// Number of natural coordinates.
     pub nq: usize,
     /// Reference point c̄_k of every frame [m].
     pub origin_ref: Vec<V3>,
-    /// M_k per frame, row-major `nq_frame × nq_frame` [kg, kg m, kg m²].
-    pub mass: Vec<Vec<f64>>,
+    /// The coordinates of every frame.
+    pub frames: Vec<FrameMap>,
+    /// The constant mass matrix M as (row, column, value), both triangles, nonzeros only
+    /// [kg, kg m, kg m²].
+    pub mass: Vec<(usize, usize, f64)>,
     /// Constant gravity generalized force Q_g (nq) [N, N m].
     pub gravity_force: Vec<f64>,
     /// Constraints: rigid-body, tree joints, then cut joints.
@@ -439,6 +418,31 @@ fn perpendiculars(u: &V3) -> [V3; 2] {
     [e1, e2]
 }
 
+/// Adds the rotation part of a vector with reference components `a` on a frame with
+/// orientation coordinates from `rot` (or the reference orientation) to `l`.
+fn add_rotated(layout: &Layout, rot: Option<usize>, a: &V3, l: &mut Lin) {
+    match (layout, rot) {
+        (Layout::Spatial, Some(o)) => {
+            for j in 0..3 {
+                for i in 0..3 {
+                    l.add_column(o + 3 * j + i, V3::ith(i, a[j]));
+                }
+            }
+        }
+        (Layout::Spatial, None) => l.konst += a,
+        (Layout::Planar { e1, e2, .. }, rot) => {
+            let (a1, a2) = (a.dot(e1), a.dot(e2));
+            match rot {
+                Some(o) => {
+                    l.add_column(o, e1 * a1 + e2 * a2);
+                    l.add_column(o + 1, e2 * a1 - e1 * a2);
+                }
+                None => l.konst += e1 * a1 + e2 * a2,
+            }
+        }
+    }
+}
+
 impl NaturalModel {
     /// Builds the natural-coordinate model of `model` in the layout that
     /// `model.solver.natural_frames` selects (allocates; not in the step).
@@ -450,129 +454,237 @@ impl NaturalModel {
         Self::with_layout(model, layout)
     }
 
-    /// Builds the natural-coordinate model of `model` in `layout` (a planar layout must fit
-    /// the model, see [`Layout::detect`]).
-    pub fn with_layout(model: &Model, layout: Layout) -> Self {
-        let nf = model.axes.len();
-        let nqf = layout.nq_frame();
-        let nq = nqf * nf;
-        let origin_ref: Vec<V3> = model.axes.iter().map(|a| a.point_ref).collect();
-        let mut cols = [V3::zeros(); NQ_FRAME];
-        let mut point = |p: &FramePoint| -> Lin {
-            match p.frame {
-                Frame::Ground => Lin::constant(p.point_ref),
-                Frame::Link(k) => {
-                    layout.columns(&(p.point_ref - origin_ref[k.0]), true, &mut cols);
-                    Lin::of_columns(k.0, nqf * k.0, &cols[..nqf], layout.konst(&p.point_ref))
-                }
-            }
-        };
-        let mut cols = [V3::zeros(); NQ_FRAME];
-        let mut dir = |d: &FrameDir| -> Lin {
-            match d.frame {
-                Frame::Ground => Lin::constant(d.dir_ref),
-                Frame::Link(k) => {
-                    layout.columns(&d.dir_ref, false, &mut cols);
-                    Lin::of_columns(k.0, nqf * k.0, &cols[..nqf], layout.konst(&d.dir_ref))
-                }
-            }
-        };
-
-        // mass and gravity: M_k = Σ m C(d)ᵀC(d) + Σ_ij S_ij C_iᵀC_j, Q_g = m C(d)ᵀ g
-        let mut mass = vec![vec![0.0; nqf * nqf]; nf];
-        let mut gravity_force = vec![0.0; nq];
-        let mut com = Vec::with_capacity(model.bodies.len());
-        let mut cd = [V3::zeros(); NQ_FRAME];
-        let mut ci = [[V3::zeros(); NQ_FRAME]; 3];
-        for b in &model.bodies {
-            com.push(point(&FramePoint {
-                frame: b.frame,
-                point_ref: b.com_ref,
-            }));
-            let Frame::Link(k) = b.frame else { continue };
-            let k = k.0;
-            let m = b.mass_kg;
-            layout.columns(&(b.com_ref - origin_ref[k]), true, &mut cd);
-            for (i, c) in ci.iter_mut().enumerate() {
-                layout.columns(&V3::ith(i, 1.0), false, c);
-            }
-            let s: Matrix3<f64> =
-                Matrix3::identity() * (0.5 * b.inertia_ref.trace()) - b.inertia_ref;
-            let mk = &mut mass[k];
-            for r in 0..nqf {
-                for c in 0..nqf {
-                    let mut v = m * cd[r].dot(&cd[c]);
-                    for i in 0..3 {
-                        for j in 0..3 {
-                            v += s[(i, j)] * ci[i][r].dot(&ci[j][c]);
-                        }
-                    }
-                    mk[r * nqf + c] += v;
-                }
-                gravity_force[nqf * k + r] += m * cd[r].dot(&model.gravity);
+    /// The in-plane (planar) or full (spatial) [`Lin`] of a point with reference coordinates
+    /// `p` on frame `f`, from the frame maps built so far.
+    fn point_inplane(&self, f: Frame, p: &V3) -> Lin {
+        match f {
+            Frame::Ground => Lin::constant(match self.layout {
+                Layout::Spatial => *p,
+                Layout::Planar { n, .. } => p - n * p.dot(&n),
+            }),
+            Frame::Link(k) => {
+                let fm = &self.frames[k.0];
+                let mut l = fm.r;
+                l.frame = Some(k.0);
+                add_rotated(&self.layout, fm.rot, &(p - self.origin_ref[k.0]), &mut l);
+                l
             }
         }
+    }
 
-        // reference natural coordinates (every frame at its reference pose): the test of the
-        // equations the layout satisfies identically
-        let mut q_ref = vec![0.0; nq];
-        for (k, c) in origin_ref.iter().enumerate() {
-            let o = nqf * k;
-            match layout {
+    /// Builds the natural-coordinate model of `model` in `layout` (a planar layout must fit
+    /// the model, see [`Layout::detect`]).
+    ///
+    /// Frames are numbered like the axes (parents first). A spatial frame owns r and [u v w]
+    /// (12 coordinates). A planar frame owns its unit vector u (2 coordinates) when its axis is
+    /// revolute and shares its parent's when it is prismatic (same orientation); its point
+    /// r_k is, for a revolute axis, the joint point c̄_k of the parent frame (natural
+    /// coordinates share the points of the joints: no coordinates and no coincidence
+    /// equations), and owned (2 coordinates, with the line equation) for a prismatic one. A
+    /// point on a deep chain depends on every unit vector up the chain; a frame whose shared
+    /// point would need more than 10 columns owns its r (with the coincidence equations).
+    pub fn with_layout(model: &Model, layout: Layout) -> Self {
+        let nf = model.axes.len();
+        let origin_ref: Vec<V3> = model.axes.iter().map(|a| a.point_ref).collect();
+        let mut nm = NaturalModel {
+            layout,
+            n_frames: nf,
+            origin_ref,
+            ..Default::default()
+        };
+        let xyz = ["x", "y", "z"];
+        // ---- coordinates of every frame
+        let mut labels = Vec::new();
+        let mut nq = 0usize;
+        let (n1, n2) = match layout {
+            Layout::Planar { e1, e2, .. } => {
+                (Layout::name_of(&e1, "e1"), Layout::name_of(&e2, "e2"))
+            }
+            Layout::Spatial => (String::new(), String::new()),
+        };
+        for (k, ax) in model.axes.iter().enumerate() {
+            let c = nm.origin_ref[k];
+            let fm = match layout {
                 Layout::Spatial => {
+                    let mut r = Lin::constant(V3::zeros());
                     for i in 0..3 {
-                        q_ref[o + i] = c[i];
-                        q_ref[o + 3 * (i + 1) + i] = 1.0;
+                        r.add_column(nq + i, V3::ith(i, 1.0));
                     }
+                    for v in ["r", "u", "v", "w"] {
+                        for c in xyz {
+                            labels.push(format!("{}.{v}.{c}", ax.name));
+                        }
+                    }
+                    let fm = FrameMap {
+                        r,
+                        rot: Some(nq + 3),
+                        own_r: Some(nq),
+                        own_rot: true,
+                    };
+                    nq += NQ_FRAME;
+                    fm
                 }
                 Layout::Planar { e1, e2, .. } => {
-                    q_ref[o] = c.dot(&e1);
-                    q_ref[o + 1] = c.dot(&e2);
-                    q_ref[o + 2] = 1.0;
+                    let parent_rot = match ax.parent {
+                        Frame::Ground => None,
+                        Frame::Link(p) => nm.frames[p.0].rot,
+                    };
+                    let (rot, own_rot) = match ax.kind {
+                        AxisKind::Revolute => (Some(usize::MAX), true),
+                        AxisKind::Prismatic => (parent_rot, false),
+                    };
+                    let shared = match ax.kind {
+                        AxisKind::Revolute => {
+                            let l = nm.point_inplane(ax.parent, &c);
+                            (l.n <= NQ_FRAME - 2).then_some(l)
+                        }
+                        AxisKind::Prismatic => None,
+                    };
+                    let (r, own_r) = match shared {
+                        Some(l) => (l, None),
+                        None => {
+                            let mut r = Lin::constant(V3::zeros());
+                            r.add_column(nq, e1);
+                            r.add_column(nq + 1, e2);
+                            labels.push(format!("{}.r.{n1}", ax.name));
+                            labels.push(format!("{}.r.{n2}", ax.name));
+                            nq += 2;
+                            (r, Some(nq - 2))
+                        }
+                    };
+                    let rot = if own_rot {
+                        labels.push(format!("{}.u.{n1}", ax.name));
+                        labels.push(format!("{}.u.{n2}", ax.name));
+                        nq += 2;
+                        Some(nq - 2)
+                    } else {
+                        rot
+                    };
+                    FrameMap {
+                        r,
+                        rot,
+                        own_r,
+                        own_rot,
+                    }
+                }
+            };
+            nm.frames.push(fm);
+        }
+        nm.nq = nq;
+        nm.labels = labels;
+
+        // ---- mass and gravity: M = Σ m C(d)ᵀC(d) + Σ_ij S_ij C_iᵀC_j, Q_g = m C(d)ᵀ g
+        let mut mass = vec![0.0; nq * nq];
+        let mut gravity_force = vec![0.0; nq];
+        let mut com = Vec::with_capacity(model.bodies.len());
+        for b in &model.bodies {
+            let cd = nm.point(b.frame, &b.com_ref);
+            com.push(cd);
+            let Frame::Link(_) = b.frame else { continue };
+            let m = b.mass_kg;
+            let ci: Vec<Lin> = (0..3).map(|i| nm.dir(b.frame, &V3::ith(i, 1.0))).collect();
+            let s: Matrix3<f64> =
+                Matrix3::identity() * (0.5 * b.inertia_ref.trace()) - b.inertia_ref;
+            for (ia, ca) in cd.columns() {
+                for (ib, cb) in cd.columns() {
+                    mass[ia * nq + ib] += m * ca.dot(cb);
+                }
+                gravity_force[ia] += m * ca.dot(&model.gravity);
+            }
+            for i in 0..3 {
+                for j in 0..3 {
+                    if s[(i, j)] == 0.0 {
+                        continue;
+                    }
+                    for (ia, ca) in ci[i].columns() {
+                        for (ib, cb) in ci[j].columns() {
+                            mass[ia * nq + ib] += s[(i, j)] * ca.dot(cb);
+                        }
+                    }
+                }
+            }
+        }
+        nm.mass = (0..nq * nq)
+            .filter(|&k| mass[k] != 0.0)
+            .map(|k| (k / nq, k % nq, mass[k]))
+            .collect();
+        nm.gravity_force = gravity_force;
+        nm.com = com;
+
+        // ---- reference natural coordinates (every frame at its reference pose): the test of
+        // the equations the layout satisfies identically
+        let mut q_ref = vec![0.0; nq];
+        for (k, fm) in nm.frames.iter().enumerate() {
+            let c = nm.origin_ref[k];
+            if let Some(o) = fm.own_r {
+                match layout {
+                    Layout::Spatial => q_ref[o..o + 3].copy_from_slice(c.as_slice()),
+                    Layout::Planar { e1, e2, .. } => {
+                        q_ref[o] = c.dot(&e1);
+                        q_ref[o + 1] = c.dot(&e2);
+                    }
+                }
+            }
+            if let (true, Some(o)) = (fm.own_rot, fm.rot) {
+                match layout {
+                    Layout::Spatial => {
+                        for i in 0..3 {
+                            q_ref[o + 3 * i + i] = 1.0;
+                        }
+                    }
+                    Layout::Planar { .. } => q_ref[o] = 1.0,
                 }
             }
         }
         let mut eqs = Vec::new();
         let mut grad = vec![0.0; nq];
         let mut push = |eq: NatEq| {
-            // identically satisfied in this layout: constant (zero Hessian and gradient) and
-            // zero; a constant nonzero equation is kept, so that its violation shows
-            if eq.hessian.is_empty() {
+            // identically satisfied in this layout (a shared joint point, the n component of
+            // a planar point, parallel planar axes): zero Hessian, zero gradient and zero
+            // value at the reference pose. A constant nonzero equation is kept, so that its
+            // violation shows.
+            const ZERO: f64 = 1e-12;
+            if eq.hessian.iter().all(|(_, _, h)| h.abs() <= ZERO) {
                 grad.iter_mut().for_each(|g| *g = 0.0);
                 eq.add_grad(&q_ref, 1.0, &mut grad);
-                if grad.iter().all(|g| *g == 0.0) && eq.phi(&q_ref).abs() <= 1e-12 {
+                if grad.iter().all(|g| g.abs() <= ZERO) && eq.phi(&q_ref).abs() <= ZERO {
                     return;
                 }
             }
             eqs.push(eq);
         };
-        let xyz = ["x", "y", "z"];
+        // rigid-body equations of the orientation coordinates each frame owns
         for (k, ax) in model.axes.iter().enumerate() {
+            let fm = nm.frames[k];
+            let (true, Some(o)) = (fm.own_rot, fm.rot) else {
+                continue;
+            };
             let unit = |slot: usize| -> Lin {
-                let mut c = [V3::zeros(); NQ_FRAME];
+                let mut l = Lin::constant(V3::zeros());
+                l.frame = Some(k);
                 match layout {
                     Layout::Spatial => {
                         for i in 0..3 {
-                            c[3 * slot + i] = V3::ith(i, 1.0);
+                            l.add_column(o + 3 * slot + i, V3::ith(i, 1.0));
                         }
                     }
                     Layout::Planar { e1, e2, .. } => {
-                        c[2] = e1;
-                        c[3] = e2;
+                        l.add_column(o, e1);
+                        l.add_column(o + 1, e2);
                     }
                 }
-                Lin::of_columns(k, nqf * k, &c[..nqf], V3::zeros())
+                l
             };
             let rigid: &[(&str, usize, usize, f64)] = match layout {
                 Layout::Spatial => &[
-                    ("uu", 1, 1, 1.0),
-                    ("vv", 2, 2, 1.0),
-                    ("ww", 3, 3, 1.0),
-                    ("uv", 1, 2, 0.0),
-                    ("vw", 2, 3, 0.0),
-                    ("wu", 3, 1, 0.0),
+                    ("uu", 0, 0, 1.0),
+                    ("vv", 1, 1, 1.0),
+                    ("ww", 2, 2, 1.0),
+                    ("uv", 0, 1, 0.0),
+                    ("vw", 1, 2, 0.0),
+                    ("wu", 2, 0, 0.0),
                 ],
-                Layout::Planar { .. } => &[("uu", 1, 1, 1.0)],
+                Layout::Planar { .. } => &[("uu", 0, 0, 1.0)],
             };
             for &(lbl, a, b, kk) in rigid {
                 push(NatEq::new(
@@ -585,27 +697,11 @@ impl NaturalModel {
         }
         for (k, ax) in model.axes.iter().enumerate() {
             let child = Frame::Link(crate::model::AxisId(k));
-            let pk = point(&FramePoint {
-                frame: child,
-                point_ref: ax.point_ref,
-            });
-            let pp = point(&FramePoint {
-                frame: ax.parent,
-                point_ref: ax.point_ref,
-            });
+            let pk = nm.point(child, &ax.point_ref);
+            let pp = nm.point(ax.parent, &ax.point_ref);
             let perp = perpendiculars(&ax.dir_ref);
-            let dk = |d: V3, dir: &mut dyn FnMut(&FrameDir) -> Lin| {
-                dir(&FrameDir {
-                    frame: child,
-                    dir_ref: d,
-                })
-            };
-            let dp = |d: V3, dir: &mut dyn FnMut(&FrameDir) -> Lin| {
-                dir(&FrameDir {
-                    frame: ax.parent,
-                    dir_ref: d,
-                })
-            };
+            let dk = |d: V3| nm.dir(child, &d);
+            let dp = |d: V3| nm.dir(ax.parent, &d);
             match ax.kind {
                 AxisKind::Revolute => {
                     for (i, c) in xyz.iter().enumerate() {
@@ -621,8 +717,8 @@ impl NaturalModel {
                     for (i, e) in perp.iter().enumerate() {
                         push(NatEq::new(
                             format!("{}.axis.{i}", ax.name),
-                            Diff::one(dk(ax.dir_ref, &mut dir)),
-                            Diff::one(dp(*e, &mut dir)),
+                            Diff::one(dk(ax.dir_ref)),
+                            Diff::one(dp(*e)),
                             0.0,
                         ));
                     }
@@ -637,15 +733,15 @@ impl NaturalModel {
                     ] {
                         push(NatEq::new(
                             format!("{}.{lbl}", ax.name),
-                            Diff::one(dk(a, &mut dir)),
-                            Diff::one(dp(b, &mut dir)),
+                            Diff::one(dk(a)),
+                            Diff::one(dp(b)),
                             0.0,
                         ));
                     }
                     for (i, e) in perp.iter().enumerate() {
                         push(NatEq::new(
                             format!("{}.line.{i}", ax.name),
-                            Diff::one(dp(*e, &mut dir)),
+                            Diff::one(dp(*e)),
                             Diff::two(pk, pp),
                             0.0,
                         ));
@@ -655,54 +751,31 @@ impl NaturalModel {
         }
         for c in &model.constraints {
             let (a, b) = match &c.eq {
-                ConstraintEq::PointDot { e, p1, p2 } => {
-                    (Diff::one(dir(e)), Diff::two(point(p1), point(p2)))
-                }
-                ConstraintEq::DirDot { e1, e2 } => (Diff::one(dir(e1)), Diff::one(dir(e2))),
+                ConstraintEq::PointDot { e, p1, p2 } => (
+                    Diff::one(nm.dir(e.frame, &e.dir_ref)),
+                    Diff::two(
+                        nm.point(p1.frame, &p1.point_ref),
+                        nm.point(p2.frame, &p2.point_ref),
+                    ),
+                ),
+                ConstraintEq::DirDot { e1, e2 } => (
+                    Diff::one(nm.dir(e1.frame, &e1.dir_ref)),
+                    Diff::one(nm.dir(e2.frame, &e2.dir_ref)),
+                ),
             };
             push(NatEq::new(c.name.clone(), a, b, 0.0));
         }
-        let cylinders = model
+        nm.eqs = eqs;
+        nm.cylinders = model
             .hydraulics
             .cylinders
             .iter()
             .map(|c| NatCylinder {
-                base: point(&c.base),
-                rod: point(&c.rod),
+                base: nm.point(c.base.frame, &c.base.point_ref),
+                rod: nm.point(c.rod.frame, &c.rod.point_ref),
             })
             .collect();
-        let mut labels = Vec::with_capacity(nq);
-        for ax in &model.axes {
-            match layout {
-                Layout::Spatial => {
-                    for v in ["r", "u", "v", "w"] {
-                        for c in xyz {
-                            labels.push(format!("{}.{v}.{c}", ax.name));
-                        }
-                    }
-                }
-                Layout::Planar { e1, e2, .. } => {
-                    let (n1, n2) = (Layout::name_of(&e1, "e1"), Layout::name_of(&e2, "e2"));
-                    for v in ["r", "u"] {
-                        labels.push(format!("{}.{v}.{n1}", ax.name));
-                        labels.push(format!("{}.{v}.{n2}", ax.name));
-                    }
-                }
-            }
-        }
-        NaturalModel {
-            layout,
-            nq_frame: nqf,
-            n_frames: nf,
-            nq,
-            origin_ref,
-            mass,
-            gravity_force,
-            eqs,
-            cylinders,
-            com,
-            labels,
-        }
+        nm
     }
 
     /// Number of constraint equations.
@@ -710,53 +783,32 @@ impl NaturalModel {
         self.eqs.len()
     }
 
-    /// `out = M a` (M = blockdiag(M_k)).
+    /// `out = M a`.
     #[inline]
     pub fn mass_times<S: Real>(&self, a: &[S], out: &mut [S]) {
-        let nqf = self.nq_frame;
-        for (k, mk) in self.mass.iter().enumerate() {
-            let o = nqf * k;
-            for r in 0..nqf {
-                let mut acc = S::zero();
-                for (c, m) in mk[r * nqf..(r + 1) * nqf].iter().enumerate() {
-                    if *m != 0.0 {
-                        acc += a[o + c] * *m;
-                    }
-                }
-                out[o + r] = acc;
-            }
+        out.iter_mut().for_each(|o| *o = S::zero());
+        for &(i, j, m) in &self.mass {
+            out[i] += a[j] * m;
         }
-    }
-
-    /// Entry M_ij of the (constant) mass matrix.
-    #[inline]
-    pub fn mass_entry(&self, i: usize, j: usize) -> f64 {
-        let nqf = self.nq_frame;
-        let (fi, fj) = (i / nqf, j / nqf);
-        if fi != fj {
-            return 0.0;
-        }
-        self.mass[fi][(i % nqf) * nqf + j % nqf]
     }
 
     /// Rotation A of a frame from q (identity for the ground): [u v w] (spatial) or the
     /// rotation about n by the angle of u (planar: A = n nᵀ + u₁(e₁e₁ᵀ + e₂e₂ᵀ) + u₂(e₂e₁ᵀ −
     /// e₁e₂ᵀ)).
     pub fn rotation(&self, q: &[f64], f: Frame) -> Matrix3<f64> {
-        match f {
-            Frame::Ground => Matrix3::identity(),
-            Frame::Link(k) => {
-                let b = &q[self.nq_frame * k.0..];
-                match self.layout {
-                    Layout::Spatial => {
-                        Matrix3::new(b[3], b[6], b[9], b[4], b[7], b[10], b[5], b[8], b[11])
-                    }
-                    Layout::Planar { n, e1, e2 } => {
-                        n * n.transpose()
-                            + (e1 * e1.transpose() + e2 * e2.transpose()) * b[2]
-                            + (e2 * e1.transpose() - e1 * e2.transpose()) * b[3]
-                    }
-                }
+        let Frame::Link(k) = f else {
+            return Matrix3::identity();
+        };
+        let Some(o) = self.frames[k.0].rot else {
+            return Matrix3::identity();
+        };
+        let b = &q[o..];
+        match self.layout {
+            Layout::Spatial => Matrix3::new(b[0], b[3], b[6], b[1], b[4], b[7], b[2], b[5], b[8]),
+            Layout::Planar { n, e1, e2 } => {
+                n * n.transpose()
+                    + (e1 * e1.transpose() + e2 * e2.transpose()) * b[0]
+                    + (e2 * e1.transpose() - e1 * e2.transpose()) * b[1]
             }
         }
     }
@@ -764,30 +816,30 @@ impl NaturalModel {
     /// Angular velocity ω = ½ Σ e × ė over e ∈ {u, v, w} (spatial) or n (u₁u̇₂ − u₂u̇₁)
     /// (planar); with q̈ for `qd`: ω̇.
     pub fn angular(&self, q: &[f64], qd: &[f64], f: Frame) -> V3 {
-        match f {
-            Frame::Ground => V3::zeros(),
-            Frame::Link(k) => {
-                let o = self.nq_frame * k.0;
-                match self.layout {
-                    Layout::Spatial => {
-                        let mut w = V3::zeros();
-                        for j in 1..4 {
-                            let e = V3::new(q[o + 3 * j], q[o + 3 * j + 1], q[o + 3 * j + 2]);
-                            let ed = V3::new(qd[o + 3 * j], qd[o + 3 * j + 1], qd[o + 3 * j + 2]);
-                            w += e.cross(&ed);
-                        }
-                        w * 0.5
-                    }
-                    Layout::Planar { n, .. } => n * (q[o + 2] * qd[o + 3] - q[o + 3] * qd[o + 2]),
+        let Frame::Link(k) = f else {
+            return V3::zeros();
+        };
+        let Some(o) = self.frames[k.0].rot else {
+            return V3::zeros();
+        };
+        match self.layout {
+            Layout::Spatial => {
+                let mut w = V3::zeros();
+                for j in 0..3 {
+                    let e = V3::new(q[o + 3 * j], q[o + 3 * j + 1], q[o + 3 * j + 2]);
+                    let ed = V3::new(qd[o + 3 * j], qd[o + 3 * j + 1], qd[o + 3 * j + 2]);
+                    w += e.cross(&ed);
                 }
+                w * 0.5
             }
+            Layout::Planar { n, .. } => n * (q[o] * qd[o + 1] - q[o + 1] * qd[o]),
         }
     }
 
     /// Natural coordinates q, q̇, q̈ from the relative z, ż, z̈ of `st` (recursive kinematics of
     /// the tree: r = x + A c̄, ṙ = ṡ + ω × r, r̈ = s̈ + ω̇ × r + ω × ṙ, ė = ω × e,
     /// ë = ω̇ × e + ω × ė, with Ż_k = Ż⁰_k + Σ_path b_i z̈_i; in the planar layout r and
-    /// u = A e₁ projected on e₁, e₂).
+    /// u = A e₁ projected on e₁, e₂). Only the coordinates a frame owns are written.
     #[allow(clippy::too_many_arguments)]
     pub fn from_relative(
         &self,
@@ -802,8 +854,7 @@ impl NaturalModel {
     ) {
         kin.positions(model, z);
         kin.velocities(model, zd);
-        let nqf = self.nq_frame;
-        for k in 0..self.n_frames {
+        for (k, fm) in self.frames.iter().enumerate() {
             let (mut av, mut aw) = (kin.acc0_v[k], kin.acc0_w[k]);
             crate::mechanics::kinematics::for_each_on_path(
                 model,
@@ -815,7 +866,6 @@ impl NaturalModel {
             );
             let (sv, w) = (kin.vel_v[k], kin.vel_w[k]);
             let a = kin.rot[k];
-            let o = nqf * k;
             let r = kin.pos[k] + a * self.origin_ref[k];
             let rd = sv + w.cross(&r);
             let rdd = av + aw.cross(&r) + w.cross(&rd);
@@ -823,30 +873,34 @@ impl NaturalModel {
                 let ed = w.cross(&e);
                 (e, ed, aw.cross(&e) + w.cross(&ed))
             };
-            let mut put = |slot: usize, (x, xd, xdd): (V3, V3, V3)| match self.layout {
+            let mut put = |o: usize, (x, xd, xdd): (V3, V3, V3)| match self.layout {
                 Layout::Spatial => {
                     for i in 0..3 {
-                        q[o + 3 * slot + i] = x[i];
-                        qd[o + 3 * slot + i] = xd[i];
-                        qdd[o + 3 * slot + i] = xdd[i];
+                        q[o + i] = x[i];
+                        qd[o + i] = xd[i];
+                        qdd[o + i] = xdd[i];
                     }
                 }
                 Layout::Planar { e1, e2, .. } => {
                     for (i, e) in [e1, e2].iter().enumerate() {
-                        q[o + 2 * slot + i] = x.dot(e);
-                        qd[o + 2 * slot + i] = xd.dot(e);
-                        qdd[o + 2 * slot + i] = xdd.dot(e);
+                        q[o + i] = x.dot(e);
+                        qd[o + i] = xd.dot(e);
+                        qdd[o + i] = xdd.dot(e);
                     }
                 }
             };
-            put(0, (r, rd, rdd));
-            match self.layout {
-                Layout::Spatial => {
-                    for j in 0..3 {
-                        put(j + 1, unit(a.column(j).into()));
+            if let Some(o) = fm.own_r {
+                put(o, (r, rd, rdd));
+            }
+            if let (true, Some(o)) = (fm.own_rot, fm.rot) {
+                match self.layout {
+                    Layout::Spatial => {
+                        for j in 0..3 {
+                            put(o + 3 * j, unit(a.column(j).into()));
+                        }
                     }
+                    Layout::Planar { e1, .. } => put(o, unit(a * e1)),
                 }
-                Layout::Planar { e1, .. } => put(1, unit(a * e1)),
             }
         }
     }
@@ -911,53 +965,48 @@ impl NaturalModel {
     }
 
     /// The [`Lin`] of a point with reference coordinates `p` on frame `f`.
-    pub fn point_lin(&self, f: Frame, p: &V3) -> Lin {
+    pub fn point(&self, f: Frame, p: &V3) -> Lin {
+        let mut l = self.point_inplane(f, p);
+        if let (Layout::Planar { n, .. }, Frame::Link(_)) = (self.layout, f) {
+            l.konst += n * p.dot(&n);
+        }
+        l
+    }
+
+    /// The [`Lin`] of a direction with reference components `d` on frame `f`.
+    pub fn dir(&self, f: Frame, d: &V3) -> Lin {
         match f {
-            Frame::Ground => Lin::constant(*p),
+            Frame::Ground => Lin::constant(*d),
             Frame::Link(k) => {
-                let mut cols = [V3::zeros(); NQ_FRAME];
-                self.layout
-                    .columns(&(p - self.origin_ref[k.0]), true, &mut cols);
-                Lin::of_columns(
-                    k.0,
-                    self.nq_frame * k.0,
-                    &cols[..self.nq_frame],
-                    self.layout.konst(p),
-                )
+                let mut l = Lin::constant(match self.layout {
+                    Layout::Spatial => V3::zeros(),
+                    Layout::Planar { n, .. } => n * d.dot(&n),
+                });
+                l.frame = Some(k.0);
+                add_rotated(&self.layout, self.frames[k.0].rot, d, &mut l);
+                l
             }
         }
     }
 
-    /// The [`Lin`] of a direction with reference components `d` on frame `f`.
+    /// The [`Lin`] of a point with reference coordinates `p` on frame `f` (alias of
+    /// [`NaturalModel::point`]).
+    pub fn point_lin(&self, f: Frame, p: &V3) -> Lin {
+        self.point(f, p)
+    }
+
+    /// The [`Lin`] of a direction with reference components `d` on frame `f` (alias of
+    /// [`NaturalModel::dir`]).
     pub fn dir_lin(&self, f: Frame, d: &V3) -> Lin {
-        match f {
-            Frame::Ground => Lin::constant(*d),
-            Frame::Link(k) => {
-                let mut cols = [V3::zeros(); NQ_FRAME];
-                self.layout.columns(d, false, &mut cols);
-                Lin::of_columns(
-                    k.0,
-                    self.nq_frame * k.0,
-                    &cols[..self.nq_frame],
-                    self.layout.konst(d),
-                )
-            }
-        }
+        self.dir(f, d)
     }
 
     /// Kinetic energy ½ q̇ᵀ M q̇ [J].
     pub fn kinetic_energy(&self, qd: &[f64]) -> f64 {
-        let nqf = self.nq_frame;
-        let mut ke = 0.0;
-        for (k, mk) in self.mass.iter().enumerate() {
-            let v = &qd[nqf * k..nqf * (k + 1)];
-            for r in 0..nqf {
-                for c in 0..nqf {
-                    ke += 0.5 * mk[r * nqf + c] * v[r] * v[c];
-                }
-            }
-        }
-        ke
+        self.mass
+            .iter()
+            .map(|&(i, j, m)| 0.5 * m * qd[i] * qd[j])
+            .sum()
     }
 
     /// Potential energy −Σ m gravity·g_j [J].
