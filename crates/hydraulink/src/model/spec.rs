@@ -838,9 +838,10 @@ pub struct SolverSpec {
     /// Newton tolerance on friction states (bristle deflection [m], film [-]) (003 Pub II: 1e-7).
     #[serde(default = "default_tol_friction")]
     pub tolerance_friction_state: f64,
-    /// Global formulations: coordinates of the natural frames (`auto`: planar, 4 per frame,
-    /// when every revolute axis is parallel to one normal and every prismatic axis normal to
-    /// it, else spatial, 12 per frame; `spatial`: always 12).
+    /// Global formulations: coordinates of the natural frames (`auto`: planar, a unit vector
+    /// per revolute frame with the joint points shared, when every revolute axis is parallel
+    /// to one normal and every prismatic axis normal to it, else spatial, 12 per frame;
+    /// `spatial`: always 12).
     #[serde(default)]
     pub natural_frames: NaturalFrames,
 }
@@ -853,7 +854,7 @@ fn default_tol_friction() -> f64 {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum NaturalFrames {
-    /// Planar frames (a point and one unit vector in the plane, 4 coordinates) when the
+    /// Planar frames (one unit vector in the plane per revolute frame, joint points shared) when the
     /// mechanism is planar, spatial frames otherwise.
     #[default]
     Auto,

@@ -217,8 +217,8 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, prev: &Prev<'_>, spools: &[f6
         // ∇Φ_r and w_r (A, B and their rates as evaluated by `residual`)
         let [ad, bd, add, bdd] = *rates;
         // grad and w are zero outside the pattern (cleared after each row)
-        eq.a.add_grad(&bv, grad);
-        eq.b.add_grad(&av, grad);
+        eq.a.add_grad(bv, grad);
+        eq.b.add_grad(av, grad);
         eq.a.add_grad(&(bd * k2 + bdd * c), w);
         eq.b.add_grad(&(ad * k2 + add * c), w);
         for &i in &eq.pattern {

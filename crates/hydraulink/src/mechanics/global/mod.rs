@@ -9,7 +9,7 @@
 //!
 //! # `State::extra` layout (global formulations)
 //! ```text
-//! extra = [ q (nq) | q̇ (nq) | q̈ (nq) | λ (m) ]     nq = (12 or 4) n_axes, m = NaturalModel::n_eqs()
+//! extra = [ q (nq) | q̇ (nq) | q̈ (nq) | λ (m) ]     nq = NaturalModel::nq, m = NaturalModel::n_eqs()
 //! ```
 //! An `extra` of another length (a fresh initial state) is filled from z, ż, z̈ at the first
 //! step.

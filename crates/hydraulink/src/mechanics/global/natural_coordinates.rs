@@ -3,50 +3,53 @@
 //!
 //! # Coordinates
 //! Every elementary joint axis k of the model (every `Frame::Link(k)`) becomes one natural
-//! frame. Two layouts ([`Layout`]):
+//! frame: a basic point r_k (the axis point c̄_k of the reference configuration) and unit
+//! vectors. Two layouts ([`Layout`]):
 //!
-//! * **Spatial** (any mechanism): the classic fully Cartesian set of García de Jalón, a basic
-//!   point and three unit vectors, 12 coordinates,
+//! * **Spatial** (any mechanism): the classic fully Cartesian set of García de Jalón, the point
+//!   and three unit vectors, 12 coordinates per frame,
 //!   ```text
 //!   q_k = [ r_k ; u_k ; v_k ; w_k ],   r_k = x_k + A_k c̄_k,   [u_k v_k w_k] = A_k
 //!   ```
-//!   where (A_k, x_k) is the link pose of `Kinematics` and c̄_k is the axis point in the
-//!   reference configuration.
+//!   where (A_k, x_k) is the link pose of `Kinematics`; every joint is a set of equations.
 //! * **Planar** (every revolute axis parallel to one normal n, every prismatic axis normal to
 //!   it; chosen automatically, `solver.natural_frames = "auto"`): the frames move in the plane
-//!   ⊥ n, and each one needs only its basic point and one unit vector in that plane, 4
-//!   coordinates in the in-plane basis (e₁, e₂ = n × e₁),
-//!   ```text
-//!   q_k = [ r_k·e₁ ; r_k·e₂ ; u_k·e₁ ; u_k·e₂ ],   u_k = A_k e₁
-//!   ```
-//!   The second in-plane unit vector is u_k rotated by 90° about n, linear in q_k, and the n
-//!   components of all points and directions are constants. This is the planar natural
-//!   coordinates of 004 §2 (its rod example uses points only); with 4 instead of 12 coordinates
-//!   per frame the systems of the 000 cases shrink from 39–65 to 15–23 unknowns.
+//!   ⊥ n, with the in-plane basis (e₁, e₂ = n × e₁). A frame is its point and one unit vector
+//!   u_k = A_k e₁ (the second one, u_k turned by 90° about n, is linear in u_k). As in the
+//!   natural coordinates of García de Jalón, **bodies share the points of their joints**: the
+//!   point of a revolute frame is the joint point of its parent (a linear combination of the
+//!   parent's point and unit vector, so no coordinates and no coincidence equations), or a
+//!   constant on the ground; a prismatic frame owns its point (2 coordinates, one line
+//!   equation) and shares its parent's unit vector. A revolute frame owns 2 coordinates
+//!   (u_k·e₁, u_k·e₂) and one equation (u_k·u_k = 1). The four-bar of 000 has 6 coordinates
+//!   and 5 equations (36 and 35 spatial), the quick-return 10 and 9 (60 and 59).
 //!
 //! In both layouts a point with reference coordinates p̄ on frame k and a direction d̄ are
-//! constant linear (affine) maps of q_k,
+//! constant affine maps of q ([`Lin`]: the nonzero columns and a constant):
 //!
 //! ```text
-//! p = C(a) q_k + (p̄·n) n,   a = p̄ − c̄_k          d = (C(d̄) − C(0)) q_k + (d̄·n) n
+//! p = r_k + A_k (p̄ − c̄_k) (+ (p̄·n) n, planar)          d = A_k d̄ (+ (d̄·n) n, planar)
 //! ```
-//! with C(a) = [I₃, a_x I₃, a_y I₃, a_z I₃] (spatial, no n term) or, planar,
-//! C(a) = [e₁, e₂, a₁e₁ + a₂e₂, a₁e₂ − a₂e₁] (a_i = a·e_i). [`Lin`] stores the nonzero
-//! columns of that map. Frames of multi-axis joints that carry no body are massless; their
-//! coordinates are fixed by the joint constraints through the penalty term (004 §2: a singular
-//! M is handled by Φ_qᵀ α Φ_q). The ground is not a frame: its points are constants.
+//! with A_k a = a_x u_k + a_y v_k + a_z w_k (spatial) or, planar,
+//! A_k a = a₁ u_k + a₂ u_k^⊥, u_k^⊥ = (−u_k·e₂) e₁ + (u_k·e₁) e₂, a_i = a·e_i. Frames of
+//! multi-axis joints that carry no body are massless; their coordinates are fixed by the joint
+//! constraints through the penalty term (004 §2: a singular M is handled by Φ_qᵀ α Φ_q). The
+//! ground is not a frame: its points are constants.
 //!
 //! # Mass matrix (constant)
-//! C(a) is affine in a: C(a) = C(0) + Σ_i a_i C_i. For a body with mass m, COM offset
-//! d = ḡ − c̄ and central inertia J̄,
+//! A body point is p = C(a) q + const with C(a) affine in the body offset a: C(a) = C(0) +
+//! Σ_i a_i C_i, C_i the columns of the direction ê_i. For a body with mass m, COM offset d and
+//! central inertia J̄,
 //!
 //! ```text
-//! M_k = Σ_bodies ∫ρ C(a)ᵀ C(a) dV = Σ_bodies [ m C(d)ᵀ C(d) + Σ_ij S_ij C_iᵀ C_j ],
+//! M = Σ_bodies ∫ρ C(a)ᵀ C(a) dV = Σ_bodies [ m C(d)ᵀ C(d) + Σ_ij S_ij C_iᵀ C_j ],
 //! S = ½ tr(J̄) I − J̄
 //! ```
-//! (S the central second moment of mass). In the spatial layout this is M4_k ⊗ I₃ with
-//! M4 = [[m, m dᵀ], [m d, m d dᵀ + S]]; in the planar one the rotational entry is
-//! S₁₁ + S₂₂ = J̄_nn. Gravity gives the constant generalized force Q_g = m C(d)ᵀ g.
+//! (S the central second moment of mass). Spatial: per frame M4_k ⊗ I₃ with
+//! M4 = [[m, m dᵀ], [m d, m d dᵀ + S]]. Planar: the rotational entry is S₁₁ + S₂₂ = J̄_nn, and
+//! a body whose point is shared couples its unit vector with those up the chain (M is constant
+//! but not block diagonal; stored as its nonzero entries). Gravity gives the constant
+//! generalized force Q_g = Σ m C(d)ᵀ g.
 //!
 //! # Constraints
 //! Every scalar equation has the form Φ = A·B − k with A, B differences of [`Lin`] expressions
@@ -54,22 +57,21 @@
 //!
 //! | source | equations |
 //! |---|---|
-//! | rigid body, per frame | spatial: u·u − 1, v·v − 1, w·w − 1, u·v, v·w, w·u; planar: u·u − 1 |
+//! | rigid body, per owned orientation | spatial: u·u − 1, v·v − 1, w·w − 1, u·v, v·w, w·u; planar: u·u − 1 |
 //! | revolute axis (c̄, ū) | p_K(c̄) − p_P(c̄) = 0 (3), d_K(ū)·d_P(ē_i) = 0 (2) |
 //! | prismatic axis ū | d_K(ū)·d_P(ē_i) = 0 (2), d_K(ē₁)·d_P(ē₂) = 0 (1), d_P(ē_i)·(p_K(c̄) − p_P(c̄)) = 0 (2) |
 //! | cut joint `PointDot` | e·(r₁ − r₂) |
 //! | cut joint `DirDot` | e₁·e₂ |
 //!
-//! (ē₁, ē₂ ⊥ ū in the reference configuration.) In the planar layout the equations that the
-//! parametrization satisfies identically (the n component of a point coincidence, the
-//! parallelism of revolute axes, a cut-joint row along n: zero Hessian and zero gradient) are
-//! dropped, which leaves 2 equations per revolute and 2 per prismatic axis. The tree-joint and
-//! rigid-body equations are independent: redundant ones are harmless for the penalty term
-//! itself (004 §2), but the iterated multipliers would drift in the null space of Φ_qᵀ, where
-//! they still act through the constraint Hessian, and spoil Newton's convergence. (Cut joints
-//! are taken as the model gives them.) With Φ = A·B − k:
-//! Φ_q = Bᵀ A_q + Aᵀ B_q, Φ̇_q q̇ = 2 Ȧ·Ḃ and the constant Hessian H = A_qᵀ B_q + B_qᵀ A_q
-//! ([`NatEq::hessian`], assembled once).
+//! (ē₁, ē₂ ⊥ ū in the reference configuration.) The equations a layout satisfies identically
+//! (a shared joint point, the n component of a planar point, parallel planar axes, a shared
+//! unit vector, a cut-joint row along n: zero Hessian, gradient and value) are dropped when
+//! the model is built. The remaining tree-joint and rigid-body equations are independent:
+//! redundant ones are harmless for the penalty term itself (004 §2), but the iterated
+//! multipliers would drift in the null space of Φ_qᵀ, where they still act through the
+//! constraint Hessian, and spoil Newton's convergence. (Cut joints are taken as the model
+//! gives them.) With Φ = A·B − k: Φ_q = Bᵀ A_q + Aᵀ B_q, Φ̇_q q̇ = 2 Ȧ·Ḃ and the constant
+//! Hessian H = A_qᵀ B_q + B_qᵀ A_q ([`NatEq::hessian`], assembled once).
 
 use std::collections::BTreeMap;
 
@@ -89,8 +91,8 @@ pub enum Layout {
     /// r, u, v, w: 12 coordinates per frame.
     #[default]
     Spatial,
-    /// Plane motion ⊥ `n`: r and u in the in-plane basis (`e1`, `e2` = n × e₁), 4 coordinates
-    /// per frame.
+    /// Plane motion ⊥ `n`: u (and the point of a prismatic frame) in the in-plane basis
+    /// (`e1`, `e2` = n × e₁), 2 coordinates each; joint points shared.
     Planar {
         /// Unit normal of the plane of motion (the common revolute axis).
         n: V3,
