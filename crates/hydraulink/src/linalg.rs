@@ -124,6 +124,11 @@ impl DenseLu {
         &mut self.a
     }
 
+    /// The matrix as a column-major slice, read-only (the factors after `factor`).
+    pub fn values(&self) -> &[f64] {
+        &self.a
+    }
+
     /// Read access to the matrix (the factors after `factor`).
     pub fn matrix(&self) -> MatRef<'_, f64> {
         MatRef::from_column_major_slice(&self.a, self.n, self.n)
