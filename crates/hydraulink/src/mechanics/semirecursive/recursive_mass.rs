@@ -74,7 +74,8 @@ pub fn kinetic_energy(model: &Model, kin: &Kinematics<f64>, dynamics: &Dynamics<
 #[cfg(test)]
 mod tests {
     use crate::assembly::Evaluator;
-    use crate::model::{self, ModelSpec};
+    use crate::model;
+    use crate::ModelSpec;
 
     /// M′ v by the tree passes equals the formed M′ times v, on a branched tree with a prismatic
     /// axis (the quick-return's tree, loop rows ignored) at a non-trivial configuration.

@@ -8,8 +8,7 @@
 //!     [ C  D ]    C = ∂f_y/∂z,          D = ∂f_y/∂y.
 //! ```
 //!
-//! When D is diagonal (no two volumes connected to each other, one-state friction elements) and
-//! its diagonal is non-zero, J Δx = r is solved exactly by
+//! When D is invertible, J Δx = r is solved exactly by
 //!
 //! ```text
 //! S = A − B D⁻¹ C,   S Δz = r_z − B D⁻¹ r_y,   Δy = D⁻¹ (r_y − C Δz)
@@ -18,8 +17,10 @@
 //! so only the n × n matrix S is factored (O(n³) instead of O((n + n_y)³)) and each solve costs
 //! O(n²) plus two products with B and C, whose columns and rows are scanned only over their
 //! non-zero extent (a cylinder's column reaches only the axes on its bodies' paths to the root).
-//! The structure is read from the assembled tangent itself (dual-number entries that do not
-//! depend on an unknown are exact zeros), so a circuit with coupled volumes falls back to the
+//! D is diagonal when no two volumes are connected to each other by a component and every
+//! friction element has one state; the structure is read from the assembled tangent itself
+//! (dual-number entries that do not depend on an unknown are exact zeros). A non-diagonal D
+//! (volumes coupled by a throttle, say) is factored densely; a singular D falls back to the
 //! dense LU of J. Δx is the same Newton increment up to round-off.
 
 use crate::linalg::DenseLu;
@@ -43,8 +44,16 @@ pub struct SchurTangent {
     c: Vec<f64>,
     /// Non-zero column extent [lo, hi) of each row of C.
     c_ext: Vec<(usize, usize)>,
-    /// D⁻¹ (diagonal).
+    /// Whether D is diagonal (then `dinv`, else `dlu` and `dc`).
+    diagonal: bool,
+    /// D⁻¹ (diagonal D).
     dinv: Vec<f64>,
+    /// LU of a non-diagonal D.
+    dlu: DenseLu,
+    /// D⁻¹ C of a non-diagonal D, column-major n_y × n.
+    dc: Vec<f64>,
+    /// Scratch n_y-vector.
+    t: Vec<f64>,
     /// S = A − B D⁻¹ C and its LU.
     s: DenseLu,
     /// Scratch: D⁻¹ r_y.
@@ -67,7 +76,11 @@ impl SchurTangent {
             b_ext: vec![(0, 0); ny],
             c: vec![0.0; ny * n],
             c_ext: vec![(0, 0); ny],
+            diagonal: true,
             dinv: vec![0.0; ny],
+            dlu: DenseLu::new(ny),
+            dc: vec![0.0; ny * n],
+            t: vec![0.0; ny],
             s: DenseLu::new(n),
             y: vec![0.0; ny],
         }
@@ -78,8 +91,8 @@ impl SchurTangent {
         self.active
     }
 
-    /// From the column-major (n + n_y)² tangent `a`: `None` when D is not diagonal with a
-    /// non-zero finite diagonal (use the dense LU), else whether S factored.
+    /// From the column-major (n + n_y)² tangent `a`: `None` when D is singular (use the dense
+    /// LU of J), else whether S factored.
     pub fn factor(&mut self, a: &[f64]) -> Option<bool> {
         self.active = false;
         let (n, ny) = (self.n, self.ny);
@@ -88,18 +101,26 @@ impl SchurTangent {
             return None;
         }
         // D diagonal?
-        for v in 0..ny {
+        self.diagonal = (0..ny).all(|v| {
             let col = &a[(n + v) * nx + n..(n + v + 1) * nx];
-            for (w, x) in col.iter().enumerate() {
-                if w != v && *x != 0.0 {
+            col.iter().enumerate().all(|(w, x)| w == v || *x == 0.0)
+        });
+        if self.diagonal {
+            for v in 0..ny {
+                let d = a[(n + v) * nx + n + v];
+                if d == 0.0 || !d.is_finite() {
                     return None;
                 }
+                self.dinv[v] = 1.0 / d;
             }
-            let d = col[v];
-            if d == 0.0 || !d.is_finite() {
+        } else {
+            let d = self.dlu.values_mut();
+            for w in 0..ny {
+                d[w * ny..(w + 1) * ny].copy_from_slice(&a[(n + w) * nx + n..(n + w + 1) * nx]);
+            }
+            if self.dlu.factor().is_err() {
                 return None;
             }
-            self.dinv[v] = 1.0 / d;
         }
         // B (columns n.. of the first n rows) and C (rows n.. of the first n columns)
         for v in 0..ny {
@@ -120,7 +141,26 @@ impl SchurTangent {
         for j in 0..n {
             s[j * n..(j + 1) * n].copy_from_slice(&a[j * nx..j * nx + n]);
         }
-        for v in 0..ny {
+        if !self.diagonal {
+            // S_:j −= B (D⁻¹ C_:j)
+            for j in 0..n {
+                let dcj = &mut self.dc[j * ny..(j + 1) * ny];
+                for (v, x) in dcj.iter_mut().enumerate() {
+                    *x = self.c[v * n + j];
+                }
+                self.dlu.solve_in_place(dcj);
+                for (v, w) in dcj.iter().enumerate() {
+                    if *w != 0.0 {
+                        let (lo, hi) = self.b_ext[v];
+                        let bcol = &self.b[v * n + lo..v * n + hi];
+                        for (sij, bi) in s[j * n + lo..j * n + hi].iter_mut().zip(bcol.iter()) {
+                            *sij -= bi * w;
+                        }
+                    }
+                }
+            }
+        }
+        for v in (0..ny).filter(|_| self.diagonal) {
             let (blo, bhi) = self.b_ext[v];
             let (clo, chi) = self.c_ext[v];
             let bcol = &self.b[v * n + blo..v * n + bhi];
@@ -145,9 +185,17 @@ impl SchurTangent {
         debug_assert!(self.active, "SchurTangent::solve_in_place before factor");
         let n = self.n;
         let (rz, ry) = r.split_at_mut(n);
+        // y = D⁻¹ r_y
+        if self.diagonal {
+            for ((y, d), r) in self.y.iter_mut().zip(self.dinv.iter()).zip(ry.iter()) {
+                *y = d * r;
+            }
+        } else {
+            self.y.copy_from_slice(ry);
+            self.dlu.solve_in_place(&mut self.y);
+        }
         for v in 0..self.ny {
-            let yv = self.dinv[v] * ry[v];
-            self.y[v] = yv;
+            let yv = self.y[v];
             let (lo, hi) = self.b_ext[v];
             for (ri, bi) in rz[lo..hi]
                 .iter_mut()
@@ -157,16 +205,40 @@ impl SchurTangent {
             }
         }
         self.s.solve_in_place(rz);
+        // Δy = y − D⁻¹ C Δz
         for v in 0..self.ny {
             let (lo, hi) = self.c_ext[v];
-            let cz: f64 = self.c[v * n + lo..v * n + hi]
-                .iter()
-                .zip(rz[lo..hi].iter())
-                .map(|(c, z)| c * z)
-                .sum();
-            ry[v] = self.y[v] - self.dinv[v] * cz;
+            self.t[v] = dot(&self.c[v * n + lo..v * n + hi], &rz[lo..hi]);
+        }
+        if self.diagonal {
+            for (t, d) in self.t.iter_mut().zip(self.dinv.iter()) {
+                *t *= d;
+            }
+        } else {
+            self.dlu.solve_in_place(&mut self.t);
+        }
+        for ((r, y), t) in ry.iter_mut().zip(self.y.iter()).zip(self.t.iter()) {
+            *r = y - t;
         }
     }
+}
+
+/// x · y with four partial sums (vectorizable).
+#[inline]
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (xc, yc) = (x.chunks_exact(4), y.chunks_exact(4));
+    let (xr, yr) = (xc.remainder(), yc.remainder());
+    for (a, b) in xc.zip(yc) {
+        for k in 0..4 {
+            acc[k] += a[k] * b[k];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (a, b) in xr.iter().zip(yr.iter()) {
+        s += a * b;
+    }
+    s
 }
 
 /// [first, last + 1) of the non-zero entries of `x` ((0, 0) if none).
@@ -253,8 +325,23 @@ mod tests {
         for (u, w) in x.iter().zip(x_dense.iter()) {
             assert!((u - w).abs() < 1e-12, "{u} vs {w}");
         }
-        // an off-diagonal entry in D: not applicable
+        // an off-diagonal entry in D (coupled volumes): D factored densely
         a[(n + 1) * nx + n] = 0.5;
+        a[n * nx + n + 2] = -0.3;
+        dense.values_mut().copy_from_slice(&a);
+        dense.factor().unwrap();
+        let mut x_dense = r.clone();
+        dense.solve_in_place(&mut x_dense);
+        assert_eq!(s.factor(&a), Some(true));
+        let mut x = r.clone();
+        s.solve_in_place(&mut x);
+        for (u, w) in x.iter().zip(x_dense.iter()) {
+            assert!((u - w).abs() < 1e-12, "{u} vs {w}");
+        }
+        // a singular D: not applicable
+        for v in 0..ny {
+            a[(n + v) * nx + n] = 0.0;
+        }
         assert_eq!(s.factor(&a), None);
     }
 }
