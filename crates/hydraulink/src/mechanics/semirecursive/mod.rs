@@ -98,6 +98,9 @@ pub struct Dynamics<S: Real> {
     pub form_mass: bool,
     /// M′ v of the last `mass_times`.
     pub mass_v: Vec<S>,
+    /// Whether `mass_v` holds M′ z̈ of the current point, set by the caller who computed or
+    /// lifted it; the penalty residual then uses it instead of recomputing, and clears it.
+    pub mass_v_valid: bool,
     /// Scratch of `mass_times`: Ẑ of the parent, per axis (velocity and angular parts).
     pub rec_pv: Vec<Vector3<S>>,
     /// Scratch of `mass_times`.
@@ -142,6 +145,7 @@ impl<S: Real> Dynamics<S> {
             force: vec![S::zero(); n],
             form_mass: true,
             mass_v: vec![S::zero(); n],
+            mass_v_valid: false,
             rec_pv: vec![Vector3::zeros(); n],
             rec_pw: vec![Vector3::zeros(); n],
             rec_zv: vec![Vector3::zeros(); n],

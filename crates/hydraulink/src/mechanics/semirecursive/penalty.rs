@@ -106,7 +106,10 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
     // g_r = αΦ_r + λ_r, then f_z = c (M′ z̈ + Φ_zᵀ g − Q′), row by row; on a tree without
     // the dense M′, M′ z̈ by the tree passes (recursive_mass.rs)
     if !ev.dynamics.form_mass {
-        ev.dynamics.mass_times(model, &ev.kin, &ev.zdd);
+        if !ev.dynamics.mass_v_valid {
+            ev.dynamics.mass_times(model, &ev.kin, &ev.zdd);
+        }
+        ev.dynamics.mass_v_valid = false;
         let (jac, phi) = (&ev.constraints.jac, &ev.constraints.phi);
         for i in 0..n {
             let mut acc = ev.dynamics.mass_v[i] - ev.dynamics.force[i];
@@ -162,6 +165,11 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
     // the f64 evaluation at x the pressure columns build on (f is left untouched)
     ws.ev.x.copy_from_slice(&ws.x);
     evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+    if !ws.ev.dynamics.form_mass {
+        // M′ z̈ at x for the pressure columns (`Evaluator::evaluate_pressures`)
+        ws.ev.dynamics.mass_times(model, &ws.ev.kin, &ws.ev.zdd);
+        ws.ev.dynamics.mass_v_valid = true;
+    }
     for j in 0..nx {
         for k in 0..nx {
             ws.evd.x[k] = Dual64::new(ws.x[k], if k == j { 1.0 } else { 0.0 });
