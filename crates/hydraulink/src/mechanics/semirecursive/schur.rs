@@ -194,22 +194,25 @@ impl SchurTangent {
             self.y.copy_from_slice(ry);
             self.dlu.solve_in_place(&mut self.y);
         }
-        for v in 0..self.ny {
-            let yv = self.y[v];
-            let (lo, hi) = self.b_ext[v];
-            for (ri, bi) in rz[lo..hi]
-                .iter_mut()
-                .zip(self.b[v * n + lo..v * n + hi].iter())
-            {
-                *ri -= bi * yv;
-            }
+        // r_z −= B y, then S Δz = r_z, then t = C Δz
+        #[cfg(target_arch = "x86_64")]
+        if n >= crate::linalg::AVX2_MIN_N && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { apply_b_avx2(&self.b, &self.b_ext, &self.y, rz, n) };
+            self.s.solve_in_place(rz);
+            // SAFETY: as above.
+            unsafe { apply_c_avx2(&self.c, &self.c_ext, rz, &mut self.t, n) };
+            self.finish(ry);
+            return;
         }
+        apply_b(&self.b, &self.b_ext, &self.y, rz, n);
         self.s.solve_in_place(rz);
-        // Δy = y − D⁻¹ C Δz
-        for v in 0..self.ny {
-            let (lo, hi) = self.c_ext[v];
-            self.t[v] = dot(&self.c[v * n + lo..v * n + hi], &rz[lo..hi]);
-        }
+        apply_c(&self.c, &self.c_ext, rz, &mut self.t, n);
+        self.finish(ry);
+    }
+
+    /// Δy = y − D⁻¹ t, with t = C Δz.
+    fn finish(&mut self, ry: &mut [f64]) {
         if self.diagonal {
             for (t, d) in self.t.iter_mut().zip(self.dinv.iter()) {
                 *t *= d;
@@ -223,8 +226,40 @@ impl SchurTangent {
     }
 }
 
+/// r −= B y over the non-zero extents of B's columns.
+#[inline(always)]
+fn apply_b(b: &[f64], b_ext: &[(usize, usize)], y: &[f64], r: &mut [f64], n: usize) {
+    for (v, (yv, (lo, hi))) in y.iter().zip(b_ext.iter()).enumerate() {
+        for (ri, bi) in r[*lo..*hi].iter_mut().zip(b[v * n + lo..v * n + hi].iter()) {
+            *ri -= bi * yv;
+        }
+    }
+}
+
+/// t = C z over the non-zero extents of C's rows.
+#[inline(always)]
+fn apply_c(c: &[f64], c_ext: &[(usize, usize)], z: &[f64], t: &mut [f64], n: usize) {
+    for (v, (tv, (lo, hi))) in t.iter_mut().zip(c_ext.iter()).enumerate() {
+        *tv = dot(&c[v * n + lo..v * n + hi], &z[*lo..*hi]);
+    }
+}
+
+/// [`apply_b`] compiled for AVX2 (the same operations in the same order: bit-identical).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn apply_b_avx2(b: &[f64], b_ext: &[(usize, usize)], y: &[f64], r: &mut [f64], n: usize) {
+    apply_b(b, b_ext, y, r, n)
+}
+
+/// [`apply_c`] compiled for AVX2 (the same operations in the same order: bit-identical).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn apply_c_avx2(c: &[f64], c_ext: &[(usize, usize)], z: &[f64], t: &mut [f64], n: usize) {
+    apply_c(c, c_ext, z, t, n)
+}
+
 /// x · y with four partial sums (vectorizable).
-#[inline]
+#[inline(always)]
 fn dot(x: &[f64], y: &[f64]) -> f64 {
     let mut acc = [0.0f64; 4];
     let (xc, yc) = (x.chunks_exact(4), y.chunks_exact(4));
