@@ -124,7 +124,7 @@ impl Workspace {
         let tree = model.n_constraints() + model.n_nonholonomic() == 0;
         let mut ev = Evaluator::new(model);
         let mut evd = Evaluator::new(model);
-        if penalty && tree {
+        if penalty && tree && n >= crate::mechanics::semirecursive::recursive_mass::MIN_COORDS {
             ev.dynamics.form_mass = false;
             evd.dynamics.form_mass = false;
         }
