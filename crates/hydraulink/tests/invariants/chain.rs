@@ -133,4 +133,20 @@ fn tree_passes_and_schur_tangent_match_the_dense_path() {
     assert!(used, "the quick-return's tangent was not Schur-reduced");
     assert!(dz <= m.solver.tol_position, "quick-return: |dz| = {dz}");
     assert!(dp <= m.solver.tol_pressure_pa, "quick-return: |dp| = {dp}");
+    // LuGre seal: a friction state joins the pressures in the eliminated block
+    let m = model_of("fourbar_friction");
+    let (dz, dp, used) = one_step_fast_vs_dense(&m, 200, 10);
+    eprintln!("fourbar_friction, one step: max |dz| {dz:.2e} rad, |dp| {dp:.2e} Pa");
+    assert!(
+        used,
+        "the friction four-bar's tangent was not Schur-reduced"
+    );
+    assert!(
+        dz <= m.solver.tol_position,
+        "friction four-bar: |dz| = {dz}"
+    );
+    assert!(
+        dp <= m.solver.tol_pressure_pa,
+        "friction four-bar: |dp| = {dp}"
+    );
 }
