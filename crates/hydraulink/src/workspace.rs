@@ -77,8 +77,8 @@ pub struct Workspace {
     pub multirate: crate::integrator::multirate::MultirateWorkspace,
     /// Buffers of the kinematic-guidance formulation.
     pub guidance: crate::mechanics::kinematic_guidance::GuidanceWorkspace,
-    /// The penalty tangent reduced to the joint coordinates (Schur complement of a diagonal
-    /// pressure block; `mechanics/semirecursive/schur.rs`).
+    /// The penalty tangent reduced to the joint coordinates (Schur complement of its pressure
+    /// and friction-state block; `mechanics/semirecursive/schur.rs`).
     pub schur: crate::mechanics::semirecursive::schur::SchurTangent,
 }
 
