@@ -169,6 +169,30 @@ fn chain_scaling(c: &mut Criterion) {
         });
     }
     g.finish();
+    // one penalty residual as the step evaluates it (docs/theory 3.11.1: from 6 links on, M′ z̈
+    // by the tree passes, without the dense M′), at the predictor of the first step
+    let mut g = c.benchmark_group("chain_residual");
+    for n in [2usize, 4, 8, 16, 32, 64] {
+        let spec: ModelSpec = toml::from_str(&chain::chain_toml(n, 1.0)).expect("chain parses");
+        let m = model::compile(&spec).expect("chain compiles");
+        let sim = Simulation::new(m.clone()).expect("chain initializes");
+        let mut ws = hydraulink::Workspace::new(&m);
+        hydraulink::mechanics::semirecursive::penalty::prepare(&m, sim.state(), &mut ws);
+        ws.ev.x.copy_from_slice(&ws.x);
+        g.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| {
+                hydraulink::mechanics::semirecursive::penalty::residual(
+                    &m,
+                    &mut ws.ev,
+                    &ws.hist,
+                    &ws.lambda,
+                    &ws.spool_new,
+                );
+                ws.ev.f.first().copied()
+            })
+        });
+    }
+    g.finish();
 }
 
 /// 003 Pub II: the friction four-bar (10 s at 1 ms) under each seal-friction law, and without

@@ -100,7 +100,20 @@ pub fn energies_and_violation(
     zd: &[f64],
     report: &mut crate::StepReport,
 ) {
-    let (ke, pe) = crate::mechanics::energy::energies(model, &ev.dynamics, zd);
+    let (ke, pe) = if ev.dynamics.form_mass {
+        crate::mechanics::energy::energies(model, &ev.dynamics, zd)
+    } else {
+        // no dense M′ (a tree under the penalty formulation): KE body by body, with the frame
+        // velocities of the evaluator's last `velocities` call, which are at `zd`
+        (
+            crate::mechanics::semirecursive::recursive_mass::kinetic_energy(
+                model,
+                &ev.kin,
+                &ev.dynamics,
+            ),
+            crate::mechanics::energy::potential(model, &ev.dynamics),
+        )
+    };
     report.kinetic_j = ke;
     report.potential_j = pe;
     report.constraint_violation = ev.constraints.phi.iter().map(|p| p * p).sum::<f64>().sqrt();

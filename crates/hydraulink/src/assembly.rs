@@ -10,7 +10,7 @@ use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::nonholonomic::{self, NonholonomicEval};
 use crate::mechanics::semirecursive::Dynamics;
 use crate::model::Model;
-use crate::real::Real;
+use crate::real::{v3, Real};
 
 /// Buffers of one evaluation, in scalar type `S`.
 #[derive(Debug, Clone)]
@@ -53,6 +53,9 @@ pub struct Evaluator<S: Real> {
     pub joint_velocity: Vec<S>,
     /// Friction F_μ of every joint-friction element [N m or N].
     pub joint_friction_force: Vec<S>,
+    /// Per cylinder, of the last cylinder evaluation: base pin, rod pin, unit direction n
+    /// (p-independent; lifted by `evaluate_pressures`).
+    pub cylinder_geometry: Vec<[Vector3<S>; 3]>,
 }
 
 impl<S: Real> Evaluator<S> {
@@ -91,6 +94,7 @@ impl<S: Real> Evaluator<S> {
             friction_force: vec![S::zero(); nc],
             joint_velocity: vec![S::zero(); model.joint_friction.len()],
             joint_friction_force: vec![S::zero(); model.joint_friction.len()],
+            cylinder_geometry: vec![[Vector3::zeros(); 3]; nc],
         }
     }
 
@@ -111,6 +115,7 @@ impl<S: Real> Evaluator<S> {
         spools: &[f64],
         acc0: bool,
     ) {
+        self.dynamics.mass_v_valid = false;
         self.kin.positions(model, z);
         self.kin.velocities(model, zd);
         self.dynamics.bodies(model, &self.kin);
@@ -151,8 +156,21 @@ impl<S: Real> Evaluator<S> {
     ) {
         self.kin.lift_from(&base.kin);
         self.dynamics.lift_body_terms(&base.dynamics);
-        self.cylinders(model, p);
+        self.cylinder_forces(model, base, p);
         self.dynamics.accumulate(model, &self.kin);
+        // M′ z̈ does not depend on p: the tree passes' product of `base` (at the same z̈), if
+        // `base` has one, is taken over by the next `form_residual`
+        if !self.dynamics.form_mass && base.dynamics.mass_v_valid {
+            for (d, s) in self
+                .dynamics
+                .mass_v
+                .iter_mut()
+                .zip(base.dynamics.mass_v.iter())
+            {
+                *d = S::from(*s);
+            }
+            self.dynamics.mass_v_valid = true;
+        }
         for (d, s) in self
             .joint_velocity
             .iter_mut()
@@ -229,6 +247,33 @@ impl<S: Real> Evaluator<S> {
         }
     }
 
+    /// Like [`Evaluator::cylinders`] with the port geometry and motion (which do not depend on p)
+    /// lifted from the f64 evaluation `base` at the same (z, ż): only the forces run in `S`.
+    fn cylinder_forces(&mut self, model: &Model, base: &Evaluator<f64>, p: &[S]) {
+        let mut o = 0;
+        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+            let [rb, rr, n] = base.cylinder_geometry[c];
+            let (rb, rr, n): (Vector3<S>, Vector3<S>, Vector3<S>) = (v3(&rb), v3(&rr), v3(&n));
+            let m = base.motion[c];
+            let sd = S::from(m.sd);
+            self.motion[c] = CylinderMotion {
+                s: S::from(m.s),
+                sd,
+            };
+            self.cylinder_geometry[c] = [rb, rr, n];
+            let k = crate::friction::n_states(&cyl.friction);
+            let w = &self.fstate[o..o + k];
+            let (f, fm) = cylinder::force_and_friction(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd, w);
+            crate::friction::rates(&cyl.friction, sd, w, &mut self.fstate_rate[o..o + k]);
+            o += k;
+            self.friction_force[c] = fm;
+            self.cylinder_force[c] = f;
+            let fv = n * f;
+            self.dynamics.add_point_force(cyl.rod.frame, &rr, &fv);
+            self.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
+        }
+    }
+
     /// Cylinder ports: s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base) (000 eq. 45); the force
     /// F n acts on the rod pin and −F n on the base pin. Friction F_μ(ṡ, w) with the states
     /// `fstate` and their rates u(ṡ, w) into `fstate_rate` (003 Pub II eqs. 22–34).
@@ -243,6 +288,7 @@ impl<S: Real> Evaluator<S> {
             let vr = self.kin.point_velocity(cyl.rod.frame, &rr);
             let sd = n.dot(&(vr - vb));
             self.motion[c] = CylinderMotion { s, sd };
+            self.cylinder_geometry[c] = [rb, rr, n];
             let k = crate::friction::n_states(&cyl.friction);
             let w = &self.fstate[o..o + k];
             let (f, fm) = cylinder::force_and_friction(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd, w);

@@ -70,6 +70,41 @@ pub fn eigen_real(
 /// as fast unblocked, since the kernel skips the zeros of their block-sparse tangents).
 pub const SMALL_N: usize = 80;
 
+/// Dimension from which the substitutions of the unblocked kernel run in a copy compiled for
+/// AVX2 (4-wide instead of SSE2's 2-wide vectors; the same operations in the same order, so the
+/// results are bit-identical), when the CPU has it.
+pub const AVX2_MIN_N: usize = 16;
+
+/// Forward substitution with the unit L, then back substitution with U, of the column-major
+/// factors `a` (n × n), in place on the permuted right-hand side `y`.
+#[inline(always)]
+fn substitute(a: &[f64], n: usize, y: &mut [f64]) {
+    // forward substitution with unit L, column by column
+    for (j, col) in a.chunks_exact(n).enumerate() {
+        let yj = y[j];
+        if yj != 0.0 {
+            for (yi, lij) in y[j + 1..].iter_mut().zip(col[j + 1..].iter()) {
+                *yi -= lij * yj;
+            }
+        }
+    }
+    // back substitution with U, column by column
+    for (j, col) in a.chunks_exact(n).enumerate().rev() {
+        y[j] /= col[j];
+        let yj = y[j];
+        for (yi, uij) in y[..j].iter_mut().zip(col[..j].iter()) {
+            *yi -= uij * yj;
+        }
+    }
+}
+
+/// [`substitute`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn substitute_avx2(a: &[f64], n: usize, y: &mut [f64]) {
+    substitute(a, n, y)
+}
+
 /// LU factorization with partial pivoting, in caller-owned (pre-allocated) memory.
 pub struct DenseLu {
     n: usize,
@@ -122,6 +157,11 @@ impl DenseLu {
     pub fn values_mut(&mut self) -> &mut [f64] {
         self.factored = false;
         &mut self.a
+    }
+
+    /// The matrix as a column-major slice, read-only (the factors after `factor`).
+    pub fn values(&self) -> &[f64] {
+        &self.a
     }
 
     /// Read access to the matrix (the factors after `factor`).
@@ -236,23 +276,14 @@ impl DenseLu {
         for (yi, p) in y.iter_mut().zip(self.perm.iter()) {
             *yi = rhs[*p];
         }
-        // forward substitution with unit L, column by column
-        for (j, col) in self.a.chunks_exact(n).enumerate() {
-            let yj = y[j];
-            if yj != 0.0 {
-                for (yi, lij) in y[j + 1..].iter_mut().zip(col[j + 1..].iter()) {
-                    *yi -= lij * yj;
-                }
-            }
+        #[cfg(target_arch = "x86_64")]
+        if n >= AVX2_MIN_N && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { substitute_avx2(&self.a, n, y) };
+            rhs[..n].copy_from_slice(y);
+            return;
         }
-        // back substitution with U, column by column
-        for (j, col) in self.a.chunks_exact(n).enumerate().rev() {
-            y[j] /= col[j];
-            let yj = y[j];
-            for (yi, uij) in y[..j].iter_mut().zip(col[..j].iter()) {
-                *yi -= uij * yj;
-            }
-        }
+        substitute(&self.a, n, y);
         rhs[..n].copy_from_slice(y);
     }
 

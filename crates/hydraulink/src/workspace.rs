@@ -77,6 +77,9 @@ pub struct Workspace {
     pub multirate: crate::integrator::multirate::MultirateWorkspace,
     /// Buffers of the kinematic-guidance formulation.
     pub guidance: crate::mechanics::kinematic_guidance::GuidanceWorkspace,
+    /// The penalty tangent reduced to the joint coordinates (Schur complement of its pressure
+    /// and friction-state block; `mechanics/semirecursive/schur.rs`).
+    pub schur: crate::mechanics::semirecursive::schur::SchurTangent,
 }
 
 impl Workspace {
@@ -114,9 +117,25 @@ impl Workspace {
                 labels.push(format!("{}.{s}", j.joint));
             }
         }
+        // The penalty formulation on a tree (no loop-closure or nonholonomic rows, so no
+        // projection needs M′): M′ z̈ by the tree passes instead of the dense M′
+        // (`recursive_mass.rs`); with enough unknowns, the Schur-reduced tangent (`schur.rs`).
+        let penalty = model.solver.formulation == crate::model::spec::Formulation::Penalty;
+        let tree = model.n_constraints() + model.n_nonholonomic() == 0;
+        let mut ev = Evaluator::new(model);
+        let mut evd = Evaluator::new(model);
+        if penalty && tree && n >= crate::mechanics::semirecursive::recursive_mass::MIN_COORDS {
+            ev.dynamics.form_mass = false;
+            evd.dynamics.form_mass = false;
+        }
+        let schur = crate::mechanics::semirecursive::schur::SchurTangent::new(
+            n,
+            nv + nw,
+            penalty && n + nv + nw >= crate::mechanics::semirecursive::schur::MIN_UNKNOWNS,
+        );
         Workspace {
-            ev: Evaluator::new(model),
-            evd: Evaluator::new(model),
+            ev,
+            evd,
             hist: History {
                 zd_hat: vec![0.0; n],
                 zdd_hat: vec![0.0; n],
@@ -146,6 +165,7 @@ impl Workspace {
             global: crate::mechanics::global::GlobalWorkspace::new(model),
             multirate: crate::integrator::multirate::MultirateWorkspace::new(model),
             guidance: crate::mechanics::kinematic_guidance::GuidanceWorkspace::new(model),
+            schur,
         }
     }
 }

@@ -17,11 +17,15 @@ pub fn energies(model: &Model, dynamics: &Dynamics<f64>, zd: &[f64]) -> (f64, f6
         let row: f64 = (0..n).map(|j| dynamics.mass[i * n + j] * zd[j]).sum();
         ke += 0.5 * zd[i] * row;
     }
-    let pe = model
+    (ke, potential(model, dynamics))
+}
+
+/// PE = −Σ_j m_j gravity · g_j [J] from the body COMs of `dynamics`.
+pub fn potential(model: &Model, dynamics: &Dynamics<f64>) -> f64 {
+    model
         .bodies
         .iter()
         .zip(dynamics.com.iter())
         .map(|(b, g)| -b.mass_kg * model.gravity.dot(g))
-        .sum();
-    (ke, pe)
+        .sum()
 }

@@ -14,6 +14,8 @@
 
 pub mod double_step;
 pub mod penalty;
+pub mod recursive_mass;
+pub mod schur;
 
 use nalgebra::{Matrix3, Vector3};
 
@@ -91,6 +93,26 @@ pub struct Dynamics<S: Real> {
     pub com: Vec<Vector3<S>>,
     /// Body inertias J_j in global axes [kg m²] of the last `bodies*` call.
     pub inertia: Vec<Matrix3<S>>,
+    /// Whether `accumulate` forms the dense M′ (`mass`); when false only Q′ is projected and
+    /// M′ v is taken by the tree passes of `mass_times` (recursive_mass.rs). Default true.
+    pub form_mass: bool,
+    /// M′ v of the last `mass_times`.
+    pub mass_v: Vec<S>,
+    /// Whether `mass_v` holds M′ z̈ of the current point, set by the caller who computed or
+    /// lifted it; the penalty residual then uses it instead of recomputing, and clears it.
+    pub mass_v_valid: bool,
+    /// Scratch of `mass_times`: Ẑ of the parent, per axis (velocity and angular parts).
+    pub rec_pv: Vec<Vector3<S>>,
+    /// Scratch of `mass_times`.
+    pub rec_pw: Vec<Vector3<S>>,
+    /// Scratch of `mass_times`: Ẑ per axis.
+    pub rec_zv: Vec<Vector3<S>>,
+    /// Scratch of `mass_times`.
+    pub rec_zw: Vec<Vector3<S>>,
+    /// Scratch of `mass_times`: G per axis (force and moment parts).
+    pub rec_gf: Vec<Vector3<S>>,
+    /// Scratch of `mass_times`.
+    pub rec_gt: Vec<Vector3<S>>,
 }
 
 /// The COM position g_j and the inertia J_j of a body in global axes.
@@ -121,6 +143,15 @@ impl<S: Real> Dynamics<S> {
             qsum_t: vec![Vector3::zeros(); n],
             mass: vec![S::zero(); n * n],
             force: vec![S::zero(); n],
+            form_mass: true,
+            mass_v: vec![S::zero(); n],
+            mass_v_valid: false,
+            rec_pv: vec![Vector3::zeros(); n],
+            rec_pw: vec![Vector3::zeros(); n],
+            rec_zv: vec![Vector3::zeros(); n],
+            rec_zw: vec![Vector3::zeros(); n],
+            rec_gf: vec![Vector3::zeros(); n],
+            rec_gt: vec![Vector3::zeros(); n],
         }
     }
 
@@ -209,6 +240,12 @@ impl<S: Real> Dynamics<S> {
                 self.qsum_f[p.0] += qf;
                 self.qsum_t[p.0] += qt;
             }
+        }
+        if !self.form_mass {
+            for k in 0..n {
+                self.force[k] = kin.bv[k].dot(&self.qsum_f[k]) + kin.bw[k].dot(&self.qsum_t[k]);
+            }
+            return;
         }
         for k in 0..n {
             let (bv, bw) = (kin.bv[k], kin.bw[k]);

@@ -103,21 +103,37 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
     let alpha = model.solver.penalty;
-    // g_r = αΦ_r + λ_r, then f_z = c (M′ z̈ + Φ_zᵀ g − Q′), row by row
-    let (mass, jac, phi) = (&ev.dynamics.mass, &ev.constraints.jac, &ev.constraints.phi);
-    for (i, (row, q)) in mass
-        .chunks_exact(n)
-        .zip(ev.dynamics.force.iter())
-        .enumerate()
-    {
-        let mut acc = -*q;
-        for (mij, a) in row.iter().zip(ev.zdd.iter()) {
-            acc += *mij * *a;
+    // g_r = αΦ_r + λ_r, then f_z = c (M′ z̈ + Φ_zᵀ g − Q′), row by row; on a tree without
+    // the dense M′, M′ z̈ by the tree passes (recursive_mass.rs)
+    if !ev.dynamics.form_mass {
+        if !ev.dynamics.mass_v_valid {
+            ev.dynamics.mass_times(model, &ev.kin, &ev.zdd);
         }
-        for (r, (ph, l)) in phi.iter().zip(lambda.iter()).enumerate() {
-            acc += jac[r * n + i] * (*ph * alpha + *l);
+        ev.dynamics.mass_v_valid = false;
+        let (jac, phi) = (&ev.constraints.jac, &ev.constraints.phi);
+        for i in 0..n {
+            let mut acc = ev.dynamics.mass_v[i] - ev.dynamics.force[i];
+            for (r, (ph, l)) in phi.iter().zip(lambda.iter()).enumerate() {
+                acc += jac[r * n + i] * (*ph * alpha + *l);
+            }
+            ev.f[i] = acc * c;
         }
-        ev.f[i] = acc * c;
+    } else {
+        let (mass, jac, phi) = (&ev.dynamics.mass, &ev.constraints.jac, &ev.constraints.phi);
+        for (i, (row, q)) in mass
+            .chunks_exact(n)
+            .zip(ev.dynamics.force.iter())
+            .enumerate()
+        {
+            let mut acc = -*q;
+            for (mij, a) in row.iter().zip(ev.zdd.iter()) {
+                acc += *mij * *a;
+            }
+            for (r, (ph, l)) in phi.iter().zip(lambda.iter()).enumerate() {
+                acc += jac[r * n + i] * (*ph * alpha + *l);
+            }
+            ev.f[i] = acc * c;
+        }
     }
     // nonholonomic rows (docs/theory 9.8): + Bᵀ(α_v Ψ + σ), α_v = α Δt/2, σ after λ
     let m = model.n_constraints();
@@ -149,6 +165,11 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
     // the f64 evaluation at x the pressure columns build on (f is left untouched)
     ws.ev.x.copy_from_slice(&ws.x);
     evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+    if !ws.ev.dynamics.form_mass {
+        // M′ z̈ at x for the pressure columns (`Evaluator::evaluate_pressures`)
+        ws.ev.dynamics.mass_times(model, &ws.ev.kin, &ws.ev.zdd);
+        ws.ev.dynamics.mass_v_valid = true;
+    }
     for j in 0..nx {
         for k in 0..nx {
             ws.evd.x[k] = Dual64::new(ws.x[k], if k == j { 1.0 } else { 0.0 });
@@ -379,7 +400,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         }
         if need_tangent {
             tangent(model, ws);
-            if !ws.factor_tangent() {
+            if !super::schur::factor_tangent(ws) {
                 return Err(newton_failure(
                     model,
                     st,
@@ -393,7 +414,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
             *d = -f;
         }
-        ws.tangent.solve_in_place(&mut ws.dx);
+        super::schur::solve_in_place(ws);
         iterations += 1;
         let mut norm: f64 = 0.0;
         for i in 0..ws.x.len() {
