@@ -247,6 +247,30 @@ impl<S: Real> Evaluator<S> {
         }
     }
 
+    /// The force of cylinder `c` at rod speed `sd` from its stored geometry [r_base, r_rod, n]:
+    /// F(p, ṡ, w) and the friction state rates from `fstate[o..]` (003 Pub II eqs. 22–34), F n on
+    /// the rod pin and −F n on the base pin. Returns the offset of the next cylinder's states.
+    fn cylinder_force_at(
+        &mut self,
+        c: usize,
+        cyl: &crate::model::Cylinder,
+        o: usize,
+        p: &[S],
+        sd: S,
+    ) -> usize {
+        let [rb, rr, n] = self.cylinder_geometry[c];
+        let k = crate::friction::n_states(&cyl.friction);
+        let w = &self.fstate[o..o + k];
+        let (f, fm) = cylinder::force_and_friction(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd, w);
+        crate::friction::rates(&cyl.friction, sd, w, &mut self.fstate_rate[o..o + k]);
+        self.friction_force[c] = fm;
+        self.cylinder_force[c] = f;
+        let fv = n * f;
+        self.dynamics.add_point_force(cyl.rod.frame, &rr, &fv);
+        self.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
+        o + k
+    }
+
     /// Like [`Evaluator::cylinders`] with the port geometry and motion (which do not depend on p)
     /// lifted from the f64 evaluation `base` at the same (z, ż): only the forces run in `S`.
     fn cylinder_forces(&mut self, model: &Model, base: &Evaluator<f64>, p: &[S]) {
@@ -261,16 +285,7 @@ impl<S: Real> Evaluator<S> {
                 sd,
             };
             self.cylinder_geometry[c] = [rb, rr, n];
-            let k = crate::friction::n_states(&cyl.friction);
-            let w = &self.fstate[o..o + k];
-            let (f, fm) = cylinder::force_and_friction(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd, w);
-            crate::friction::rates(&cyl.friction, sd, w, &mut self.fstate_rate[o..o + k]);
-            o += k;
-            self.friction_force[c] = fm;
-            self.cylinder_force[c] = f;
-            let fv = n * f;
-            self.dynamics.add_point_force(cyl.rod.frame, &rr, &fv);
-            self.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
+            o = self.cylinder_force_at(c, cyl, o, p, sd);
         }
     }
 
@@ -289,16 +304,7 @@ impl<S: Real> Evaluator<S> {
             let sd = n.dot(&(vr - vb));
             self.motion[c] = CylinderMotion { s, sd };
             self.cylinder_geometry[c] = [rb, rr, n];
-            let k = crate::friction::n_states(&cyl.friction);
-            let w = &self.fstate[o..o + k];
-            let (f, fm) = cylinder::force_and_friction(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd, w);
-            crate::friction::rates(&cyl.friction, sd, w, &mut self.fstate_rate[o..o + k]);
-            o += k;
-            self.friction_force[c] = fm;
-            self.cylinder_force[c] = f;
-            let fv = n * f;
-            self.dynamics.add_point_force(cyl.rod.frame, &rr, &fv);
-            self.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
+            o = self.cylinder_force_at(c, cyl, o, p, sd);
         }
     }
 }

@@ -144,21 +144,7 @@ fn residual<S: Real>(
     );
     hydraulics::pressure_rates(model, x_p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
     nm.mass_times(&ev.qdd, &mut ev.mq);
-    for i in 0..nq {
-        ev.f[i] = ev.mq[i] - ev.force[i];
-    }
-    for ((((eq, psi), l), a), b) in nm
-        .eqs
-        .iter()
-        .zip(ev.phi.iter())
-        .zip(lambda.iter())
-        .zip(ev.a_val.iter())
-        .zip(ev.b_val.iter())
-    {
-        let g = *psi * alpha + *l;
-        eq.a.add_grad(&(*b * g), &mut ev.f[..nq]);
-        eq.b.add_grad(&(*a * g), &mut ev.f[..nq]);
-    }
+    super::mechanical_residual(nm, ev, lambda, alpha);
     for fi in ev.f[..nq].iter_mut() {
         *fi *= c;
     }

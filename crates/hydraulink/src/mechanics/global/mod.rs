@@ -363,18 +363,15 @@ pub fn jacobian_at(nm: &NaturalModel, ev: &NatEval<f64>, jac: &mut [f64]) {
     }
 }
 
-/// Stage `assemble`: f = (Δt²/4)[M q̈ + Φ_qᵀ(αΦ + λ) − Q ; ṗ − h] (004 eq. 25) from an
-/// evaluated point.
-pub fn form_residual<S: Real>(
-    model: &Model,
+/// f_q = M q̈ − Q + Φ_qᵀ (α φ + λ) into `ev.f[..nq]` (unscaled), with φ = `ev.phi` (Φ for
+/// ALI3-P, Ψ for I1AL) and the A, B of every constraint cached in `ev`.
+pub(crate) fn mechanical_residual<S: Real>(
     nm: &NaturalModel,
     ev: &mut NatEval<S>,
     lambda: &[f64],
+    alpha: f64,
 ) {
     let nq = nm.nq;
-    let dt = model.solver.step_s;
-    let c = dt * dt / 4.0;
-    let alpha = model.solver.penalty;
     for i in 0..nq {
         ev.f[i] = ev.mq[i] - ev.force[i];
     }
@@ -390,6 +387,20 @@ pub fn form_residual<S: Real>(
         eq.a.add_grad(&(*b * g), &mut ev.f[..nq]);
         eq.b.add_grad(&(*a * g), &mut ev.f[..nq]);
     }
+}
+
+/// Stage `assemble`: f = (Δt²/4)[M q̈ + Φ_qᵀ(αΦ + λ) − Q ; ṗ − h] (004 eq. 25) from an
+/// evaluated point.
+pub fn form_residual<S: Real>(
+    model: &Model,
+    nm: &NaturalModel,
+    ev: &mut NatEval<S>,
+    lambda: &[f64],
+) {
+    let nq = nm.nq;
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    mechanical_residual(nm, ev, lambda, model.solver.penalty);
     for fi in ev.f[..nq].iter_mut() {
         *fi *= c;
     }
