@@ -122,6 +122,7 @@ bad_models! {
     wrong_type: Schema, "cylinder 'cylinder'", "hydraulics.cylinders[0].stroke_m";
     wrong_q0_type: Schema, "joint 'z3'", "joints[2].q0";
     unknown_variant: Schema, "cut joint 'E'", "cut_joints[0].type";
+    unknown_natural_frames: Schema, "solver", "solver.natural_frames";
     // TOML syntax.
     syntax_error: Syntax, "body 'body2'", "bodies[1].mass_kg";
     duplicate_toml_key: Syntax, "body 'body2'", "bodies[1].mass_kg";
