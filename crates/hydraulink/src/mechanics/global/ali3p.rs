@@ -49,15 +49,14 @@
 //! p, ṗ; actuator work; energies).
 
 use nalgebra::{DMatrix, DVector};
-use num_dual::Dual64;
 
 use super::natural_coordinates::{NatEq, NaturalModel};
 use super::{
-    constraint_values, cylinders, dense_columns, dual_columns, evaluate, form_residual,
-    jacobian_at, ports, trapezoidal_rates, GlobalWorkspace,
+    add_port_columns, constraint_values, cylinders, dense_columns, dual_columns, evaluate,
+    form_residual, jacobian_at, trapezoidal_rates, GlobalWorkspace,
 };
 use crate::advance;
-use crate::hydraulics::{reduced, valve_4_3};
+use crate::hydraulics::valve_4_3;
 use crate::integrator::newton::{NewtonControl, Verdict};
 use crate::linalg::{pinv_solve, DenseCholesky, DenseLu, SingularMatrix};
 use crate::model::Model;
@@ -230,41 +229,19 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
             add_hessian(eq, c * (alpha * phi + l), nx, a);
         }
     }
-    // hydraulic ports, dual columns: the point's x, q̇ and ṗ with one seeded unknown x_j, whose
-    // trapezoidal rates carry ∂q̇_j/∂q_j = ∂ṗ_j/∂p_j = 2/Δt
-    for (d, v) in evd.x.iter_mut().zip(x.iter()) {
-        *d = Dual64::from(*v);
-    }
-    for (d, v) in evd.qd.iter_mut().zip(ev.qd.iter()) {
-        *d = Dual64::from(*v);
-    }
-    for (d, v) in evd.pd.iter_mut().zip(ev.pd.iter()) {
-        *d = Dual64::from(*v);
-    }
-    for &j in port_cols.iter() {
-        evd.x[j].eps = 1.0;
-        if j < nq {
-            evd.qd[j].eps = c1;
-        } else {
-            evd.pd[j - nq].eps = c1;
-        }
-        evd.force.iter_mut().for_each(|f| *f = Dual64::from(0.0));
-        ports(model, nm, evd, spools);
-        let a = lu.values_mut();
-        let col = &mut a[j * nx..(j + 1) * nx];
-        for i in 0..nq {
-            col[i] -= c * evd.force[i].eps;
-        }
-        for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
-            col[nq + v] += c * reduced::pressure_row(vol, evd.pd[v], evd.h[v]).eps;
-        }
-        evd.x[j].eps = 0.0;
-        if j < nq {
-            evd.qd[j].eps = 0.0;
-        } else {
-            evd.pd[j - nq].eps = 0.0;
-        }
-    }
+    // hydraulic ports, dual columns (x = q: ∂q̇/∂q = 2/Δt)
+    let (q, p) = x.split_at(nq);
+    add_port_columns(
+        model,
+        nm,
+        (q, &ev.qd, p, &ev.pd),
+        (1.0, c1),
+        port_cols,
+        spools,
+        evd,
+        nx,
+        lu.values_mut(),
+    );
     let a = lu.values_mut();
     for (j, d) in diag.iter_mut().enumerate() {
         *d = a[j * nx + j];

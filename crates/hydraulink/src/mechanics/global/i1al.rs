@@ -37,11 +37,9 @@
 //!
 //! `State::extra` has the layout of the module [`super`]; λ slot = λ*.
 
-use num_dual::Dual64;
-
 use super::ali3p::{add_hessian, add_mass, ensure_natural_state, newton_failure, prepare};
 use super::natural_coordinates::NaturalModel;
-use super::{cylinders, dense_columns, dual_columns, GlobalWorkspace, NatEval};
+use super::{add_port_columns, cylinders, dense_columns, dual_columns, GlobalWorkspace, NatEval};
 use crate::advance;
 use crate::hydraulics::{self, reduced};
 use crate::integrator::newton::{NewtonControl, Verdict};
@@ -162,8 +160,9 @@ fn residual<S: Real>(
 /// ```
 /// (Φ = A·B − k, Φ̇ = Ȧ·B + A·Ḃ, Φ̈ = Ä·B + 2Ȧ·Ḃ + A·B̈, H_r the constant Hessian), and the
 /// cylinder and pressure columns (∂Q/∂q, ∂Q/∂q̇, ∂Q/∂p, ∂h/∂·) by dual numbers through the port
-/// code, in the columns of the frames holding a cylinder pin and of the pressures.
-fn tangent(model: &Model, g: &mut GlobalWorkspace, prev: &Prev<'_>, spools: &[f64]) {
+/// code ([`super::add_port_columns`]), in the columns the cylinder pins depend on and of the
+/// pressures.
+fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
     let GlobalWorkspace {
         nm,
         x,
@@ -225,39 +224,18 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, prev: &Prev<'_>, spools: &[f6
         }
         add_hessian(eq, c * c * (alpha * psi + l), nx, a);
     }
-    // hydraulic ports, dual columns
-    for &j in port_cols.iter() {
-        for (k, (d, xk)) in evd.x.iter_mut().zip(x.iter()).enumerate() {
-            *d = Dual64::new(*xk, if k == j { 1.0 } else { 0.0 });
-        }
-        let (x_qdd, x_p) = evd.x.split_at(nq);
-        for i in 0..nq {
-            evd.q[i] = (x_qdd[i] + prev.qdd[i]) * c + prev.q[i] + dt * prev.qd[i];
-            evd.qd[i] = (x_qdd[i] + prev.qdd[i]) * beta + prev.qd[i];
-        }
-        for (v, pd) in evd.pd.iter_mut().enumerate() {
-            *pd = (x_p[v] - prev.p[v]) * (2.0 / dt) - prev.pd[v];
-        }
-        evd.force.iter_mut().for_each(|f| *f = Dual64::from(0.0));
-        cylinders(
-            model,
-            nm,
-            &evd.q,
-            &evd.qd,
-            x_p,
-            &mut evd.motion,
-            &mut evd.cylinder_force,
-            &mut evd.force,
-        );
-        hydraulics::pressure_rates(model, x_p, &evd.motion, spools, &mut evd.inflow, &mut evd.h);
-        let col = &mut a[j * nx..(j + 1) * nx];
-        for i in 0..nq {
-            col[i] -= c * evd.force[i].eps;
-        }
-        for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
-            col[nq + v] += c * reduced::pressure_row(vol, evd.pd[v], evd.h[v]).eps;
-        }
-    }
+    // hydraulic ports, dual columns (x = q̈: ∂q/∂q̈ = Δt²/4, ∂q̇/∂q̈ = Δt/2)
+    add_port_columns(
+        model,
+        nm,
+        (&ev.q, &ev.qd, &x[nq..], &ev.pd),
+        (c, beta),
+        port_cols,
+        spools,
+        evd,
+        nx,
+        a,
+    );
     for (j, d) in diag.iter_mut().enumerate() {
         *d = a[j * nx + j];
     }
@@ -273,7 +251,7 @@ pub fn tangent_and_dual(model: &Model, st: &State, ws: &mut Workspace) -> (Vec<f
     let g: &mut GlobalWorkspace = &mut ws.global;
     g.ev.x.copy_from_slice(&g.x);
     residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
-    tangent(model, g, &prev, &ws.spool_new);
+    tangent(model, g, &ws.spool_new);
     let lu = g.tangent.as_mut().expect("global workspace is active");
     let structured = dense_columns(lu);
     let (nm, lambda, spools) = (&g.nm, &g.lambda, &ws.spool_new);
@@ -344,7 +322,7 @@ fn newton(
         }
         if need_tangent {
             need_tangent = false;
-            tangent(model, g, prev, &ws.spool_new);
+            tangent(model, g, &ws.spool_new);
             ws.counters.tangents += 1;
             ws.tangent_valid = false;
             if g.tangent.as_mut().is_some_and(|lu| lu.factor().is_err()) {

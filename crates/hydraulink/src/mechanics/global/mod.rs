@@ -329,6 +329,76 @@ pub fn evaluate<S: Real>(
     nm.mass_times(&ev.qdd, &mut ev.mq);
 }
 
+/// Adds the hydraulic port columns of the tangent into `a` (column-major, leading dimension
+/// `nx`), by one dual pass per entry j of `port_cols` at the f64 point (q, q̇, p, ṗ): seeding
+/// the unknown x_j, with ∂q_j/∂x_j = `dq`, ∂q̇_j/∂x_j = `dqd` for a mechanical unknown
+/// (ALI3-P, x = q: 1 and 2/Δt; I1AL, x = q̈: Δt²/4 and Δt/2) and ∂p/∂p = 1, ∂ṗ/∂p = 2/Δt for a
+/// pressure. The columns get −(Δt²/4) ∂Q/∂x_j (cylinder forces) in the mechanical rows and
+/// (Δt²/4) ∂(ṗ − h)/∂x_j (or the scaled flow balance of an algebraic volume) in the pressure
+/// rows.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn add_port_columns(
+    model: &Model,
+    nm: &NaturalModel,
+    (q, qd, p, pd): (&[f64], &[f64], &[f64], &[f64]),
+    (dq, dqd): (f64, f64),
+    port_cols: &[usize],
+    spools: &[f64],
+    evd: &mut NatEval<Dual64>,
+    nx: usize,
+    a: &mut [f64],
+) {
+    let nq = nm.nq;
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    let c1 = 2.0 / dt;
+    for (d, v) in evd.q.iter_mut().zip(q) {
+        *d = Dual64::from(*v);
+    }
+    for (d, v) in evd.qd.iter_mut().zip(qd) {
+        *d = Dual64::from(*v);
+    }
+    for (d, v) in evd.x[nq..].iter_mut().zip(p) {
+        *d = Dual64::from(*v);
+    }
+    for (d, v) in evd.pd.iter_mut().zip(pd) {
+        *d = Dual64::from(*v);
+    }
+    let seed = |evd: &mut NatEval<Dual64>, j: usize, on: f64| {
+        if j < nq {
+            evd.q[j].eps = dq * on;
+            evd.qd[j].eps = dqd * on;
+        } else {
+            evd.x[j].eps = on;
+            evd.pd[j - nq].eps = c1 * on;
+        }
+    };
+    for &j in port_cols {
+        seed(evd, j, 1.0);
+        evd.force.iter_mut().for_each(|f| *f = Dual64::from(0.0));
+        let x_p = &evd.x[nq..];
+        cylinders(
+            model,
+            nm,
+            &evd.q,
+            &evd.qd,
+            x_p,
+            &mut evd.motion,
+            &mut evd.cylinder_force,
+            &mut evd.force,
+        );
+        hydraulics::pressure_rates(model, x_p, &evd.motion, spools, &mut evd.inflow, &mut evd.h);
+        let col = &mut a[j * nx..(j + 1) * nx];
+        for i in 0..nq {
+            col[i] -= c * evd.force[i].eps;
+        }
+        for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+            col[nq + v] += c * reduced::pressure_row(vol, evd.pd[v], evd.h[v]).eps;
+        }
+        seed(evd, j, 0.0);
+    }
+}
+
 /// A, B and Φ = A·B − k of every constraint at q = `ev.x[..nq]` into `ev`.
 pub fn constraint_values<S: Real>(nm: &NaturalModel, ev: &mut NatEval<S>) {
     let q = &ev.x[..nm.nq];
