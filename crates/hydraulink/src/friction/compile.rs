@@ -51,6 +51,22 @@ pub fn validate(path: &str, element: &str, spec: &FrictionSpec) -> Result<(), Mo
         }
         Ok(())
     };
+    // the fields LuGre and modified LuGre share (g(v) ≥ F_c > 0 divides the bristle rate)
+    let lugre = |fc: f64,
+                 fs: f64,
+                 vs: f64,
+                 n: f64,
+                 visc: f64,
+                 k: Option<f64>,
+                 c: Option<f64>|
+     -> Result<(), ModelError> {
+        forces(fc, fs)?;
+        positive("coulomb_n", fc)?;
+        positive("stribeck_velocity_m_s", vs)?;
+        positive("stribeck_exponent", n)?;
+        non_negative("viscous_n_s_m", visc)?;
+        bristles(k, c)
+    };
     match *spec {
         FrictionSpec::BengisuAkay {
             coulomb_n,
@@ -83,14 +99,15 @@ pub fn validate(path: &str, element: &str, spec: &FrictionSpec) -> Result<(), Mo
             stiffness_n_m,
             damping_n_s_m,
             ..
-        } => {
-            forces(coulomb_n, static_n)?;
-            positive("coulomb_n", coulomb_n)?;
-            positive("stribeck_velocity_m_s", stribeck_velocity_m_s)?;
-            positive("stribeck_exponent", stribeck_exponent)?;
-            non_negative("viscous_n_s_m", viscous_n_s_m)?;
-            bristles(stiffness_n_m, damping_n_s_m)
-        }
+        } => lugre(
+            coulomb_n,
+            static_n,
+            stribeck_velocity_m_s,
+            stribeck_exponent,
+            viscous_n_s_m,
+            stiffness_n_m,
+            damping_n_s_m,
+        ),
         FrictionSpec::ModifiedLugre {
             coulomb_n,
             static_n,
@@ -106,13 +123,16 @@ pub fn validate(path: &str, element: &str, spec: &FrictionSpec) -> Result<(), Mo
             dwell_velocity_m_s,
             ..
         } => {
-            forces(coulomb_n, static_n)?;
             // g(v, h) ≥ F_c > 0 for every film h ≤ h_ss,max = 1 − F_c/F_s
-            positive("coulomb_n", coulomb_n)?;
-            positive("stribeck_velocity_m_s", stribeck_velocity_m_s)?;
-            positive("stribeck_exponent", stribeck_exponent)?;
-            non_negative("viscous_n_s_m", viscous_n_s_m)?;
-            bristles(stiffness_n_m, damping_n_s_m)?;
+            lugre(
+                coulomb_n,
+                static_n,
+                stribeck_velocity_m_s,
+                stribeck_exponent,
+                viscous_n_s_m,
+                stiffness_n_m,
+                damping_n_s_m,
+            )?;
             positive("threshold_velocity_m_s", threshold_velocity_m_s)?;
             positive("tau_accel_s", tau_accel_s)?;
             positive("tau_decel_s", tau_decel_s)?;

@@ -318,20 +318,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             vol_a: volume(&cs.piston_side, &p("piston_side"), &el)?,
             vol_b: volume(&cs.rod_side, &p("rod_side"), &el)?,
             wall_bulk_pa: cs.wall_bulk_modulus_pa,
-            friction: match cs.friction {
-                FrictionSpec::None => Friction::None,
-                FrictionSpec::Viscous { coefficient_n_s_m } => Friction::Viscous {
-                    c: coefficient_n_s_m,
-                },
-                FrictionSpec::Efficiency {
-                    efficiency,
-                    velocity_scale_m_s,
-                } => Friction::Efficiency {
-                    eta: efficiency,
-                    vs: velocity_scale_m_s,
-                },
-                ref other => crate::friction::compile::seal_friction(other),
-            },
+            friction: crate::friction::compile::seal_friction(&cs.friction),
         });
     }
     let mut bridge_valves = Vec::new();
