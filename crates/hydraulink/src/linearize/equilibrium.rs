@@ -85,12 +85,7 @@ pub fn equilibrium(
         }
     }
     // 2. spools at their steady state; bridge openings are rejected by check_supported
-    let spool: Vec<f64> = model
-        .hydraulics
-        .valves
-        .iter()
-        .map(|v| model.inputs[v.input].value(opts.time_s))
-        .collect();
+    let spool: Vec<f64> = super::valve_references(model, opts.time_s);
     // 3. statics: unknowns y = (λ, free pressures)
     let unknown: Vec<usize> = (0..nv)
         .filter(|&v| model.hydraulics.volumes[v].p0_pa.is_none())

@@ -660,12 +660,7 @@ pub fn rhs_directional_derivative(
     let part = &lin.partition;
     let (ai, ad) = (&part.independent, &part.nonholonomic_dependent);
     let (f, l) = (ai.len(), ad.len());
-    let u_ref: Vec<f64> = model
-        .hydraulics
-        .valves
-        .iter()
-        .map(|v| model.inputs[v.input].value(pt.t_s))
-        .collect();
+    let u_ref: Vec<f64> = super::valve_references(model, pt.t_s);
     let mut ev = Evaluator::<f64>::new(model);
     let mut eval = |sign: f64| -> Result<Vec<f64>, LinearizeError> {
         let mut z = pt.z.clone();

@@ -110,12 +110,7 @@ pub fn linearize(
     x0.extend_from_slice(&pt.zd);
     x0.extend_from_slice(&pt.p);
     x0.extend_from_slice(&pt.spool[..nu]);
-    let u_ref: Vec<f64> = model
-        .hydraulics
-        .valves
-        .iter()
-        .map(|v| model.inputs[v.input].value(pt.t_s))
-        .collect();
+    let u_ref: Vec<f64> = super::valve_references(model, pt.t_s);
     let zero_f = vec![0.0; n];
     let mut ev = Evaluator::<f64>::new(model);
     let mut a = DMatrix::<f64>::zeros(nx, nx);

@@ -324,6 +324,16 @@ pub fn partition(jac: &DMatrix<f64>, keep: &[usize]) -> Partition {
     }
 }
 
+/// The reference signals u of the 4/3 valves at time `t_s` (allocates; not in a step).
+pub(crate) fn valve_references(model: &Model, t_s: f64) -> Vec<f64> {
+    model
+        .hydraulics
+        .valves
+        .iter()
+        .map(|v| model.inputs[v.input].value(t_s))
+        .collect()
+}
+
 /// Valve positions for an evaluation: 4/3 spools, then bridge openings.
 pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
     if !model.hydraulics.bridge_valves.is_empty() {
