@@ -527,14 +527,8 @@ impl NaturalModel {
                     fm
                 }
                 Layout::Planar { e1, e2, .. } => {
-                    let parent_rot = match ax.parent {
-                        Frame::Ground => None,
-                        Frame::Link(p) => nm.frames[p.0].rot,
-                    };
-                    let (rot, own_rot) = match ax.kind {
-                        AxisKind::Revolute => (Some(usize::MAX), true),
-                        AxisKind::Prismatic => (parent_rot, false),
-                    };
+                    // a revolute frame owns its unit vector, a prismatic one shares its parent's
+                    let own_rot = ax.kind == AxisKind::Revolute;
                     let shared = match ax.kind {
                         AxisKind::Revolute => {
                             let l = nm.point_inplane(ax.parent, &c);
@@ -560,7 +554,10 @@ impl NaturalModel {
                         nq += 2;
                         Some(nq - 2)
                     } else {
-                        rot
+                        match ax.parent {
+                            Frame::Ground => None,
+                            Frame::Link(p) => nm.frames[p.0].rot,
+                        }
                     };
                     FrameMap {
                         r,
@@ -951,9 +948,9 @@ impl NaturalModel {
                     zdd[k] = n.dot(&(ak_ - ap_)) + wp.cross(&n).dot(&(wk - wp));
                 }
                 AxisKind::Prismatic => {
-                    let pk = self.point_lin(child, &ax.point_ref);
-                    let pp = self.point_lin(ax.parent, &ax.point_ref);
-                    let nd = self.dir_lin(ax.parent, &ax.dir_ref);
+                    let pk = self.point(child, &ax.point_ref);
+                    let pp = self.point(ax.parent, &ax.point_ref);
+                    let nd = self.dir(ax.parent, &ax.dir_ref);
                     let d = pk.eval(q) - pp.eval(q);
                     let dd = pk.rate(qd) - pp.rate(qd);
                     let ddd = pk.rate(qdd) - pp.rate(qdd);
@@ -989,18 +986,6 @@ impl NaturalModel {
                 l
             }
         }
-    }
-
-    /// The [`Lin`] of a point with reference coordinates `p` on frame `f` (alias of
-    /// [`NaturalModel::point`]).
-    pub fn point_lin(&self, f: Frame, p: &V3) -> Lin {
-        self.point(f, p)
-    }
-
-    /// The [`Lin`] of a direction with reference components `d` on frame `f` (alias of
-    /// [`NaturalModel::dir`]).
-    pub fn dir_lin(&self, f: Frame, d: &V3) -> Lin {
-        self.dir(f, d)
     }
 
     /// Kinetic energy ½ q̇ᵀ M q̇ [J].
