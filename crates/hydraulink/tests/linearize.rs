@@ -11,7 +11,9 @@ mod common;
 use common::*;
 use hydraulink::linearize::eigen::{modes, EigenOptions, Mode, ModeKind};
 use hydraulink::linearize::equilibrium::{equilibrium, EquilibriumOptions};
-use hydraulink::linearize::exact::{linearize, ExactOptions, Linearization};
+use hydraulink::linearize::exact::{
+    linearize, rhs_directional_derivative, ExactOptions, Linearization,
+};
 use hydraulink::linearize::finite_difference::StepKind;
 use hydraulink::linearize::{all_inputs, all_outputs, finite_difference, full_names};
 use hydraulink::Model;
@@ -272,9 +274,40 @@ fn paper_001_counterpart_step_sensitivity() {
 /// A·x against the nonlinear right-hand side (central differences along x with consistent
 /// dependent coordinates): at the equilibrium and at a moving state of a run (the general
 /// reference of 001 §3 with ż⁰, z̈⁰ ≠ 0, which exercises V̄̄, Uₐ, Vₐ and ∂(M z̈⁰)/∂z).
+/// A x against the directional derivative of the nonlinear right-hand side, one direction per
+/// state (`scale[j]` along state j), per row to a relative 1e-5 plus 1e-8 of the row's size over
+/// all directions plus `abs_floor`.
+fn assert_a_matches_rhs(
+    model: &Model,
+    pt: &hydraulink::linearize::OperatingPoint,
+    lin: &Linearization,
+    scale: &[f64],
+    abs_floor: f64,
+    what: &str,
+) {
+    let ns = lin.ss.a.nrows();
+    for j in 0..ns {
+        let mut x = vec![0.0; ns];
+        x[j] = scale[j];
+        let ax = &lin.ss.a * nalgebra::DVector::from_column_slice(&x);
+        let fd = rhs_directional_derivative(model, pt, lin, &x, 1e-3).expect("rhs");
+        for i in 0..ns {
+            let row_scale: f64 = (0..ns).map(|k| (lin.ss.a[(i, k)] * scale[k]).abs()).sum();
+            let tol = 1e-5 * ax[i].abs().max(fd[i].abs()) + 1e-8 * row_scale + abs_floor;
+            assert!(
+                (ax[i] - fd[i]).abs() <= tol,
+                "{what}: column {} row {}: A x = {:e}, nonlinear {:e}",
+                lin.ss.states[j],
+                lin.ss.states[i],
+                ax[i],
+                fd[i]
+            );
+        }
+    }
+}
+
 #[test]
 fn exact_a_matches_nonlinear_rhs_at_equilibrium_and_in_motion() {
-    use hydraulink::linearize::exact::rhs_directional_derivative;
     use hydraulink::linearize::OperatingPoint;
     use hydraulink::Simulation;
     for (name, u) in [("fourbar3d_low_friction", 0.2), ("fourbar3d", 1.0)] {
@@ -333,29 +366,11 @@ fn exact_a_matches_nonlinear_rhs_at_equilibrium_and_in_motion() {
                 ..Default::default()
             };
             let lin = linearize(&model, &pt, &opts).expect("linearization");
-            let ns = lin.ss.a.nrows();
             // one direction per state, scaled to the state's natural size
             let scale = [1e-3, 1e-2, 1e4, 1e4, 1e4, 1e-2];
-            for j in 0..ns {
-                let mut x = vec![0.0; ns];
-                x[j] = scale[j];
-                let ax = &lin.ss.a * nalgebra::DVector::from_column_slice(&x);
-                let fd = rhs_directional_derivative(&model, &pt, &lin, &x, 1e-3).expect("rhs");
-                for i in 0..ns {
-                    // per row: relative 1e-5 (O(ε²) truncation, solver tolerance of the dependent
-                    // coordinates) plus 1e-8 of the row's size over all directions
-                    let row_scale: f64 = (0..ns).map(|k| (lin.ss.a[(i, k)] * scale[k]).abs()).sum();
-                    let tol = 1e-5 * ax[i].abs().max(fd[i].abs()) + 1e-8 * row_scale + 1e-300;
-                    assert!(
-                        (ax[i] - fd[i]).abs() <= tol,
-                        "{what}: column {} row {}: A x = {:e}, nonlinear {:e}",
-                        lin.ss.states[j],
-                        lin.ss.states[i],
-                        ax[i],
-                        fd[i]
-                    );
-                }
-            }
+            // per row: relative 1e-5 (O(ε²) truncation, solver tolerance of the dependent
+            // coordinates) plus 1e-8 of the row's size over all directions
+            assert_a_matches_rhs(&model, &pt, &lin, &scale, 1e-300, what);
         }
     }
 }
@@ -533,7 +548,6 @@ fn nonholonomic_simulation_rolling_disc_and_knife_edge() {
 ///   001 §3.7).
 #[test]
 fn sled_knife_edge_eigenvalues_by_hand() {
-    use hydraulink::linearize::exact::rhs_directional_derivative;
     let model = model_of("sled_knife_edge");
     assert_eq!(model.n_nonholonomic(), 1);
     let (eq, lin) = exact_of(&model);
@@ -635,28 +649,10 @@ fn sled_knife_edge_eigenvalues_by_hand() {
         ("moving", &moving_model, moving),
     ] {
         let lin = linearize(mdl, &pt, &ExactOptions::default()).expect("linearization");
-        let ns = lin.ss.a.nrows();
         let scale = [1e-3, 1e-3, 1e-2, 1e-2, 1e-3, 1e4, 1e4, 1e-2];
-        for j in 0..ns {
-            let mut x = vec![0.0; ns];
-            x[j] = scale[j];
-            let ax = &lin.ss.a * nalgebra::DVector::from_column_slice(&x);
-            let fd = rhs_directional_derivative(mdl, &pt, &lin, &x, 1e-3).expect("rhs");
-            for i in 0..ns {
-                let row_scale: f64 = (0..ns).map(|k| (lin.ss.a[(i, k)] * scale[k]).abs()).sum();
-                // plus 1e-12 absolute: rows that A leaves zero (θ̈ of the free heading) see
-                // rounding noise of the index-1 solve (~1e-17)
-                let tol = 1e-5 * ax[i].abs().max(fd[i].abs()) + 1e-8 * row_scale + 1e-12;
-                assert!(
-                    (ax[i] - fd[i]).abs() <= tol,
-                    "{what}: column {} row {}: A x = {:e}, nonlinear {:e}",
-                    lin.ss.states[j],
-                    lin.ss.states[i],
-                    ax[i],
-                    fd[i]
-                );
-            }
-        }
+        // plus 1e-12 absolute: rows that A leaves zero (θ̈ of the free heading) see rounding
+        // noise of the index-1 solve (~1e-17)
+        assert_a_matches_rhs(mdl, &pt, &lin, &scale, 1e-12, what);
     }
     // the counterpart: 2(m + l) = 2 spurious zeros on top of the same physical spectrum
     let fd = finite_difference::linearize(&model, &eq.point, 1e-7, StepKind::Relative, &[], &[])
