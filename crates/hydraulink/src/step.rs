@@ -1,8 +1,9 @@
 //! THE step: one Δt of the selected formulation. Stages of the penalty formulation, in order
-//! (see `mechanics::semirecursive::penalty`): `check_state` → spool update → history and
-//! predictor → Newton (residual: kinematics, cylinder ports, flows, forces, M′/Q′, constraints;
-//! exact tangent; solve; λ update) → projections → advance and diagnostics.
+//! (see `mechanics::semirecursive::penalty`): `check_state` → `sample_inputs` → spool update →
+//! history and predictor → Newton (residual: kinematics, cylinder ports, flows, forces, M′/Q′,
+//! constraints; exact tangent; solve; λ update) → projections → advance and diagnostics.
 
+use crate::inputs;
 use crate::integrator::multirate;
 use crate::mechanics::global;
 use crate::mechanics::kinematic_guidance;
@@ -57,18 +58,37 @@ pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
             return Err(bad(format!("{}.lambda", c.name)));
         }
     }
+    // `Simulation::set_input` rejects these; a state built by hand may still carry one
+    for (i, name) in model.input_names.iter().enumerate() {
+        if st.inputs.overrides[i].is_some_and(|v| !v.is_finite()) {
+            return Err(bad(name.clone()));
+        }
+    }
     Ok(())
+}
+
+/// Stage `sample inputs`: writes (u(t_k), u(t_k+1)) of every input into `st.inputs` for the
+/// step from t_k = `st.t_s` (an override held on the whole step, piecewise-constant signals in
+/// their interval form). The formulations read this pair. Allocates nothing.
+pub fn sample_inputs(model: &Model, st: &mut State) {
+    let t0 = st.t_s;
+    inputs::sample(&model.inputs, t0, t0 + model.solver.step_s, &mut st.inputs);
 }
 
 /// Advances `st` by one step. On error `st` is left at the last converged step.
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
     check_state(model, st)?;
-    match model.solver.formulation {
+    sample_inputs(model, st);
+    let report = match model.solver.formulation {
         Formulation::Penalty => penalty::step(model, st, ws),
         Formulation::DoubleStep => double_step::step(model, st, ws),
         Formulation::GlobalAli3p => global::ali3p::step(model, st, ws),
         Formulation::GlobalI1al => global::i1al::step(model, st, ws),
         Formulation::KinematicGuidance => kinematic_guidance::step(model, st, ws),
         Formulation::Multirate => multirate::step(model, st, ws),
-    }
+    }?;
+    // the committed state carries the pair of its own next step, so that a state read between
+    // steps (a formulation's `prepare` called by a test, a clone) is complete
+    sample_inputs(model, st);
+    Ok(report)
 }
