@@ -194,3 +194,54 @@ fn a_cloned_state_with_an_override_replays_identically() {
     assert_eq!(a.state(), b.state());
     assert_eq!(b.input("U").unwrap(), 4.0);
 }
+
+#[test]
+fn a_guidance_reference_set_from_code_holds_the_cylinder() {
+    // kinematic guidance (004 §4) replaying the four-bar's recorded cylinder length (input
+    // `cylinder.s_ref`): setting the reference holds s at that value, ṡ_ref = s̈_ref = 0 from
+    // the central differences of the held value
+    let spec = spec_of("fourbar");
+    let mut recorder = Simulation::new(hydraulink::model::compile(&spec).unwrap()).unwrap();
+    let s = recorder
+        .output_labels()
+        .iter()
+        .position(|l| l == "cylinder.length")
+        .unwrap();
+    let mut rows = Vec::new();
+    let mut row = vec![0.0; recorder.n_outputs()];
+    recorder.output_row(&mut row);
+    rows.push(row.clone());
+    record(&mut recorder, 2000, &mut rows);
+    let times: Vec<f64> = rows.iter().map(|r| r[0]).collect();
+    let lengths: Vec<f64> = rows.iter().map(|r| r[s]).collect();
+    let replay = hydraulink::mechanics::kinematic_guidance::replay_spec(
+        &spec,
+        &times,
+        &[hydraulink::mechanics::kinematic_guidance::Recorded {
+            cylinder: "cylinder",
+            length_m: &lengths,
+            velocity_m_s: None,
+        }],
+    );
+    let mut sim = Simulation::new(hydraulink::model::compile(&replay).unwrap()).unwrap();
+    let mut rows = Vec::new();
+    record(&mut sim, 1200, &mut rows); // moving: the valve opened at 1 s
+    let held = sim.input("cylinder.s_ref").unwrap() + 1e-3;
+    sim.set_input("cylinder.s_ref", held).unwrap();
+    record(&mut sim, 300, &mut rows);
+    let tol = 10.0 * replay.solver.tolerance_position;
+    for r in &rows[1200..] {
+        assert!(
+            (r[s] - held).abs() < tol,
+            "t = {}: s = {} against the held {held}",
+            r[0],
+            r[s]
+        );
+    }
+    // released: back on the recorded length
+    sim.release_input("cylinder.s_ref").unwrap();
+    let mut rows = Vec::new();
+    record(&mut sim, 1, &mut rows);
+    let k = 1501; // row of t = 1.501 s in the recording
+    assert!((rows[0][s] - lengths[k]).abs() < tol);
+}
