@@ -170,7 +170,7 @@ fn pins<S: Real>(
 /// forces F_c = −(α(s_c − s_ref,c) + λ_g,c), M′, Q′, Φ, Φ_z.
 fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceWorkspace) {
     let n = model.n_coords();
-    let alpha = model.solver.penalty;
+    let alpha = crate::integrator::newton::step_penalty(&model.solver);
     ev.kin.positions(model, &ev.x[..n]);
     ev.kin.velocities(model, &ev.zd);
     ev.dynamics.bodies(model, &ev.kin);
@@ -211,7 +211,7 @@ fn trapezoidal_rates<S: Real>(
 /// formulation does after each solve.
 fn residual_f64(model: &Model, ws: &mut Workspace, kind: ZOnly, update: bool) {
     let n = model.n_coords();
-    let alpha = model.solver.penalty;
+    let alpha = crate::integrator::newton::step_penalty(&model.solver);
     ws.ev.x.copy_from_slice(&ws.x);
     trapezoidal_rates(model, &mut ws.ev, &ws.hist);
     if update && kind == ZOnly::Guidance {
@@ -383,7 +383,7 @@ pub(crate) fn step_z_only(
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
-    let alpha = model.solver.penalty;
+    let alpha = crate::integrator::newton::step_penalty(&model.solver);
 
     penalty::prepare(model, st, ws);
     ws.x[n..].copy_from_slice(&st.p);
