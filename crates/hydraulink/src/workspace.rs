@@ -84,14 +84,13 @@ pub struct Workspace {
 
 impl Workspace {
     /// Factors the freshly assembled tangent of `tangent` and records it as reusable; false
-    /// (and no reusable tangent) when it is singular.
+    /// (and no reusable tangent) when it is singular. (Counted by `integrator::newton::solve`.)
     pub(crate) fn factor_tangent(&mut self) -> bool {
         self.tangent_valid = false;
         if self.tangent.factor().is_err() {
             return false;
         }
         self.tangent_valid = true;
-        self.counters.factorizations += 1;
         true
     }
 

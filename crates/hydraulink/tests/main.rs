@@ -4,4 +4,5 @@ mod common;
 mod determinism;
 mod elements;
 mod invariants;
+mod regressions;
 mod validation;

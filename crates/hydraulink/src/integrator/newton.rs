@@ -35,12 +35,16 @@ pub const PENALTY_REFERENCE_STEP_S: f64 = 1e-3;
 /// at Δt_α, so the multiplier update contracts the violation per iteration as fast as at Δt_α.
 /// At and above Δt_α it is α itself (bit-identical results there).
 pub fn step_penalty(solver: &SolverOptions) -> f64 {
-    let dt = solver.step_s;
+    penalty_at(solver.penalty, solver.step_s)
+}
+
+/// α_Δt of [`step_penalty`] for penalty factor `alpha` and step `dt` [s].
+pub fn penalty_at(alpha: f64, dt: f64) -> f64 {
     if dt < PENALTY_REFERENCE_STEP_S {
         let r = PENALTY_REFERENCE_STEP_S / dt;
-        solver.penalty * r * r
+        alpha * r * r
     } else {
-        solver.penalty
+        alpha
     }
 }
 
@@ -369,6 +373,118 @@ pub fn failure(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// f(x) = x² − 2 (root √2), with an optional multiplier-like shift after each increment.
+    struct Sqrt2 {
+        x: [f64; 1],
+        dx: [f64; 1],
+        f: f64,
+        slope: f64,
+        counters: Counters,
+        hooks: u32,
+    }
+
+    impl NewtonProblem for Sqrt2 {
+        type Error = String;
+        fn evaluate(&mut self) -> Result<(), String> {
+            Ok(())
+        }
+        fn after_increment(&mut self) {
+            self.hooks += 1;
+        }
+        fn form_residual(&mut self) -> Result<(), String> {
+            self.f = self.x[0] * self.x[0] - 2.0;
+            Ok(())
+        }
+        fn tangent_reusable(&self) -> bool {
+            self.slope != 0.0
+        }
+        fn refresh_tangent(&mut self) -> Result<bool, String> {
+            self.slope = 2.0 * self.x[0];
+            Ok(self.slope != 0.0)
+        }
+        fn solve_increment(&mut self) {
+            self.dx[0] = -self.f / self.slope;
+        }
+        fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+            (&mut self.x, &self.dx)
+        }
+        fn tolerances(&self) -> Tolerances {
+            Tolerances::new(&[(1, 1e-12)], 0.0)
+        }
+        fn counters(&mut self) -> &mut Counters {
+            &mut self.counters
+        }
+        fn failure(&mut self, iterations: u32, reason: &str) -> String {
+            format!("{iterations}: {reason}")
+        }
+    }
+
+    fn sqrt2(x0: f64, slope: f64) -> Sqrt2 {
+        Sqrt2 {
+            x: [x0],
+            dx: [0.0],
+            f: 0.0,
+            slope,
+            counters: Counters::default(),
+            hooks: 0,
+        }
+    }
+
+    #[test]
+    fn solves_with_counted_work_and_the_hook_after_each_increment() {
+        let mut p = sqrt2(1.0, 0.0);
+        let it = solve(&mut p, TangentPolicy::FULL, 25).unwrap();
+        assert!((p.x[0] - 2f64.sqrt()).abs() < 1e-15);
+        assert_eq!(p.counters.iterations, it as u64);
+        assert_eq!(p.counters.residuals, it as u64);
+        assert_eq!(p.counters.tangents, it as u64);
+        assert_eq!(p.counters.factorizations, it as u64);
+        assert_eq!(p.hooks, it - 1);
+        // modified Newton from a reusable stale slope: fewer tangents than iterations
+        let mut q = sqrt2(1.4, 2.0);
+        let it = solve(&mut q, TangentPolicy::MODIFIED, 25).unwrap();
+        assert!((q.x[0] - 2f64.sqrt()).abs() < 1e-12);
+        assert!(q.counters.tangents < it as u64, "{:?}", q.counters);
+        // the cap
+        let mut r = sqrt2(1.0, 0.0);
+        assert_eq!(
+            solve(&mut r, TangentPolicy::FULL, 2).unwrap_err(),
+            "2: iteration cap reached"
+        );
+        // a singular tangent
+        let mut z = sqrt2(0.0, 0.0);
+        assert_eq!(
+            solve(&mut z, TangentPolicy::FULL, 25).unwrap_err(),
+            "0: singular tangent matrix"
+        );
+    }
+
+    #[test]
+    fn weights_have_a_roundoff_floor_and_tolerances_ranges() {
+        // below the floor's reach the weight is atol + rtol |x| exactly
+        assert_eq!(weight(1e-2, 0.0, 7.6e6), 1e-2);
+        assert_eq!(weight(1e-7, 1e-3, 2.0), 1e-7 + 2e-3);
+        // a tolerance below 16 ulps of x is raised to them
+        assert_eq!(weight(1e-2, 0.0, 1e15), 16.0 * f64::EPSILON * 1e15);
+        let t = Tolerances::new(&[(2, 1e-7), (3, 1e-2), (1, 1e-9)], 0.0);
+        let atol: Vec<f64> = (0..7).map(|i| t.atol(i)).collect();
+        assert_eq!(atol, [1e-7, 1e-7, 1e-2, 1e-2, 1e-2, 1e-9, 1e-9]);
+        let mut x = [1.0, 1.0];
+        let n = Tolerances::new(&[(2, 1e-7)], 0.0).add_and_measure(&mut x, &[1e-7, f64::NAN]);
+        assert!(n.is_nan(), "a NaN increment must not vanish in the max");
+    }
+
+    #[test]
+    fn the_penalty_keeps_its_one_millisecond_weight_below_one_millisecond() {
+        for dt in [1e-2, 1e-3] {
+            assert_eq!(penalty_at(1e11, dt), 1e11);
+        }
+        for dt in [1e-4, 1e-5, 1e-6] {
+            let w = penalty_at(1e11, dt) * dt * dt / 4.0;
+            assert!((w / (1e11 * 1e-6 / 4.0) - 1.0).abs() < 1e-12, "{dt}: {w}");
+        }
+    }
 
     #[test]
     fn converges_refreshes_and_detects_divergence() {
