@@ -66,11 +66,12 @@ fn issue_10_smaller_steps_never_fail_where_larger_ones_succeed() {
                 continue;
             }
             // every smaller step succeeds, and agrees with the double-step solution at the same
-            // step: the ALI3-P formulations to 1e-6 rad (measured ≤ 4e-8), I1AL, which holds the
-            // constraints by the stabilized Ψ (ω = 10 rad/s) rather than Φ itself, to 1e-5 rad
-            // (measured ≤ 1.4e-6)
+            // step: the ALI3-P formulations to 1e-6 rad (measured ≤ 4e-8). I1AL to 1e-4 rad
+            // (measured ≤ 1.4e-5): its unknown is q̈, converged to tol_position/(Δt²/4), so each
+            // step may leave a position error up to tol_position, and over a fixed horizon these
+            // add up as 1/Δt (it holds the constraints by the stabilized Ψ, not by Φ itself)
             let bound = if formulation == Formulation::GlobalI1al {
-                1e-5
+                1e-4
             } else {
                 1e-6
             };
