@@ -438,6 +438,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             )
             .collect(),
         friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
+        tangent: Default::default(),
     })
 }
 

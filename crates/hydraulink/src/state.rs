@@ -62,4 +62,8 @@ pub struct State {
     /// Work absorbed by each friction element (cylinders, then joints), D = ∫ F_μ v dt [J]
     /// (trapezoidal rule).
     pub friction_dissipated_j: Vec<f64>,
+    /// The reusable Newton tangent of the active formulation (before factorization) and its
+    /// side data: it changes the iterates of the next steps, so it travels with the state and a
+    /// clone restarts bit-identically (`integrator::newton::TangentCache`).
+    pub tangent: crate::integrator::newton::TangentCache,
 }

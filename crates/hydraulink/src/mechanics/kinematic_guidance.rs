@@ -408,8 +408,16 @@ impl NewtonProblem for ZOnlyNewton<'_> {
     }
 
     fn refresh_tangent(&mut self) -> Result<bool, StepError> {
-        tangent(self.model, self.ws, self.kind);
-        Ok(self.ws.factor_tangent())
+        let ws = &mut *self.ws;
+        tangent(self.model, ws, self.kind);
+        let side: &[f64] = match self.kind {
+            ZOnly::Guidance => &[],
+            ZOnly::Multirate => &ws.multirate.plan.dpdz,
+        };
+        ws.tangent_id = ws
+            .tangent_pending
+            .record(self.st.tangent.id, ws.tangent.values(), side);
+        Ok(ws.factor_tangent())
     }
 
     fn solve_increment(&mut self) {
@@ -459,6 +467,34 @@ impl NewtonProblem for ZOnlyNewton<'_> {
     }
 }
 
+/// Stage `restore`: the state's tangent (`State::tangent`; multi-rate: with ∂p_k+1/∂z, which
+/// the convergence test uses) factored again when the workspace does not hold it (see
+/// `penalty::restore_tangent`).
+fn restore_tangent(st: &State, ws: &mut Workspace, kind: ZOnly) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    let side_len = match kind {
+        ZOnly::Guidance => 0,
+        ZOnly::Multirate => ws.multirate.plan.dpdz.len(),
+    };
+    if cache.id == 0
+        || cache.matrix.len() != ws.tangent.values().len()
+        || cache.side.len() != side_len
+    {
+        return;
+    }
+    ws.tangent.values_mut().copy_from_slice(&cache.matrix);
+    if kind == ZOnly::Multirate {
+        ws.multirate.plan.dpdz.copy_from_slice(&cache.side);
+    }
+    ws.counters.factorizations += 1;
+    ws.factor_tangent();
+}
+
 /// One step of an ALI3-P formulation whose Newton unknowns are z only: kinematic guidance or
 /// multi-rate. Newton (modified, with the penalty formulation's tangent-reuse policy), then the
 /// projections (000 eqs. 20–21, with the rheonomic terms of 004 eqs. 14–15 for guidance), then
@@ -475,6 +511,7 @@ pub(crate) fn step_z_only(
     let c = dt * dt / 4.0;
     let alpha = newton::step_penalty(&model.solver);
 
+    restore_tangent(st, ws, kind);
     penalty::prepare(model, st, ws);
     ws.x[n..].copy_from_slice(&st.p);
     match kind {
@@ -662,6 +699,7 @@ pub(crate) fn step_z_only(
     st.lambda.copy_from_slice(&ws.lambda);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
     Ok(report)
 }
 

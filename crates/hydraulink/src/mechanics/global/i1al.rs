@@ -296,6 +296,8 @@ fn newton(
         spool_new,
         counters,
         tangent_valid,
+        tangent_id,
+        tangent_pending,
         ..
     } = ws;
     newton::solve(
@@ -307,6 +309,8 @@ fn newton(
             spools: spool_new,
             counters,
             tangent_valid,
+            tangent_id,
+            tangent_pending,
         },
         policy,
         model.solver.max_iterations,
@@ -323,6 +327,8 @@ struct I1alNewton<'a, 'p> {
     spools: &'a [f64],
     counters: &'a mut crate::workspace::Counters,
     tangent_valid: &'a mut bool,
+    tangent_id: &'a mut u64,
+    tangent_pending: &'a mut crate::integrator::newton::TangentCache,
 }
 
 impl NewtonProblem for I1alNewton<'_, '_> {
@@ -372,6 +378,11 @@ impl NewtonProblem for I1alNewton<'_, '_> {
     fn refresh_tangent(&mut self) -> Result<bool, StepError> {
         tangent(self.model, self.g, self.spools);
         *self.tangent_valid = false;
+        if let Some(lu) = self.g.tangent.as_ref() {
+            *self.tangent_id = self
+                .tangent_pending
+                .record(self.st.tangent.id, lu.values(), &[]);
+        }
         if self
             .g
             .tangent
@@ -413,6 +424,26 @@ impl NewtonProblem for I1alNewton<'_, '_> {
     }
 }
 
+/// Stage `restore`: the state's tangent (`State::tangent`) factored again when the workspace
+/// does not hold it (see `penalty::restore_tangent`).
+fn restore_tangent(st: &State, ws: &mut Workspace) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    let Some(lu) = ws.global.tangent.as_mut() else {
+        return;
+    };
+    if cache.id == 0 || cache.matrix.len() != lu.values().len() {
+        return;
+    }
+    lu.values_mut().copy_from_slice(&cache.matrix);
+    ws.counters.factorizations += 1;
+    ws.tangent_valid = lu.factor().is_ok();
+}
+
 /// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
 /// one-time conversion of the initial state into `State::extra`).
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
@@ -423,6 +454,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }
     let dt = model.solver.step_s;
     let alpha = model.solver.penalty * dt * dt / 4.0;
+    restore_tangent(st, ws);
     begin_step(model, st, ws);
     let nq = ws.global.nm.nq;
     let prev = Prev::of(st, nq);
@@ -487,5 +519,6 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     report.kinetic_j = nm.kinetic_energy(&g.ev.qd);
     report.potential_j = nm.potential_energy(model, &g.ev.q);
     report.constraint_violation = violation;
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
     Ok(report)
 }

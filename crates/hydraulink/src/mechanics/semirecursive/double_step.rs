@@ -866,8 +866,32 @@ fn position_error(model: &Model, st: &State, pf: PositionFailure) -> StepError {
 // ---------------------------------------------------------------------------------------------
 // the step
 
+/// Stage `restore`: the state's tangent (`State::tangent`, row-major nx × nx of the partition
+/// the state carries) factored again when the workspace does not hold it (see
+/// `penalty::restore_tangent`).
+fn restore_tangent(st: &State, ws: &mut Workspace) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    let len = cache.matrix.len();
+    let nx = (len as f64).sqrt().round() as usize;
+    let ds = &mut ws.double_step;
+    if cache.id == 0 || nx * nx != len || len > ds.tangent.len() {
+        return;
+    }
+    ds.tangent[..len].copy_from_slice(&cache.matrix);
+    ds.tangent_lu[..len].copy_from_slice(&cache.matrix);
+    ws.counters.factorizations += 1;
+    ws.tangent_valid =
+        lu_factor(&mut ds.tangent_lu[..len], nx, &mut ds.tangent_ipiv[..nx]).is_some();
+}
+
 /// One step Δt of the monolithic double-step formulation. On error the state is unchanged.
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+    restore_tangent(st, ws);
     let selected = prepare(model, st, ws);
     match attempt(model, st, ws) {
         Ok(r) => Ok(r),
@@ -961,6 +985,9 @@ impl NewtonProblem for DoubleStepNewton<'_> {
         ws.tangent_valid = false;
         let ds = &mut ws.double_step;
         let nx = ds.n_unknowns();
+        ws.tangent_id = ws
+            .tangent_pending
+            .record(self.st.tangent.id, &ds.tangent[..nx * nx], &[]);
         ds.tangent_lu[..nx * nx].copy_from_slice(&ds.tangent[..nx * nx]);
         if lu_factor(
             &mut ds.tangent_lu[..nx * nx],
@@ -1057,5 +1084,6 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
     advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
     Ok(report)
 }

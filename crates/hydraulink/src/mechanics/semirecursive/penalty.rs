@@ -399,8 +399,14 @@ impl NewtonProblem for PenaltyNewton<'_> {
     }
 
     fn refresh_tangent(&mut self) -> Result<bool, StepError> {
-        tangent(self.model, self.ws);
-        Ok(super::schur::factor_tangent(self.ws))
+        let ws = &mut *self.ws;
+        tangent(self.model, ws);
+        ws.tangent_id = ws.tangent_pending.record(
+            self.st.tangent.id,
+            ws.tangent.values(),
+            &ws.friction_tangent_sign,
+        );
+        Ok(super::schur::factor_tangent(ws))
     }
 
     fn solve_increment(&mut self) {
@@ -428,6 +434,33 @@ impl NewtonProblem for PenaltyNewton<'_> {
     }
 }
 
+/// Stage `restore`: when the workspace does not hold the state's tangent (a fresh simulation
+/// given a cloned state, or a step that failed after refreshing), its factors are rebuilt from
+/// `State::tangent` (or dropped when the state carries none), so the iterates depend on the state
+/// alone.
+fn restore_tangent(st: &State, ws: &mut Workspace) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    let nx = ws.x.len();
+    if cache.id == 0
+        || cache.matrix.len() != nx * nx
+        || cache.side.len() != ws.friction_tangent_sign.len()
+    {
+        return;
+    }
+    ws.tangent.values_mut().copy_from_slice(&cache.matrix);
+    for (j, d) in ws.diag.iter_mut().enumerate() {
+        *d = cache.matrix[j * nx + j];
+    }
+    ws.friction_tangent_sign.copy_from_slice(&cache.side);
+    ws.counters.factorizations += 1;
+    super::schur::factor_tangent(ws);
+}
+
 /// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
     let n = model.n_coords();
@@ -436,6 +469,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
     let alpha = newton::step_penalty(&model.solver);
 
+    restore_tangent(st, ws);
     prepare(model, st, ws);
 
     // Newton–Raphson (`integrator::newton::solve`). Jacobian-reuse policy (modified Newton):
@@ -582,5 +616,6 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
     Ok(report)
 }
