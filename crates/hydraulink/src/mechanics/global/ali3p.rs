@@ -399,11 +399,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
 
     fn refresh_tangent(&mut self) -> Result<bool, StepError> {
         tangent(self.model, self.g, self.spools);
-        Ok(!self
-            .g
-            .tangent
-            .as_mut()
-            .is_some_and(|lu| lu.factor().is_err()))
+        Ok(self.g.tangent.as_mut().is_none_or(|lu| lu.factor().is_ok()))
     }
 
     fn solve_increment(&mut self) {
