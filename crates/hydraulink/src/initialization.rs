@@ -443,6 +443,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             .collect(),
         friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
         elements: crate::element::ElementEnergy::new(model.elements.len()),
+        tangent: Default::default(),
     })
     .map(|mut st| {
         // the elements' stored energies and powers at t = 0 (`element::commit`)

@@ -85,12 +85,13 @@ impl Simulation {
         Ok(r)
     }
 
-    /// Replaces the state (rollback, restart). The reusable tangent is dropped, so the next step
-    /// starts from a fresh tangent: two simulations restored to the same state continue
-    /// bit-identically.
+    /// Replaces the state (rollback, restart). The workspace's tangent is dropped and the next
+    /// step restores the one the state carries (`State::tangent`), so a simulation given a
+    /// clone of another's state continues bit-identically with it, whatever either did before.
     pub fn set_state(&mut self, state: State) {
         self.state = state;
         self.ws.tangent_valid = false;
+        self.ws.tangent_id = u64::MAX;
     }
 
     /// Sets input `name` to `value` [unit of the input] from the next step on, in place of its

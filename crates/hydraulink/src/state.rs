@@ -70,4 +70,8 @@ pub struct State {
     pub friction_dissipated_j: Vec<f64>,
     /// Energy accounts of the elements (`crate::element`): stored, dissipated, supplied.
     pub elements: crate::element::ElementEnergy,
+    /// The reusable Newton tangent of the active formulation (before factorization) and its
+    /// side data: it changes the iterates of the next steps, so it travels with the state and a
+    /// clone restarts bit-identically (`integrator::newton::TangentCache`).
+    pub tangent: crate::integrator::newton::TangentCache,
 }

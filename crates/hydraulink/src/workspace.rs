@@ -66,6 +66,12 @@ pub struct Workspace {
     pub counters: Counters,
     /// Whether `tangent` holds valid factors that may be reused (Jacobian-reuse policy).
     pub tangent_valid: bool,
+    /// Identity of the tangent the workspace's factors belong to: equal to
+    /// `State::tangent.id` when they are the state's, else restored from the state at the next
+    /// step (`integrator::newton::TangentCache`).
+    pub tangent_id: u64,
+    /// The tangent refreshed during the step being solved, committed to the state with it.
+    pub tangent_pending: crate::integrator::newton::TangentCache,
     /// Direction (sign) of each friction element's velocity where the tangent was last
     /// evaluated (cylinders, then joints); a reversal since makes the next step refresh it.
     pub friction_tangent_sign: Vec<f64>,
@@ -88,14 +94,13 @@ pub struct Workspace {
 
 impl Workspace {
     /// Factors the freshly assembled tangent of `tangent` and records it as reusable; false
-    /// (and no reusable tangent) when it is singular.
+    /// (and no reusable tangent) when it is singular. (Counted by `integrator::newton::solve`.)
     pub(crate) fn factor_tangent(&mut self) -> bool {
         self.tangent_valid = false;
         if self.tangent.factor().is_err() {
             return false;
         }
         self.tangent_valid = true;
-        self.counters.factorizations += 1;
         true
     }
 
@@ -158,6 +163,8 @@ impl Workspace {
             labels,
             counters: Counters::default(),
             tangent_valid: false,
+            tangent_id: 0,
+            tangent_pending: Default::default(),
             friction_tangent_sign: vec![
                 0.0;
                 model.hydraulics.cylinders.len()

@@ -5,4 +5,5 @@ mod determinism;
 mod elements;
 mod inputs;
 mod invariants;
+mod regressions;
 mod validation;

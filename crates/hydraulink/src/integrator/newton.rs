@@ -1,6 +1,303 @@
-//! Convergence control of the Newton–Raphson loops (STYLE convention 7): the weighted increment
-//! test, the contraction-rate rule of the Jacobian-reuse policy, and the divergence test, in one
-//! place for every monolithic formulation.
+//! The Newton–Raphson solver of every monolithic formulation (STYLE convention 7): one loop,
+//! generic over a [`NewtonProblem`], with
+//!
+//! - a weighted increment test with per-unknown absolute tolerances ([`Tolerances`]), a relative
+//!   one and a round-off floor ([`weight`]);
+//! - a hook after each increment ([`NewtonProblem::after_increment`]: the multiplier update
+//!   λ ← λ + αΦ of the augmented Lagrangian);
+//! - an explicit tangent-reuse policy ([`TangentPolicy`]) and a contraction-rate divergence test
+//!   ([`NewtonControl::judge`]);
+//! - counted statistics ([`crate::workspace::Counters`]: residuals, tangents, factorizations,
+//!   iterations).
+//!
+//! Scale awareness (issue 10, docs/theory 3.12). The augmented-Lagrangian formulations update
+//! the multipliers once per Newton iteration; the update contracts the constraint violation by
+//! about 1/(1 + αΔt²/(4 m)) per iteration (m: the mass the constraint moves), so with a fixed α
+//! it stops contracting as Δt falls (0.98 per iteration for the four-bar at 10 µs, 0.9984 at
+//! 1 µs), and a pressure tied to the positions by the hydraulic stiffness (≈ 1e9 Pa/m) keeps
+//! moving by more than its 1e-2 Pa tolerance long after the positions have converged; at 1 µs
+//! the per-iteration update even winds the multipliers up from step to step. [`step_penalty`]
+//! therefore keeps the penalty's weight in the iteration matrix, αΔt²/4, at least what it is at
+//! the reference step [`PENALTY_REFERENCE_STEP_S`], so a smaller step converges at least as fast
+//! as a larger one. The round-off floor of [`weight`] keeps an unknown's tolerance above the
+//! resolution of its own value.
+
+use crate::model::SolverOptions;
+use crate::workspace::Counters;
+
+/// The step Δt_α [s] at which the model's penalty factor α is taken as given (000 §2.3: α = 1e11
+/// with Δt = 1 ms). Below it, [`step_penalty`] scales α by (Δt_α/Δt)².
+pub const PENALTY_REFERENCE_STEP_S: f64 = 1e-3;
+
+/// The penalty factor the augmented-Lagrangian formulations use at the model's step:
+/// α (Δt_α/Δt)² for Δt < Δt_α, else α [N/m or N·m/rad]. It keeps αΔt²/4, the penalty term's
+/// weight against the mass matrix in the iteration matrix and the projections, at least its value
+/// at Δt_α, so the multiplier update contracts the violation per iteration as fast as at Δt_α.
+/// At and above Δt_α it is α itself (bit-identical results there).
+pub fn step_penalty(solver: &SolverOptions) -> f64 {
+    penalty_at(solver.penalty, solver.step_s)
+}
+
+/// α_Δt of [`step_penalty`] for penalty factor `alpha` and step `dt` [s].
+pub fn penalty_at(alpha: f64, dt: f64) -> f64 {
+    if dt < PENALTY_REFERENCE_STEP_S {
+        let r = PENALTY_REFERENCE_STEP_S / dt;
+        alpha * r * r
+    } else {
+        alpha
+    }
+}
+
+/// Round-off floor of the weighted norm, in units of the unknown's own spacing ε|x_i|: an
+/// increment below a few ulps of x_i cannot be resolved, so no tolerance asks for one.
+pub const ROUNDOFF_ULPS: f64 = 16.0;
+
+/// Weight of unknown x with absolute tolerance `atol` and relative tolerance `rtol`:
+/// max(atol + rtol |x|, 16 ε |x|). The floor only acts where the tolerances ask for less than
+/// 16 ulps of x (|x| > 2.8e12 Pa at 1e-2 Pa, 2.8e7 m at 1e-7 m).
+#[inline]
+pub fn weight(atol: f64, rtol: f64, x: f64) -> f64 {
+    (atol + rtol * x.abs()).max(ROUNDOFF_ULPS * f64::EPSILON * x.abs())
+}
+
+/// Per-unknown absolute tolerances as up to four consecutive ranges of the unknowns (positions
+/// [rad or m], pressures [Pa], friction states [m or -], …), and the relative tolerance [-].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerances {
+    /// (end, atol): unknowns up to (excluding) `end` after the previous range have tolerance
+    /// `atol`; unknowns after the last range take the last range's.
+    ranges: [(usize, f64); 4],
+    n_ranges: usize,
+    /// Relative tolerance [-].
+    pub rtol: f64,
+}
+
+impl Tolerances {
+    /// Tolerances from `(count, atol)` ranges in the order of the unknowns (at most four).
+    pub fn new(ranges: &[(usize, f64)], rtol: f64) -> Self {
+        assert!(
+            !ranges.is_empty() && ranges.len() <= 4,
+            "Tolerances take one to four ranges (internal invariant)"
+        );
+        let mut r = [(0usize, 0.0f64); 4];
+        let mut end = 0;
+        for (k, (count, atol)) in ranges.iter().enumerate() {
+            end += count;
+            r[k] = (end, *atol);
+        }
+        Tolerances {
+            ranges: r,
+            n_ranges: ranges.len(),
+            rtol,
+        }
+    }
+
+    /// Absolute tolerance of unknown `i`.
+    #[inline]
+    pub fn atol(&self, i: usize) -> f64 {
+        for (end, atol) in &self.ranges[..self.n_ranges] {
+            if i < *end {
+                return *atol;
+            }
+        }
+        self.ranges[self.n_ranges - 1].1
+    }
+
+    /// ν = max_i |Δx_i| / w_i after x ← x + Δx (w: [`weight`] at the updated x); non-finite
+    /// when any weighted entry is.
+    pub fn add_and_measure(&self, x: &mut [f64], dx: &[f64]) -> f64 {
+        let mut norm: f64 = 0.0;
+        let mut finite = true;
+        for (i, (xi, di)) in x.iter_mut().zip(dx.iter()).enumerate() {
+            *xi += *di;
+            let r = di.abs() / weight(self.atol(i), self.rtol, *xi);
+            finite &= r.is_finite();
+            norm = norm.max(r);
+        }
+        if finite {
+            norm
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// When the tangent is (re)computed: the explicit, counted Jacobian-reuse policy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TangentPolicy {
+    /// Factors left by an earlier step may serve the first iteration (modified Newton across
+    /// steps) when the problem reports them usable ([`NewtonProblem::tangent_reusable`]).
+    pub reuse_across_steps: bool,
+    /// A tangent whose increments shrink by less than 1/`refresh_ratio` per iteration
+    /// (ν_h > ratio ν_{h−1}) is recomputed.
+    pub refresh_ratio: f64,
+    /// A fresh tangent at every iteration (full Newton).
+    pub every_iteration: bool,
+    /// Once a tangent of this solve exists, the contraction test no longer refreshes it (the
+    /// multiplier updates converge linearly whatever the tangent).
+    pub keep_fresh: bool,
+}
+
+impl TangentPolicy {
+    /// Modified Newton: factors reused across steps, refreshed when ν contracts by less than ×5.
+    pub const MODIFIED: TangentPolicy = TangentPolicy {
+        reuse_across_steps: true,
+        refresh_ratio: REFRESH_RATIO,
+        every_iteration: false,
+        keep_fresh: false,
+    };
+    /// Full Newton: a tangent at every iteration.
+    pub const FULL: TangentPolicy = TangentPolicy {
+        reuse_across_steps: false,
+        refresh_ratio: REFRESH_RATIO,
+        every_iteration: true,
+        keep_fresh: false,
+    };
+}
+
+/// A nonlinear system f(x) = 0 of one step, solved by [`solve`]. The problem owns x, Δx, f and
+/// the factored tangent; the solver drives it.
+///
+/// One iteration h: [`evaluate`](NewtonProblem::evaluate) at x_h →
+/// [`after_increment`](NewtonProblem::after_increment) (h > 0) →
+/// [`form_residual`](NewtonProblem::form_residual) → iteration cap →
+/// [`refresh_tangent`](NewtonProblem::refresh_tangent) (when the policy asks) →
+/// [`solve_increment`](NewtonProblem::solve_increment) → x_{h+1} = x_h + Δx and the weighted
+/// test.
+pub trait NewtonProblem {
+    /// The error a failed solve returns.
+    type Error;
+    /// Evaluates every element at x_h (what the residual and the hook need).
+    fn evaluate(&mut self) -> Result<(), Self::Error>;
+    /// Hook after each increment, with the evaluation at x_h: the multiplier update.
+    fn after_increment(&mut self) {}
+    /// Forms f(x_h) from the evaluation; an error names a non-finite entry.
+    fn form_residual(&mut self) -> Result<(), Self::Error>;
+    /// Whether factors left by an earlier step exist and may be reused.
+    fn tangent_reusable(&self) -> bool;
+    /// Assembles and factors the tangent at x_h; Ok(false) when it is singular.
+    fn refresh_tangent(&mut self) -> Result<bool, Self::Error>;
+    /// Δx = −J⁻¹ f with the current factors.
+    fn solve_increment(&mut self);
+    /// The unknowns x and the increment Δx the weighted test measures.
+    fn iterate(&mut self) -> (&mut [f64], &[f64]);
+    /// Per-unknown tolerances of [`iterate`](NewtonProblem::iterate)'s unknowns.
+    fn tolerances(&self) -> Tolerances;
+    /// A further weighted norm the increment implies for quantities that are not unknowns
+    /// (multi-rate: the pressures p_k+1(z)); 0 by default.
+    fn implied_norm(&self) -> f64 {
+        0.0
+    }
+    /// The work counters to add to.
+    fn counters(&mut self) -> &mut Counters;
+    /// The error of a failed solve after `iterations` iterations, for `reason`.
+    fn failure(&mut self, iterations: u32, reason: &str) -> Self::Error;
+}
+
+/// Solves `problem` from its current x by Newton–Raphson under `policy`, at most `max_iter`
+/// linear solves. Returns the iterations (linear solves) of the converged solve; x holds the
+/// accepted iterate and the problem's evaluation is that of the last iterate before it.
+pub fn solve<P: NewtonProblem>(
+    problem: &mut P,
+    policy: TangentPolicy,
+    max_iter: u32,
+) -> Result<u32, P::Error> {
+    let mut iterations = 0u32;
+    let mut control = NewtonControl::with_refresh_ratio(policy.refresh_ratio);
+    let mut need_tangent = !policy.reuse_across_steps || !problem.tangent_reusable();
+    let mut fresh = false;
+    loop {
+        problem.evaluate()?;
+        if iterations > 0 {
+            problem.after_increment();
+        }
+        problem.form_residual()?;
+        problem.counters().residuals += 1;
+        if iterations >= max_iter {
+            return Err(problem.failure(iterations, "iteration cap reached"));
+        }
+        if need_tangent || (policy.every_iteration && iterations > 0) {
+            problem.counters().tangents += 1;
+            if !problem.refresh_tangent()? {
+                return Err(problem.failure(iterations, "singular tangent matrix"));
+            }
+            problem.counters().factorizations += 1;
+            need_tangent = false;
+            fresh = true;
+        }
+        problem.solve_increment();
+        iterations += 1;
+        let tol = problem.tolerances();
+        let (x, dx) = problem.iterate();
+        let norm = tol.add_and_measure(x, dx);
+        // a non-finite implied norm never converges, but only the unknowns' norm is "non-finite"
+        let norm = if norm.is_finite() {
+            norm.max(problem.implied_norm().min(f64::MAX))
+        } else {
+            norm
+        };
+        match control.judge(norm, iterations) {
+            Verdict::Converged => break,
+            Verdict::Continue { refresh_tangent } => {
+                need_tangent |= refresh_tangent && !(policy.keep_fresh && fresh)
+            }
+            Verdict::Fail(reason) => return Err(problem.failure(iterations, reason)),
+        }
+    }
+    problem.counters().iterations += iterations as u64;
+    Ok(iterations)
+}
+
+/// The reusable tangent of the active formulation as plain numbers, kept in the `State`
+/// (`State::tangent`), so that a clone of the state carries everything that changes the iterates
+/// and a simulation restored from it continues bit-identically (issue 10, item 5).
+///
+/// Holds the tangent **before** factorization (factoring is deterministic, so a restore factors
+/// it again) and the formulation's side data of the same evaluation (penalty: the friction
+/// elements' velocity signs; multi-rate: ∂p_k+1/∂z). Written at the commit of a step that
+/// refreshed its tangent ([`TangentCache::commit`]), read at the start of a step whose workspace
+/// does not hold it ([`TangentCache::needs_restore`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TangentCache {
+    /// Identity of the cached tangent: 0 for none; each step that refreshes it counts one up.
+    pub id: u64,
+    /// The tangent's entries, in the formulation's own layout.
+    pub matrix: Vec<f64>,
+    /// Side data of the same evaluation.
+    pub side: Vec<f64>,
+}
+
+impl TangentCache {
+    /// Whether a workspace holding tangent `ws_id` must restore this one (or drop its own).
+    #[inline]
+    pub fn needs_restore(&self, ws_id: u64) -> bool {
+        ws_id != self.id
+    }
+
+    /// After a successful step: takes the workspace's `pending` tangent of identity `ws_id` if
+    /// the step refreshed it. Allocates only when the sizes grow.
+    #[inline]
+    pub fn commit(&mut self, ws_id: u64, pending: &TangentCache) {
+        if ws_id != self.id {
+            self.matrix.clone_from(&pending.matrix);
+            self.side.clone_from(&pending.side);
+            self.id = ws_id;
+        }
+    }
+
+    /// Records a freshly assembled (not yet factored) tangent `matrix` and its `side` data as
+    /// the pending tangent of a step from a state whose cache has identity `state_id`; returns
+    /// the workspace's new tangent identity.
+    #[inline]
+    pub fn record(&mut self, state_id: u64, matrix: &[f64], side: &[f64]) -> u64 {
+        self.matrix.clear();
+        self.matrix.extend_from_slice(matrix);
+        self.side.clear();
+        self.side.extend_from_slice(side);
+        self.id = state_id.wrapping_add(1).max(1);
+        self.id
+    }
+}
 
 /// What to do after a Newton increment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +424,118 @@ pub fn failure(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// f(x) = x² − 2 (root √2), with an optional multiplier-like shift after each increment.
+    struct Sqrt2 {
+        x: [f64; 1],
+        dx: [f64; 1],
+        f: f64,
+        slope: f64,
+        counters: Counters,
+        hooks: u32,
+    }
+
+    impl NewtonProblem for Sqrt2 {
+        type Error = String;
+        fn evaluate(&mut self) -> Result<(), String> {
+            Ok(())
+        }
+        fn after_increment(&mut self) {
+            self.hooks += 1;
+        }
+        fn form_residual(&mut self) -> Result<(), String> {
+            self.f = self.x[0] * self.x[0] - 2.0;
+            Ok(())
+        }
+        fn tangent_reusable(&self) -> bool {
+            self.slope != 0.0
+        }
+        fn refresh_tangent(&mut self) -> Result<bool, String> {
+            self.slope = 2.0 * self.x[0];
+            Ok(self.slope != 0.0)
+        }
+        fn solve_increment(&mut self) {
+            self.dx[0] = -self.f / self.slope;
+        }
+        fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+            (&mut self.x, &self.dx)
+        }
+        fn tolerances(&self) -> Tolerances {
+            Tolerances::new(&[(1, 1e-12)], 0.0)
+        }
+        fn counters(&mut self) -> &mut Counters {
+            &mut self.counters
+        }
+        fn failure(&mut self, iterations: u32, reason: &str) -> String {
+            format!("{iterations}: {reason}")
+        }
+    }
+
+    fn sqrt2(x0: f64, slope: f64) -> Sqrt2 {
+        Sqrt2 {
+            x: [x0],
+            dx: [0.0],
+            f: 0.0,
+            slope,
+            counters: Counters::default(),
+            hooks: 0,
+        }
+    }
+
+    #[test]
+    fn solves_with_counted_work_and_the_hook_after_each_increment() {
+        let mut p = sqrt2(1.0, 0.0);
+        let it = solve(&mut p, TangentPolicy::FULL, 25).unwrap();
+        assert!((p.x[0] - 2f64.sqrt()).abs() < 1e-15);
+        assert_eq!(p.counters.iterations, it as u64);
+        assert_eq!(p.counters.residuals, it as u64);
+        assert_eq!(p.counters.tangents, it as u64);
+        assert_eq!(p.counters.factorizations, it as u64);
+        assert_eq!(p.hooks, it - 1);
+        // modified Newton from a reusable stale slope: fewer tangents than iterations
+        let mut q = sqrt2(1.4, 2.0);
+        let it = solve(&mut q, TangentPolicy::MODIFIED, 25).unwrap();
+        assert!((q.x[0] - 2f64.sqrt()).abs() < 1e-12);
+        assert!(q.counters.tangents < it as u64, "{:?}", q.counters);
+        // the cap
+        let mut r = sqrt2(1.0, 0.0);
+        assert_eq!(
+            solve(&mut r, TangentPolicy::FULL, 2).unwrap_err(),
+            "2: iteration cap reached"
+        );
+        // a singular tangent
+        let mut z = sqrt2(0.0, 0.0);
+        assert_eq!(
+            solve(&mut z, TangentPolicy::FULL, 25).unwrap_err(),
+            "0: singular tangent matrix"
+        );
+    }
+
+    #[test]
+    fn weights_have_a_roundoff_floor_and_tolerances_ranges() {
+        // below the floor's reach the weight is atol + rtol |x| exactly
+        assert_eq!(weight(1e-2, 0.0, 7.6e6), 1e-2);
+        assert_eq!(weight(1e-7, 1e-3, 2.0), 1e-7 + 2e-3);
+        // a tolerance below 16 ulps of x is raised to them
+        assert_eq!(weight(1e-2, 0.0, 1e15), 16.0 * f64::EPSILON * 1e15);
+        let t = Tolerances::new(&[(2, 1e-7), (3, 1e-2), (1, 1e-9)], 0.0);
+        let atol: Vec<f64> = (0..7).map(|i| t.atol(i)).collect();
+        assert_eq!(atol, [1e-7, 1e-7, 1e-2, 1e-2, 1e-2, 1e-9, 1e-9]);
+        let mut x = [1.0, 1.0];
+        let n = Tolerances::new(&[(2, 1e-7)], 0.0).add_and_measure(&mut x, &[1e-7, f64::NAN]);
+        assert!(n.is_nan(), "a NaN increment must not vanish in the max");
+    }
+
+    #[test]
+    fn the_penalty_keeps_its_one_millisecond_weight_below_one_millisecond() {
+        for dt in [1e-2, 1e-3] {
+            assert_eq!(penalty_at(1e11, dt), 1e11);
+        }
+        for dt in [1e-4, 1e-5, 1e-6] {
+            let w = penalty_at(1e11, dt) * dt * dt / 4.0;
+            assert!((w / (1e11 * 1e-6 / 4.0) - 1.0).abs() < 1e-12, "{dt}: {w}");
+        }
+    }
 
     #[test]
     fn converges_refreshes_and_detects_divergence() {

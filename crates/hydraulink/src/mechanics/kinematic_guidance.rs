@@ -46,6 +46,7 @@ use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::CylinderMotion;
 use crate::integrator::multirate;
+use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::mechanics::constraints;
 use crate::mechanics::kinematics::for_each_on_path;
 use crate::mechanics::semirecursive::penalty;
@@ -53,7 +54,7 @@ use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, Signal
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
-use crate::workspace::Workspace;
+use crate::workspace::{Counters, Workspace};
 use crate::{StepError, StepReport};
 
 /// Buffers of the kinematic-guidance formulation.
@@ -170,7 +171,7 @@ fn pins<S: Real>(
 /// forces F_c = −(α(s_c − s_ref,c) + λ_g,c), M′, Q′, Φ, Φ_z.
 fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceWorkspace) {
     let n = model.n_coords();
-    let alpha = model.solver.penalty;
+    let alpha = newton::step_penalty(&model.solver);
     ev.kin.positions(model, &ev.x[..n]);
     ev.kin.velocities(model, &ev.zd);
     ev.dynamics.bodies(model, &ev.kin);
@@ -234,7 +235,7 @@ fn trapezoidal_rates<S: Real>(
 /// formulation does after each solve.
 fn residual_f64(model: &Model, ws: &mut Workspace, kind: ZOnly, update: bool) {
     let n = model.n_coords();
-    let alpha = model.solver.penalty;
+    let alpha = newton::step_penalty(&model.solver);
     ws.ev.x.copy_from_slice(&ws.x);
     trapezoidal_rates(model, &mut ws.ev, &ws.hist);
     if update && kind == ZOnly::Guidance {
@@ -304,7 +305,6 @@ fn tangent(model: &Model, ws: &mut Workspace, kind: ZOnly) {
         }
         ws.diag[j] = 1.0;
     }
-    ws.counters.tangents += 1;
 }
 
 fn failure(model: &Model, st: &State, ws: &Workspace, iterations: u32, reason: &str) -> StepError {
@@ -392,6 +392,132 @@ fn guidance_terms(model: &Model, ws: &mut Workspace, zd: &[f64]) {
     }
 }
 
+/// The Newton problem of guidance and multi-rate: x = z in `ws.x[..n]` (the pressures are not
+/// unknowns), f in `ws.ev.f`, the tangent in `ws.tangent`.
+struct ZOnlyNewton<'a> {
+    model: &'a Model,
+    st: &'a State,
+    ws: &'a mut Workspace,
+    kind: ZOnly,
+    /// Evaluations so far: every one after the first follows an increment.
+    evaluations: u32,
+}
+
+impl NewtonProblem for ZOnlyNewton<'_> {
+    type Error = StepError;
+
+    /// The evaluation with the multiplier updates of [`residual_f64`] after an increment: the
+    /// guidance multipliers λ_g change the cylinder forces, so they are updated before the
+    /// evaluation, and λ with the Φ of it.
+    fn evaluate(&mut self) -> Result<(), StepError> {
+        let update = self.evaluations > 0;
+        self.evaluations += 1;
+        residual_f64(self.model, self.ws, self.kind, update);
+        Ok(())
+    }
+
+    fn form_residual(&mut self) -> Result<(), StepError> {
+        let ws = &*self.ws;
+        newton::check_finite(self.st.t_s, self.st.step, &ws.ev.f, &ws.labels)?;
+        if self.kind == ZOnly::Multirate && ws.multirate.sub.failed {
+            let iterations = self.evaluations - 1;
+            return Err(self.failure(iterations, "hydraulic substep did not converge"));
+        }
+        Ok(())
+    }
+
+    fn tangent_reusable(&self) -> bool {
+        self.ws.tangent_valid
+    }
+
+    fn refresh_tangent(&mut self) -> Result<bool, StepError> {
+        let ws = &mut *self.ws;
+        tangent(self.model, ws, self.kind);
+        let side: &[f64] = match self.kind {
+            ZOnly::Guidance => &[],
+            ZOnly::Multirate => &ws.multirate.plan.dpdz,
+        };
+        ws.tangent_id = ws
+            .tangent_pending
+            .record(self.st.tangent.id, ws.tangent.values(), side);
+        Ok(ws.factor_tangent())
+    }
+
+    fn solve_increment(&mut self) {
+        let ws = &mut *self.ws;
+        for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
+            *d = -f;
+        }
+        ws.tangent.solve_in_place(&mut ws.dx);
+    }
+
+    fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+        let n = self.model.n_coords();
+        (&mut self.ws.x[..n], &self.ws.dx[..n])
+    }
+
+    fn tolerances(&self) -> Tolerances {
+        let s = &self.model.solver;
+        Tolerances::new(&[(self.model.n_coords(), s.tol_position)], s.tol_relative)
+    }
+
+    /// Multi-rate: the pressures are not Newton unknowns, but p_k+1(z) is hypersensitive to z;
+    /// the change Δp = (∂p_k+1/∂z) Δz that the increment implies (∂p_k+1/∂z from the dual passes
+    /// of the last tangent), weighted by the pressure tolerance, joins the test.
+    fn implied_norm(&self) -> f64 {
+        if self.kind != ZOnly::Multirate {
+            return 0.0;
+        }
+        let (model, ws) = (self.model, &*self.ws);
+        let n = model.n_coords();
+        let mr = &ws.multirate;
+        let mut p_norm: f64 = 0.0;
+        for (v, p) in mr.sub.p.iter().enumerate() {
+            let row = &mr.plan.dpdz[v * n..(v + 1) * n];
+            let dp: f64 = row.iter().zip(ws.dx.iter()).map(|(a, b)| a * b).sum();
+            let w = newton::weight(model.solver.tol_pressure_pa, model.solver.tol_relative, *p);
+            p_norm = p_norm.max(dp.abs() / w);
+        }
+        p_norm
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.ws.counters
+    }
+
+    fn failure(&mut self, iterations: u32, reason: &str) -> StepError {
+        failure(self.model, self.st, self.ws, iterations, reason)
+    }
+}
+
+/// Stage `restore`: the state's tangent (`State::tangent`; multi-rate: with ∂p_k+1/∂z, which
+/// the convergence test uses) factored again when the workspace does not hold it (see
+/// `penalty::restore_tangent`).
+fn restore_tangent(st: &State, ws: &mut Workspace, kind: ZOnly) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    let side_len = match kind {
+        ZOnly::Guidance => 0,
+        ZOnly::Multirate => ws.multirate.plan.dpdz.len(),
+    };
+    if cache.id == 0
+        || cache.matrix.len() != ws.tangent.values().len()
+        || cache.side.len() != side_len
+    {
+        return;
+    }
+    ws.tangent.values_mut().copy_from_slice(&cache.matrix);
+    if kind == ZOnly::Multirate {
+        ws.multirate.plan.dpdz.copy_from_slice(&cache.side);
+    }
+    ws.counters.factorizations += 1;
+    ws.factor_tangent();
+}
+
 /// One step of an ALI3-P formulation whose Newton unknowns are z only: kinematic guidance or
 /// multi-rate. Newton (modified, with the penalty formulation's tangent-reuse policy), then the
 /// projections (000 eqs. 20–21, with the rheonomic terms of 004 eqs. 14–15 for guidance), then
@@ -406,8 +532,9 @@ pub(crate) fn step_z_only(
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
-    let alpha = model.solver.penalty;
+    let alpha = newton::step_penalty(&model.solver);
 
+    restore_tangent(st, ws, kind);
     penalty::prepare(model, st, ws);
     ws.x[n..].copy_from_slice(&st.p);
     match kind {
@@ -420,97 +547,20 @@ pub(crate) fn step_z_only(
     // linearly whatever the tangent, so a second fresh tangent would not speed them up (measured:
     // no fewer iterations). (With ×2 instead of ×5: 2.16 instead of 1.88 iterations per step on
     // the multi-rate quick-return.)
-    let max_iter = model.solver.max_iterations;
-    let mut iterations = 0u32;
-    let mut prev_norm = f64::INFINITY;
-    let mut growth = 0;
-    let mut need_tangent = !ws.tangent_valid;
-    let mut fresh = false;
-    loop {
-        residual_f64(model, ws, kind, iterations > 0);
-        ws.counters.residuals += 1;
-        crate::integrator::newton::check_finite(st.t_s, st.step, &ws.ev.f, &ws.labels)?;
-        if kind == ZOnly::Multirate && ws.multirate.sub.failed {
-            return Err(failure(
-                model,
-                st,
-                ws,
-                iterations,
-                "hydraulic substep did not converge",
-            ));
-        }
-        if iterations >= max_iter {
-            return Err(failure(model, st, ws, iterations, "iteration cap reached"));
-        }
-        if need_tangent {
-            tangent(model, ws, kind);
-            if !ws.factor_tangent() {
-                return Err(failure(
-                    model,
-                    st,
-                    ws,
-                    iterations,
-                    "singular tangent matrix",
-                ));
-            }
-            need_tangent = false;
-            fresh = true;
-        }
-        for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
-            *d = -f;
-        }
-        ws.tangent.solve_in_place(&mut ws.dx);
-        iterations += 1;
-        let mut norm: f64 = 0.0;
-        for i in 0..n {
-            ws.x[i] += ws.dx[i];
-            let w = model.solver.tol_position + model.solver.tol_relative * ws.x[i].abs();
-            norm = norm.max(ws.dx[i].abs() / w);
-        }
-        if !norm.is_finite() {
-            return Err(failure(
-                model,
-                st,
-                ws,
-                iterations,
-                "non-finite Newton increment",
-            ));
-        }
-        // multi-rate: the pressures are not Newton unknowns, but p_k+1(z) is hypersensitive to
-        // z; the change Δp = (∂p_k+1/∂z) Δz that the increment implies (∂p_k+1/∂z from the dual
-        // passes of the last tangent), weighted by the pressure tolerance, joins the test
-        let mut p_norm: f64 = 0.0;
-        if kind == ZOnly::Multirate {
-            let mr = &ws.multirate;
-            for (v, p) in mr.sub.p.iter().enumerate() {
-                let row = &mr.plan.dpdz[v * n..(v + 1) * n];
-                let dp: f64 = row.iter().zip(ws.dx.iter()).map(|(a, b)| a * b).sum();
-                let w = model.solver.tol_pressure_pa + model.solver.tol_relative * p.abs();
-                p_norm = p_norm.max(dp.abs() / w);
-            }
-        }
-        if norm <= 1.0 && p_norm <= 1.0 {
-            break;
-        }
-        let norm = norm.max(p_norm.min(f64::MAX));
-        if !fresh && norm > crate::integrator::newton::REFRESH_RATIO * prev_norm {
-            need_tangent = true;
-        }
-        if iterations >= 3 && norm > prev_norm {
-            growth += 1;
-            if growth >= 3 {
-                return Err(failure(
-                    model,
-                    st,
-                    ws,
-                    iterations,
-                    "diverging (increments growing)",
-                ));
-            }
-        }
-        prev_norm = norm;
-    }
-    ws.counters.iterations += iterations as u64;
+    let iterations = newton::solve(
+        &mut ZOnlyNewton {
+            model,
+            st,
+            ws,
+            kind,
+            evaluations: 0,
+        },
+        TangentPolicy {
+            keep_fresh: true,
+            ..TangentPolicy::MODIFIED
+        },
+        model.solver.max_iterations,
+    )?;
 
     // ---- the last Newton evaluation, at x_h = x − Δx_h, serves the projections, as in the
     // penalty formulation: the accepted iterate differs from it by one converged increment.
@@ -672,6 +722,7 @@ pub(crate) fn step_z_only(
     st.lambda.copy_from_slice(&ws.lambda);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
     Ok(report)
 }
 

@@ -57,7 +57,7 @@ use super::{
 };
 use crate::advance;
 use crate::hydraulics::valve_4_3;
-use crate::integrator::newton::{NewtonControl, Verdict};
+use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::linalg::{pinv_solve, DenseCholesky, DenseLu, SingularMatrix};
 use crate::model::Model;
 use crate::state::State;
@@ -215,7 +215,7 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
     let c1 = 2.0 / dt;
-    let alpha = model.solver.penalty;
+    let alpha = crate::integrator::newton::step_penalty(&model.solver);
     jacobian_at(nm, ev, jac);
     {
         let a = lu.values_mut();
@@ -248,13 +248,13 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
     }
 }
 
-/// Absolute tolerance of unknown `i` [m, - or Pa].
-fn tolerance(model: &Model, nq: usize, i: usize) -> f64 {
-    if i < nq {
-        model.solver.tol_position
-    } else {
-        model.solver.tol_pressure_pa
-    }
+/// Tolerances of x = [q; p]: natural coordinates [m or -], pressures [Pa].
+pub(super) fn tolerances(model: &Model, nq: usize) -> Tolerances {
+    let s = &model.solver;
+    Tolerances::new(
+        &[(nq, s.tol_position), (model.n_volumes(), s.tol_pressure_pa)],
+        s.tol_relative,
+    )
 }
 
 pub(super) fn newton_failure(
@@ -270,7 +270,7 @@ pub(super) fn newton_failure(
         iterations,
         &g.ev.f,
         &g.diag,
-        |i| tolerance(model, g.nm.nq, i),
+        |i| tolerances(model, g.nm.nq).atol(i),
         &g.labels,
         reason,
     )
@@ -325,55 +325,85 @@ fn newton_with(
     ws: &mut Workspace,
     tangents: Tangents,
 ) -> Result<u32, StepError> {
-    let g = &mut ws.global;
-    let nq = g.nm.nq;
-    let nx = g.x.len();
-    let alpha = model.solver.penalty;
-    let max_iter = model.solver.max_iterations;
-    let mut iterations = 0u32;
     // After a multiplier update λ ← λ + αΦ the next increment carries the position correction
     // for the new λ (of the order of Φ(x_h)/tolerance, ≈ the previous increment near the
     // solution), whatever the tangent: the ×5 contraction test of the other formulations would
     // refresh a good tangent at every second iteration (measured: 1.38 tangents per step on the
     // four-bar, against 1.02 with refreshes only when the increments do not shrink, with the
     // same iterations and results).
-    let mut newton = NewtonControl::with_refresh_ratio(1.0);
-    let full = tangents == Tangents::Full;
-    let mut need_tangent = true;
-    loop {
+    let policy = match tangents {
+        Tangents::Simplified => TangentPolicy {
+            reuse_across_steps: false,
+            refresh_ratio: 1.0,
+            every_iteration: false,
+            keep_fresh: false,
+        },
+        Tangents::Full => TangentPolicy::FULL,
+    };
+    let Workspace {
+        global,
+        spool_new,
+        counters,
+        ..
+    } = ws;
+    newton::solve(
+        &mut Ali3pNewton {
+            model,
+            st,
+            g: global,
+            spools: spool_new,
+            counters,
+        },
+        policy,
+        model.solver.max_iterations,
+    )
+}
+
+/// The global ALI3-P Newton problem: x = [q; p] in `g.x`, f in `g.ev.f`, the tangent in
+/// `g.tangent`.
+struct Ali3pNewton<'a> {
+    model: &'a Model,
+    st: &'a State,
+    g: &'a mut GlobalWorkspace,
+    spools: &'a [f64],
+    counters: &'a mut crate::workspace::Counters,
+}
+
+impl NewtonProblem for Ali3pNewton<'_> {
+    type Error = StepError;
+
+    fn evaluate(&mut self) -> Result<(), StepError> {
+        let g = &mut *self.g;
         g.ev.x.copy_from_slice(&g.x);
-        evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
-        if iterations > 0 {
-            for (l, phi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
-                *l += alpha * phi;
-            }
+        evaluate(self.model, &g.nm, &mut g.ev, &g.hist, self.spools);
+        Ok(())
+    }
+
+    fn after_increment(&mut self) {
+        // λ ← λ + αΦ (004 eq. 6)
+        let alpha = newton::step_penalty(&self.model.solver);
+        for (l, phi) in self.g.lambda.iter_mut().zip(self.g.ev.phi.iter()) {
+            *l += alpha * phi;
         }
-        form_residual(model, &g.nm, &mut g.ev, &g.lambda);
-        ws.counters.residuals += 1;
-        crate::integrator::newton::check_finite(st.t_s, st.step, &g.ev.f, &g.labels)?;
-        if iterations >= max_iter {
-            return Err(newton_failure(
-                model,
-                st,
-                g,
-                iterations,
-                "iteration cap reached",
-            ));
-        }
-        if need_tangent {
-            tangent(model, g, &ws.spool_new);
-            ws.counters.tangents += 1;
-            if g.tangent.as_mut().is_some_and(|lu| lu.factor().is_err()) {
-                return Err(newton_failure(
-                    model,
-                    st,
-                    g,
-                    iterations,
-                    "singular tangent matrix",
-                ));
-            }
-            ws.counters.factorizations += 1;
-        }
+    }
+
+    fn form_residual(&mut self) -> Result<(), StepError> {
+        let g = &mut *self.g;
+        form_residual(self.model, &g.nm, &mut g.ev, &g.lambda);
+        newton::check_finite(self.st.t_s, self.st.step, &g.ev.f, &g.labels)
+    }
+
+    fn tangent_reusable(&self) -> bool {
+        false
+    }
+
+    fn refresh_tangent(&mut self) -> Result<bool, StepError> {
+        tangent(self.model, self.g, self.spools);
+        Ok(self.g.tangent.as_mut().is_none_or(|lu| lu.factor().is_ok()))
+    }
+
+    fn solve_increment(&mut self) {
+        let g = &mut *self.g;
         for (d, f) in g.dx.iter_mut().zip(g.ev.f.iter()) {
             *d = -f;
         }
@@ -381,21 +411,23 @@ fn newton_with(
             .as_mut()
             .expect("global workspace is active")
             .solve_in_place(&mut g.dx);
-        iterations += 1;
-        let mut norm: f64 = 0.0;
-        for i in 0..nx {
-            g.x[i] += g.dx[i];
-            let w = tolerance(model, nq, i) + model.solver.tol_relative * g.x[i].abs();
-            norm = norm.max(g.dx[i].abs() / w);
-        }
-        match newton.judge(norm, iterations) {
-            Verdict::Converged => break,
-            Verdict::Continue { refresh_tangent } => need_tangent = full || refresh_tangent,
-            Verdict::Fail(reason) => return Err(newton_failure(model, st, g, iterations, reason)),
-        }
     }
-    ws.counters.iterations += iterations as u64;
-    Ok(iterations)
+
+    fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+        (&mut self.g.x, &self.g.dx)
+    }
+
+    fn tolerances(&self) -> Tolerances {
+        tolerances(self.model, self.g.nm.nq)
+    }
+
+    fn counters(&mut self) -> &mut crate::workspace::Counters {
+        self.counters
+    }
+
+    fn failure(&mut self, iterations: u32, reason: &str) -> StepError {
+        newton_failure(self.model, self.st, self.g, iterations, reason)
+    }
 }
 
 /// P = M + (Δt²/4) α Φ_qᵀ Φ_q into `a` (column-major nq × nq; symmetric), using the sparsity
@@ -403,7 +435,7 @@ fn newton_with(
 fn projection_matrix(model: &Model, nm: &NaturalModel, jac: &[f64], a: &mut [f64]) {
     let nq = nm.nq;
     let dt = model.solver.step_s;
-    let ca = dt * dt / 4.0 * model.solver.penalty;
+    let ca = dt * dt / 4.0 * crate::integrator::newton::step_penalty(&model.solver);
     a.iter_mut().for_each(|x| *x = 0.0);
     add_mass(nm, 1.0, nq, a);
     add_jtj(nm, jac, ca, nq, a);
@@ -439,7 +471,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     let dt = model.solver.step_s;
     let c1 = 2.0 / dt;
     let c = dt * dt / 4.0;
-    let alpha = model.solver.penalty;
+    let alpha = crate::integrator::newton::step_penalty(&model.solver);
 
     ensure_natural_state(model, st, &mut ws.global);
     prepare(model, st, &mut ws.global, &mut ws.spool_new);

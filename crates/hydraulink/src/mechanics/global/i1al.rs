@@ -42,7 +42,7 @@ use super::natural_coordinates::NaturalModel;
 use super::{add_port_columns, cylinders, dense_columns, dual_columns, GlobalWorkspace, NatEval};
 use crate::advance;
 use crate::hydraulics::{self, reduced};
-use crate::integrator::newton::{NewtonControl, Verdict};
+use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
@@ -262,15 +262,18 @@ pub fn tangent_and_dual(model: &Model, st: &State, ws: &mut Workspace) -> (Vec<f
     (structured, dual)
 }
 
-/// Absolute tolerance of unknown `i`: q̈ to tol_position/(Δt²/4) (a position change of
-/// tol_position), pressures to tol_pressure_pa.
-fn tolerance(model: &Model, nq: usize, i: usize) -> f64 {
-    let dt = model.solver.step_s;
-    if i < nq {
-        model.solver.tol_position / (dt * dt / 4.0)
-    } else {
-        model.solver.tol_pressure_pa
-    }
+/// Tolerances of x = [q̈; p]: q̈ to tol_position/(Δt²/4) (a position change of tol_position),
+/// pressures to tol_pressure_pa.
+fn tolerances(model: &Model, nq: usize) -> Tolerances {
+    let s = &model.solver;
+    let dt = s.step_s;
+    Tolerances::new(
+        &[
+            (nq, s.tol_position / (dt * dt / 4.0)),
+            (model.n_volumes(), s.tol_pressure_pa),
+        ],
+        s.tol_relative,
+    )
 }
 
 /// Newton–Raphson with the multiplier update from x = `ws.global.x`, λ* = `ws.global.lambda`.
@@ -284,60 +287,117 @@ fn newton(
     prev: &Prev<'_>,
     full: bool,
 ) -> Result<u32, StepError> {
-    let dt = model.solver.step_s;
-    let alpha = model.solver.penalty * dt * dt / 4.0;
-    let g: &mut GlobalWorkspace = &mut ws.global;
-    let nq = g.nm.nq;
-    let nx = g.x.len();
-    let max_iter = model.solver.max_iterations;
-    let mut iterations = 0u32;
-    let mut newton = NewtonControl::default();
-    let mut need_tangent = full || !ws.tangent_valid;
-    loop {
+    let policy = if full {
+        TangentPolicy::FULL
+    } else {
+        TangentPolicy::MODIFIED
+    };
+    let Workspace {
+        global,
+        spool_new,
+        counters,
+        tangent_valid,
+        tangent_id,
+        tangent_pending,
+        ..
+    } = ws;
+    newton::solve(
+        &mut I1alNewton {
+            model,
+            st,
+            prev,
+            g: global,
+            spools: spool_new,
+            counters,
+            tangent_valid,
+            tangent_id,
+            tangent_pending,
+        },
+        policy,
+        model.solver.max_iterations,
+    )
+}
+
+/// The I1AL Newton problem: x = [q̈; p] in `g.x`, f in `g.ev.f`, the tangent in `g.tangent`
+/// (reused across steps while `tangent_valid`).
+struct I1alNewton<'a, 'p> {
+    model: &'a Model,
+    st: &'a State,
+    prev: &'a Prev<'p>,
+    g: &'a mut GlobalWorkspace,
+    spools: &'a [f64],
+    counters: &'a mut crate::workspace::Counters,
+    tangent_valid: &'a mut bool,
+    tangent_id: &'a mut u64,
+    tangent_pending: &'a mut crate::integrator::newton::TangentCache,
+}
+
+impl NewtonProblem for I1alNewton<'_, '_> {
+    type Error = StepError;
+
+    fn evaluate(&mut self) -> Result<(), StepError> {
+        let g = &mut *self.g;
         g.ev.x.copy_from_slice(&g.x);
-        residual(model, &g.nm, &mut g.ev, prev, &g.lambda, &ws.spool_new);
-        if iterations > 0 {
-            // λ* ← λ* + α′ Ψ (002a eq. 2.8), and the residual with it: only its multiplier term
-            // changes, by (Δt²/4) Σ_r α′ Ψ_r ∇Φ_r
-            let c = dt * dt / 4.0;
-            for ((l, psi), eq) in g
-                .lambda
-                .iter_mut()
-                .zip(g.ev.phi.iter())
-                .zip(g.nm.eqs.iter())
-            {
-                *l += alpha * psi;
-                eq.add_grad(&g.ev.q, c * alpha * psi, &mut g.ev.f[..nq]);
-            }
+        residual(
+            self.model,
+            &g.nm,
+            &mut g.ev,
+            self.prev,
+            &g.lambda,
+            self.spools,
+        );
+        Ok(())
+    }
+
+    fn after_increment(&mut self) {
+        // λ* ← λ* + α′ Ψ (002a eq. 2.8), and the residual with it: only its multiplier term
+        // changes, by (Δt²/4) Σ_r α′ Ψ_r ∇Φ_r
+        let dt = self.model.solver.step_s;
+        let c = dt * dt / 4.0;
+        let alpha = self.model.solver.penalty * c;
+        let g = &mut *self.g;
+        let nq = g.nm.nq;
+        for ((l, psi), eq) in g
+            .lambda
+            .iter_mut()
+            .zip(g.ev.phi.iter())
+            .zip(g.nm.eqs.iter())
+        {
+            *l += alpha * psi;
+            eq.add_grad(&g.ev.q, c * alpha * psi, &mut g.ev.f[..nq]);
         }
-        ws.counters.residuals += 1;
-        crate::integrator::newton::check_finite(st.t_s, st.step, &g.ev.f, &g.labels)?;
-        if iterations >= max_iter {
-            return Err(newton_failure(
-                model,
-                st,
-                g,
-                iterations,
-                "iteration cap reached",
-            ));
+    }
+
+    fn form_residual(&mut self) -> Result<(), StepError> {
+        newton::check_finite(self.st.t_s, self.st.step, &self.g.ev.f, &self.g.labels)
+    }
+
+    fn tangent_reusable(&self) -> bool {
+        *self.tangent_valid
+    }
+
+    fn refresh_tangent(&mut self) -> Result<bool, StepError> {
+        tangent(self.model, self.g, self.spools);
+        *self.tangent_valid = false;
+        if let Some(lu) = self.g.tangent.as_ref() {
+            *self.tangent_id = self
+                .tangent_pending
+                .record(self.st.tangent.id, lu.values(), &[]);
         }
-        if need_tangent {
-            need_tangent = false;
-            tangent(model, g, &ws.spool_new);
-            ws.counters.tangents += 1;
-            ws.tangent_valid = false;
-            if g.tangent.as_mut().is_some_and(|lu| lu.factor().is_err()) {
-                return Err(newton_failure(
-                    model,
-                    st,
-                    g,
-                    iterations,
-                    "singular tangent matrix",
-                ));
-            }
-            ws.counters.factorizations += 1;
-            ws.tangent_valid = true;
+        if self
+            .g
+            .tangent
+            .as_mut()
+            .is_some_and(|lu| lu.factor().is_err())
+        {
+            return Ok(false);
         }
+        *self.tangent_valid = true;
+        Ok(true)
+    }
+
+    fn solve_increment(&mut self) {
+        let g = &mut *self.g;
         for (d, f) in g.dx.iter_mut().zip(g.ev.f.iter()) {
             *d = -f;
         }
@@ -345,21 +405,44 @@ fn newton(
             .as_mut()
             .expect("global workspace is active")
             .solve_in_place(&mut g.dx);
-        iterations += 1;
-        let mut norm: f64 = 0.0;
-        for i in 0..nx {
-            g.x[i] += g.dx[i];
-            let w = tolerance(model, nq, i) + model.solver.tol_relative * g.x[i].abs();
-            norm = norm.max(g.dx[i].abs() / w);
-        }
-        match newton.judge(norm, iterations) {
-            Verdict::Converged => break,
-            Verdict::Continue { refresh_tangent } => need_tangent |= full || refresh_tangent,
-            Verdict::Fail(reason) => return Err(newton_failure(model, st, g, iterations, reason)),
-        }
     }
-    ws.counters.iterations += iterations as u64;
-    Ok(iterations)
+
+    fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+        (&mut self.g.x, &self.g.dx)
+    }
+
+    fn tolerances(&self) -> Tolerances {
+        tolerances(self.model, self.g.nm.nq)
+    }
+
+    fn counters(&mut self) -> &mut crate::workspace::Counters {
+        self.counters
+    }
+
+    fn failure(&mut self, iterations: u32, reason: &str) -> StepError {
+        // the weighted residual of ALI3-P's failure (its tolerances name the same unknowns)
+        newton_failure(self.model, self.st, self.g, iterations, reason)
+    }
+}
+
+/// Stage `restore`: the state's tangent (`State::tangent`) factored again when the workspace
+/// does not hold it (see `penalty::restore_tangent`).
+fn restore_tangent(st: &State, ws: &mut Workspace) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    let Some(lu) = ws.global.tangent.as_mut() else {
+        return;
+    };
+    if cache.id == 0 || cache.matrix.len() != lu.values().len() {
+        return;
+    }
+    lu.values_mut().copy_from_slice(&cache.matrix);
+    ws.counters.factorizations += 1;
+    ws.tangent_valid = lu.factor().is_ok();
 }
 
 /// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
@@ -372,6 +455,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }
     let dt = model.solver.step_s;
     let alpha = model.solver.penalty * dt * dt / 4.0;
+    restore_tangent(st, ws);
     begin_step(model, st, ws);
     let nq = ws.global.nm.nq;
     let prev = Prev::of(st, nq);
@@ -436,5 +520,6 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     report.kinetic_j = nm.kinetic_energy(&g.ev.qd);
     report.potential_j = nm.potential_energy(model, &g.ev.q);
     report.constraint_violation = violation;
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
     Ok(report)
 }

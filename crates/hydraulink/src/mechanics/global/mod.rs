@@ -526,7 +526,12 @@ pub fn form_residual<S: Real>(
     let nq = nm.nq;
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
-    mechanical_residual(nm, ev, lambda, model.solver.penalty);
+    mechanical_residual(
+        nm,
+        ev,
+        lambda,
+        crate::integrator::newton::step_penalty(&model.solver),
+    );
     for fi in ev.f[..nq].iter_mut() {
         *fi *= c;
     }

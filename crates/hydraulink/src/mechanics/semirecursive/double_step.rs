@@ -74,12 +74,12 @@ use num_dual::Dual64;
 use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::reduced;
-use crate::integrator::newton::{NewtonControl, Verdict};
+use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::mechanics::semirecursive::penalty::{self, StepReport};
 use crate::model::Model;
 use crate::real::{re, Real};
 use crate::state::State;
-use crate::workspace::{History, Workspace};
+use crate::workspace::{Counters, History, Workspace};
 use crate::StepError;
 
 /// Full-pivot elimination stops at a pivot below this fraction of max|Φ_z|: the remaining rows
@@ -759,7 +759,6 @@ fn residual_inner(model: &Model, ws: &mut Workspace) -> Result<(), PositionFailu
         &ds.x[..nx],
         &mut ds.f[..nx],
     );
-    ws.counters.residuals += 1;
     ds.counters.position_solves += 1;
     ds.counters.inner_iterations += r? as u64;
     Ok(())
@@ -844,7 +843,6 @@ fn tangent_inner(model: &Model, ws: &mut Workspace) -> Result<(), PositionFailur
     for v in 0..nv {
         ws.diag[n + v] = ds.tangent[(fi + v) * nx + fi + v];
     }
-    ws.counters.tangents += 1;
     Ok(())
 }
 
@@ -868,8 +866,32 @@ fn position_error(model: &Model, st: &State, pf: PositionFailure) -> StepError {
 // ---------------------------------------------------------------------------------------------
 // the step
 
+/// Stage `restore`: the state's tangent (`State::tangent`, row-major nx × nx of the partition
+/// the state carries) factored again when the workspace does not hold it (see
+/// `penalty::restore_tangent`).
+fn restore_tangent(st: &State, ws: &mut Workspace) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    let len = cache.matrix.len();
+    let nx = (len as f64).sqrt().round() as usize;
+    let ds = &mut ws.double_step;
+    if cache.id == 0 || nx * nx != len || len > ds.tangent.len() {
+        return;
+    }
+    ds.tangent[..len].copy_from_slice(&cache.matrix);
+    ds.tangent_lu[..len].copy_from_slice(&cache.matrix);
+    ws.counters.factorizations += 1;
+    ws.tangent_valid =
+        lu_factor(&mut ds.tangent_lu[..len], nx, &mut ds.tangent_ipiv[..nx]).is_some();
+}
+
 /// One step Δt of the monolithic double-step formulation. On error the state is unchanged.
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+    restore_tangent(st, ws);
     let selected = prepare(model, st, ws);
     match attempt(model, st, ws) {
         Ok(r) => Ok(r),
@@ -914,74 +936,75 @@ fn newton_failure(
     Failure::Step(penalty::newton_failure(model, st, ws, iterations, reason))
 }
 
-/// Newton on x = [z_i ; p] from the predictor in the workspace, then the commit.
-fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, Failure> {
-    let n = model.n_coords();
-    let nv = model.n_volumes();
-    let dt = model.solver.step_s;
-    let c1 = 2.0 / dt;
-    let fi = ws.double_step.part.independent().len();
-    let nx = fi + nv;
-    // label index of unknown j in the full layout
-    let full = |ds: &DoubleStepWorkspace, j: usize| {
-        if j < fi {
-            ds.part.independent()[j]
-        } else {
-            n + j - fi
-        }
-    };
+/// Label index of reduced unknown `j` (x = [z_i ; p]) in the full layout [z ; p].
+fn full_index(model: &Model, ds: &DoubleStepWorkspace, j: usize) -> usize {
+    let fi = ds.part.independent().len();
+    if j < fi {
+        ds.part.independent()[j]
+    } else {
+        model.n_coords() + j - fi
+    }
+}
 
-    // Newton–Raphson with the reuse policy of the penalty step: the factored exact tangent of an
-    // earlier iteration or step is reused while it contracts by ×5 or more per iteration, and
-    // recomputed when no valid factors exist or it contracts less.
-    let max_iter = model.solver.max_iterations;
-    let mut iterations = 0u32;
-    let mut newton = NewtonControl::default();
-    let mut need_tangent = !ws.tangent_valid;
-    loop {
-        residual_inner(model, ws).map_err(Failure::Position)?;
-        let ds = &ws.double_step;
+/// The double-step Newton problem: x = [z_i ; p] in `ds.x`, f in `ds.f`, the tangent and its
+/// factors in `ds.tangent` / `ds.tangent_lu`; every evaluation solves the position problem
+/// Φ(z_d, z_i) = 0 first.
+struct DoubleStepNewton<'a> {
+    model: &'a Model,
+    st: &'a State,
+    ws: &'a mut Workspace,
+}
+
+impl NewtonProblem for DoubleStepNewton<'_> {
+    type Error = Failure;
+
+    fn evaluate(&mut self) -> Result<(), Failure> {
+        residual_inner(self.model, self.ws).map_err(Failure::Position)
+    }
+
+    fn form_residual(&mut self) -> Result<(), Failure> {
+        let ds = &self.ws.double_step;
+        let nx = ds.n_unknowns();
         if let Some(j) = ds.f[..nx].iter().position(|v| !v.is_finite()) {
             return Err(Failure::Step(StepError::NonFinite {
-                time_s: st.t_s,
-                step: st.step,
-                equation: ws.labels[full(ds, j)].clone(),
+                time_s: self.st.t_s,
+                step: self.st.step,
+                equation: self.ws.labels[full_index(self.model, ds, j)].clone(),
             }));
         }
-        if iterations >= max_iter {
-            return Err(newton_failure(
-                model,
-                st,
-                ws,
-                iterations,
-                "iteration cap reached",
-            ));
-        }
-        if need_tangent {
-            tangent_inner(model, ws).map_err(Failure::Position)?;
-            ws.tangent_valid = false;
-            let ds = &mut ws.double_step;
-            ds.tangent_lu[..nx * nx].copy_from_slice(&ds.tangent[..nx * nx]);
-            if lu_factor(
-                &mut ds.tangent_lu[..nx * nx],
-                nx,
-                &mut ds.tangent_ipiv[..nx],
-            )
-            .is_none()
-            {
-                return Err(newton_failure(
-                    model,
-                    st,
-                    ws,
-                    iterations,
-                    "singular tangent matrix",
-                ));
-            }
-            ws.tangent_valid = true;
-            ws.counters.factorizations += 1;
-            need_tangent = false;
-        }
+        Ok(())
+    }
+
+    fn tangent_reusable(&self) -> bool {
+        self.ws.tangent_valid
+    }
+
+    fn refresh_tangent(&mut self) -> Result<bool, Failure> {
+        let ws = &mut *self.ws;
+        tangent_inner(self.model, ws).map_err(Failure::Position)?;
+        ws.tangent_valid = false;
         let ds = &mut ws.double_step;
+        let nx = ds.n_unknowns();
+        ws.tangent_id = ws
+            .tangent_pending
+            .record(self.st.tangent.id, &ds.tangent[..nx * nx], &[]);
+        ds.tangent_lu[..nx * nx].copy_from_slice(&ds.tangent[..nx * nx]);
+        if lu_factor(
+            &mut ds.tangent_lu[..nx * nx],
+            nx,
+            &mut ds.tangent_ipiv[..nx],
+        )
+        .is_none()
+        {
+            return Ok(false);
+        }
+        ws.tangent_valid = true;
+        Ok(true)
+    }
+
+    fn solve_increment(&mut self) {
+        let ds = &mut self.ws.double_step;
+        let nx = ds.n_unknowns();
         for (d, f) in ds.dx[..nx].iter_mut().zip(ds.f[..nx].iter()) {
             *d = -f;
         }
@@ -991,25 +1014,53 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
             &ds.tangent_ipiv[..nx],
             &mut ds.dx[..nx],
         );
-        iterations += 1;
-        let mut norm: f64 = 0.0;
-        for j in 0..nx {
-            ds.x[j] += ds.dx[j];
-            // weighted increment: |Δx_j| / (atol_j + rtol |x_j|)
-            let w =
-                penalty::tolerance(model, full(ds, j)) + model.solver.tol_relative * ds.x[j].abs();
-            norm = norm.max(ds.dx[j].abs() / w);
-        }
-        match newton.judge(norm, iterations) {
-            Verdict::Converged => break,
-            Verdict::Continue { refresh_tangent } => need_tangent |= refresh_tangent,
-            Verdict::Fail(reason) => return Err(newton_failure(model, st, ws, iterations, reason)),
-        }
     }
-    ws.counters.iterations += iterations as u64;
+
+    fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+        let ds = &mut self.ws.double_step;
+        let nx = ds.n_unknowns();
+        (&mut ds.x[..nx], &ds.dx[..nx])
+    }
+
+    fn tolerances(&self) -> Tolerances {
+        let s = &self.model.solver;
+        Tolerances::new(
+            &[
+                (self.ws.double_step.part.independent().len(), s.tol_position),
+                (self.model.n_volumes(), s.tol_pressure_pa),
+            ],
+            s.tol_relative,
+        )
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.ws.counters
+    }
+
+    fn failure(&mut self, iterations: u32, reason: &str) -> Failure {
+        newton_failure(self.model, self.st, self.ws, iterations, reason)
+    }
+}
+
+/// Newton on x = [z_i ; p] from the predictor in the workspace, then the commit.
+fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, Failure> {
+    let dt = model.solver.step_s;
+    let c1 = 2.0 / dt;
+    let fi = ws.double_step.part.independent().len();
+
+    // Newton–Raphson (`integrator::newton::solve`) with the reuse policy of the penalty step:
+    // the factored exact tangent of an earlier iteration or step is reused while it contracts
+    // by ×5 or more per iteration, and recomputed when no valid factors exist or it contracts
+    // less.
+    let iterations = newton::solve(
+        &mut DoubleStepNewton { model, st, ws },
+        TangentPolicy::MODIFIED,
+        model.solver.max_iterations,
+    )?;
 
     // ---- the accepted x: z_d from the position problem, ż, z̈ (000 eqs. 13–15), every element
     residual_inner(model, ws).map_err(Failure::Position)?;
+    ws.counters.residuals += 1;
 
     // ---- end stops
     advance::check_stroke(model, st, &ws.ev.motion).map_err(Failure::Step)?;
@@ -1033,5 +1084,6 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
     advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
     Ok(report)
 }

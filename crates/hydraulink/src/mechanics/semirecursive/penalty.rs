@@ -24,11 +24,11 @@ use num_dual::Dual64;
 use crate::advance;
 use crate::assembly::Evaluator;
 use crate::hydraulics::{reduced, valve_4_3};
-use crate::integrator::newton::{NewtonControl, Verdict};
+use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
-use crate::workspace::{History, Workspace};
+use crate::workspace::{Counters, History, Workspace};
 use crate::StepError;
 
 /// Speed below which a friction element's reversal does not trigger a tangent refresh [m/s or
@@ -102,7 +102,7 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
     let n = model.n_coords();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
-    let alpha = model.solver.penalty;
+    let alpha = newton::step_penalty(&model.solver);
     // g_r = αΦ_r + λ_r, then f_z = c (M′ z̈ + Φ_zᵀ g − Q′), row by row; on a tree without
     // the dense M′, M′ z̈ by the tree passes (recursive_mass.rs)
     if !ev.dynamics.form_mass {
@@ -199,18 +199,24 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
     for (j, v) in ws.ev.joint_velocity.iter().enumerate() {
         ws.friction_tangent_sign[nc + j] = v.signum();
     }
-    ws.counters.tangents += 1;
 }
 
-/// Absolute tolerance of unknown `i` [rad, m or Pa].
+/// Tolerances of x = [z; p; w]: positions [rad or m], pressures [Pa], friction states [m or -].
+pub(crate) fn tolerances(model: &Model) -> Tolerances {
+    let s = &model.solver;
+    Tolerances::new(
+        &[
+            (model.n_coords(), s.tol_position),
+            (model.n_volumes(), s.tol_pressure_pa),
+            (model.n_friction_states(), s.tol_friction_state),
+        ],
+        s.tol_relative,
+    )
+}
+
+/// Absolute tolerance of unknown `i` of x = [z; p; w] [rad, m or Pa].
 pub(crate) fn tolerance(model: &Model, i: usize) -> f64 {
-    if i < model.n_coords() {
-        model.solver.tol_position
-    } else if i < model.n_coords() + model.n_volumes() {
-        model.solver.tol_pressure_pa
-    } else {
-        model.solver.tol_friction_state
-    }
+    tolerances(model).atol(i)
 }
 
 pub(crate) fn newton_failure(
@@ -327,40 +333,20 @@ pub(crate) fn mat_vec(out: &mut [f64], a: &[f64], v: &[f64]) {
     }
 }
 
-/// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    let n = model.n_coords();
-    let nv = model.n_volumes();
-    let dt = model.solver.step_s;
-    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
-    let alpha = model.solver.penalty;
+/// The penalty step's Newton problem: x = [z; p; w] in `ws.x`, f in `ws.ev.f`, the tangent in
+/// `ws.tangent` (or its Schur reduction).
+struct PenaltyNewton<'a> {
+    model: &'a Model,
+    st: &'a State,
+    ws: &'a mut Workspace,
+}
 
-    prepare(model, st, ws);
+impl NewtonProblem for PenaltyNewton<'_> {
+    type Error = StepError;
 
-    // Newton–Raphson. Jacobian-reuse policy (modified Newton): the factored exact tangent of an
-    // earlier iteration or step is reused while it contracts well; it is recomputed when no
-    // valid factors exist, or when a stale tangent contracts by less than ×5 per iteration (so a tangent of this step is also
-    // refreshed when it contracts poorly: full Newton where the problem changes fast, e.g. at
-    // valve switching with large steps).
-    // Every evaluation is counted in `ws.counters`.
-    let max_iter = model.solver.max_iterations;
-    let mut iterations = 0u32;
-    let mut newton = NewtonControl::default();
-    let mut need_tangent = !ws.tangent_valid;
-    // A friction element whose velocity reversed since the tangent was evaluated sits on the other
-    // side of the |v| kink of its law (LuGre: ∂q̇/∂v = 1 ∓ σ0 q/g): refresh before the first solve.
-    if model.n_friction_states() > 0 {
-        for (s, v) in ws
-            .friction_tangent_sign
-            .iter()
-            .zip(st.friction_velocity_m_s.iter())
-        {
-            if v.abs() > REVERSAL_SPEED && v.signum() != *s {
-                need_tangent = true;
-            }
-        }
-    }
-    loop {
+    fn evaluate(&mut self) -> Result<(), StepError> {
+        let (model, ws) = (self.model, &mut *self.ws);
+        let n = model.n_coords();
         ws.ev.x.copy_from_slice(&ws.x);
         evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
         // algebraic volumes (002 Pub II): their pressures eliminated at this (z, ż, p), then
@@ -375,61 +361,127 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             ws.ev.x.copy_from_slice(&ws.x);
             evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
         }
-        if iterations > 0 {
-            // λ ← λ + α Φ(z) after each solve (000 eq. 19), with Φ of this evaluation
-            for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
-                *l += alpha * phi;
-            }
-            // σ ← σ + α_v Ψ (nonholonomic rows, docs/theory 9.8)
-            let m = model.n_constraints();
-            for (sg, psi) in ws.lambda[m..].iter_mut().zip(ws.ev.nonholonomic.psi.iter()) {
-                *sg += alpha * dt / 2.0 * psi;
-            }
+        Ok(())
+    }
+
+    fn after_increment(&mut self) {
+        let (model, ws) = (self.model, &mut *self.ws);
+        let alpha = newton::step_penalty(&model.solver);
+        let dt = model.solver.step_s;
+        // λ ← λ + α Φ(z) after each solve (000 eq. 19), with Φ of this evaluation
+        for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
+            *l += alpha * phi;
         }
-        form_residual(model, &mut ws.ev, &ws.lambda);
-        ws.counters.residuals += 1;
-        crate::integrator::newton::check_finite(st.t_s, st.step, &ws.ev.f, &ws.labels)?;
-        if iterations >= max_iter {
-            return Err(newton_failure(
-                model,
-                st,
-                ws,
-                iterations,
-                "iteration cap reached",
-            ));
+        // σ ← σ + α_v Ψ (nonholonomic rows, docs/theory 9.8)
+        let m = model.n_constraints();
+        for (sg, psi) in ws.lambda[m..].iter_mut().zip(ws.ev.nonholonomic.psi.iter()) {
+            *sg += alpha * dt / 2.0 * psi;
         }
-        if need_tangent {
-            tangent(model, ws);
-            if !super::schur::factor_tangent(ws) {
-                return Err(newton_failure(
-                    model,
-                    st,
-                    ws,
-                    iterations,
-                    "singular tangent matrix",
-                ));
-            }
-            need_tangent = false;
-        }
+    }
+
+    fn form_residual(&mut self) -> Result<(), StepError> {
+        let ws = &mut *self.ws;
+        form_residual(self.model, &mut ws.ev, &ws.lambda);
+        newton::check_finite(self.st.t_s, self.st.step, &ws.ev.f, &ws.labels)
+    }
+
+    fn tangent_reusable(&self) -> bool {
+        let ws = &*self.ws;
+        // A friction element whose velocity reversed since the tangent was evaluated sits on the
+        // other side of the |v| kink of its law (LuGre: ∂q̇/∂v = 1 ∓ σ0 q/g): refresh first.
+        let reversed = self.model.n_friction_states() > 0
+            && ws
+                .friction_tangent_sign
+                .iter()
+                .zip(self.st.friction_velocity_m_s.iter())
+                .any(|(s, v)| v.abs() > REVERSAL_SPEED && v.signum() != *s);
+        ws.tangent_valid && !reversed
+    }
+
+    fn refresh_tangent(&mut self) -> Result<bool, StepError> {
+        let ws = &mut *self.ws;
+        tangent(self.model, ws);
+        ws.tangent_id = ws.tangent_pending.record(
+            self.st.tangent.id,
+            ws.tangent.values(),
+            &ws.friction_tangent_sign,
+        );
+        Ok(super::schur::factor_tangent(ws))
+    }
+
+    fn solve_increment(&mut self) {
+        let ws = &mut *self.ws;
         for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
             *d = -f;
         }
         super::schur::solve_in_place(ws);
-        iterations += 1;
-        let mut norm: f64 = 0.0;
-        for i in 0..ws.x.len() {
-            ws.x[i] += ws.dx[i];
-            // weighted increment: |Δx_i| / (atol_i + rtol |x_i|)
-            let w = tolerance(model, i) + model.solver.tol_relative * ws.x[i].abs();
-            norm = norm.max(ws.dx[i].abs() / w);
-        }
-        match newton.judge(norm, iterations) {
-            Verdict::Converged => break,
-            Verdict::Continue { refresh_tangent } => need_tangent |= refresh_tangent,
-            Verdict::Fail(reason) => return Err(newton_failure(model, st, ws, iterations, reason)),
-        }
     }
-    ws.counters.iterations += iterations as u64;
+
+    fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+        (&mut self.ws.x, &self.ws.dx)
+    }
+
+    fn tolerances(&self) -> Tolerances {
+        tolerances(self.model)
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.ws.counters
+    }
+
+    fn failure(&mut self, iterations: u32, reason: &str) -> StepError {
+        newton_failure(self.model, self.st, self.ws, iterations, reason)
+    }
+}
+
+/// Stage `restore`: when the workspace does not hold the state's tangent (a fresh simulation
+/// given a cloned state, or a step that failed after refreshing), its factors are rebuilt from
+/// `State::tangent` (or dropped when the state carries none), so the iterates depend on the state
+/// alone.
+fn restore_tangent(st: &State, ws: &mut Workspace) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    let nx = ws.x.len();
+    if cache.id == 0
+        || cache.matrix.len() != nx * nx
+        || cache.side.len() != ws.friction_tangent_sign.len()
+    {
+        return;
+    }
+    ws.tangent.values_mut().copy_from_slice(&cache.matrix);
+    for (j, d) in ws.diag.iter_mut().enumerate() {
+        *d = cache.matrix[j * nx + j];
+    }
+    ws.friction_tangent_sign.copy_from_slice(&cache.side);
+    ws.counters.factorizations += 1;
+    super::schur::factor_tangent(ws);
+}
+
+/// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
+pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
+    let alpha = newton::step_penalty(&model.solver);
+
+    restore_tangent(st, ws);
+    prepare(model, st, ws);
+
+    // Newton–Raphson (`integrator::newton::solve`). Jacobian-reuse policy (modified Newton):
+    // the factored exact tangent of an earlier iteration or step is reused while it contracts
+    // well; it is recomputed when no valid factors exist, or when it contracts by less than ×5
+    // per iteration (so a tangent of this step is also refreshed when it contracts poorly: full
+    // Newton where the problem changes fast, e.g. at valve switching with large steps).
+    let iterations = newton::solve(
+        &mut PenaltyNewton { model, st, ws },
+        TangentPolicy::MODIFIED,
+        model.solver.max_iterations,
+    )?;
 
     // ---- projections (000 eqs. 20–21)
     let z = &ws.x[..n];
@@ -564,5 +616,6 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
     advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
     Ok(report)
 }

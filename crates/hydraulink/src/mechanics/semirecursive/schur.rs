@@ -292,7 +292,6 @@ pub(crate) fn factor_tangent(ws: &mut Workspace) -> bool {
         match ws.schur.factor(ws.tangent.values()) {
             Some(true) => {
                 ws.tangent_valid = true;
-                ws.counters.factorizations += 1;
                 return true;
             }
             Some(false) => return false,
