@@ -77,6 +77,8 @@ pub fn valve_pulse(
     st.pd = vec![0.0; pt.p.len()];
     st.pdd = vec![0.0; pt.p.len()];
     st.spool = pt.spool.clone();
+    st.friction = pt.friction.clone();
+    st.friction_rate.iter_mut().for_each(|x| *x = 0.0);
     st.lambda = pt.lambda.clone();
     st.lambda
         .resize(model.n_constraints() + model.n_nonholonomic(), 0.0);
