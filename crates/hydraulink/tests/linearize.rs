@@ -837,13 +837,12 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
             }
         }
         // at rest and in motion (valve opened to U = 2 V at t = 0.02 s)
-        let mut spec_text_model = model.clone();
-        let u_sig = spec_text_model.hydraulics.valves[0].input;
-        spec_text_model.inputs[u_sig] = hydraulink::inputs::Signal::PiecewiseConstant {
+        let mut moving_model = model.clone();
+        let u_sig = moving_model.hydraulics.valves[0].input;
+        moving_model.inputs[u_sig] = hydraulink::inputs::Signal::PiecewiseConstant {
             times: vec![0.0, 0.02],
             values: vec![0.0, 2.0],
         };
-        let moving_model = spec_text_model;
         let mut sim = Simulation::new(moving_model.clone()).expect("init");
         while sim.time_s() < 0.08 - 1e-9 {
             sim.step().expect("step");
