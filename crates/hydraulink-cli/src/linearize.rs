@@ -83,7 +83,7 @@ pub(crate) struct LinearizeArgs {
         value_delimiter = ',',
         help = "Outputs: coordinates (`phi2`), rates (`phi2.rate`), pressures (`V1.p`), spools \
                   (`DCV.spool`), cylinder lengths and forces (`cylinder.length`, \
-                  `cylinder.force`) [default: all]"
+                  `cylinder.force`), friction states (`cylinder.bristle_m`) [default: all]"
     )]
     outputs: Vec<String>,
 

@@ -762,7 +762,8 @@ fn natural_scale(names: &[String]) -> Vec<f64> {
 /// Issue 10 item 10: the LuGre bristle q and the modified-LuGre bristle q and film h (003 Pub II
 /// eqs. 25–34) are states of the linear model, of seals and of friction joints, named after
 /// their element, at the equilibrium (pre-sliding at zero load) and at a state of a run:
-/// * names `cylinder.bristle_m`, `cylinder.film`, `z2.bristle_m`, after the spool;
+/// * names `cylinder.bristle_m`, `cylinder.film`, `z2.bristle_m`, after the spool, as states and
+///   as outputs;
 /// * at rest the seal is the pre-sliding spring–damper: q̇ = ṡ (the mean of the one-sided slopes
 ///   of the |v| terms), ḣ = −h/τ_h0;
 /// * A·x against the nonlinear right-hand side, at rest and in motion (the sliding bristle is
@@ -807,6 +808,18 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
         assert_eq!(lin.ss.states[ns - nw..], wnames[..], "{what}");
         assert_eq!(lin.ss.states[ns - nw - 1], "DCV.spool");
         assert_eq!(full_names(&model)[2 * 3 + 3 + 1..], wnames[..]);
+        // ... and outputs: y = w̃ reads the state itself
+        for (k, name) in wnames.iter().enumerate() {
+            let o = hydraulink::linearize::parse_output(&model, name).expect("output name");
+            assert_eq!(o, hydraulink::linearize::OutputSel::FrictionState(k));
+            let (i, j) = (
+                lin.ss.outputs.iter().position(|s| s == name).unwrap(),
+                ns - nw + k,
+            );
+            for jj in 0..ns {
+                assert_eq!(lin.ss.c[(i, jj)], if jj == j { 1.0 } else { 0.0 });
+            }
+        }
         // pre-sliding at rest: q̇ = ṡ (ṡ = s_z T0 ż_i), and ḣ = −h/τ_h0
         let f = lin.partition.independent.len();
         let sdot = &lin.derivatives.s_z * &lin.t0;

@@ -462,6 +462,7 @@ pub fn output_matrix(
                 g.view_mut((i, 2 * n), (1, nv)).copy_from(&d.f_p.row(c));
                 g.view_mut((i, o_w), (1, nw)).copy_from(&d.f_w.row(c));
             }
+            OutputSel::FrictionState(k) => g[(i, o_w + k)] = 1.0,
         }
     }
     g * to_full

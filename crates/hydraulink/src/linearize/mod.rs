@@ -144,6 +144,9 @@ pub enum OutputSel {
     CylinderLength(usize),
     /// Net force of cylinder `c`.
     CylinderForce(usize),
+    /// Friction state `k` of w (layout of `State::friction`): a bristle deflection [m] or a
+    /// film [-].
+    FrictionState(usize),
 }
 
 /// Names of the full (dependent) variable set (z, ż, p, U, w): the space mode shapes map back to.
@@ -245,6 +248,7 @@ pub fn output_name(model: &Model, o: OutputSel) -> String {
         OutputSel::Spool(i) => format!("{}.spool", model.hydraulics.valves[i].name),
         OutputSel::CylinderLength(c) => format!("{}.length", model.hydraulics.cylinders[c].name),
         OutputSel::CylinderForce(c) => format!("{}.force", model.hydraulics.cylinders[c].name),
+        OutputSel::FrictionState(k) => friction_state_names(model)[k].clone(),
     }
 }
 
@@ -256,7 +260,8 @@ pub fn all_inputs(model: &Model) -> Vec<InputSel> {
         .collect()
 }
 
-/// Every output: coordinates, rates, pressures, spools, cylinder lengths and forces.
+/// Every output: coordinates, rates, pressures, spools, cylinder lengths and forces, friction
+/// states.
 pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
     let mut v: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
     v.extend((0..model.n_coords()).map(OutputSel::Rate));
@@ -264,6 +269,7 @@ pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
     v.extend((0..model.hydraulics.valves.len()).map(OutputSel::Spool));
     v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderLength));
     v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderForce));
+    v.extend((0..model.n_friction_states()).map(OutputSel::FrictionState));
     v
 }
 
@@ -291,7 +297,7 @@ pub fn parse_input(model: &Model, s: &str) -> Result<InputSel, LinearizeError> {
 }
 
 /// Parses an output name (`phi2`, `phi2.rate`, `V1.p` or `V1`, `DCV.spool`, `cylinder.length`,
-/// `cylinder.force`).
+/// `cylinder.force`, `cylinder.bristle_m`).
 pub fn parse_output(model: &Model, s: &str) -> Result<OutputSel, LinearizeError> {
     for o in all_outputs(model) {
         if output_name(model, o) == s {

@@ -35,7 +35,8 @@ pub struct Comparison {
 
 /// A valve pulse of amplitude `delta` on `[t_on, t_off)`, simulated to `t_end` (see the module
 /// doc). `ss` must have been linearized about `pt` (a static equilibrium) with the valve's
-/// reference among its inputs and state-type outputs (coordinates, rates, pressures, spools)
+/// reference among its inputs and state-type outputs (coordinates, rates, pressures, spools,
+/// friction states)
 /// `outputs`, in the same order as `ss.outputs`.
 #[allow(clippy::too_many_arguments)]
 pub fn valve_pulse(
@@ -91,6 +92,7 @@ pub fn valve_pulse(
                 OutputSel::Rate(k) => s.zd[k] - pt.zd[k],
                 OutputSel::Pressure(v) => s.p[v] - pt.p[v],
                 OutputSel::Spool(i) => s.spool[i] - pt.spool[i],
+                OutputSel::FrictionState(k) => s.friction[k] - pt.friction[k],
                 OutputSel::CylinderLength(_) | OutputSel::CylinderForce(_) => f64::NAN,
             })
             .collect()
