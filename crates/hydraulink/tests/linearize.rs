@@ -945,3 +945,37 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
         }
     }
 }
+
+/// What the linearization does not cover is rejected by name (element and reason), never
+/// dropped: the bridge valve of the 004 rod (its opening is not a state) and an algebraic volume
+/// of 002 Pub II (its pressure is not a state), by the equilibrium and by both methods.
+#[test]
+fn unsupported_elements_are_rejected_by_name() {
+    use hydraulink::linearize::{LinearizeError, OperatingPoint};
+    let rod = model_of("rod_naya");
+    let mut spec = spec_of("fourbar_rahikainen");
+    spec.hydraulics
+        .volumes
+        .iter_mut()
+        .find(|v| v.name == "V3")
+        .expect("V3 exists")
+        .algebraic = true;
+    let reduced = hydraulink::model::compile(&spec).expect("compiles");
+    for (model, what) in [
+        (&rod, "bridge valve 'valve'"),
+        (&reduced, "algebraic (reduced) volume 'V3'"),
+    ] {
+        let check = |e: LinearizeError| match e {
+            LinearizeError::Unsupported(msg) => assert!(msg.contains(what), "{msg}"),
+            other => panic!("{what}: {other}"),
+        };
+        check(equilibrium(model, &EquilibriumOptions::default()).expect_err("rejected"));
+        let sim = hydraulink::Simulation::new(model.clone()).expect("init");
+        let pt = OperatingPoint::from_state(sim.state());
+        check(linearize(model, &pt, &ExactOptions::default()).expect_err("rejected"));
+        check(
+            finite_difference::linearize(model, &pt, 1e-7, StepKind::Relative, &[], &[])
+                .expect_err("rejected"),
+        );
+    }
+}

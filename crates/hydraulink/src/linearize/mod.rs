@@ -427,15 +427,17 @@ pub(crate) fn valve_references(model: &Model, t_s: f64) -> Vec<f64> {
 /// Rejects what the linearization does not cover, naming it: open-centre bridge valves and
 /// algebraic volumes. (Friction states of every law are linearized.)
 pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
-    if !model.hydraulics.bridge_valves.is_empty() {
-        return Err(LinearizeError::Unsupported(
-            "open-centre bridge valves (their opening is not a state)".into(),
-        ));
+    if let Some(v) = model.hydraulics.bridge_valves.first() {
+        return Err(LinearizeError::Unsupported(format!(
+            "the open-centre bridge valve '{}' (its opening is not a state)",
+            v.name
+        )));
     }
-    if model.hydraulics.volumes.iter().any(|v| v.algebraic) {
-        return Err(LinearizeError::Unsupported(
-            "algebraic (reduced) volumes".into(),
-        ));
+    if let Some(v) = model.hydraulics.volumes.iter().find(|v| v.algebraic) {
+        return Err(LinearizeError::Unsupported(format!(
+            "the algebraic (reduced) volume '{}' (its pressure is not a state)",
+            v.name
+        )));
     }
     Ok(())
 }
