@@ -741,6 +741,12 @@ fn fourbar_friction_with(law: &str, joint_law: Option<&str>) -> Model {
     hydraulink::model::compile(&spec_from(&text)).expect("compiles")
 }
 
+/// The columns of the independent rates ż_i in the exact state.
+fn f_range(lin: &Linearization) -> std::ops::Range<usize> {
+    let f = lin.partition.independent.len();
+    f..2 * f
+}
+
 /// Direction sizes for the A-against-the-nonlinear-rhs check, by state name.
 fn natural_scale(names: &[String]) -> Vec<f64> {
     names
@@ -765,7 +771,7 @@ fn natural_scale(names: &[String]) -> Vec<f64> {
 /// * names `cylinder.bristle_m`, `cylinder.film`, `z2.bristle_m`, after the spool, as states and
 ///   as outputs;
 /// * at rest the seal is the pre-sliding spring–damper: q̇ = ṡ (the mean of the one-sided slopes
-///   of the |v| terms), ḣ = −h/τ_h0;
+///   of the |v| terms), ḣ = −h/τ_h0; also when the bristles carry a load;
 /// * A·x against the nonlinear right-hand side, at rest and in motion (the sliding bristle is
 ///   stiff: ∂q̇/∂q = −σ0|v|/g);
 /// * the linear against the nonlinear response to a small valve pulse from the equilibrium;
@@ -849,6 +855,55 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
                     lin.ss.states[j]
                 );
             }
+        }
+        // a loaded seal at rest: σ0 q = 0.4 F_s on every bristle (Table 2: σ0 = √54 10⁶, F_s = 830;
+        // not an equilibrium, so z̈⁰ comes from the index-1 equations). The one-sided slopes of
+        // q̇ in v are 1 ∓ 0.4 there; their mean keeps q̇ = ṡ, and it is what the nonlinear
+        // right-hand side shows to central differences
+        {
+            let mut loaded = eq.point.clone();
+            for (k, nm) in wnames.iter().enumerate() {
+                if nm.ends_with(".bristle_m") {
+                    loaded.friction[k] = 0.4 * 830.0 / (54f64.sqrt() * 1e6);
+                }
+            }
+            let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+            let mut xx = loaded.z.clone();
+            xx.extend_from_slice(&loaded.zd);
+            xx.extend_from_slice(&loaded.p);
+            xx.extend_from_slice(&loaded.spool);
+            xx.extend_from_slice(&loaded.friction);
+            let f = index1::rhs(&model, &mut ev, &xx, &[0.0], &[0.0; 3]);
+            loaded.zdd = f[3..6].to_vec();
+            assert!(loaded.zdd[0].abs() > 1e-3, "{what}: the load accelerates");
+            let ll = linearize(
+                &model,
+                &loaded,
+                &ExactOptions {
+                    independent: eq.held.clone(),
+                    ..Default::default()
+                },
+            )
+            .expect("linearization");
+            let sdot = &ll.derivatives.s_z * &ll.t0;
+            for j in f_range(&ll) {
+                let want = sdot[(0, j - ll.partition.independent.len())];
+                assert!(
+                    (ll.ss.a[(q, j)] - want).abs() <= 1e-12 * want.abs(),
+                    "{what}, loaded: A[bristle][{}] = {}, want {want}",
+                    ll.ss.states[j],
+                    ll.ss.a[(q, j)]
+                );
+            }
+            let scale = natural_scale(&ll.ss.states);
+            assert_a_matches_rhs(
+                &model,
+                &loaded,
+                &ll,
+                &scale,
+                1e-300,
+                &format!("{what}, loaded"),
+            );
         }
         // linear against nonlinear for a small valve pulse from the equilibrium (001 §4.4): the
         // seal stays in pre-sliding, and the error shrinks with the pulse like δ² (measured at
