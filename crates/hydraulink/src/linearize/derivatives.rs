@@ -1,6 +1,6 @@
 //! Exact first derivatives of every term of the equations at a reference point, shared by the
-//! exact method ([`super::exact`]) and the output rows of the finite-difference one
-//! ([`super::finite_difference`]).
+//! exact method (`exact.rs`) and the output rows of the finite-difference one
+//! (`finite_difference.rs`); it imports neither.
 //!
 //! ```text
 //!   M z̈ + Dᵀ Λ = Q(z, ż, p, w),   ṗ = H(z, ż, p, U, w),   U̇ = f_U(U, U_ref),   ẇ = u(z, ż, w)
