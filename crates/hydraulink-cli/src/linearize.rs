@@ -6,10 +6,12 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use hydraulink::linearize::derivatives::SpoolSide;
 use hydraulink::linearize::eigen::{modes, table, EigenOptions, ModeKind};
 use hydraulink::linearize::equilibrium::{equilibrium, EquilibriumOptions};
-use hydraulink::linearize::exact::{linearize, ExactOptions, SpoolSide};
+use hydraulink::linearize::exact::{linearize, ExactOptions};
 use hydraulink::linearize::finite_difference::{self, StepKind};
+use hydraulink::linearize::index1::rhs;
 use hydraulink::linearize::{
     all_inputs, all_outputs, full_names, parse_input, parse_output, OperatingPoint,
 };
@@ -81,7 +83,7 @@ pub(crate) struct LinearizeArgs {
         value_delimiter = ',',
         help = "Outputs: coordinates (`phi2`), rates (`phi2.rate`), pressures (`V1.p`), spools \
                   (`DCV.spool`), cylinder lengths and forces (`cylinder.length`, \
-                  `cylinder.force`) [default: all]"
+                  `cylinder.force`), friction states (`cylinder.bristle_m`) [default: all]"
     )]
     outputs: Vec<String>,
 
@@ -220,10 +222,13 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             )
         }
     };
-    // state scales for the right-hand-side check: 1e-3 rad (m) and rad/s, 1e3 Pa, 1e-3 spool
+    // state scales for the right-hand-side check: 1e-3 rad (m) and rad/s, 1e3 Pa, 1e-3 spool,
+    // 1e-8 m bristle deflection (a σ0 of 1e6–1e10 N/m), 1e-3 film
     let scale_of = |name: &str| -> f64 {
         if name.ends_with(".p") {
             1e3
+        } else if name.ends_with(".bristle_m") {
+            1e-8
         } else {
             1e-3
         }
@@ -285,6 +290,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             x0.extend_from_slice(&point.zd);
             x0.extend_from_slice(&point.p);
             x0.extend_from_slice(&point.spool);
+            x0.extend_from_slice(&point.friction);
             let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
             let zero = vec![0.0; model.n_coords()];
             let (mut dirs, mut derivs) = (Vec::new(), Vec::new());
@@ -298,8 +304,8 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
                         .map(|(a, b)| a + sgn * eps * b)
                         .collect()
                 };
-                let fp = finite_difference::rhs(&model, &mut ev, &shift(1.0), &u_ref, &zero);
-                let fm = finite_difference::rhs(&model, &mut ev, &shift(-1.0), &u_ref, &zero);
+                let fp = rhs(&model, &mut ev, &shift(1.0), &u_ref, &zero);
+                let fm = rhs(&model, &mut ev, &shift(-1.0), &u_ref, &zero);
                 derivs.push(
                     fp.iter()
                         .zip(fm.iter())
@@ -354,6 +360,8 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
         "z": point.z, "zd": point.zd, "zdd": point.zdd,
         "volumes": model.volume_names, "p_pa": point.p,
         "spool": point.spool, "lambda": point.lambda,
+        "friction_states": hydraulink::linearize::friction_state_names(&model),
+        "friction": point.friction,
     });
     hydraulink_io::output::linear::write_linear_model(
         &dir,

@@ -8,12 +8,14 @@
 //!        └───┬─────┬───┘      U = 0: all ports closed
 //!            P     T
 //! ```
-//! Spool dynamics U̇ = (U_ref − U)/τ (000 eq. 27). The ODE is linear and decoupled, so its
-//! trapezoidal step has the closed form [`spool_step`].
+//! Spool dynamics U̇ = (U_ref − U)/τ (000 eq. 27), written once in [`spool_rate`]. The ODE is
+//! linear and decoupled, so its trapezoidal step has the closed form [`spool_step`], which
+//! evaluates the same law.
 
 use crate::hydraulics::orifice;
 use crate::model::Valve43;
 use crate::real::Real;
+use num_dual::Dual64;
 
 /// Flows of a 4/3 valve [m³/s], signed as named.
 #[derive(Debug, Clone, Copy)]
@@ -53,17 +55,25 @@ pub fn flows<S: Real>(v: &Valve43, u: f64, pp: S, pt: S, pa: S, pb: S) -> ValveF
     }
 }
 
-/// Trapezoidal step of U̇ = (U_ref − U)/τ from U_ref,k = `u_ref0` to U_ref,k+1 = `u_ref1`
-/// (see `Signal::step_values` for the interval form of piecewise-constant inputs,
-/// reference note 000-A.4): U₊ = [(1 − Δt/2τ) U + (Δt/2τ)(U_ref,k + U_ref,k+1)] / (1 + Δt/2τ).
+/// The spool law U̇ = (U_ref − U)/τ [unit of U per s] (000 eq. 27; 001 eq. 4), for any scalar:
+/// `f64` in the step ([`spool_step`]) and the finite-difference right-hand side, `Dual64` for the
+/// spool rows of the exact linearization (`linearize::derivatives`). The one place the law is
+/// written.
 #[inline]
-pub fn spool_step(u: f64, u_ref0: f64, u_ref1: f64, tau: f64, dt: f64) -> f64 {
-    let r = dt / (2.0 * tau);
-    ((1.0 - r) * u + r * (u_ref0 + u_ref1)) / (1.0 + r)
+pub fn spool_rate<S: Real>(u: S, u_ref: S, tau: f64) -> S {
+    (u_ref - u) / tau
 }
 
-/// Spool rate U̇ [1/s].
+/// Trapezoidal step of [`spool_rate`] from U_ref,k = `u_ref0` to U_ref,k+1 = `u_ref1` over `dt`
+/// [s] (see `Signal::step_values` for the interval form of piecewise-constant inputs, reference
+/// note 000-A.4): U₊ − U = (Δt/2) [f(U, U_ref,k) + f(U₊, U_ref,k+1)]. The law is affine in U, so
+/// the step has the closed form
+/// U₊ = U + (Δt/2) [f(U, U_ref,k) + f(U, U_ref,k+1)] / (1 − (Δt/2) ∂f/∂U),
+/// with f and its slope ∂f/∂U (= −1/τ) from the law itself (one dual-number evaluation).
 #[inline]
-pub fn spool_rate(u: f64, u_ref: f64, tau: f64) -> f64 {
-    (u_ref - u) / tau
+pub fn spool_step(u: f64, u_ref0: f64, u_ref1: f64, tau: f64, dt: f64) -> f64 {
+    let f1 = spool_rate(Dual64::new(u, 1.0), Dual64::from(u_ref1), tau);
+    let f0 = spool_rate(u, u_ref0, tau);
+    let h = 0.5 * dt;
+    u + h * (f0 + f1.re) / (1.0 - h * f1.eps)
 }

@@ -10,6 +10,10 @@
 //!                   unknowns: λ and the pressures without `p0_pa`; the prescribed pressures and
 //!                   the valve inputs are data. Gauss–Newton with the exact (dual-number) Jacobian
 //!                   in p, least squares (redundant constraints give minimum-norm λ).
+//! 4. friction:      the seals and friction joints at rest carry no load: the statics of step 3
+//!                   are solved with F_μ = 0, so their pre-sliding states are those of
+//!                   `friction::rest_states` at zero load (bristle q = 0, film h = 0; 003 Pub II).
+//!                   Any |σ0 q| ≤ F_s would also be at rest; the unloaded seal is the choice.
 //! ```
 //! For the four-bar of 001: φ2 held at 60°, p3 = 3.5 MPa prescribed, U = 0 → p1 = p2 =
 //! 2.820479 MPa, φ32 = 322.0956°, φ43 = 266.4167° (note B.6).
@@ -216,6 +220,13 @@ pub fn equilibrium(
             held_names()
         )));
     }
+    // 4. friction states: pre-sliding at zero load (the statics above carried no friction)
+    let mut friction = vec![0.0; model.n_friction_states()];
+    for e in super::friction_elements(model) {
+        let k = crate::friction::n_states(e.law);
+        crate::friction::rest_states(e.law, 0.0, &mut friction[e.offset..e.offset + k])
+            .map_err(|msg| LinearizeError::NoEquilibrium(format!("'{}': {msg}", e.name)))?;
+    }
     Ok(Equilibrium {
         point: OperatingPoint {
             t_s: opts.time_s,
@@ -225,6 +236,7 @@ pub fn equilibrium(
             p,
             spool,
             lambda,
+            friction,
         },
         held,
         cylinder_force_n: ev.cylinder_force.clone(),
@@ -235,8 +247,8 @@ pub fn equilibrium(
 
 /// A simulation [`State`](crate::State) at the equilibrium, for
 /// [`Simulation::set_state`](crate::Simulation::set_state): the simulator's initialization
-/// (consistent accelerations, pressure rates, energies) with the positions, pressures, spools
-/// and multipliers of `eq`. This is how a run starts exactly at rest at the linearization point.
+/// (consistent accelerations, pressure rates, energies) with the positions, pressures, spools,
+/// multipliers and friction states of `eq`. This is how a run starts exactly at rest at the linearization point.
 pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, crate::InitError> {
     let mut st = crate::initialization::initialize(model)?;
     let (n, nv) = (model.n_coords(), model.n_volumes());
@@ -251,7 +263,12 @@ pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, cr
     let nu = model.hydraulics.valves.len();
     st.spool[..nu].copy_from_slice(&pt.spool[..nu]);
     st.lambda = pt.lambda.clone();
+    st.friction.copy_from_slice(&pt.friction);
+    st.friction_rate.iter_mut().for_each(|x| *x = 0.0);
+    st.friction_velocity_m_s.iter_mut().for_each(|x| *x = 0.0);
+    st.friction_power_w.iter_mut().for_each(|x| *x = 0.0);
     let mut ev = Evaluator::<f64>::new(model);
+    ev.fstate.copy_from_slice(&st.friction);
     ev.evaluate(model, &st.z, &st.zd, &st.p, &st.spool, false);
     let (ke, pe) = crate::mechanics::energy::energies(model, &ev.dynamics, &st.zd);
     st.energy0_j = ke + pe;

@@ -5,6 +5,8 @@
 //!   equilibrium ──▶ OperatingPoint ──▶ exact (001 §3, steps 1–7) ──▶ StateSpace (A, B, C, D)
 //!   (or a State of a run)          └──▶ finite_difference (001 §4.5) ──▶ StateSpace
 //!                                                             eigen ──▶ modes, ω_n, ζ, shapes
+//!   shared by both methods:  derivatives (exact first derivatives, output rows C)
+//!                            index1 (the index-1 right-hand side F(X) of 001 eq. 98)
 //! ```
 //! * [`equilibrium`]: static equilibrium of mechanism and hydraulics together (positions,
 //!   multipliers, pressures, spools) with chosen coordinates held and prescribed pressures.
@@ -13,22 +15,33 @@
 //!   Derivatives are exact (dual numbers through the same `Evaluator` the simulator uses).
 //! * [`finite_difference`]: the conventional counterpart: central differences of the index-1
 //!   right-hand side in all coordinates, with its spurious zero eigenvalues.
+//! * [`derivatives`]: exact first derivatives of every term at the reference (dual numbers),
+//!   the spool-law partials and the output rows; used by both methods.
+//! * [`index1`]: the index-1 right-hand side F(X), the model's own nonlinear equations that the
+//!   finite-difference method differentiates and that A is checked against.
 //! * [`eigen`]: eigenvalues, natural frequencies, damping ratios, mode shapes mapped back to every
 //!   coordinate, rate, pressure and spool; zero eigenvalues counted and the spurious ones labelled.
 //!
 //! Every state, input and output has a name: `phi2`, `phi2.rate`, `V1.p`, `DCV.spool`,
-//! `DCV.u_ref`, `phi2.force`, `cylinder.length`, `cylinder.force`.
+//! `cylinder.bristle_m`, `cylinder.film`, `DCV.u_ref`, `phi2.force`, `cylinder.length`,
+//! `cylinder.force`.
+//!
+//! Friction states w (LuGre bristle q, modified-LuGre film h; 003 Pub II eqs. 25–34) of cylinder
+//! seals and of joints are states of the index-1 system, ẇ = u(v, w): both methods linearize
+//! them, after the spools, in the layout of `State::friction` (cylinders, then joints).
 
+pub mod derivatives;
 pub mod eigen;
 pub mod equilibrium;
 pub mod exact;
 pub mod finite_difference;
+pub mod index1;
 pub mod response;
 
 use nalgebra::DMatrix;
 use thiserror::Error;
 
-use crate::model::Model;
+use crate::model::{Friction, Model};
 use crate::state::State;
 
 /// Errors of the linearization module.
@@ -86,6 +99,9 @@ pub struct OperatingPoint {
     pub spool: Vec<f64>,
     /// Multipliers Λ⁰: the m loop-closure equations, then the l nonholonomic rows [N or N m].
     pub lambda: Vec<f64>,
+    /// Friction states w⁰ in the layout of `State::friction`: cylinders, then friction joints;
+    /// LuGre bristle q [m], modified-LuGre bristle q [m] and film h [-] (003 Pub II).
+    pub friction: Vec<f64>,
 }
 
 impl OperatingPoint {
@@ -99,6 +115,7 @@ impl OperatingPoint {
             p: state.p.clone(),
             spool: state.spool.clone(),
             lambda: state.lambda.clone(),
+            friction: state.friction.clone(),
         }
     }
 }
@@ -127,9 +144,12 @@ pub enum OutputSel {
     CylinderLength(usize),
     /// Net force of cylinder `c`.
     CylinderForce(usize),
+    /// Friction state `k` of w (layout of `State::friction`): a bristle deflection [m] or a
+    /// film [-].
+    FrictionState(usize),
 }
 
-/// Names of the full (dependent) variable set (z, ż, p, U): the space mode shapes map back to.
+/// Names of the full (dependent) variable set (z, ż, p, U, w): the space mode shapes map back to.
 pub fn full_names(model: &Model) -> Vec<String> {
     let mut v: Vec<String> = model.axes.iter().map(|a| a.name.clone()).collect();
     v.extend(model.axes.iter().map(|a| format!("{}.rate", a.name)));
@@ -141,7 +161,74 @@ pub fn full_names(model: &Model) -> Vec<String> {
             .iter()
             .map(|v| format!("{}.spool", v.name)),
     );
+    v.extend(friction_state_names(model));
     v
+}
+
+/// Where a friction element acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrictionPort {
+    /// The seal of cylinder `c` (velocity ṡ_c).
+    Cylinder(usize),
+    /// Joint friction element `j` on coordinate `axis` (velocity ż_axis).
+    Joint {
+        /// Index into `Model::joint_friction`.
+        j: usize,
+        /// The coordinate.
+        axis: usize,
+    },
+}
+
+/// A friction element and the offset of its states in w.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FrictionElement<'a> {
+    /// Cylinder or joint name (the prefix of its state names).
+    pub name: &'a str,
+    /// The law.
+    pub law: &'a Friction,
+    /// Where it acts.
+    pub port: FrictionPort,
+    /// Offset of its states in w.
+    pub offset: usize,
+}
+
+/// Every friction element with its state offset, in the layout of `State::friction`: the
+/// cylinder seals, then the friction joints.
+pub(crate) fn friction_elements(model: &Model) -> Vec<FrictionElement<'_>> {
+    let mut out = Vec::new();
+    let mut o = 0;
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        out.push(FrictionElement {
+            name: &cyl.name,
+            law: &cyl.friction,
+            port: FrictionPort::Cylinder(c),
+            offset: o,
+        });
+        o += crate::friction::n_states(&cyl.friction);
+    }
+    for (j, jf) in model.joint_friction.iter().enumerate() {
+        out.push(FrictionElement {
+            name: &jf.joint,
+            law: &jf.friction,
+            port: FrictionPort::Joint { j, axis: jf.axis.0 },
+            offset: o,
+        });
+        o += crate::friction::n_states(&jf.friction);
+    }
+    out
+}
+
+/// Names of the friction states w, `<cylinder or joint>.<state>` with the state names of
+/// [`crate::friction::state_names`] (`cylinder.bristle_m`, `cylinder.film`).
+pub fn friction_state_names(model: &Model) -> Vec<String> {
+    friction_elements(model)
+        .iter()
+        .flat_map(|e| {
+            crate::friction::state_names(e.law)
+                .iter()
+                .map(move |s| format!("{}.{s}", e.name))
+        })
+        .collect()
 }
 
 /// Name of an input.
@@ -161,6 +248,7 @@ pub fn output_name(model: &Model, o: OutputSel) -> String {
         OutputSel::Spool(i) => format!("{}.spool", model.hydraulics.valves[i].name),
         OutputSel::CylinderLength(c) => format!("{}.length", model.hydraulics.cylinders[c].name),
         OutputSel::CylinderForce(c) => format!("{}.force", model.hydraulics.cylinders[c].name),
+        OutputSel::FrictionState(k) => friction_state_names(model)[k].clone(),
     }
 }
 
@@ -172,7 +260,8 @@ pub fn all_inputs(model: &Model) -> Vec<InputSel> {
         .collect()
 }
 
-/// Every output: coordinates, rates, pressures, spools, cylinder lengths and forces.
+/// Every output: coordinates, rates, pressures, spools, cylinder lengths and forces, friction
+/// states.
 pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
     let mut v: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
     v.extend((0..model.n_coords()).map(OutputSel::Rate));
@@ -180,6 +269,7 @@ pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
     v.extend((0..model.hydraulics.valves.len()).map(OutputSel::Spool));
     v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderLength));
     v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderForce));
+    v.extend((0..model.n_friction_states()).map(OutputSel::FrictionState));
     v
 }
 
@@ -207,7 +297,7 @@ pub fn parse_input(model: &Model, s: &str) -> Result<InputSel, LinearizeError> {
 }
 
 /// Parses an output name (`phi2`, `phi2.rate`, `V1.p` or `V1`, `DCV.spool`, `cylinder.length`,
-/// `cylinder.force`).
+/// `cylinder.force`, `cylinder.bristle_m`).
 pub fn parse_output(model: &Model, s: &str) -> Result<OutputSel, LinearizeError> {
     for o in all_outputs(model) {
         if output_name(model, o) == s {
@@ -334,17 +424,40 @@ pub(crate) fn valve_references(model: &Model, t_s: f64) -> Vec<f64> {
         .collect()
 }
 
-/// Valve positions for an evaluation: 4/3 spools, then bridge openings.
+/// Rejects what the linearization does not cover, naming it: open-centre bridge valves and
+/// algebraic volumes. (Friction states of every law are linearized.)
 pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
-    if !model.hydraulics.bridge_valves.is_empty() {
-        return Err(LinearizeError::Unsupported(
-            "open-centre bridge valves (their opening is not a state)".into(),
-        ));
+    if let Some(v) = model.hydraulics.bridge_valves.first() {
+        return Err(LinearizeError::Unsupported(format!(
+            "the open-centre bridge valve '{}' (its opening is not a state)",
+            v.name
+        )));
     }
-    if model.hydraulics.volumes.iter().any(|v| v.algebraic) {
-        return Err(LinearizeError::Unsupported(
-            "algebraic (reduced) volumes".into(),
-        ));
+    if let Some(v) = model.hydraulics.volumes.iter().find(|v| v.algebraic) {
+        return Err(LinearizeError::Unsupported(format!(
+            "the algebraic (reduced) volume '{}' (its pressure is not a state)",
+            v.name
+        )));
     }
     Ok(())
+}
+
+/// Independent rows of `d` (r × n), chosen in order: a row is taken when it raises the rank.
+/// Redundant rows (a 3-D cut joint closing a planar loop) carry no information on z̈.
+pub(crate) fn independent_rows(d: &DMatrix<f64>) -> Vec<usize> {
+    let (m, _) = d.shape();
+    let scale = d.amax().max(1e-300);
+    let r = rank_of(d, scale);
+    let mut rows: Vec<usize> = Vec::new();
+    for i in 0..m {
+        if rows.len() == r {
+            break;
+        }
+        let mut trial = rows.clone();
+        trial.push(i);
+        if rank_of(&d.select_rows(trial.iter()), scale) > rows.len() {
+            rows = trial;
+        }
+    }
+    rows
 }

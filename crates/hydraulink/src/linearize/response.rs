@@ -35,7 +35,8 @@ pub struct Comparison {
 
 /// A valve pulse of amplitude `delta` on `[t_on, t_off)`, simulated to `t_end` (see the module
 /// doc). `ss` must have been linearized about `pt` (a static equilibrium) with the valve's
-/// reference among its inputs and state-type outputs (coordinates, rates, pressures, spools)
+/// reference among its inputs and state-type outputs (coordinates, rates, pressures, spools,
+/// friction states)
 /// `outputs`, in the same order as `ss.outputs`.
 #[allow(clippy::too_many_arguments)]
 pub fn valve_pulse(
@@ -77,6 +78,8 @@ pub fn valve_pulse(
     st.pd = vec![0.0; pt.p.len()];
     st.pdd = vec![0.0; pt.p.len()];
     st.spool = pt.spool.clone();
+    st.friction = pt.friction.clone();
+    st.friction_rate.iter_mut().for_each(|x| *x = 0.0);
     st.lambda = pt.lambda.clone();
     st.lambda
         .resize(model.n_constraints() + model.n_nonholonomic(), 0.0);
@@ -89,6 +92,7 @@ pub fn valve_pulse(
                 OutputSel::Rate(k) => s.zd[k] - pt.zd[k],
                 OutputSel::Pressure(v) => s.p[v] - pt.p[v],
                 OutputSel::Spool(i) => s.spool[i] - pt.spool[i],
+                OutputSel::FrictionState(k) => s.friction[k] - pt.friction[k],
                 OutputSel::CylinderLength(_) | OutputSel::CylinderForce(_) => f64::NAN,
             })
             .collect()

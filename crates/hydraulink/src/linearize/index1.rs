@@ -1,0 +1,101 @@
+//! The index-1 right-hand side F(X) of 001 eq. 98 in the full variable set
+//! X = (z, ż, p, U, w): the model's own nonlinear equations, which the finite-difference method
+//! differentiates (001 §4.5) and which the exact A is checked against
+//! (`exact::rhs_directional_derivative`).
+//!
+//! ```text
+//!   | M    D_Rᵀ | | z̈ |   | Q(z, ż, p, w) + g |
+//!   | D_R   0   | | Λ | = | −Ḋ_R ż             |     D = [Φ_z; B], D_R its independent rows (eq. 96)
+//!   F(X) = (ż, z̈, H(z, ż, p, U, w), f_U(U, U_ref), u(z, ż, w))                 (eq. 98)
+//! ```
+//! f_U is the spool law of the step (`hydraulics::valve_4_3::spool_rate`), u the friction-state
+//! rates (003 Pub II eqs. 25, 28, 30). Redundant rows of D (a 3-D cut joint closing a planar loop)
+//! are dropped: they carry no information on z̈, and the remaining saddle-point system is solved
+//! by LU with full pivoting. (An SVD pseudo-inverse of the whole system, the former solve, has a
+//! backward error near 1e-9 here, which the system's condition number, 6e5 for the four-bar of
+//! 000, turned into 2e-4 errors in z̈.)
+
+use nalgebra::{DMatrix, DVector};
+
+use crate::assembly::Evaluator;
+use crate::hydraulics::valve_4_3;
+use crate::linalg::pinv_solve;
+use crate::model::Model;
+
+/// F(X) of eq. 98 (see the module doc). `x` = (z, ż, p, U, w) with n, n, n_v, n_u (4/3 valves)
+/// and n_w (friction states) entries; `u_ref`: the valves' reference signals; `gen_force`: extra
+/// generalized forces g on the coordinates [N m or N]. The result has the layout of `x`.
+pub fn rhs(
+    model: &Model,
+    ev: &mut Evaluator<f64>,
+    x: &[f64],
+    u_ref: &[f64],
+    gen_force: &[f64],
+) -> Vec<f64> {
+    let (n, nv, nu) = (
+        model.n_coords(),
+        model.n_volumes(),
+        model.hydraulics.valves.len(),
+    );
+    let (m0, l) = (model.n_constraints(), model.n_nonholonomic());
+    let m = m0 + l;
+    let (z, rest) = x.split_at(n);
+    let (zd, rest) = rest.split_at(n);
+    let (p, rest) = rest.split_at(nv);
+    let (u, w) = rest.split_at(nu);
+    ev.fstate.copy_from_slice(w);
+    ev.evaluate(model, z, zd, p, u, true);
+    // D = [Φ_z; B], D z̈ = −Ḋ ż (eq. 95)
+    let mut dm = DMatrix::<f64>::zeros(m, n);
+    let mut acc0 = DVector::<f64>::zeros(m);
+    for r in 0..m {
+        let (row, a0) = if r < m0 {
+            (
+                &ev.constraints.jac[r * n..(r + 1) * n],
+                ev.constraints.acc0[r],
+            )
+        } else {
+            let q = r - m0;
+            (
+                &ev.nonholonomic.b[q * n..(q + 1) * n],
+                ev.nonholonomic.acc0[q],
+            )
+        };
+        for k in 0..n {
+            dm[(r, k)] = row[k];
+        }
+        acc0[r] = a0;
+    }
+    let rows = super::independent_rows(&dm);
+    let r = rows.len();
+    let mut aug = DMatrix::<f64>::zeros(n + r, n + r);
+    let mut b = DVector::<f64>::zeros(n + r);
+    for i in 0..n {
+        for k in 0..n {
+            aug[(i, k)] = ev.dynamics.mass[i * n + k];
+        }
+        b[i] = ev.dynamics.force[i] + gen_force[i];
+    }
+    for (ri, &row) in rows.iter().enumerate() {
+        for k in 0..n {
+            aug[(n + ri, k)] = dm[(row, k)];
+            aug[(k, n + ri)] = dm[(row, k)];
+        }
+        b[n + ri] = -acc0[row];
+    }
+    // a singular M on the constraint tangent (no unique z̈): least squares as before
+    let sol = aug
+        .clone()
+        .full_piv_lu()
+        .solve(&b)
+        .unwrap_or_else(|| pinv_solve(&aug, &b));
+    let mut f = Vec::with_capacity(x.len());
+    f.extend_from_slice(zd);
+    f.extend(sol.iter().take(n));
+    f.extend_from_slice(&ev.h);
+    for (i, v) in model.hydraulics.valves.iter().enumerate() {
+        f.push(valve_4_3::spool_rate(u[i], u_ref[i], v.time_constant_s));
+    }
+    f.extend_from_slice(&ev.fstate_rate);
+    f
+}
