@@ -25,21 +25,85 @@ pub struct SingularMatrix {
     pub column: usize,
 }
 
+/// Why a dense kernel refused its input or gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum KernelError {
+    /// A NaN or infinite matrix entry (the first one in row-major order).
+    #[error("non-finite matrix entry at row {row}, column {column}")]
+    NonFiniteMatrix {
+        /// Row of the entry.
+        row: usize,
+        /// Column of the entry.
+        column: usize,
+    },
+    /// A NaN or infinite right-hand side entry.
+    #[error("non-finite right-hand side entry at row {row}")]
+    NonFiniteRhs {
+        /// Row of the entry.
+        row: usize,
+    },
+    /// The iteration (SVD, eigen-solver) did not converge within its cap.
+    #[error("the iteration did not converge")]
+    NoConvergence,
+    /// Finite input, but the solution overflows.
+    #[error("the solution overflows")]
+    Overflow,
+}
+
+/// The first non-finite entry of `a`, in row-major order.
+pub fn first_non_finite(a: &nalgebra::DMatrix<f64>) -> Option<(usize, usize)> {
+    (0..a.nrows())
+        .flat_map(|i| (0..a.ncols()).map(move |j| (i, j)))
+        .find(|&(i, j)| !a[(i, j)].is_finite())
+}
+
 /// Minimum-norm least-squares solution of `a x = b` by SVD (singular values below 1e-12 of the
-/// largest are dropped). For the initialization only: it allocates.
+/// largest are dropped). For the initialization and the linearization only: it allocates.
+///
+/// Never panics and never loops: an empty `a` gives x = 0 (the minimum-norm solution of no
+/// equations, or of no unknowns); non-finite entries are refused; the SVD's iterations are capped.
+pub fn try_pinv_solve(
+    a: &nalgebra::DMatrix<f64>,
+    b: &nalgebra::DVector<f64>,
+) -> Result<nalgebra::DVector<f64>, KernelError> {
+    if let Some((row, column)) = first_non_finite(a) {
+        return Err(KernelError::NonFiniteMatrix { row, column });
+    }
+    if let Some(row) = b.iter().position(|x| !x.is_finite()) {
+        return Err(KernelError::NonFiniteRhs { row });
+    }
+    if a.nrows() == 0 || a.ncols() == 0 {
+        return Ok(nalgebra::DVector::zeros(a.ncols()));
+    }
+    // nalgebra's `svd` iterates without a cap (an infinite entry never converges); the same
+    // tolerance (5 ε) with a cap
+    let max_niter = 200 * (a.nrows() + a.ncols());
+    let svd = a
+        .clone()
+        .try_svd(true, true, 5.0 * f64::EPSILON, max_niter)
+        .ok_or(KernelError::NoConvergence)?;
+    let smax = svd.singular_values.max();
+    let x = svd
+        .solve(b, 1e-12 * smax.max(1e-300))
+        .unwrap_or_else(|_| nalgebra::DVector::zeros(a.ncols()));
+    if x.iter().any(|v| !v.is_finite()) {
+        return Err(KernelError::Overflow);
+    }
+    Ok(x)
+}
+
+/// [`try_pinv_solve`] where a failure is left to the caller's finiteness checks: on a refused
+/// input or a non-converged SVD every entry of the result is NaN.
 pub fn pinv_solve(
     a: &nalgebra::DMatrix<f64>,
     b: &nalgebra::DVector<f64>,
 ) -> nalgebra::DVector<f64> {
-    let svd = a.clone().svd(true, true);
-    let smax = svd.singular_values.max();
-    svd.solve(b, 1e-12 * smax.max(1e-300))
-        .unwrap_or_else(|_| nalgebra::DVector::zeros(a.ncols()))
+    try_pinv_solve(a, b).unwrap_or_else(|_| nalgebra::DVector::from_element(a.ncols(), f64::NAN))
 }
 
 /// Eigenvalues and right eigenvectors (columns) of a real square matrix, by faer's non-symmetric
 /// eigen-solver (Hessenberg QR). For the linearization only: it allocates. `None` if the QR
-/// iteration does not converge.
+/// iteration does not converge or `a` has a non-finite entry.
 #[allow(clippy::type_complexity)]
 pub fn eigen_real(
     a: &nalgebra::DMatrix<f64>,
@@ -47,6 +111,9 @@ pub fn eigen_real(
     Vec<nalgebra::Complex<f64>>,
     nalgebra::DMatrix<nalgebra::Complex<f64>>,
 )> {
+    if first_non_finite(a).is_some() {
+        return None;
+    }
     let n = a.nrows();
     let m = faer::Mat::<f64>::from_fn(n, n, |i, j| a[(i, j)]);
     let e = faer::linalg::solvers::Eigen::new_from_real(m.as_ref()).ok()?;

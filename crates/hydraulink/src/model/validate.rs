@@ -70,7 +70,41 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_guidance(spec)?;
     crate::friction::compile::check_joints(spec)?;
     crate::friction::compile::check_formulation(spec)?;
-    check_nonholonomic(spec, &bodies)
+    check_nonholonomic(spec, &bodies)?;
+    check_something_to_simulate(spec)
+}
+
+/// A model needs at least one unknown: a joint coordinate or a hydraulic volume.
+fn check_something_to_simulate(spec: &ModelSpec) -> Result<(), ModelError> {
+    let n_coords: usize = spec.joints.iter().map(|j| n_coordinates(j.kind)).sum();
+    if n_coords == 0 && spec.hydraulics.volumes.is_empty() {
+        let path = if spec.joints.is_empty() {
+            "joints"
+        } else {
+            "joints[0].type"
+        };
+        return Err(ModelError::new(
+            path,
+            format!("model '{}'", spec.name),
+            "nothing to simulate: the model has no joint coordinates (no joints, or only fixed \
+             ones) and no hydraulic volumes",
+        ));
+    }
+    // a circuit without a mechanism runs under the formulations that take n = 0 coordinates
+    use crate::model::spec::Formulation;
+    let f = spec.solver.formulation;
+    if n_coords == 0 && !matches!(f, Formulation::Penalty | Formulation::GlobalI1al) {
+        return Err(ModelError::new(
+            "solver.formulation",
+            "solver",
+            format!(
+                "'{}' needs a mechanism (at least one joint coordinate); a circuit alone runs \
+                 under 'penalty' or 'global-i1al'",
+                f.name()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Nonholonomic constraints: names, body and marker, non-zero vectors, a positive disc radius,
@@ -94,6 +128,19 @@ fn check_nonholonomic(
                 at.nonzero_vector("axis", &nh.axis)?;
                 at.nonzero_vector("ground_normal", &nh.ground_normal)?;
                 at.positive("radius_m", nh.radius_m)?;
+                // the contact direction ĝ ∝ n − (n·a) a is undefined for a disc lying flat
+                let unit = |v: &[f64; 3]| {
+                    let w = Vector3::from(*v);
+                    (w / w.amax()).normalize()
+                };
+                let cross = unit(&nh.axis).cross(&unit(&nh.ground_normal));
+                if cross.norm() < 1e-6 {
+                    return Err(at.error(
+                        "axis",
+                        "is parallel to ground_normal in the reference configuration: the disc \
+                         lies flat and has no contact point",
+                    ));
+                }
             }
         }
         if spec.solver.formulation != Formulation::Penalty {
@@ -694,14 +741,33 @@ fn check_solver(solver: &SolverSpec) -> Result<(), ModelError> {
     at.positive("tolerance_pressure_pa", solver.tolerance_pressure_pa)?;
     at.non_negative("tolerance_relative", solver.tolerance_relative)?;
     at.positive("tolerance_friction_state", solver.tolerance_friction_state)?;
-    if solver.max_iterations < 1 {
-        return Err(at.error("max_iterations", "must be at least 1, got 0"));
-    }
-    if solver.hydraulic_substeps < 1 {
-        return Err(at.error("hydraulic_substeps", "must be at least 1, got 0"));
+    for (field, value, max) in [
+        ("max_iterations", solver.max_iterations, MAX_ITERATIONS),
+        (
+            "hydraulic_substeps",
+            solver.hydraulic_substeps,
+            MAX_HYDRAULIC_SUBSTEPS,
+        ),
+    ] {
+        if value < 1 {
+            return Err(at.error(field, "must be at least 1, got 0"));
+        }
+        if value > max {
+            return Err(at.error(
+                field,
+                format!("must be at most {max}, got {value} (it sizes buffers and bounds the work of a step)"),
+            ));
+        }
     }
     Ok(())
 }
+
+/// Upper bound of `solver.max_iterations` (a step does at most this many Newton solves).
+pub const MAX_ITERATIONS: u32 = 1000;
+
+/// Upper bound of `solver.hydraulic_substeps` (the multi-rate spool table holds one row per
+/// substep, and every residual integrates over all of them).
+pub const MAX_HYDRAULIC_SUBSTEPS: u32 = 10_000;
 
 /// An algebraic volume (002 Pub II) takes its pressure from its flow balance, so a valve or
 /// throttle must connect it: otherwise the balance does not depend on its pressure.
