@@ -92,6 +92,26 @@ pub fn try_pinv_solve(
     Ok(x)
 }
 
+/// Singular values of `a`, descending, as nalgebra's `svd(false, false)` gives them, but never
+/// panicking or looping: empty for an empty `a`, all NaN (so that no rank test counts them) for a
+/// non-finite `a` or a non-converged SVD.
+pub fn singular_values(a: &nalgebra::DMatrix<f64>) -> nalgebra::DVector<f64> {
+    let k = a.nrows().min(a.ncols());
+    if k == 0 {
+        return nalgebra::DVector::zeros(0);
+    }
+    if first_non_finite(a).is_some() {
+        return nalgebra::DVector::from_element(k, f64::NAN);
+    }
+    let max_niter = 200 * (a.nrows() + a.ncols());
+    a.clone()
+        .try_svd(false, false, 5.0 * f64::EPSILON, max_niter)
+        .map_or_else(
+            || nalgebra::DVector::from_element(k, f64::NAN),
+            |svd| svd.singular_values,
+        )
+}
+
 /// [`try_pinv_solve`] where a failure is left to the caller's finiteness checks: on a refused
 /// input or a non-converged SVD every entry of the result is NaN.
 pub fn pinv_solve(

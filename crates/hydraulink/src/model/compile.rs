@@ -32,19 +32,6 @@ fn unit(a: &[f64; 3], path: &str, element: &str) -> Result<V3, ModelError> {
     Ok(y / y.norm())
 }
 
-/// A derived constant (`what`) must be finite: valid but extreme inputs can overflow it.
-fn finite(value: f64, path: &str, element: &str, what: &str) -> Result<(), ModelError> {
-    if value.is_finite() {
-        Ok(())
-    } else {
-        Err(ModelError::new(
-            path,
-            element,
-            format!("{what} overflows ({value}): the value is too large"),
-        ))
-    }
-}
-
 /// Two unit vectors completing `a` to a right-handed orthonormal basis (t1, t2, a).
 pub fn perpendiculars(a: &V3) -> (V3, V3) {
     let helper = if a.x.abs() < 0.9 { V3::x() } else { V3::y() };
@@ -304,12 +291,6 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
     let mut throttles = Vec::new();
     for (i, ts) in h.throttles.iter().enumerate() {
         let el = format!("throttle '{}'", ts.name);
-        finite(
-            ts.discharge_coefficient * ts.area_m2 * (2.0 / rho).sqrt(),
-            &format!("hydraulics.throttles[{i}].area_m2"),
-            &el,
-            "the flow constant C_d A √(2/ρ)",
-        )?;
         throttles.push(Throttle {
             name: ts.name.clone(),
             from: node(&ts.from, &format!("hydraulics.throttles[{i}].from"), &el)?,
@@ -326,8 +307,6 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         let rod = marker(&cs.rod.body, &cs.rod.marker, &p("rod.marker"), &el)?;
         let aa = std::f64::consts::PI * cs.piston_diameter_m.powi(2) / 4.0;
         let ab = aa - std::f64::consts::PI * cs.rod_diameter_m.powi(2) / 4.0;
-        finite(aa, &p("piston_diameter_m"), &el, "the piston area π d²/4")?;
-        finite(ab, &p("rod_diameter_m"), &el, "the annulus area")?;
         cylinders.push(Cylinder {
             name: cs.name.clone(),
             base,
@@ -346,12 +325,6 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
     for (i, bs) in h.bridge_valves.iter().enumerate() {
         let el = format!("valve '{}'", bs.name);
         let p = |f: &str| format!("hydraulics.bridge_valves[{i}].{f}");
-        finite(
-            bs.discharge_coefficient * bs.max_area_m2 * (2.0 / rho).sqrt(),
-            &p("max_area_m2"),
-            &el,
-            "the flow constant C_d A_max √(2/ρ)",
-        )?;
         bridge_valves.push(BridgeValve {
             name: bs.name.clone(),
             p: node(&bs.port_p, &p("port_p"), &el)?,

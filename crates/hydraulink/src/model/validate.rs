@@ -509,6 +509,7 @@ fn check_hydraulics(
         }
         at.positive("discharge_coefficient", throttle.discharge_coefficient)?;
         at.positive("area_m2", throttle.area_m2)?;
+        flow_constant_finite(&at, "area_m2", throttle.discharge_coefficient * throttle.area_m2, &hydraulics.fluid)?;
         at.positive("laminar_dp_pa", throttle.laminar_dp_pa)?;
     }
     for (i, cylinder) in hydraulics.cylinders.iter().enumerate() {
@@ -529,6 +530,7 @@ fn check_hydraulics(
         }
         at.positive("discharge_coefficient", valve.discharge_coefficient)?;
         at.positive("max_area_m2", valve.max_area_m2)?;
+        flow_constant_finite(&at, "max_area_m2", valve.discharge_coefficient * valve.max_area_m2, &hydraulics.fluid)?;
         at.positive("laminar_dp_pa", valve.laminar_dp_pa)?;
         input_ref(&at, "input", &valve.input, &spec.inputs)?;
         if let crate::model::spec::TrimSpec::Value(v) = valve.trim {
@@ -592,6 +594,21 @@ fn check_cylinder(
                 "{rod:?} m is not smaller than the piston diameter {piston:?} m; the rod-side \
                  annulus would have no area"
             ),
+        ));
+    }
+    // the areas compile derives, A_A = π d²/4 and A_B = A_A − π d_r²/4, must be finite and positive
+    let area_a = std::f64::consts::PI * piston.powi(2) / 4.0;
+    if !(area_a.is_finite() && area_a > 0.0) {
+        return Err(at.error(
+            "piston_diameter_m",
+            format!("{piston:?} m is out of range: the piston area π d²/4 is {area_a:?} m²"),
+        ));
+    }
+    let area_b = area_a - std::f64::consts::PI * rod.powi(2) / 4.0;
+    if area_b <= 0.0 {
+        return Err(at.error(
+            "rod_diameter_m",
+            format!("{rod:?} m leaves a rod-side annulus area of {area_b:?} m²"),
         ));
     }
     at.positive("stroke_m", cylinder.stroke_m)?;
@@ -760,6 +777,24 @@ fn check_solver(solver: &SolverSpec) -> Result<(), ModelError> {
         }
     }
     Ok(())
+}
+
+/// The flow constant compile derives, C_d A √(2/ρ) (000 eq. 25), must be finite.
+fn flow_constant_finite(
+    at: &At,
+    field: &str,
+    cd_area: f64,
+    fluid: &crate::model::spec::FluidSpec,
+) -> Result<(), ModelError> {
+    let c = cd_area * (2.0 / fluid.density_kg_m3).sqrt();
+    if c.is_finite() {
+        Ok(())
+    } else {
+        Err(at.error(
+            field,
+            format!("is out of range: the flow constant C_d A √(2/ρ) is {c:?}"),
+        ))
+    }
 }
 
 /// Upper bound of `solver.max_iterations` (a step does at most this many Newton solves).
