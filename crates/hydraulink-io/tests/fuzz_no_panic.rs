@@ -113,7 +113,10 @@ fn apply(text: &str, mutation: &Mutation) -> String {
 /// Every shipped model, by file name.
 const SHIPPED: &[(&str, &str)] = &[
     ("fourbar.toml", include_str!("../../../models/fourbar.toml")),
-    ("fourbar3d.toml", include_str!("../../../models/fourbar3d.toml")),
+    (
+        "fourbar3d.toml",
+        include_str!("../../../models/fourbar3d.toml"),
+    ),
     (
         "fourbar3d_high_friction.toml",
         include_str!("../../../models/fourbar3d_high_friction.toml"),
@@ -130,9 +133,18 @@ const SHIPPED: &[(&str, &str)] = &[
         "fourbar_rahikainen.toml",
         include_str!("../../../models/fourbar_rahikainen.toml"),
     ),
-    ("quickreturn.toml", include_str!("../../../models/quickreturn.toml")),
-    ("rod_naya.toml", include_str!("../../../models/rod_naya.toml")),
-    ("rolling_disc.toml", include_str!("../../../models/rolling_disc.toml")),
+    (
+        "quickreturn.toml",
+        include_str!("../../../models/quickreturn.toml"),
+    ),
+    (
+        "rod_naya.toml",
+        include_str!("../../../models/rod_naya.toml"),
+    ),
+    (
+        "rolling_disc.toml",
+        include_str!("../../../models/rolling_disc.toml"),
+    ),
     (
         "sled_knife_edge.toml",
         include_str!("../../../models/sled_knife_edge.toml"),

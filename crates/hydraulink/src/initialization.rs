@@ -372,7 +372,10 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                 if i < ncyl {
                     format!("cylinder '{}'", model.hydraulics.cylinders[i].name)
                 } else {
-                    format!("volume '{}'", model.hydraulics.volumes[unknown[i - ncyl]].name)
+                    format!(
+                        "volume '{}'",
+                        model.hydraulics.volumes[unknown[i - ncyl]].name
+                    )
                 }
             };
             let d = solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row)?;
@@ -489,7 +492,11 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     let non_finite = |values: &[f64]| values.iter().position(|x| !x.is_finite());
     let volume_element = |v: usize| format!("volume '{}'", model.hydraulics.volumes[v].name);
     for (what, index, element) in [
-        ("positions", non_finite(&z), &coord_element as &dyn Fn(&Model, usize) -> String),
+        (
+            "positions",
+            non_finite(&z),
+            &coord_element as &dyn Fn(&Model, usize) -> String,
+        ),
         ("velocities", non_finite(&zd), &coord_element),
         ("accelerations", non_finite(&zdd), &coord_element),
         ("multipliers", non_finite(&lambda), &constraint_element),

@@ -509,7 +509,12 @@ fn check_hydraulics(
         }
         at.positive("discharge_coefficient", throttle.discharge_coefficient)?;
         at.positive("area_m2", throttle.area_m2)?;
-        flow_constant_finite(&at, "area_m2", throttle.discharge_coefficient * throttle.area_m2, &hydraulics.fluid)?;
+        flow_constant_finite(
+            &at,
+            "area_m2",
+            throttle.discharge_coefficient * throttle.area_m2,
+            &hydraulics.fluid,
+        )?;
         at.positive("laminar_dp_pa", throttle.laminar_dp_pa)?;
     }
     for (i, cylinder) in hydraulics.cylinders.iter().enumerate() {
@@ -530,7 +535,12 @@ fn check_hydraulics(
         }
         at.positive("discharge_coefficient", valve.discharge_coefficient)?;
         at.positive("max_area_m2", valve.max_area_m2)?;
-        flow_constant_finite(&at, "max_area_m2", valve.discharge_coefficient * valve.max_area_m2, &hydraulics.fluid)?;
+        flow_constant_finite(
+            &at,
+            "max_area_m2",
+            valve.discharge_coefficient * valve.max_area_m2,
+            &hydraulics.fluid,
+        )?;
         at.positive("laminar_dp_pa", valve.laminar_dp_pa)?;
         input_ref(&at, "input", &valve.input, &spec.inputs)?;
         if let crate::model::spec::TrimSpec::Value(v) = valve.trim {
@@ -1438,8 +1448,11 @@ mod tests {
     }
 
     #[test]
-    fn empty_spec_is_valid() {
-        assert_eq!(validate(&ModelSpec::default()), Ok(()));
+    fn empty_spec_has_nothing_to_simulate() {
+        // issue 10: it used to pass validation and panic in the initialization's SVD
+        let e = validate(&ModelSpec::default()).unwrap_err();
+        assert_eq!(e.path, "joints", "{e}");
+        assert!(e.message.contains("nothing to simulate"), "{e}");
     }
 
     #[test]
@@ -2106,6 +2119,10 @@ mod tests {
         );
         let e = error_after(|s| s.solver.max_iterations = 0);
         assert_error(&e, "solver.max_iterations", "solver", "at least 1");
+        let e = error_after(|s| s.solver.max_iterations = MAX_ITERATIONS + 1);
+        assert_error(&e, "solver.max_iterations", "solver", "at most");
+        let e = error_after(|s| s.solver.hydraulic_substeps = 4_000_000_000);
+        assert_error(&e, "solver.hydraulic_substeps", "solver", "at most");
     }
 
     #[test]
