@@ -200,7 +200,7 @@ pub fn lu_factor_in_place<S: Real>(
         let (mut piv, mut best) = (k, 0.0f64);
         for (i, v) in a[k * n + k..(k + 1) * n].iter().enumerate() {
             let m = v.re().abs();
-            if !(m <= f64::MAX) {
+            if !m.is_finite() {
                 return singular;
             }
             if m > best {
@@ -229,7 +229,7 @@ pub fn lu_factor_in_place<S: Real>(
         let mut end = k + 1;
         for (i, x) in colk[k + 1..].iter_mut().enumerate() {
             if !exactly_zero(*x) {
-                *x = *x * d;
+                *x *= d;
                 end = k + 2 + i;
             }
         }
@@ -241,7 +241,7 @@ pub fn lu_factor_in_place<S: Real>(
             }
             if !exactly_zero(akj) {
                 for (x, li) in colj[k + 1..end].iter_mut().zip(l.iter()) {
-                    *x = *x - *li * akj;
+                    *x -= *li * akj;
                 }
             }
         }
@@ -281,7 +281,7 @@ fn substitute<S: Real, B: Real + Mul<S, Output = B> + Div<S, Output = B>>(
         let yj = y[j];
         if !exactly_zero(yj) {
             for (yi, lij) in y[j + 1..].iter_mut().zip(col[j + 1..].iter()) {
-                *yi = *yi - yj * *lij;
+                *yi -= yj * *lij;
             }
         }
     }
@@ -290,7 +290,7 @@ fn substitute<S: Real, B: Real + Mul<S, Output = B> + Div<S, Output = B>>(
         y[j] = y[j] / col[j];
         let yj = y[j];
         for (yi, uij) in y[..j].iter_mut().zip(col[..j].iter()) {
-            *yi = *yi - yj * *uij;
+            *yi -= yj * *uij;
         }
     }
 }
