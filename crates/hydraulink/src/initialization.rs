@@ -13,6 +13,10 @@
 //! 5. **Accelerations and multipliers.** The augmented system of note 000-A.6,
 //!    [[M′, Φ_zᵀ], [Φ_z, 0]] [z̈₀; λ₀] = [Q′; −Φ̇_z ż], solved in least squares (minimum norm), so
 //!    that redundant constraints are allowed; and ṗ₀ = h(p₀, z₀, ż₀).
+//!
+//! Every least-squares solve refuses non-finite input and the initial state is checked for
+//! NaN/Inf: either is [`InitError::Numerical`], naming the stage and the element (joint, cut
+//! joint, cylinder, volume) behind the offending row or column, never a panic or a hang.
 
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;

@@ -754,6 +754,10 @@ mod tests {
             Ok(nalgebra::DVector::zeros(3))
         );
         assert!(eigen_real(&a).is_none());
+        // Cholesky: a NaN below the diagonal reaches a later pivot
+        let mut ch = DenseCholesky::new(2);
+        ch.values_mut().copy_from_slice(&[4.0, f64::NAN, 0.0, 4.0]);
+        assert_eq!(ch.factor(), Err(SingularMatrix { column: 1 }));
         assert!(singular_values(&a).iter().all(|x| x.is_nan()));
         assert_eq!(singular_values(&empty).len(), 0);
     }
