@@ -6,7 +6,8 @@ use crate::model::Model;
 use crate::state::State;
 use crate::StepError;
 
-/// End stops: the lumped model has none, so a cylinder that leaves its stroke is an error.
+/// End stops: a cylinder without an end-stop element that leaves its stroke is an error; one
+/// with an end stop may go past its stroke ends by up to the stop's largest penetration.
 pub fn check_stroke(
     model: &Model,
     st: &State,
@@ -14,6 +15,25 @@ pub fn check_stroke(
 ) -> Result<(), StepError> {
     for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
         let la = motion[c].s - cyl.retracted_length_m;
+        // an end stop (`mechanics::end_stop`) holds the piston up to its largest penetration
+        let stop = model.elements.iter().find_map(|e| match e {
+            crate::element::Component::EndStop(s) if s.cylinder.index == c => Some(s),
+            _ => None,
+        });
+        if let Some(stop) = stop {
+            let penetration = (-la).max(la - cyl.stroke_m);
+            if penetration > stop.max_penetration_m {
+                return Err(StepError::EndStopOverrun {
+                    time_s: st.t_s,
+                    step: st.step,
+                    element: stop.name.clone(),
+                    cylinder: cyl.name.clone(),
+                    penetration_m: penetration,
+                    max_m: stop.max_penetration_m,
+                });
+            }
+            continue;
+        }
         if !(0.0..=cyl.stroke_m).contains(&la) {
             return Err(StepError::OutOfStroke {
                 time_s: st.t_s,

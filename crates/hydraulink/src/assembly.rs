@@ -56,6 +56,13 @@ pub struct Evaluator<S: Real> {
     /// Per cylinder, of the last cylinder evaluation: base pin, rod pin, unit direction n
     /// (p-independent; lifted by `evaluate_pressures`).
     pub cylinder_geometry: Vec<[Vector3<S>; 3]>,
+    /// Value of each element's driving input at the evaluation time (1 without input); written
+    /// by the step pipeline (`step::sample_element_inputs`) [unit of the input].
+    pub element_u: Vec<f64>,
+    /// Port state of each mechanical element at the last evaluation.
+    pub element_at: Vec<crate::element::PortState<S>>,
+    /// Efforts of each mechanical element at the last evaluation.
+    pub element_effort: Vec<crate::element::PortEffort<S>>,
 }
 
 impl<S: Real> Evaluator<S> {
@@ -95,6 +102,21 @@ impl<S: Real> Evaluator<S> {
             joint_velocity: vec![S::zero(); model.joint_friction.len()],
             joint_friction_force: vec![S::zero(); model.joint_friction.len()],
             cylinder_geometry: vec![[Vector3::zeros(); 3]; nc],
+            element_u: model
+                .elements
+                .iter()
+                .map(|e| crate::element::input_value(model, e, 0.0, 0.0))
+                .collect(),
+            element_at: vec![crate::element::PortState::zero(); model.elements.len()],
+            element_effort: vec![crate::element::PortEffort::zero(); model.elements.len()],
+        }
+    }
+
+    /// Sets the elements' input values for the step [t0, t1] (their values at t1,
+    /// `element::input_value`).
+    pub fn set_element_inputs(&mut self, model: &Model, t0: f64, t1: f64) {
+        for (u, e) in self.element_u.iter_mut().zip(model.elements.iter()) {
+            *u = crate::element::input_value(model, e, t0, t1);
         }
     }
 
@@ -119,6 +141,17 @@ impl<S: Real> Evaluator<S> {
         self.kin.positions(model, z);
         self.kin.velocities(model, zd);
         self.dynamics.bodies(model, &self.kin);
+        // elements on body ports (p-independent: saved with the body terms)
+        if !model.elements.is_empty() {
+            crate::mechanics::ports::body_forces(
+                &model.elements,
+                &self.element_u,
+                &self.kin,
+                &mut self.dynamics,
+                &mut self.element_at,
+                &mut self.element_effort,
+            );
+        }
         self.dynamics.save_body_terms();
         self.cylinders(model, p);
         self.dynamics.accumulate(model, &self.kin);
@@ -126,6 +159,17 @@ impl<S: Real> Evaluator<S> {
             self.joint_velocity[j] = zd[jf.axis.0];
         }
         self.joint_friction(model, true);
+        if !model.elements.is_empty() {
+            crate::mechanics::ports::joint_forces(
+                &model.elements,
+                &self.element_u,
+                zd,
+                z,
+                &mut self.dynamics.force,
+                &mut self.element_at,
+                &mut self.element_effort,
+            );
+        }
         constraints::evaluate(model, &self.kin, &mut self.constraints);
         if acc0 {
             constraints::evaluate_acc0(model, &self.kin, &mut self.constraints);
@@ -179,6 +223,21 @@ impl<S: Real> Evaluator<S> {
             *d = S::from(*s);
         }
         self.joint_friction(model, true);
+        if !model.elements.is_empty() {
+            // joint-port elements: generalized forces at the (z, ż) of `base`
+            for (i, e) in model.elements.iter().enumerate() {
+                if let crate::element::MechPort::Joint(a) = e.ports().mech {
+                    let at = base.element_at[i];
+                    let st = crate::element::PortState {
+                        p: [S::zero(); crate::element::MAX_NODES],
+                        s: S::from(at.s),
+                        sd: S::from(at.sd),
+                        u: at.u,
+                    };
+                    self.dynamics.force[a.0] += e.evaluate(&st).force;
+                }
+            }
+        }
         for (d, s) in self
             .constraints
             .phi

@@ -65,6 +65,22 @@ pub enum StepError {
         /// Stroke [m].
         stroke_m: f64,
     },
+    /// A cylinder went through its end stop further than the stop admits.
+    #[error("end stop '{element}' of cylinder '{cylinder}' penetrated {penetration_m:.4e} m at t = {time_s:.6} s (step {step}), more than its max_penetration_m = {max_m:.4e} m: the stop cannot hold the load (raise its stiffness_n_m or max_penetration_m, or reduce the load or the step)")]
+    EndStopOverrun {
+        /// Time at the start of the failed step [s].
+        time_s: f64,
+        /// Step index.
+        step: u64,
+        /// End-stop element name.
+        element: String,
+        /// Cylinder name.
+        cylinder: String,
+        /// Penetration beyond the stroke end [m].
+        penetration_m: f64,
+        /// Largest admissible penetration [m].
+        max_m: f64,
+    },
     /// The selected formulation is not available in this build.
     #[error("formulation '{formulation}' is not available")]
     Unavailable {

@@ -567,6 +567,14 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             )
             .collect(),
         friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
+        elements: crate::element::ElementEnergy::new(model.elements.len()),
+    })
+    .map(|mut st| {
+        // the elements' stored energies and powers at t = 0 (`element::commit`)
+        let mut kin = crate::mechanics::kinematics::Kinematics::new(n);
+        let mut values = crate::element::ElementValues::new(model);
+        crate::element::commit(model, &mut st, &mut kin, &mut values, false);
+        st
     })
 }
 

@@ -33,6 +33,7 @@
 
 pub mod advance;
 pub mod assembly;
+pub mod element;
 pub mod error;
 pub mod friction;
 pub mod hydraulics;

@@ -29,6 +29,15 @@ impl Simulation {
     pub fn new(model: Model) -> Result<Self, InitError> {
         let state = initialization::initialize(&model)?;
         let mut ws = Workspace::new(&model);
+        // the elements' outputs at t = 0 (their energy accounts are already in the state)
+        let mut st0 = state.clone();
+        crate::element::commit(
+            &model,
+            &mut st0,
+            &mut ws.element_kin,
+            &mut ws.element_values,
+            false,
+        );
         // diagnostics of the initial state
         let spool = state.spool.clone();
         ws.ev.fstate.copy_from_slice(&state.friction);
@@ -88,6 +97,7 @@ impl Simulation {
     pub fn energy_drift_j(&self) -> f64 {
         self.last.kinetic_j + self.last.potential_j - self.state.total_actuator_work_j()
             + self.state.total_friction_dissipated_j()
+            + self.state.elements.mechanical_drift_j(&self.model)
             - self.state.energy0_j
     }
     /// Name of volume `i`.
@@ -143,6 +153,17 @@ impl Simulation {
                 l.push(format!("{}.{s}", j.joint));
             }
         }
+        // elements (`crate::element`): their outputs, then energy accounts
+        let mut vars = Vec::new();
+        for e in &m.elements {
+            e.describe(&mut vars);
+        }
+        l.extend(vars.into_iter().map(|v| v.name));
+        for e in &m.elements {
+            for q in ["stored", "dissipated", "supplied"] {
+                l.push(format!("{}.energy_{q}", e.name()));
+            }
+        }
         if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
             l.push("partition.independent".to_string());
         }
@@ -166,6 +187,7 @@ impl Simulation {
                 .count()
             + m.joint_friction.len()
             + m.n_friction_states()
+            + m.elements.iter().map(|e| e.n_outputs() + 3).sum::<usize>()
     }
 
     /// One output row in the order of [`Simulation::output_labels`].
@@ -217,6 +239,17 @@ impl Simulation {
                 put(st.friction[o]);
                 o += 1;
             }
+        }
+        let (vals, acc) = (&self.ws.element_values, &st.elements);
+        let mut buf = [0.0; crate::element::MAX_OUTPUTS];
+        for (i, e) in m.elements.iter().enumerate() {
+            let n_out = e.outputs(&vals.at[i], &vals.effort[i], &mut buf);
+            buf[..n_out].iter().for_each(|v| put(*v));
+        }
+        for i in 0..m.elements.len() {
+            put(acc.stored_j[i]);
+            put(acc.dissipated_j[i]);
+            put(acc.supplied_j[i]);
         }
         if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
             use crate::mechanics::semirecursive::double_step;

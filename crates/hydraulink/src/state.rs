@@ -62,4 +62,6 @@ pub struct State {
     /// Work absorbed by each friction element (cylinders, then joints), D = ∫ F_μ v dt [J]
     /// (trapezoidal rule).
     pub friction_dissipated_j: Vec<f64>,
+    /// Energy accounts of the elements (`crate::element`): stored, dissipated, supplied.
+    pub elements: crate::element::ElementEnergy,
 }

@@ -60,15 +60,35 @@ pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
     Ok(())
 }
 
+/// Stage `sample element inputs`: the value of every element's driving input for the step
+/// [t_k, t_k+1] into the evaluators of the formulation (`element::input_value`).
+pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
+    if model.elements.is_empty() {
+        return;
+    }
+    let (t0, t1) = (st.t_s, st.t_s + model.solver.step_s);
+    ws.ev.set_element_inputs(model, t0, t1);
+    ws.evd.set_element_inputs(model, t0, t1);
+    for ev_u in [&mut ws.global.ev.element_u, &mut ws.global.evd.element_u] {
+        for (u, e) in ev_u.iter_mut().zip(model.elements.iter()) {
+            *u = crate::element::input_value(model, e, t0, t1);
+        }
+    }
+}
+
 /// Advances `st` by one step. On error `st` is left at the last converged step.
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
     check_state(model, st)?;
-    match model.solver.formulation {
+    sample_element_inputs(model, st, ws);
+    let report = match model.solver.formulation {
         Formulation::Penalty => penalty::step(model, st, ws),
         Formulation::DoubleStep => double_step::step(model, st, ws),
         Formulation::GlobalAli3p => global::ali3p::step(model, st, ws),
         Formulation::GlobalI1al => global::i1al::step(model, st, ws),
         Formulation::KinematicGuidance => kinematic_guidance::step(model, st, ws),
         Formulation::Multirate => multirate::step(model, st, ws),
-    }
+    }?;
+    // stage `elements`: element outputs and energy accounts at the committed state
+    crate::element::commit(model, st, &mut ws.element_kin, &mut ws.element_values, true);
+    Ok(report)
 }

@@ -80,6 +80,10 @@ pub struct Workspace {
     /// The penalty tangent reduced to the joint coordinates (Schur complement of its pressure
     /// and friction-state block; `mechanics/semirecursive/schur.rs`).
     pub schur: crate::mechanics::semirecursive::schur::SchurTangent,
+    /// Kinematics of the stage `elements` (the committed state); empty without elements.
+    pub element_kin: crate::mechanics::kinematics::Kinematics<f64>,
+    /// Port states and efforts of the elements at the committed state (outputs).
+    pub element_values: crate::element::ElementValues,
 }
 
 impl Workspace {
@@ -166,6 +170,10 @@ impl Workspace {
             multirate: crate::integrator::multirate::MultirateWorkspace::new(model),
             guidance: crate::mechanics::kinematic_guidance::GuidanceWorkspace::new(model),
             schur,
+            element_kin: crate::mechanics::kinematics::Kinematics::new(
+                if model.elements.is_empty() { 0 } else { n },
+            ),
+            element_values: crate::element::ElementValues::new(model),
         }
     }
 }

@@ -6,11 +6,14 @@
 //! ```
 //! Chamber volumes, and so V_k, V̇_k and B_e,k, follow from the cylinder strokes.
 
+pub mod accumulator;
 pub mod bridge_valve;
+pub mod check_valve;
 pub mod cylinder;
 pub mod fluid;
 pub mod orifice;
 pub mod reduced;
+pub mod relief_valve;
 pub mod throttle;
 pub mod valve_4_3;
 pub mod volume;
@@ -88,6 +91,58 @@ pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut 
         add_flow(q, t.from, -f);
         add_flow(q, t.to, f);
     }
+    // elements with node ports (`crate::element`): relief and check valves, accumulators
+    for e in &model.elements {
+        let ports = e.ports();
+        if ports.nodes[0].is_none() {
+            continue;
+        }
+        let effort = e.evaluate(&node_port_state(model, p, &ports.nodes));
+        for (n, f) in ports.nodes.iter().zip(effort.flow.iter()) {
+            if let Some(n) = n {
+                add_flow(q, *n, *f);
+            }
+        }
+    }
+}
+
+/// The port state of an element's node ports: their pressures [Pa] (0 in unused slots).
+#[inline]
+pub fn node_port_state<S: Real>(
+    model: &Model,
+    p: &[S],
+    nodes: &[Option<Node>; crate::element::MAX_NODES],
+) -> crate::element::PortState<S> {
+    let mut at = crate::element::PortState::zero();
+    for (pi, n) in at.p.iter_mut().zip(nodes.iter()) {
+        if let Some(n) = n {
+            *pi = node_pressure(model, p, *n);
+        }
+    }
+    at
+}
+
+/// Extra compliance ∂V/∂p of the elements on volume `v` (accumulators) [m³/Pa].
+#[inline]
+pub fn element_compliance<S: Real>(model: &Model, p: &[S], v: usize) -> S {
+    let mut c = S::zero();
+    for e in &model.elements {
+        let ports = e.ports();
+        if !ports
+            .nodes
+            .iter()
+            .any(|n| *n == Some(Node::Volume(crate::model::VolumeId(v))))
+        {
+            continue;
+        }
+        let effort = e.evaluate(&node_port_state(model, p, &ports.nodes));
+        for (n, ci) in ports.nodes.iter().zip(effort.compliance.iter()) {
+            if *n == Some(Node::Volume(crate::model::VolumeId(v))) {
+                c += *ci;
+            }
+        }
+    }
+    c
 }
 
 /// Pressure rates h(p, s, ṡ) = ṗ [Pa/s] of every volume. `q` is scratch of length n_volumes.
@@ -101,6 +156,9 @@ pub fn pressure_rates<S: Real>(
 ) {
     component_flows(model, p, spools, q);
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
-        pd[v] = volume::pressure_rate(model, vol, crate::model::VolumeId(v), motion, q[v]);
+        let extra = model
+            .has_node_compliance
+            .then(|| element_compliance(model, p, v));
+        pd[v] = volume::pressure_rate(model, vol, crate::model::VolumeId(v), motion, q[v], extra);
     }
 }

@@ -40,7 +40,9 @@ pub fn geometry<S: Real>(
     (v, vd, wall)
 }
 
-/// ṗ [Pa/s] given the net component inflow `q_in` [m³/s].
+/// ṗ [Pa/s] given the net component inflow `q_in` [m³/s] and the extra compliance `extra` of
+/// the elements on the volume (accumulators) [m³/Pa], `None` without such elements:
+/// ṗ = (Q_in − V̇) / (V/B_e + C) (000 eq. 22 with the compliance C added to V/B_e).
 #[inline]
 pub fn pressure_rate<S: Real>(
     model: &Model,
@@ -48,8 +50,12 @@ pub fn pressure_rate<S: Real>(
     id: VolumeId,
     motion: &[CylinderMotion<S>],
     q_in: S,
+    extra: Option<S>,
 ) -> S {
     let (v, vd, wall) = geometry(model, vol, id, motion);
     let be = fluid::effective_bulk_modulus(model.hydraulics.oil_bulk_pa, v, wall);
-    be / v * (q_in - vd)
+    match extra {
+        None => be / v * (q_in - vd),
+        Some(c) => (q_in - vd) / (v / be + c),
+    }
 }

@@ -285,7 +285,12 @@ fn rates<S: Real>(
 ) {
     hydraulics::component_flows(model, p, spools, q);
     for v in 0..out.len() {
-        out[v] = coef[v] * (q[v] - vdot[v]);
+        out[v] = if model.has_node_compliance {
+            // accumulators: ṗ = (Q_in − V̇) / (V/B_e + C(p)) (`volume::pressure_rate`)
+            (q[v] - vdot[v]) / (coef[v].recip() + hydraulics::element_compliance(model, p, v))
+        } else {
+            coef[v] * (q[v] - vdot[v])
+        };
     }
 }
 

@@ -174,6 +174,16 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
     ev.kin.positions(model, &ev.x[..n]);
     ev.kin.velocities(model, &ev.zd);
     ev.dynamics.bodies(model, &ev.kin);
+    if !model.elements.is_empty() {
+        crate::mechanics::ports::body_forces(
+            &model.elements,
+            &ev.element_u,
+            &ev.kin,
+            &mut ev.dynamics,
+            &mut ev.element_at,
+            &mut ev.element_effort,
+        );
+    }
     ev.dynamics.save_body_terms();
     for (k, g) in model.solver.guidance.iter().enumerate() {
         let cyl = &model.hydraulics.cylinders[g.cylinder.0];
@@ -189,6 +199,19 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
         ev.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
     }
     ev.dynamics.accumulate(model, &ev.kin);
+    if !model.elements.is_empty() {
+        let zd = std::mem::take(&mut ev.zd);
+        crate::mechanics::ports::joint_forces(
+            &model.elements,
+            &ev.element_u,
+            &zd,
+            &ev.x[..n],
+            &mut ev.dynamics.force,
+            &mut ev.element_at,
+            &mut ev.element_effort,
+        );
+        ev.zd = zd;
+    }
     constraints::evaluate(model, &ev.kin, &mut ev.constraints);
 }
 

@@ -428,6 +428,8 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         volume_names: h.volumes.iter().map(|v| v.name.clone()).collect(),
         joint_friction: Vec::new(),
         nonholonomic: Vec::new(),
+        elements: Vec::new(),
+        has_node_compliance: false,
     };
     // chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders)
     for c in 0..model.hydraulics.cylinders.len() {
@@ -458,6 +460,11 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             friction: crate::friction::compile::seal_friction(&js.friction),
         });
     }
+
+    // ---- elements (`crate::element`): each checks and compiles itself against the names
+    compile_elements(spec, &mut model, &node_index, &|b: &str, m: &str| {
+        marker(b, m, "", "").ok()
+    })?;
 
     // ---- cut joints → scalar equations. Body-1 directions are the body-1-fixed vectors that
     // coincide with body 2's axis in the initial configuration q0.
@@ -656,4 +663,117 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
     }
     model.nonholonomic = rows;
     Ok(model)
+}
+
+/// Compiles `spec.elements` into `model.elements`: names unique among the hydraulic components
+/// and the elements, then each element's own checks (`ComponentSpec::compile`).
+fn compile_elements(
+    spec: &ModelSpec,
+    model: &mut Model,
+    node_index: &BTreeMap<&str, Node>,
+    marker: &dyn Fn(&str, &str) -> Option<FramePoint>,
+) -> Result<(), ModelError> {
+    use crate::element::{Context, CylinderPort};
+    let h = &spec.hydraulics;
+    let mut taken: Vec<&str> = h
+        .valves
+        .iter()
+        .map(|v| v.name.as_str())
+        .chain(h.throttles.iter().map(|t| t.name.as_str()))
+        .chain(h.cylinders.iter().map(|c| c.name.as_str()))
+        .chain(h.bridge_valves.iter().map(|b| b.name.as_str()))
+        .collect();
+    let node = |n: &str| node_index.get(n).copied();
+    let body = |b: &str| -> Option<Frame> {
+        if b == "ground" {
+            return Some(Frame::Ground);
+        }
+        let i = spec.bodies.iter().position(|x| x.name == b)?;
+        model.bodies.get(i).map(|x| x.frame)
+    };
+    let input = |n: &str| spec.inputs.iter().position(|i| i.name == n);
+    let joint_axis = |n: &str| -> Option<AxisId> {
+        let j = model.joints.iter().find(|j| j.name == n)?;
+        (j.n_axes == 1).then_some(AxisId(j.first_axis))
+    };
+    let cylinder = |n: &str| -> Option<CylinderPort> {
+        let (index, c) = model
+            .hydraulics
+            .cylinders
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.name == n)?;
+        Some(CylinderPort {
+            index,
+            base: c.base,
+            rod: c.rod,
+            retracted_length_m: c.retracted_length_m,
+            stroke_m: c.stroke_m,
+            piston_area_m2: c.area_a_m2,
+        })
+    };
+    let mut elements = Vec::with_capacity(spec.elements.len());
+    for (i, es) in spec.elements.iter().enumerate() {
+        let cx = Context {
+            prefix: format!("elements[{i}]"),
+            element: format!("{} '{}'", es.noun(), es.name()),
+            node: &node,
+            marker,
+            body: &body,
+            input: &input,
+            joint_axis: &joint_axis,
+            cylinder: &cylinder,
+            oil_bulk_pa: model.hydraulics.oil_bulk_pa,
+        };
+        if es.name().is_empty() {
+            return Err(cx.error("name", "must not be empty"));
+        }
+        if taken.contains(&es.name()) {
+            return Err(cx.error(
+                "name",
+                format!(
+                    "'{}' is already the name of another component (valves, throttles, \
+                     cylinders and elements share one namespace)",
+                    es.name()
+                ),
+            ));
+        }
+        taken.push(es.name());
+        let e = es.compile(&cx)?;
+        let natural = matches!(
+            spec.solver.formulation,
+            crate::model::spec::Formulation::GlobalAli3p
+                | crate::model::spec::Formulation::GlobalI1al
+        );
+        if natural && !e.natural_coordinate_port() {
+            return Err(cx.error(
+                "type",
+                format!(
+                    "the formulation '{}' (natural coordinates) cannot carry a {}: use \
+                     penalty, double-step, multirate or kinematic-guidance",
+                    spec.solver.formulation.name(),
+                    es.noun()
+                ),
+            ));
+        }
+        for n in e.ports().nodes.iter().flatten() {
+            if let Node::Volume(v) = n {
+                if model.hydraulics.volumes[v.0].algebraic
+                    && matches!(e, crate::element::Component::Accumulator(_))
+                {
+                    return Err(cx.error(
+                        "node",
+                        "an accumulator needs a volume with a pressure state, not an \
+                         algebraic one (its compliance would be neglected)",
+                    ));
+                }
+            }
+        }
+        elements.push(e);
+    }
+    model.has_node_compliance = elements
+        .iter()
+        .any(|e| matches!(e, crate::element::Component::Accumulator(_)));
+    model.elements = elements;
+    Ok(())
 }

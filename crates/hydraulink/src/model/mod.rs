@@ -436,6 +436,11 @@ pub struct Model {
     pub joint_friction: Vec<JointFriction>,
     /// Nonholonomic rows B(z) ż = 0 (knife edges, rolling discs).
     pub nonholonomic: Vec<NonholonomicRow>,
+    /// Elements of the element model (`crate::element`): valves, accumulators, end stops,
+    /// spring–dampers, loads, in the order of the model file's `[[elements]]`.
+    pub elements: Vec<crate::element::Component>,
+    /// Some element adds compliance to a node (an accumulator).
+    pub has_node_compliance: bool,
 }
 
 impl Model {

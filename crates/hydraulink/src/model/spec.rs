@@ -51,6 +51,10 @@ pub struct ModelSpec {
     /// Nonholonomic (velocity) constraints B(z) ż = 0: knife edges and rolling discs.
     #[serde(default)]
     pub nonholonomic: Vec<NonholonomicSpec>,
+    /// Elements of the element model (`[[elements]]` with a `type`): relief and check valves,
+    /// accumulators, end stops, spring–dampers, point forces, torques, joint forces.
+    #[serde(default)]
+    pub elements: Vec<crate::element::ComponentSpec>,
 }
 
 /// Kinds of nonholonomic constraint.

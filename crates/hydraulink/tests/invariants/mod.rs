@@ -1,5 +1,6 @@
 //! Basic mechanics invariants: free body, 3-D pendulum, four-bar kinematics in closed form, the
 //! n-link chain's energy balance.
 mod basic_mechanics;
+mod boom;
 mod chain;
 mod spatial;

@@ -140,6 +140,7 @@ fn residual<S: Real>(
         &mut ev.cylinder_force,
         &mut ev.force,
     );
+    super::element_forces(model, nm, &ev.q, &ev.qd, &ev.element_u, &mut ev.force);
     hydraulics::pressure_rates(model, x_p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
     nm.mass_times(&ev.qdd, &mut ev.mq);
     super::mechanical_residual(nm, ev, lambda, alpha);

@@ -64,6 +64,9 @@ pub struct NatEval<S: Real> {
     pub h: Vec<S>,
     /// Residual f.
     pub f: Vec<S>,
+    /// Value of each element's driving input at the evaluation time (set by the step
+    /// pipeline) [unit of the input].
+    pub element_u: Vec<f64>,
 }
 
 impl<S: Real> Default for NatEval<S> {
@@ -85,6 +88,7 @@ impl<S: Real> Default for NatEval<S> {
             inflow: Vec::new(),
             h: Vec::new(),
             f: Vec::new(),
+            element_u: Vec::new(),
         }
     }
 }
@@ -120,6 +124,7 @@ impl<S: Real> NatEval<S> {
             inflow: vec![S::zero(); nv],
             h: vec![S::zero(); nv],
             f: vec![S::zero(); nq + nv],
+            element_u: vec![1.0; model.elements.len()],
         }
     }
 }
@@ -207,6 +212,12 @@ impl GlobalWorkspace {
             .iter()
             .flat_map(|c| c.base.columns().chain(c.rod.columns()).map(|(i, _)| i))
             .collect();
+        port_cols.extend(
+            nm.element_points
+                .iter()
+                .flatten()
+                .flat_map(|c| c.base.columns().chain(c.rod.columns()).map(|(i, _)| i)),
+        );
         port_cols.sort_unstable();
         port_cols.dedup();
         port_cols.extend(nq..nq + nv);
@@ -274,6 +285,49 @@ pub fn cylinders<S: Real>(
     }
 }
 
+/// The elements' mechanical ports in natural coordinates (`crate::element`): a line port's
+/// s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base) with r = C q linear in q, its force F n on the
+/// rod point and −F n on the base point entering Q as Cᵀ F n (as the cylinders'); a point force
+/// in global axes as Cᵀ F⃗. Torques, joint forces and body-axis point forces have no port here
+/// (`Component::natural_coordinate_port` is false for them; the model compile rejects them).
+pub fn element_forces<S: Real>(
+    model: &Model,
+    nm: &NaturalModel,
+    q: &[S],
+    qd: &[S],
+    u: &[f64],
+    force: &mut [S],
+) {
+    for (i, (e, pts)) in model
+        .elements
+        .iter()
+        .zip(nm.element_points.iter())
+        .enumerate()
+    {
+        let Some(pts) = pts else { continue };
+        let mut at = crate::element::PortState::zero();
+        at.u = u[i];
+        match e.ports().mech {
+            crate::element::MechPort::Line { .. } => {
+                let (rb, rr) = (pts.base.eval(q), pts.rod.eval(q));
+                let d = rr - rb;
+                let s = d.dot(&d).sqrt();
+                let n: Vector3<S> = d / s;
+                at.s = s;
+                at.sd = n.dot(&(pts.rod.rate(qd) - pts.base.rate(qd)));
+                let fv = n * e.evaluate(&at).force;
+                pts.rod.add_grad(1.0, &fv, force);
+                pts.base.add_grad(-1.0, &fv, force);
+            }
+            crate::element::MechPort::Point { .. } => {
+                let f = e.evaluate(&at).vector;
+                pts.base.add_grad(1.0, &f, force);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// q̇, q̈, ṗ of x = `ev.x` by the trapezoidal relations (004 eqs. 7–8, 18).
 pub fn trapezoidal_rates<S: Real>(
     model: &Model,
@@ -308,6 +362,7 @@ pub fn ports<S: Real>(model: &Model, nm: &NaturalModel, ev: &mut NatEval<S>, spo
         &mut ev.cylinder_force,
         &mut ev.force,
     );
+    element_forces(model, nm, q, &ev.qd, &ev.element_u, &mut ev.force);
     hydraulics::pressure_rates(model, p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
 }
 
@@ -387,6 +442,7 @@ pub(crate) fn add_port_columns(
             &mut evd.cylinder_force,
             &mut evd.force,
         );
+        element_forces(model, nm, &evd.q, &evd.qd, &evd.element_u, &mut evd.force);
         hydraulics::pressure_rates(model, x_p, &evd.motion, spools, &mut evd.inflow, &mut evd.h);
         let col = &mut a[j * nx..(j + 1) * nx];
         for i in 0..nq {

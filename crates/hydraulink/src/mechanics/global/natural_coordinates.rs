@@ -406,6 +406,10 @@ pub struct NaturalModel {
     pub eqs: Vec<NatEq>,
     /// Cylinder pins.
     pub cylinders: Vec<NatCylinder>,
+    /// Points of the elements' mechanical ports (`crate::element`): (base, rod) of a line port,
+    /// (point, point) of a point force in global axes; `None` for the others (rejected by
+    /// the model compile) and for purely hydraulic elements.
+    pub element_points: Vec<Option<NatCylinder>>,
     /// Body COMs (for the potential energy).
     pub com: Vec<Lin>,
     /// Labels of the coordinates, `<axis>.r.x`, `<axis>.u.y`, ….
@@ -772,6 +776,24 @@ impl NaturalModel {
             .map(|c| NatCylinder {
                 base: nm.point(c.base.frame, &c.base.point_ref),
                 rod: nm.point(c.rod.frame, &c.rod.point_ref),
+            })
+            .collect();
+        nm.element_points = model
+            .elements
+            .iter()
+            .map(|e| match e.ports().mech {
+                crate::element::MechPort::Line { base, rod } => Some(NatCylinder {
+                    base: nm.point(base.frame, &base.point_ref),
+                    rod: nm.point(rod.frame, &rod.point_ref),
+                }),
+                crate::element::MechPort::Point {
+                    at,
+                    body_axes: false,
+                } => Some(NatCylinder {
+                    base: nm.point(at.frame, &at.point_ref),
+                    rod: nm.point(at.frame, &at.point_ref),
+                }),
+                _ => None,
             })
             .collect();
         nm

@@ -229,6 +229,14 @@ impl<S: Real> Dynamics<S> {
         }
     }
 
+    /// Adds a torque `t` [N m] (global axes) on frame `frame`: [0 ; T] in Z form.
+    #[inline]
+    pub fn add_torque(&mut self, frame: Frame, t: &Vector3<S>) {
+        if let Frame::Link(k) = frame {
+            self.qsum_t[k.0] += t;
+        }
+    }
+
     /// Leaves-to-root accumulation and the projection onto the joint vectors (000 eqs. 11–12).
     pub fn accumulate(&mut self, model: &Model, kin: &Kinematics<S>) {
         let n = model.n_coords();

@@ -1,0 +1,596 @@
+//! The element model (STYLE "The element trait"): every component added since the redesign
+//! speaks to the solver through ports and one small trait, and the formulations map the ports to
+//! their own coordinates. An element never sees z, q or the Newton unknowns.
+//!
+//! ```text
+//!            hydraulic node port            mechanical ports
+//!   p [Pa] ──────▶ ┌─────────┐ ◀────── s, ṡ      (line between two body points)
+//!                  │ element │ ◀────── r, ṙ      (a body point)
+//!   Q [m³/s] ◀──── │  law    │ ◀────── q, q̇      (a joint coordinate)
+//!   C [m³/Pa] ◀─── └─────────┘ ──────▶ F [N], F⃗ [N], T⃗ [N m], Q_j [N or N m]
+//! ```
+//!
+//! * A **node port** is a hydraulic node: the pressure comes in, the flow into the node goes out
+//!   (positive into the node), and an optional extra compliance ∂V/∂p [m³/Pa] that joins the
+//!   node's capacitance (an accumulator).
+//! * A **line port** joins two body points: the length s = |r₂ − r₁| and its rate
+//!   ṡ = n·(ṙ₂ − ṙ₁) come in, a force F along n goes out (positive pushes the points apart:
+//!   F n on point 2, −F n on point 1), the cylinder's convention (000 eq. 45).
+//! * A **point port** is a body point: a force vector goes out, in global or body axes.
+//! * A **torque port** is a body: a torque vector goes out, in global or body axes.
+//! * A **joint port** is a single-axis joint: its coordinate and rate come in, a generalized
+//!   force goes out.
+//!
+//! Every law is one scalar-generic function ([`Element::evaluate`], `f64` in the residual,
+//! `Dual64` in the exact tangent), so its Jacobian comes from the same code and is checked
+//! against central differences in `tests/elements/`. The closed [`Component`] enum dispatches
+//! without `Box<dyn>` in the step.
+//!
+//! Mapping of the ports: relative coordinates in [`crate::assembly::Evaluator`] (`elements`),
+//! natural coordinates in `mechanics::global` (`element_ports`), the hydraulic nodes in
+//! [`crate::hydraulics::component_flows`] and [`crate::hydraulics::pressure_rates`] for every
+//! formulation. The energy stage ([`energy`]) evaluates every element at the committed state.
+
+use nalgebra::Vector3;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ModelError;
+use crate::hydraulics::{accumulator, check_valve, relief_valve};
+use crate::mechanics::{end_stop, external_load, spring_damper};
+use crate::model::{AxisId, Frame, FramePoint, Node};
+use crate::real::Real;
+
+/// Largest number of hydraulic node ports of one element.
+pub const MAX_NODES: usize = 2;
+
+/// Largest number of outputs of one element ([`Element::outputs`]).
+pub const MAX_OUTPUTS: usize = 4;
+
+/// The mechanical port of an element.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MechPort {
+    /// No mechanical port (a purely hydraulic element).
+    None,
+    /// A line between two body points: s and ṡ in, force along the line out.
+    Line {
+        /// Point 1 (a cylinder's base).
+        base: FramePoint,
+        /// Point 2 (a cylinder's rod).
+        rod: FramePoint,
+    },
+    /// A body point: a force vector out.
+    Point {
+        /// The point.
+        at: FramePoint,
+        /// The force is given in the axes of the point's frame (true) or in global axes.
+        body_axes: bool,
+    },
+    /// A body: a torque vector out.
+    Torque {
+        /// The body's frame.
+        frame: Frame,
+        /// The torque is given in body axes (true) or in global axes.
+        body_axes: bool,
+    },
+    /// A single-axis joint: coordinate and rate in, generalized force out.
+    Joint(AxisId),
+}
+
+/// The ports of an element.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ports {
+    /// Hydraulic node ports, in the order of [`PortState::p`] (unused slots `None`).
+    pub nodes: [Option<Node>; MAX_NODES],
+    /// The mechanical port.
+    pub mech: MechPort,
+    /// Index of the model input that drives the element (`Model::inputs`), if any.
+    pub input: Option<usize>,
+}
+
+/// What flows into an element at one evaluation, in scalar type `S`.
+#[derive(Debug, Clone, Copy)]
+pub struct PortState<S> {
+    /// Pressures of the node ports [Pa] (0 for unused slots).
+    pub p: [S; MAX_NODES],
+    /// Line length s [m], or joint coordinate [rad or m].
+    pub s: S,
+    /// Rate ṡ [m/s], or joint rate [rad/s or m/s].
+    pub sd: S,
+    /// Value of the driving input at the evaluation time [unit of the input] (1 without input).
+    pub u: f64,
+}
+
+impl<S: Real> PortState<S> {
+    /// Everything zero, input 1.
+    pub fn zero() -> Self {
+        PortState {
+            p: [S::zero(); MAX_NODES],
+            s: S::zero(),
+            sd: S::zero(),
+            u: 1.0,
+        }
+    }
+}
+
+/// What flows out of an element at one evaluation, in scalar type `S`.
+#[derive(Debug, Clone, Copy)]
+pub struct PortEffort<S> {
+    /// Flow into each node port [m³/s].
+    pub flow: [S; MAX_NODES],
+    /// Extra compliance ∂V/∂p added to each node port's capacitance [m³/Pa].
+    pub compliance: [S; MAX_NODES],
+    /// Line force (positive pushes the points apart) [N], or joint generalized force [N or N m].
+    pub force: S,
+    /// Point force [N] or torque [N m], in the axes the port names.
+    pub vector: Vector3<S>,
+}
+
+impl<S: Real> PortEffort<S> {
+    /// No effort.
+    pub fn zero() -> Self {
+        PortEffort {
+            flow: [S::zero(); MAX_NODES],
+            compliance: [S::zero(); MAX_NODES],
+            force: S::zero(),
+            vector: Vector3::zeros(),
+        }
+    }
+}
+
+/// The energy account of an element at one point.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Power {
+    /// Energy stored in the element (spring, contact, gas) [J].
+    pub stored_j: f64,
+    /// Power dissipated by the element (damping, throttling) [W], ≥ 0.
+    pub dissipated_w: f64,
+    /// Power supplied to the mechanism by an external source (loads) [W].
+    pub supplied_w: f64,
+}
+
+/// Which balance an element's energy belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnergyDomain {
+    /// The mechanical balance KE + PE − W (the drift of `Simulation::energy_drift_j`).
+    Mechanical,
+    /// The hydraulic side: reported per element, outside the mechanical drift.
+    Hydraulic,
+}
+
+/// One named variable of an element (`relief1.flow`), for CSV columns, linearization names,
+/// error text and front-ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variable {
+    /// Full name, `<element>.<quantity>`.
+    pub name: String,
+    /// SI unit.
+    pub unit: &'static str,
+}
+
+/// The contract of an element. Pure: [`Element::evaluate`] takes the same branch for the same
+/// real parts, whatever the scalar.
+pub trait Element {
+    /// The element's name (unique among components).
+    fn name(&self) -> &str;
+    /// Its ports.
+    fn ports(&self) -> Ports;
+    /// Number of internal states (Newton unknowns of its own); none of the current elements has
+    /// one.
+    fn n_internal(&self) -> usize {
+        0
+    }
+    /// Names and units of its outputs, in the order [`Element::outputs`] writes them.
+    fn describe(&self, out: &mut Vec<Variable>);
+    /// The law: efforts at the port state `at`.
+    fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S>;
+    /// Energy account at `at` with efforts `e` (from [`Element::evaluate`]).
+    fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power;
+    /// Which balance its energy belongs to.
+    fn domain(&self) -> EnergyDomain;
+    /// Output values at `at`, `e`, in the order of [`Element::describe`], into `out`; returns
+    /// how many (at most [`MAX_OUTPUTS`]).
+    fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize;
+}
+
+/// Every element kind: one arm each (the spec side is [`ComponentSpec`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Component {
+    /// Direct-acting pressure-relief valve.
+    ReliefValve(relief_valve::ReliefValve),
+    /// Check valve.
+    CheckValve(check_valve::CheckValve),
+    /// Gas-charged hydraulic accumulator.
+    Accumulator(accumulator::Accumulator),
+    /// Linear spring–damper between two markers.
+    SpringDamper(spring_damper::SpringDamper),
+    /// Cylinder end stops.
+    EndStop(end_stop::EndStop),
+    /// External load: point force, body torque or joint force.
+    ExternalLoad(external_load::ExternalLoad),
+}
+
+/// Calls `$body` with `$e` bound to the element inside `$c`.
+macro_rules! dispatch {
+    ($c:expr, $e:ident => $body:expr) => {
+        match $c {
+            Component::ReliefValve($e) => $body,
+            Component::CheckValve($e) => $body,
+            Component::Accumulator($e) => $body,
+            Component::SpringDamper($e) => $body,
+            Component::EndStop($e) => $body,
+            Component::ExternalLoad($e) => $body,
+        }
+    };
+}
+
+impl Component {
+    /// [`Element::name`].
+    pub fn name(&self) -> &str {
+        dispatch!(self, e => e.name())
+    }
+    /// [`Element::ports`].
+    pub fn ports(&self) -> Ports {
+        dispatch!(self, e => e.ports())
+    }
+    /// [`Element::describe`].
+    pub fn describe(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe(out))
+    }
+    /// Number of outputs of [`Element::describe`].
+    pub fn n_outputs(&self) -> usize {
+        let mut v = Vec::new();
+        self.describe(&mut v);
+        v.len()
+    }
+    /// [`Element::evaluate`].
+    #[inline]
+    pub fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
+        dispatch!(self, e => e.evaluate(at))
+    }
+    /// [`Element::power`].
+    pub fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        dispatch!(self, x => x.power(at, e))
+    }
+    /// [`Element::domain`].
+    pub fn domain(&self) -> EnergyDomain {
+        dispatch!(self, e => e.domain())
+    }
+    /// [`Element::outputs`].
+    pub fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        dispatch!(self, x => x.outputs(at, e, out))
+    }
+    /// True when the element acts on the mechanism.
+    pub fn is_mechanical(&self) -> bool {
+        !matches!(self.ports().mech, MechPort::None)
+    }
+    /// True when the natural-coordinate formulations can map its mechanical port: none, a
+    /// line, or a point force in global axes (torques, joint forces and body-axis forces need
+    /// frame rotations or joint coordinates those formulations do not carry).
+    pub fn natural_coordinate_port(&self) -> bool {
+        matches!(
+            self.ports().mech,
+            MechPort::None
+                | MechPort::Line { .. }
+                | MechPort::Point {
+                    body_axes: false,
+                    ..
+                }
+        )
+    }
+}
+
+/// An element in a model file: `[[elements]]` with a `type`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ComponentSpec {
+    /// `relief_valve`.
+    ReliefValve(relief_valve::ReliefValveSpec),
+    /// `check_valve`.
+    CheckValve(check_valve::CheckValveSpec),
+    /// `accumulator`.
+    Accumulator(accumulator::AccumulatorSpec),
+    /// `spring_damper`.
+    SpringDamper(spring_damper::SpringDamperSpec),
+    /// `end_stop`.
+    EndStop(end_stop::EndStopSpec),
+    /// `point_force`, `torque` and `joint_force` share one law.
+    PointForce(external_load::PointForceSpec),
+    /// A torque on a body.
+    Torque(external_load::TorqueSpec),
+    /// A generalized force on a single-axis joint.
+    JointForce(external_load::JointForceSpec),
+}
+
+impl ComponentSpec {
+    /// The element's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ComponentSpec::ReliefValve(s) => &s.name,
+            ComponentSpec::CheckValve(s) => &s.name,
+            ComponentSpec::Accumulator(s) => &s.name,
+            ComponentSpec::SpringDamper(s) => &s.name,
+            ComponentSpec::EndStop(s) => &s.name,
+            ComponentSpec::PointForce(s) => &s.name,
+            ComponentSpec::Torque(s) => &s.name,
+            ComponentSpec::JointForce(s) => &s.name,
+        }
+    }
+    /// The noun used in error messages (`relief valve 'R1'`).
+    pub fn noun(&self) -> &'static str {
+        match self {
+            ComponentSpec::ReliefValve(_) => "relief valve",
+            ComponentSpec::CheckValve(_) => "check valve",
+            ComponentSpec::Accumulator(_) => "accumulator",
+            ComponentSpec::SpringDamper(_) => "spring-damper",
+            ComponentSpec::EndStop(_) => "end stop",
+            ComponentSpec::PointForce(_) => "point force",
+            ComponentSpec::Torque(_) => "torque",
+            ComponentSpec::JointForce(_) => "joint force",
+        }
+    }
+    /// Checks and compiles the element against the names of the model.
+    pub fn compile(&self, cx: &Context) -> Result<Component, ModelError> {
+        match self {
+            ComponentSpec::ReliefValve(s) => s.compile(cx).map(Component::ReliefValve),
+            ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
+            ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
+            ComponentSpec::SpringDamper(s) => s.compile(cx).map(Component::SpringDamper),
+            ComponentSpec::EndStop(s) => s.compile(cx).map(Component::EndStop),
+            ComponentSpec::PointForce(s) => s.compile(cx).map(Component::ExternalLoad),
+            ComponentSpec::Torque(s) => s.compile(cx).map(Component::ExternalLoad),
+            ComponentSpec::JointForce(s) => s.compile(cx).map(Component::ExternalLoad),
+        }
+    }
+}
+
+/// What an element's compile step may look up in the model being compiled; every lookup names
+/// the element and the field `elements[i].<field>` in its error.
+pub struct Context<'a> {
+    /// `elements[i]`.
+    pub prefix: String,
+    /// `relief valve 'R1'`.
+    pub element: String,
+    /// Resolves a hydraulic node name.
+    pub node: &'a dyn Fn(&str) -> Option<Node>,
+    /// Resolves a `(body, marker)` pair to a frame point.
+    pub marker: &'a dyn Fn(&str, &str) -> Option<FramePoint>,
+    /// Resolves a body name to its frame.
+    pub body: &'a dyn Fn(&str) -> Option<Frame>,
+    /// Resolves an input name to its index.
+    pub input: &'a dyn Fn(&str) -> Option<usize>,
+    /// Resolves a single-axis joint name to its axis.
+    pub joint_axis: &'a dyn Fn(&str) -> Option<AxisId>,
+    /// Resolves a cylinder name to (index, base, rod, retracted length [m], stroke [m], piston
+    /// area [m²]).
+    pub cylinder: &'a dyn Fn(&str) -> Option<CylinderPort>,
+    /// Effective oil bulk modulus [Pa].
+    pub oil_bulk_pa: f64,
+}
+
+/// What an end stop needs of its cylinder.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CylinderPort {
+    /// Index into `Hydraulics::cylinders`.
+    pub index: usize,
+    /// Base pin.
+    pub base: FramePoint,
+    /// Rod pin.
+    pub rod: FramePoint,
+    /// Pin-to-pin length when fully retracted [m].
+    pub retracted_length_m: f64,
+    /// Stroke [m].
+    pub stroke_m: f64,
+    /// Piston area A_A [m²].
+    pub piston_area_m2: f64,
+}
+
+impl Context<'_> {
+    /// The error `elements[i].field` of this element.
+    pub fn error(&self, field: &str, message: impl Into<String>) -> ModelError {
+        ModelError::new(
+            format!("{}.{field}", self.prefix),
+            self.element.clone(),
+            message,
+        )
+    }
+    /// A finite value.
+    pub fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        if x.is_finite() {
+            Ok(x)
+        } else {
+            Err(self.error(field, format!("must be finite, got {x}")))
+        }
+    }
+    /// A finite value > 0.
+    pub fn positive(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        if self.finite(field, x)? > 0.0 {
+            Ok(x)
+        } else {
+            Err(self.error(field, format!("must be > 0, got {x}")))
+        }
+    }
+    /// A finite value ≥ 0.
+    pub fn non_negative(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        if self.finite(field, x)? >= 0.0 {
+            Ok(x)
+        } else {
+            Err(self.error(field, format!("must be ≥ 0, got {x}")))
+        }
+    }
+    /// A hydraulic node.
+    pub fn node(&self, field: &str, name: &str) -> Result<Node, ModelError> {
+        (self.node)(name)
+            .ok_or_else(|| self.error(field, format!("unknown hydraulic node '{name}'")))
+    }
+    /// A volume (not a pump or tank).
+    pub fn volume(&self, field: &str, name: &str) -> Result<Node, ModelError> {
+        match self.node(field, name)? {
+            Node::Volume(v) => Ok(Node::Volume(v)),
+            Node::Source(_) => Err(self.error(
+                field,
+                format!("'{name}' must be a volume, not a pump or tank"),
+            )),
+        }
+    }
+    /// A marker.
+    pub fn marker(&self, field: &str, body: &str, marker: &str) -> Result<FramePoint, ModelError> {
+        (self.marker)(body, marker).ok_or_else(|| {
+            self.error(
+                field,
+                format!("no marker '{marker}' on body '{body}' (or no such body)"),
+            )
+        })
+    }
+    /// An input, if named.
+    pub fn input(&self, field: &str, name: &Option<String>) -> Result<Option<usize>, ModelError> {
+        match name {
+            None => Ok(None),
+            Some(n) => (self.input)(n)
+                .map(Some)
+                .ok_or_else(|| self.error(field, format!("unknown input '{n}'"))),
+        }
+    }
+}
+
+/// The state of every element's ports at the committed state, for outputs and energy.
+#[derive(Debug, Clone, Default)]
+pub struct ElementValues {
+    /// Port state of each element.
+    pub at: Vec<PortState<f64>>,
+    /// Efforts of each element.
+    pub effort: Vec<PortEffort<f64>>,
+}
+
+impl ElementValues {
+    /// Buffers for the elements of `model`.
+    pub fn new(model: &crate::Model) -> Self {
+        ElementValues {
+            at: vec![PortState::zero(); model.elements.len()],
+            effort: vec![PortEffort::zero(); model.elements.len()],
+        }
+    }
+}
+
+/// Energy accounts of the elements, part of the [`crate::State`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ElementEnergy {
+    /// Stored energy of each element at the state's time [J].
+    pub stored_j: Vec<f64>,
+    /// Stored energy of each element at t = 0 [J].
+    pub stored0_j: Vec<f64>,
+    /// Energy dissipated by each element since t = 0, ∫ P_d dt (trapezoidal) [J].
+    pub dissipated_j: Vec<f64>,
+    /// Energy supplied by each element to the mechanism since t = 0, ∫ P_s dt [J].
+    pub supplied_j: Vec<f64>,
+    /// Dissipated power at the state's time [W].
+    pub dissipated_w: Vec<f64>,
+    /// Supplied power at the state's time [W].
+    pub supplied_w: Vec<f64>,
+}
+
+impl ElementEnergy {
+    /// Zero accounts for `n` elements.
+    pub fn new(n: usize) -> Self {
+        ElementEnergy {
+            stored_j: vec![0.0; n],
+            stored0_j: vec![0.0; n],
+            dissipated_j: vec![0.0; n],
+            supplied_j: vec![0.0; n],
+            dissipated_w: vec![0.0; n],
+            supplied_w: vec![0.0; n],
+        }
+    }
+
+    /// The elements' share of the mechanical energy drift [J]:
+    /// Σ (E_stored − E_stored(0) − W_supplied + D) over the mechanical elements.
+    pub fn mechanical_drift_j(&self, model: &crate::Model) -> f64 {
+        let mut d = 0.0;
+        for (i, e) in model.elements.iter().enumerate() {
+            if e.domain() == EnergyDomain::Mechanical {
+                d += self.stored_j[i] - self.stored0_j[i] - self.supplied_j[i]
+                    + self.dissipated_j[i];
+            }
+        }
+        d
+    }
+}
+
+/// Value of element `e`'s input at time `t1` for the step [t0, t1] (the end-point value the
+/// trapezoidal residual uses; piecewise-constant signals in the interval form,
+/// `Signal::step_values`); 1 without input.
+pub fn input_value(model: &crate::Model, e: &Component, t0: f64, t1: f64) -> f64 {
+    match e.ports().input {
+        Some(i) => model.inputs[i].step_values(t0, t1).1,
+        None => 1.0,
+    }
+}
+
+/// Stage `elements` (after the commit): every element evaluated at the committed state
+/// (z, ż, p) of `st` with the relative-coordinate kinematics `kin` (positions and velocities
+/// are computed here), its port state and efforts into `values` (for the outputs) and its
+/// energy account into `st.elements`: the stored energy, and the dissipated and supplied
+/// energies by the trapezoidal rule over [t − Δt, t] when `integrate` (else only the powers at
+/// t: the initial state).
+pub fn commit(
+    model: &crate::Model,
+    st: &mut crate::State,
+    kin: &mut crate::mechanics::kinematics::Kinematics<f64>,
+    values: &mut ElementValues,
+    integrate: bool,
+) {
+    if model.elements.is_empty() {
+        return;
+    }
+    let dt = model.solver.step_s;
+    let mechanical = model.elements.iter().any(|e| e.is_mechanical());
+    if mechanical {
+        kin.positions(model, &st.z);
+        kin.velocities(model, &st.zd);
+    }
+    for (i, e) in model.elements.iter().enumerate() {
+        let ports = e.ports();
+        let u = input_value(model, e, st.t_s - dt, st.t_s);
+        let mut at = crate::hydraulics::node_port_state(model, &st.p, &ports.nodes);
+        at.u = u;
+        match ports.mech {
+            MechPort::None => {}
+            MechPort::Joint(a) => {
+                at.s = st.z[a.0];
+                at.sd = st.zd[a.0];
+            }
+            MechPort::Line { .. } => {
+                let (s, _, _) = crate::mechanics::ports::port_state(kin, e, u);
+                at.s = s.s;
+                at.sd = s.sd;
+            }
+            MechPort::Point { .. } | MechPort::Torque { .. } => {}
+        }
+        let effort = e.evaluate(&at);
+        if matches!(ports.mech, MechPort::Point { .. } | MechPort::Torque { .. }) {
+            at.sd = crate::mechanics::ports::load_rate(kin, e, &effort);
+        }
+        let p = e.power(&at, &effort);
+        let acc = &mut st.elements;
+        if integrate {
+            acc.dissipated_j[i] += 0.5 * dt * (acc.dissipated_w[i] + p.dissipated_w);
+            acc.supplied_j[i] += 0.5 * dt * (acc.supplied_w[i] + p.supplied_w);
+        } else {
+            acc.stored0_j[i] = p.stored_j;
+        }
+        acc.stored_j[i] = p.stored_j;
+        acc.dissipated_w[i] = p.dissipated_w;
+        acc.supplied_w[i] = p.supplied_w;
+        values.at[i] = at;
+        values.effort[i] = effort;
+    }
+}

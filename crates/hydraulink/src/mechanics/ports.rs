@@ -1,0 +1,158 @@
+//! Mechanical ports of the elements (`crate::element`) in relative coordinates: from the tree
+//! kinematics to the port state (s, ṡ of a line; the rate along a load), and from the efforts
+//! back to the Z-form forces [F ; r × F] of the semi-recursive accumulation (000 eqs. 11–12).
+//!
+//! ```text
+//!   line:   s = |r₂ − r₁|, n = (r₂ − r₁)/s, ṡ = n·(ṙ₂ − ṙ₁)    F n on r₂, −F n on r₁  (000 eq. 45)
+//!   point:  F⃗ (rotated by R of its frame in body axes) on r
+//!   torque: T⃗ (rotated likewise) on the body: [0 ; T⃗]
+//!   joint:  Q′_k += Q_j after the accumulation
+//! ```
+//! The natural-coordinate counterpart is `mechanics::global::element_ports`.
+
+use nalgebra::Vector3;
+
+use crate::element::{Component, MechPort, PortEffort, PortState};
+use crate::mechanics::kinematics::Kinematics;
+use crate::mechanics::semirecursive::Dynamics;
+use crate::real::Real;
+
+/// Port state of element `e` (mechanical port) at the kinematics `kin`, with input value `u`;
+/// also returns the global line direction n (line), or the global load vector (point, torque).
+#[inline]
+pub fn port_state<S: Real>(
+    kin: &Kinematics<S>,
+    e: &Component,
+    u: f64,
+) -> (PortState<S>, Vector3<S>, Vector3<S>) {
+    let mut at = PortState::zero();
+    at.u = u;
+    match e.ports().mech {
+        MechPort::Line { base, rod } => {
+            let (rb, rr) = (kin.point(&base), kin.point(&rod));
+            let d = rr - rb;
+            let s = d.dot(&d).sqrt();
+            let n: Vector3<S> = d / s;
+            let vb = kin.point_velocity(base.frame, &rb);
+            let vr = kin.point_velocity(rod.frame, &rr);
+            at.s = s;
+            at.sd = n.dot(&(vr - vb));
+            (at, n, rb)
+        }
+        _ => (at, Vector3::zeros(), Vector3::zeros()),
+    }
+}
+
+/// Evaluates every mechanical element with a body port (line, point, torque) and adds its
+/// forces to the body terms of `dy`; `at` and `effort` receive each element's port state and
+/// efforts (joint-port elements are left to [`joint_forces`]). `u[i]` is element i's input.
+pub fn body_forces<S: Real>(
+    elements: &[Component],
+    u: &[f64],
+    kin: &Kinematics<S>,
+    dy: &mut Dynamics<S>,
+    at: &mut [PortState<S>],
+    effort: &mut [PortEffort<S>],
+) {
+    for (i, e) in elements.iter().enumerate() {
+        let mech = e.ports().mech;
+        match mech {
+            MechPort::None | MechPort::Joint(_) => continue,
+            MechPort::Line { base, rod } => {
+                let (st, n, _) = port_state(kin, e, u[i]);
+                let ef = e.evaluate(&st);
+                let fv = n * ef.force;
+                let (rb, rr) = (kin.point(&base), kin.point(&rod));
+                dy.add_point_force(rod.frame, &rr, &fv);
+                dy.add_point_force(base.frame, &rb, &(-fv));
+                at[i] = st;
+                effort[i] = ef;
+            }
+            MechPort::Point { at: p, body_axes } => {
+                let mut st = PortState::zero();
+                st.u = u[i];
+                let ef = e.evaluate(&st);
+                let f = if body_axes {
+                    kin.frame_rot(p.frame) * ef.vector
+                } else {
+                    ef.vector
+                };
+                let r = kin.point(&p);
+                dy.add_point_force(p.frame, &r, &f);
+                at[i] = st;
+                effort[i] = ef;
+            }
+            MechPort::Torque { frame, body_axes } => {
+                let mut st = PortState::zero();
+                st.u = u[i];
+                let ef = e.evaluate(&st);
+                let t = if body_axes {
+                    kin.frame_rot(frame) * ef.vector
+                } else {
+                    ef.vector
+                };
+                dy.add_torque(frame, &t);
+                at[i] = st;
+                effort[i] = ef;
+            }
+        }
+    }
+}
+
+/// Adds the generalized forces of the joint-port elements to Q′ (after the accumulation).
+pub fn joint_forces<S: Real>(
+    elements: &[Component],
+    u: &[f64],
+    zd: &[S],
+    z: &[S],
+    force: &mut [S],
+    at: &mut [PortState<S>],
+    effort: &mut [PortEffort<S>],
+) {
+    for (i, e) in elements.iter().enumerate() {
+        if let MechPort::Joint(a) = e.ports().mech {
+            let mut st = PortState::zero();
+            st.u = u[i];
+            st.s = z[a.0];
+            st.sd = zd[a.0];
+            let ef = e.evaluate(&st);
+            force[a.0] += ef.force;
+            at[i] = st;
+            effort[i] = ef;
+        }
+    }
+}
+
+/// The rate conjugate to a point or torque load at the kinematics `kin` (velocities set): the
+/// velocity of the point (angular velocity of the body) along the unit global load direction
+/// [m/s or rad/s], so that the supplied power is |load| times it. Zero for a zero load.
+pub fn load_rate(kin: &Kinematics<f64>, e: &Component, effort: &PortEffort<f64>) -> f64 {
+    match e.ports().mech {
+        MechPort::Point { at, body_axes } => {
+            let f = if body_axes {
+                kin.frame_rot(at.frame) * effort.vector
+            } else {
+                effort.vector
+            };
+            let n = f.norm();
+            if n == 0.0 {
+                return 0.0;
+            }
+            let r = kin.point(&at);
+            kin.point_velocity(at.frame, &r).dot(&f) / n
+        }
+        MechPort::Torque { frame, body_axes } => {
+            let t = if body_axes {
+                kin.frame_rot(frame) * effort.vector
+            } else {
+                effort.vector
+            };
+            let n = t.norm();
+            if n == 0.0 {
+                return 0.0;
+            }
+            kin.frame_vel(frame).1.dot(&t) / n
+        }
+        _ => 0.0,
+    }
+}
