@@ -105,18 +105,18 @@ impl<S: Real> Evaluator<S> {
             element_u: model
                 .elements
                 .iter()
-                .map(|e| crate::element::input_value(model, e, 0.0, 0.0))
+                .map(|e| crate::element::signal_value(model, e, 0.0))
                 .collect(),
             element_at: vec![crate::element::PortState::zero(); model.elements.len()],
             element_effort: vec![crate::element::PortEffort::zero(); model.elements.len()],
         }
     }
 
-    /// Sets the elements' input values for the step [t0, t1] (their values at t1,
-    /// `element::input_value`).
-    pub fn set_element_inputs(&mut self, model: &Model, t0: f64, t1: f64) {
+    /// Sets the elements' input values for the step sampled in `inputs` (their values at
+    /// t_k+1, `element::input_value`).
+    pub fn set_element_inputs(&mut self, model: &Model, inputs: &crate::inputs::InputValues) {
         for (u, e) in self.element_u.iter_mut().zip(model.elements.iter()) {
-            *u = crate::element::input_value(model, e, t0, t1);
+            *u = crate::element::input_value(e, inputs);
         }
     }
 

@@ -525,12 +525,21 @@ impl ElementEnergy {
     }
 }
 
-/// Value of element `e`'s input at time `t1` for the step [t0, t1] (the end-point value the
-/// trapezoidal residual uses; piecewise-constant signals in the interval form,
-/// `Signal::step_values`); 1 without input.
-pub fn input_value(model: &crate::Model, e: &Component, t0: f64, t1: f64) -> f64 {
+/// Value of element `e`'s input for the step sampled in `inputs`: u(t_k+1), the end-point value
+/// the trapezoidal residual uses (piecewise-constant signals in the interval form, a value set
+/// from outside held over the step); 1 without input.
+pub fn input_value(e: &Component, inputs: &crate::inputs::InputValues) -> f64 {
     match e.ports().input {
-        Some(i) => model.inputs[i].step_values(t0, t1).1,
+        Some(i) => inputs.step_values(i).1,
+        None => 1.0,
+    }
+}
+
+/// Value of element `e`'s input signal at time `t` [s] (the model's signal, no value set from
+/// outside: initialization and linearization); 1 without input.
+pub fn signal_value(model: &crate::Model, e: &Component, t: f64) -> f64 {
+    match e.ports().input {
+        Some(i) => model.inputs[i].value(t),
         None => 1.0,
     }
 }
@@ -559,7 +568,11 @@ pub fn commit(
     }
     for (i, e) in model.elements.iter().enumerate() {
         let ports = e.ports();
-        let u = input_value(model, e, st.t_s - dt, st.t_s);
+        // after a step: u(t_k+1) of the step just taken; the initial state: u(t_0)
+        let u = match (integrate, ports.input) {
+            (false, Some(k)) => st.inputs.step_values(k).0,
+            _ => input_value(e, &st.inputs),
+        };
         let mut at = crate::hydraulics::node_port_state(model, &st.p, &ports.nodes);
         at.u = u;
         match ports.mech {

@@ -127,3 +127,34 @@ pub enum InitError {
         reason: String,
     },
 }
+
+/// A value set or read by name from outside the model (`Simulation::set_input`, `input`,
+/// `release_input`) that cannot be used.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum InputError {
+    /// No input has this name.
+    #[error("no input named '{name}': {}", valid_input_names(.valid))]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The model's input names, in model order.
+        valid: Vec<String>,
+    },
+    /// The value is NaN or infinite.
+    #[error("input '{name}': the value {value} is not finite")]
+    NonFinite {
+        /// The input.
+        name: String,
+        /// The value given.
+        value: f64,
+    },
+}
+
+fn valid_input_names(valid: &[String]) -> String {
+    if valid.is_empty() {
+        "the model has no inputs".to_string()
+    } else {
+        let quoted: Vec<String> = valid.iter().map(|n| format!("'{n}'")).collect();
+        format!("the model's inputs are {}", quoted.join(", "))
+    }
+}

@@ -23,6 +23,7 @@ use num_dual::Dual64;
 
 use crate::assembly::Evaluator;
 use crate::hydraulics::{self, cylinder};
+use crate::inputs::InputValues;
 use crate::linalg::{pinv_solve, try_pinv_solve, KernelError};
 use crate::mechanics::energy;
 use crate::mechanics::kinematics::for_each_on_path;
@@ -279,6 +280,8 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     // 4. pressures, and the trims of bridge valves marked "solve" (004 eq. 32: κ₀ and the
     // pressures together)
     let n43 = model.hydraulics.valves.len();
+    // the model's signals, sampled for the first step (no value set from outside yet)
+    let inputs = InputValues::new(&model.inputs, 0.0, model.solver.step_s);
     let mut trim: Vec<f64> = model
         .hydraulics
         .bridge_valves
@@ -291,7 +294,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     let positions = |trim: &[f64]| -> Vec<f64> {
         let mut s = spool0.clone();
         for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {
-            s[n43 + i] = trim[i] + model.inputs[v.input].value(0.0);
+            s[n43 + i] = trim[i] + inputs.value_at(&model.inputs, v.input, 0.0);
         }
         s
     };
@@ -539,6 +542,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         pdd: vec![0.0; nv],
         p,
         spool: spool0,
+        inputs,
         trim,
         lambda,
         actuator_work_j: vec![0.0; power.len()],

@@ -1,5 +1,12 @@
-//! Input signals (000 eqs. 46–47): piecewise constant, piecewise-linear table, step, sine.
-//! All are right-continuous: a switch at t_s takes effect on [t_s, …).
+//! Inputs (000 eqs. 46–47): the model's signals, and the values a step uses.
+//!
+//! * [`Signal`]: a compiled input signal (piecewise constant, piecewise-linear table, step, sine,
+//!   constant). All are right-continuous: a switch at t_s takes effect on [t_s, …).
+//! * [`InputValues`]: the part of the [`State`](crate::State) that holds, per named input, the
+//!   value set from outside (`Simulation::set_input`) and the pair (u(t_k), u(t_k+1)) sampled for
+//!   the step from t_k. A model's signal is the source of an input while no value is set.
+//! * [`sample`]: stage `sample inputs` of `step.rs`, which writes that pair before the
+//!   formulation's step. The formulations read the pair, never the signals.
 
 use crate::model::spec::SignalSpec;
 
@@ -140,6 +147,68 @@ impl Signal {
     }
 }
 
+/// The values of the model's named inputs (`Model::input_names` order), part of the `State`
+/// (STYLE convention 3: inputs are data, and a cloned state replays exactly).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputValues {
+    /// Per input, the value set from outside (`Simulation::set_input`), or `None` while the
+    /// model's signal drives it [unit of the input]. An override is held over whole steps.
+    pub overrides: Vec<Option<f64>>,
+    /// u(t_k) of each input for the step from `State::t_s` = t_k, written by [`sample`]
+    /// [unit of the input].
+    pub u_start: Vec<f64>,
+    /// u(t_k+1) of each input for the step from t_k, written by [`sample`] [unit of the input].
+    pub u_end: Vec<f64>,
+}
+
+impl InputValues {
+    /// Values of `signals` with no override, sampled for the step [t0, t1] [s].
+    pub fn new(signals: &[Signal], t0: f64, t1: f64) -> Self {
+        let n = signals.len();
+        let mut values = InputValues {
+            overrides: vec![None; n],
+            u_start: vec![0.0; n],
+            u_end: vec![0.0; n],
+        };
+        sample(signals, t0, t1, &mut values);
+        values
+    }
+
+    /// Value of input `i` at time `t` [s]: its override if one is set, else its signal's value.
+    pub fn value_at(&self, signals: &[Signal], i: usize, t: f64) -> f64 {
+        match self.overrides[i] {
+            Some(v) => v,
+            None => signals[i].value(t),
+        }
+    }
+
+    /// The pair (u(t0), u(t1)) of input `i` for a (sub)step [t0, t1] [s]: an override held on
+    /// the whole interval, else [`Signal::step_values`]. For steps inside the step (multi-rate
+    /// substeps); the step itself reads [`InputValues::step_values`].
+    pub fn step_values_at(&self, signals: &[Signal], i: usize, t0: f64, t1: f64) -> (f64, f64) {
+        match self.overrides[i] {
+            Some(v) => (v, v),
+            None => signals[i].step_values(t0, t1),
+        }
+    }
+
+    /// The sampled pair (u(t_k), u(t_k+1)) of input `i` for the step from t_k.
+    pub fn step_values(&self, i: usize) -> (f64, f64) {
+        (self.u_start[i], self.u_end[i])
+    }
+}
+
+/// Stage `sample inputs`: the pair (u(t0), u(t1)) of every input for the step [t0, t1] [s], with
+/// an override held on the whole step and the interval form of piecewise-constant signals
+/// ([`Signal::step_values`]). Allocates nothing.
+pub fn sample(signals: &[Signal], t0: f64, t1: f64, values: &mut InputValues) {
+    for i in 0..signals.len() {
+        let (u0, u1) = values.step_values_at(signals, i, t0, t1);
+        values.u_start[i] = u0;
+        values.u_end[i] = u1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +235,33 @@ mod tests {
         assert_eq!(s.value(-1.0), 1.0);
         assert!((s.value(0.5) - 1.5).abs() < 1e-15);
         assert_eq!(s.value(5.0), 3.0);
+    }
+
+    #[test]
+    fn an_override_is_held_on_the_step_and_released_to_the_signal() {
+        let signals = [
+            Signal::Table {
+                times: vec![0.0, 2.0],
+                values: vec![1.0, 3.0],
+            },
+            Signal::Step {
+                time_s: 1.0,
+                before: 0.0,
+                after: 5.0,
+            },
+        ];
+        let mut v = InputValues::new(&signals, 0.5, 1.0);
+        assert_eq!(v.step_values(0), (1.5, 2.0));
+        // interval form: the value valid on [0.5, 1.0) at both ends
+        assert_eq!(v.step_values(1), (0.0, 0.0));
+        v.overrides[0] = Some(-4.0);
+        sample(&signals, 0.5, 1.0, &mut v);
+        assert_eq!(v.step_values(0), (-4.0, -4.0));
+        assert_eq!(v.value_at(&signals, 0, 1.7), -4.0);
+        assert_eq!(v.step_values(1), (0.0, 0.0));
+        v.overrides[0] = None;
+        sample(&signals, 1.0, 1.5, &mut v);
+        assert_eq!(v.step_values(0), (2.0, 2.5));
+        assert_eq!(v.step_values(1), (5.0, 5.0));
     }
 }

@@ -50,7 +50,7 @@ pub mod state;
 pub mod step;
 pub mod workspace;
 
-pub use error::{InitError, ModelError, StepError};
+pub use error::{InitError, InputError, ModelError, StepError};
 pub use mechanics::semirecursive::penalty::StepReport;
 pub use model::spec::ModelSpec;
 pub use model::Model;

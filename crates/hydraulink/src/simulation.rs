@@ -8,11 +8,36 @@
 //! - `sim.output_labels() -> Vec<String>`: CSV columns, `time` first.
 //! - `sim.output_row(&mut [f64])`: one row in the order of `output_labels`.
 //! - `sim.volume_name(i)` to name the volumes flagged in `StepReport::cavitation_onsets`.
+//! - `sim.set_input("U", v)`, `sim.release_input("U")`, `sim.input("U")`, `sim.input_names()`:
+//!   drive the model's named inputs from code (see below).
+//!
+//! ## Driving the inputs from code
+//!
+//! A model's inputs (the valve references `U`, the guidance references) follow their signals
+//! from the model file until a value is set by name between two steps:
+//!
+//! ```no_run
+//! # fn demo(mut sim: hydraulink::Simulation) -> Result<(), Box<dyn std::error::Error>> {
+//! for _ in 0..500 {
+//!     sim.step()?;
+//! }
+//! sim.set_input("U", 5.0)?; // from the next step on, U = 5 on every step
+//! for _ in 0..500 {
+//!     sim.step()?;
+//! }
+//! assert_eq!(sim.input("U")?, 5.0);
+//! sim.release_input("U")?; // the signal drives U again from the next step on
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The value set is part of the [`State`], so a cloned state carries it and replays exactly.
+//! An unknown name is an [`InputError::Unknown`] that lists the model's input names.
 
 use crate::model::Model;
 use crate::state::State;
 use crate::workspace::Workspace;
-use crate::{initialization, step, InitError, StepError, StepReport};
+use crate::{initialization, step, InitError, InputError, StepError, StepReport};
 
 /// A running simulation.
 #[derive(Debug)]
@@ -66,6 +91,59 @@ impl Simulation {
     pub fn set_state(&mut self, state: State) {
         self.state = state;
         self.ws.tangent_valid = false;
+    }
+
+    /// Sets input `name` to `value` [unit of the input] from the next step on, in place of its
+    /// signal, held on every step until [`Simulation::release_input`]. The value is part of the
+    /// state. Errors: [`InputError::Unknown`] (listing the valid names), and
+    /// [`InputError::NonFinite`].
+    pub fn set_input(&mut self, name: &str, value: f64) -> Result<(), InputError> {
+        let i = self.input_index(name)?;
+        if !value.is_finite() {
+            return Err(InputError::NonFinite {
+                name: name.to_string(),
+                value,
+            });
+        }
+        self.state.inputs.overrides[i] = Some(value);
+        step::sample_inputs(&self.model, &mut self.state);
+        Ok(())
+    }
+
+    /// Returns input `name` to its signal from the next step on (nothing to do if no value is
+    /// set). Error: [`InputError::Unknown`].
+    pub fn release_input(&mut self, name: &str) -> Result<(), InputError> {
+        let i = self.input_index(name)?;
+        self.state.inputs.overrides[i] = None;
+        step::sample_inputs(&self.model, &mut self.state);
+        Ok(())
+    }
+
+    /// The current value of input `name` [unit of the input]: the value set by
+    /// [`Simulation::set_input`], or else its signal's value at the current time. Error:
+    /// [`InputError::Unknown`].
+    pub fn input(&self, name: &str) -> Result<f64, InputError> {
+        let i = self.input_index(name)?;
+        Ok(self
+            .state
+            .inputs
+            .value_at(&self.model.inputs, i, self.state.t_s))
+    }
+
+    /// The model's input names, in model order.
+    pub fn input_names(&self) -> &[String] {
+        &self.model.input_names
+    }
+
+    fn input_index(&self, name: &str) -> Result<usize, InputError> {
+        self.model
+            .input_names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| InputError::Unknown {
+                name: name.to_string(),
+                valid: self.model.input_names.clone(),
+            })
     }
 
     /// Time [s].

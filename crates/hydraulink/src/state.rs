@@ -1,6 +1,8 @@
 //! `State`: everything that changes from step to step. Small and `Clone`, so a run can be
 //! rolled back or restarted (co-simulation, EKF, linearization at time T).
 
+use crate::inputs::InputValues;
+
 impl State {
     /// Total actuator work Σ_c W_c [J].
     pub fn total_actuator_work_j(&self) -> f64 {
@@ -34,6 +36,10 @@ pub struct State {
     /// Valve positions: the 4/3 valves' spools U [unit of the input], then the bridge valves'
     /// openings κ [-].
     pub spool: Vec<f64>,
+    /// The named inputs (valve references U, guidance references): per input, the value set from
+    /// outside (`Simulation::set_input`), if any, and the pair (u(t_k), u(t_k+1)) sampled for
+    /// the step from `t_s` (stage `sample inputs`).
+    pub inputs: InputValues,
     /// Trim κ₀ of each bridge valve (fixed, or solved by the static initialization) [-].
     pub trim: Vec<f64>,
     /// Loop-closure multipliers λ (000 eq. 19) [N or N m].

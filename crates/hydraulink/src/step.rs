@@ -1,8 +1,9 @@
 //! THE step: one Δt of the selected formulation. Stages of the penalty formulation, in order
-//! (see `mechanics::semirecursive::penalty`): `check_state` → spool update → history and
-//! predictor → Newton (residual: kinematics, cylinder ports, flows, forces, M′/Q′, constraints;
-//! exact tangent; solve; λ update) → projections → advance and diagnostics.
+//! (see `mechanics::semirecursive::penalty`): `check_state` → `sample_inputs` → spool update →
+//! history and predictor → Newton (residual: kinematics, cylinder ports, flows, forces, M′/Q′,
+//! constraints; exact tangent; solve; λ update) → projections → advance and diagnostics.
 
+use crate::inputs;
 use crate::integrator::multirate;
 use crate::mechanics::global;
 use crate::mechanics::kinematic_guidance;
@@ -57,21 +58,35 @@ pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
             return Err(bad(format!("{}.lambda", c.name)));
         }
     }
+    // `Simulation::set_input` rejects these; a state built by hand may still carry one
+    for (i, name) in model.input_names.iter().enumerate() {
+        if st.inputs.overrides[i].is_some_and(|v| !v.is_finite()) {
+            return Err(bad(name.clone()));
+        }
+    }
     Ok(())
 }
 
-/// Stage `sample element inputs`: the value of every element's driving input for the step
-/// [t_k, t_k+1] into the evaluators of the formulation (`element::input_value`).
+/// Stage `sample inputs`: writes (u(t_k), u(t_k+1)) of every input into `st.inputs` for the
+/// step from t_k = `st.t_s` (an override held on the whole step, piecewise-constant signals in
+/// their interval form). The formulations read this pair. Allocates nothing.
+pub fn sample_inputs(model: &Model, st: &mut State) {
+    let t0 = st.t_s;
+    inputs::sample(&model.inputs, t0, t0 + model.solver.step_s, &mut st.inputs);
+}
+
+/// Stage `sample element inputs`: the value of every element's driving input at t_k+1 (the
+/// end point of the trapezoidal residual, `element::input_value`) into the evaluators of the
+/// formulation.
 pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
     if model.elements.is_empty() {
         return;
     }
-    let (t0, t1) = (st.t_s, st.t_s + model.solver.step_s);
-    ws.ev.set_element_inputs(model, t0, t1);
-    ws.evd.set_element_inputs(model, t0, t1);
+    ws.ev.set_element_inputs(model, &st.inputs);
+    ws.evd.set_element_inputs(model, &st.inputs);
     for ev_u in [&mut ws.global.ev.element_u, &mut ws.global.evd.element_u] {
         for (u, e) in ev_u.iter_mut().zip(model.elements.iter()) {
-            *u = crate::element::input_value(model, e, t0, t1);
+            *u = crate::element::input_value(e, &st.inputs);
         }
     }
 }
@@ -79,6 +94,7 @@ pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
 /// Advances `st` by one step. On error `st` is left at the last converged step.
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
     check_state(model, st)?;
+    sample_inputs(model, st);
     sample_element_inputs(model, st, ws);
     let report = match model.solver.formulation {
         Formulation::Penalty => penalty::step(model, st, ws),
@@ -88,7 +104,11 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         Formulation::KinematicGuidance => kinematic_guidance::step(model, st, ws),
         Formulation::Multirate => multirate::step(model, st, ws),
     }?;
-    // stage `elements`: element outputs and energy accounts at the committed state
+    // stage `elements`: element outputs and energy accounts at the committed state, with the
+    // input values of the step just taken
     crate::element::commit(model, st, &mut ws.element_kin, &mut ws.element_values, true);
+    // the committed state carries the pair of its own next step, so that a state read between
+    // steps (a formulation's `prepare` called by a test, a clone) is complete
+    sample_inputs(model, st);
     Ok(report)
 }

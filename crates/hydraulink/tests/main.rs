@@ -3,5 +3,6 @@
 mod common;
 mod determinism;
 mod elements;
+mod inputs;
 mod invariants;
 mod validation;

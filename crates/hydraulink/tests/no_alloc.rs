@@ -88,3 +88,25 @@ fn penalty_step_loop_on_a_chain_allocates_nothing() {
     );
     assert_eq!(n, 0, "chain32 (penalty): {n} allocations in 999 steps");
 }
+
+#[test]
+fn step_loop_with_inputs_set_from_code_allocates_nothing() {
+    // `Simulation::set_input` / `release_input` between steps, and steps with a value held
+    let path = format!("{}/../../models/fourbar.toml", env!("CARGO_MANIFEST_DIR"));
+    let spec: hydraulink::ModelSpec =
+        toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let model = hydraulink::model::compile(&spec).unwrap();
+    let mut sim = hydraulink::Simulation::new(model).unwrap();
+    sim.step().unwrap();
+    let before = allocations();
+    for k in 0..2000 {
+        match k {
+            500 => sim.set_input("U", 6.0).unwrap(),
+            1000 => sim.set_input("U", -6.0).unwrap(),
+            1500 => sim.release_input("U").unwrap(),
+            _ => {}
+        }
+        sim.step().unwrap();
+    }
+    assert_eq!(allocations() - before, 0);
+}

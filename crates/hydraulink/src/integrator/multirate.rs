@@ -210,7 +210,7 @@ pub(crate) fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
         plan.spools[i] = u;
         for j in 0..nsub {
             let t0 = st.t_s + j as f64 * h;
-            let (u0, u1) = model.inputs[v.input].step_values(t0, t0 + h);
+            let (u0, u1) = st.inputs.step_values_at(&model.inputs, v.input, t0, t0 + h);
             u = valve_4_3::spool_step(u, u0, u1, v.time_constant_s, h);
             plan.spools[(j + 1) * nvp + i] = u;
         }

@@ -346,16 +346,16 @@ fn prepare_guidance(model: &Model, st: &mut State, ws: &mut Workspace) {
     let gw = &mut ws.guidance;
     gw.lambda.copy_from_slice(&st.extra[..ng]);
     for (k, g) in model.solver.guidance.iter().enumerate() {
-        let sig = &model.inputs[g.input];
-        let (sm, s0, sp) = (sig.value(t1 - dt), sig.value(t1), sig.value(t1 + dt));
+        let s_ref = |t| st.inputs.value_at(&model.inputs, g.input, t);
+        let (sm, s0, sp) = (s_ref(t1 - dt), s_ref(t1), s_ref(t1 + dt));
         gw.s_ref[k] = s0;
         match g.velocity_input {
             Some(vi) => {
                 // trapezoidal derivative of the recorded rate, consistent with the integrator
                 // that produced it: s̈_k+1 = 2(ṡ_k+1 − ṡ_k)/Δt − s̈_k
-                let v = &model.inputs[vi];
-                gw.sd_ref[k] = v.value(t1);
-                gw.sdd_ref[k] = 2.0 * (v.value(t1) - v.value(st.t_s)) / dt - st.extra[ng + k];
+                let v = |t| st.inputs.value_at(&model.inputs, vi, t);
+                gw.sd_ref[k] = v(t1);
+                gw.sdd_ref[k] = 2.0 * (v(t1) - v(st.t_s)) / dt - st.extra[ng + k];
             }
             None => {
                 gw.sd_ref[k] = (sp - sm) / (2.0 * dt);

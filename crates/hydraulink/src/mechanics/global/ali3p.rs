@@ -126,13 +126,13 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
     let dt = model.solver.step_s;
     let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
     for (i, v) in model.hydraulics.valves.iter().enumerate() {
-        let (u0, u1) = model.inputs[v.input].step_values(st.t_s, st.t_s + dt);
+        let (u0, u1) = st.inputs.step_values(v.input);
         spool_new[i] = valve_4_3::spool_step(st.spool[i], u0, u1, v.time_constant_s, dt);
     }
     // bridge valves: κ = trim + input, the value valid on the step (as the penalty formulation)
     let n43 = model.hydraulics.valves.len();
     for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {
-        let (_, u1) = model.inputs[v.input].step_values(st.t_s, st.t_s + dt);
+        let (_, u1) = st.inputs.step_values(v.input);
         spool_new[n43 + i] = st.trim[i] + u1;
     }
     let (q, qd, qdd) = (

@@ -240,13 +240,13 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
     let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
     // Spools: closed-form trapezoidal step with U_ref(t_k) held over [t_k, t_k+1).
     for (i, v) in model.hydraulics.valves.iter().enumerate() {
-        let (u0, u1) = model.inputs[v.input].step_values(st.t_s, st.t_s + dt);
+        let (u0, u1) = st.inputs.step_values(v.input);
         ws.spool_new[i] = valve_4_3::spool_step(st.spool[i], u0, u1, v.time_constant_s, dt);
     }
     // Bridge valves: κ = trim + input, the value valid on the step (`Signal::step_values`).
     let n43 = model.hydraulics.valves.len();
     for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {
-        let (_, u1) = model.inputs[v.input].step_values(st.t_s, st.t_s + dt);
+        let (_, u1) = st.inputs.step_values(v.input);
         ws.spool_new[n43 + i] = st.trim[i] + u1;
     }
     // History terms (000 eqs. 33–34) and predictors (000 §4).
