@@ -9,9 +9,14 @@
 //! 1. [`model::compile`]: `ModelSpec` → validated, immutable [`Model`].
 //! 2. [`initialization::initialize`]: loop closure, statics, consistent pressures → [`State`].
 //! 3. [`Workspace::new`]: every buffer, once.
-//! 4. [`step::step`]: one Δt (see `mechanics::semirecursive::penalty` for the stages).
+//! 4. [`step::step`]: one Δt: check state → sample inputs → the formulation's step (valves,
+//!    predictor, the one Newton solver, projections, commit) → element outputs and energy
+//!    accounts (see `step.rs` for the stages).
 //!
-//! [`Simulation`] bundles the three for drivers such as the CLI.
+//! Elements (valves, accumulators, end stops, springs, loads) plug in through one trait and
+//! ports ([`element`]); every formulation maps the ports to its own coordinates.
+//! [`Simulation`] bundles the three for drivers such as the CLI and sets inputs from outside
+//! (`Simulation::set_input`).
 //!
 //! ## Symbols
 //! | paper | code | unit |

@@ -1,7 +1,15 @@
-//! THE step: one Δt of the selected formulation. Stages of the penalty formulation, in order
-//! (see `mechanics::semirecursive::penalty`): `check_state` → `sample_inputs` → spool update →
-//! history and predictor → Newton (residual: kinematics, cylinder ports, flows, forces, M′/Q′,
-//! constraints; exact tangent; solve; λ update) → projections → advance and diagnostics.
+//! THE step: one Δt of the selected formulation, top-down:
+//!
+//! 1. `check_state`: NaN/Inf in the state is an error, never a reset;
+//! 2. `sample_inputs`: (u(t_k), u(t_k+1)) of every input into the state (a value set from
+//!    outside, or the signal), then `sample_element_inputs` into the evaluators;
+//! 3. the formulation's step (see `mechanics::semirecursive::penalty` for the reference one):
+//!    valve update → history and predictor → the one Newton solver (`integrator::newton`:
+//!    residual of every element through its ports, exact tangent, solve, λ update) →
+//!    projections → end stops and commit;
+//! 4. stage `elements` (`element::commit`): element outputs and energy accounts at the
+//!    committed state;
+//! 5. `sample_inputs` again, so a state read between steps holds its next step's inputs.
 
 use crate::inputs;
 use crate::integrator::multirate;
