@@ -362,6 +362,33 @@ fn key_of_line(text: &str, offset: usize) -> Vec<Segment> {
     }
 }
 
+/// The noun of the `[[elements]]` entry at `segments[1]`, from its `type` as
+/// `hydraulink::element::ComponentSpec::noun` names it; `element` for a missing or unknown type.
+fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
+    let Some(Segment::Index(index)) = segments.get(1) else {
+        return "element";
+    };
+    let kind = value_at(doc, &[Segment::Key("elements".into())])
+        .and_then(|node| match node {
+            Node::Value(DeValue::Array(array)) => array.get(*index),
+            _ => None,
+        })
+        .and_then(|element| element.get_ref().as_table())
+        .and_then(|table| table.get("type"))
+        .and_then(|kind| kind.get_ref().as_str());
+    match kind {
+        Some("relief_valve") => "relief valve",
+        Some("check_valve") => "check valve",
+        Some("accumulator") => "accumulator",
+        Some("spring_damper") => "spring-damper",
+        Some("end_stop") => "end stop",
+        Some("point_force") => "point force",
+        Some("torque") => "torque",
+        Some("joint_force") => "joint force",
+        _ => "element",
+    }
+}
+
 /// The element a path belongs to, named as `hydraulink::ModelError` names it: `body 'body2'`,
 /// `volume 'V1'`, `solver`, `model`, … An element without a readable name is `unnamed body`.
 pub(crate) fn element_of(doc: &DeTable<'_>, segments: &[Segment]) -> String {
@@ -381,6 +408,11 @@ pub(crate) fn element_of(doc: &DeTable<'_>, segments: &[Segment]) -> String {
         (Some("hydraulics"), Some("valves")) => ("valve", 2),
         (Some("hydraulics"), Some("throttles")) => ("throttle", 2),
         (Some("hydraulics"), Some("cylinders")) => ("cylinder", 2),
+        // bridge valves are named `valve` in model errors, as the 4/3 valves
+        (Some("hydraulics"), Some("bridge_valves")) => ("valve", 2),
+        (Some("nonholonomic"), _) => ("nonholonomic constraint", 1),
+        // `[[elements]]`: the noun follows the element's `type`
+        (Some("elements"), _) => (element_noun(doc, segments), 1),
         (Some("hydraulics"), Some("fluid")) => return "fluid".into(),
         (Some("hydraulics"), _) => return "hydraulics".into(),
         (Some("solver"), _) => return "solver".into(),
@@ -440,6 +472,21 @@ signal = { type = "table", times = [0.0,
 
 [solver]
 step_s = 1e-3
+
+[[hydraulics.bridge_valves]]
+name = "BV"
+
+[[elements]]
+type = "relief_valve"
+name = "R1"
+inlet = "P"
+
+[[elements]]
+type = "safety_valve"
+name = "S1"
+
+[[nonholonomic]]
+name = "wheel"
 "#;
 
     #[test]
@@ -482,6 +529,9 @@ step_s = 1e-3
             ("inputs[0].signal.values", Some(28)),
             ("solver.step_s", Some(31)),
             ("solver.duration_s", Some(30)),
+            ("elements[0].inlet", Some(39)),
+            ("elements[0].outlet", Some(36)),
+            ("elements[1].type", Some(42)),
             ("joints[0].parent", None),
             ("bodies[", None),
         ];
@@ -550,6 +600,14 @@ step_s = 1e-3
         assert_eq!(element("solver.step_s"), "solver");
         assert_eq!(element("ground.markers.G"), "ground");
         assert_eq!(element("gravity[1]"), "model");
+        assert_eq!(element("hydraulics.bridge_valves[0].port_p"), "valve 'BV'");
+        assert_eq!(element("elements[0].inlet"), "relief valve 'R1'");
+        assert_eq!(element("elements[1].type"), "element 'S1'");
+        assert_eq!(element("elements[5].type"), "unnamed element");
+        assert_eq!(
+            element("nonholonomic[0].radius_m"),
+            "nonholonomic constraint 'wheel'"
+        );
         assert_eq!(element(""), "model");
     }
 

@@ -132,8 +132,13 @@ fn set_at(root: &mut Value, path: &[Seg], value: Value) -> Result<(), String> {
                     .ok_or_else(|| format!("{here} is not a table, it has no key '{k}'"))?;
                 if last {
                     if k == "type" && t.get("type").is_some_and(|old| *old != value) {
-                        // a new variant of a tagged table: the old variant's fields go
+                        // a new variant of a tagged table: the old variant's fields go, but
+                        // not the name (an element of `[[elements]]` stays addressable)
+                        let name = t.remove("name");
                         t.clear();
+                        if let Some(name) = name {
+                            t.insert("name".into(), name);
+                        }
                     }
                     t.insert(k.clone(), value);
                     return Ok(());
@@ -304,6 +309,41 @@ mod tests {
             }
             ref f => panic!("{f:?}"),
         }
+    }
+
+    #[test]
+    fn element_names_reach_the_elements() {
+        // `[[elements]]` entries are named elements like the others (models/boom.toml)
+        let boom =
+            crate::parse_model(include_str!("../../../models/boom.toml"), "boom.toml").unwrap();
+        let (s, applied) = apply_overrides_traced(
+            &boom,
+            &[
+                "relief.cracking_pressure_pa=1.2e7".into(),
+                "cylinder_stops.max_penetration_m=0.01".into(),
+                "accumulator.polytropic_exponent=1.0".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(applied[0].path, "elements[2].cracking_pressure_pa");
+        assert_eq!(applied[1].path, "elements[0].max_penetration_m");
+        use hydraulink::element::ComponentSpec as C;
+        match (&s.elements[0], &s.elements[2], &s.elements[3]) {
+            (C::EndStop(e), C::ReliefValve(r), C::Accumulator(a)) => {
+                assert_eq!(e.max_penetration_m, Some(0.01));
+                assert_eq!(r.cracking_pressure_pa, 1.2e7);
+                assert_eq!(a.polytropic_exponent, Some(1.0));
+            }
+            other => panic!("{other:?}"),
+        }
+        // another type keeps the name and drops the old type's fields: serde then names the
+        // first field the new type lacks (each override is checked on its own)
+        let e = apply_overrides(&boom, &["check.type=relief_valve".into()]).unwrap_err();
+        assert!(e.message.contains("elements[1].type"), "{e}");
+        assert!(e.message.contains("missing field `inlet`"), "{e}");
+        // an unknown field of an element names the element's fields
+        let e = apply_overrides(&boom, &["relief.cracking_pa=1".into()]).unwrap_err();
+        assert!(e.message.contains("cracking_pressure_pa"), "{e}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The bad-model corpus: every file in `tests/bad_models/` is a copy of `models/fourbar.toml` with
-//! one defect, on the line marked `# <- defect`. Loading must fail without panicking, and the
+//! The bad-model corpus: every file in `tests/bad_models/` is a copy of `models/fourbar.toml` (or,
+//! for the `[[elements]]` checks, of `models/boom.toml`) with one defect, on the line marked `# <- defect`. Loading must fail without panicking, and the
 //! error must name the file, that line, the element and the field.
 //!
 //! Each file has its own test, named after it; `every_corpus_file_is_registered` fails when a
@@ -56,6 +56,51 @@ fn check(name: &str, text: &str, kind: LoadErrorKind, element: &str, field: &str
         Err(compiled) => assert_eq!(compiled, error, "compile_model and check_model disagree"),
         Ok(_) => panic!("{file}: compile_model accepted the model"),
     }
+}
+
+/// As [`check`], for the checks that need the compiled model's names (the `[[elements]]`,
+/// compiled through `hydraulink::element::Context`): `compile_model` fails with the located
+/// error; `check_model` (spec-only checks) accepts the model or reports the same error.
+fn check_compiled(name: &str, text: &str, element: &str, field: &str) {
+    let file = format!("tests/bad_models/{name}.toml");
+    let line = defect_line(&file, text);
+    let error: LoadError = match compile_model(text, &file) {
+        Err(error) => error,
+        Ok(_) => panic!("{file}: the model was compiled"),
+    };
+    let shown = error.to_string();
+    assert_eq!(error.kind, LoadErrorKind::Model, "{shown}");
+    assert_eq!(error.line, Some(line), "{shown}");
+    assert!(error.column.is_some(), "{shown}");
+    assert!(shown.starts_with(&format!("{file}:{line}:")), "{shown}");
+    assert_eq!(error.element.as_deref(), Some(element), "{shown}");
+    assert!(shown.contains(&format!(": {element}: ")), "{shown}");
+    let path = error.path.as_deref().unwrap_or_default();
+    assert_eq!(path, field, "{shown}");
+    assert!(shown.contains(&format!("field `{path}`")), "{shown}");
+    assert!(!error.message.is_empty(), "{shown}");
+    if let Err(checked) = check_model(text, &file) {
+        assert_eq!(checked, error, "compile_model and check_model disagree");
+    }
+}
+
+macro_rules! bad_elements {
+    ($($name:ident: $element:literal, $field:literal;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check_compiled(
+                    stringify!($name),
+                    include_str!(concat!("bad_models/", stringify!($name), ".toml")),
+                    $element,
+                    $field,
+                );
+            }
+        )*
+
+        /// Every element corpus file with a test.
+        const REGISTERED_ELEMENTS: &[&str] = &[$(stringify!($name)),*];
+    };
 }
 
 macro_rules! bad_models {
@@ -130,9 +175,28 @@ bad_models! {
     wrong_q0_type: Schema, "joint 'z3'", "joints[2].q0";
     unknown_variant: Schema, "cut joint 'E'", "cut_joints[0].type";
     unknown_natural_frames: Schema, "solver", "solver.natural_frames";
+    unknown_element_type: Schema, "element 'check'", "elements[1].type";
     // TOML syntax.
     syntax_error: Syntax, "body 'body2'", "bodies[1].mass_kg";
     duplicate_toml_key: Syntax, "body 'body2'", "bodies[1].mass_kg";
+}
+
+bad_elements! {
+    // Elements (`[[elements]]`, copies of models/boom.toml): references.
+    element_unknown_node: "check valve 'check'", "elements[1].outlet";
+    element_same_inlet_outlet: "relief valve 'relief'", "elements[2].outlet";
+    end_stop_unknown_cylinder: "end stop 'cylinder_stops'", "elements[0].cylinder";
+    element_unknown_marker: "spring-damper 'strut'", "elements[4].end2.marker";
+    element_unknown_input: "point force 'payload'", "elements[4].input";
+    joint_force_on_spherical_joint: "joint force 'swing'", "elements[4].joint";
+    accumulator_on_algebraic_volume: "accumulator 'accumulator'", "elements[3].node";
+    duplicate_element_name: "relief valve 'check'", "elements[2].name";
+    torque_under_global_ali3p: "torque 'wind'", "elements[4].type";
+    // Elements: values.
+    element_zero_cracking_pressure: "relief valve 'relief'", "elements[2].cracking_pressure_pa";
+    element_negative_area: "check valve 'check'", "elements[1].area_m2";
+    accumulator_zero_precharge: "accumulator 'accumulator'", "elements[3].precharge_pressure_pa";
+    end_stop_penetration_half_stroke: "end stop 'cylinder_stops'", "elements[0].max_penetration_m";
 }
 
 #[test]
@@ -146,10 +210,47 @@ fn every_corpus_file_is_registered() {
     files.sort();
     let mut registered: Vec<String> = REGISTERED
         .iter()
+        .chain(REGISTERED_ELEMENTS)
         .map(|name| format!("{name}.toml"))
         .collect();
     registered.sort();
     assert_eq!(files, registered);
+}
+
+#[test]
+fn element_messages_say_what_is_wrong() {
+    let cases = [
+        (
+            include_str!("bad_models/element_unknown_node.toml"),
+            "unknown hydraulic node 'Vq'",
+        ),
+        (
+            include_str!("bad_models/end_stop_unknown_cylinder.toml"),
+            "unknown cylinder 'boom_cylinder'",
+        ),
+        (
+            include_str!("bad_models/end_stop_penetration_half_stroke.toml"),
+            "less than half the stroke",
+        ),
+        (
+            include_str!("bad_models/joint_force_on_spherical_joint.toml"),
+            "'swivel' is not a revolute or prismatic joint",
+        ),
+        (
+            include_str!("bad_models/torque_under_global_ali3p.toml"),
+            "cannot carry a torque",
+        ),
+        (
+            include_str!("bad_models/unknown_element_type.toml"),
+            "unknown variant `non_return_valve`",
+        ),
+    ];
+    for (text, expected) in cases {
+        let Err(error) = compile_model(text, "x.toml") else {
+            panic!("accepted: {expected}");
+        };
+        assert!(error.message.contains(expected), "{error}");
+    }
 }
 
 #[test]

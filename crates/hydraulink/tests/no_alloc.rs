@@ -1,18 +1,34 @@
 //! The step loop allocates nothing after the first step (STYLE convention 4), for every
-//! formulation that runs the shipped models. Own test binary: it installs a counting allocator.
+//! formulation (penalty, double-step, global-ali3p, global-i1al, multirate, kinematic-guidance)
+//! and every element (`[[elements]]`: the boom's end stop, check valve, relief valve and
+//! accumulator; the loads model's spring–damper, point forces, torque and input-driven joint
+//! force). Own test binary: it installs a counting allocator.
 
 #[path = "support/alloc_counter.rs"]
 mod alloc_counter;
 
+#[path = "common.rs"]
+#[allow(dead_code)]
+mod common;
+
+#[path = "support/loads.rs"]
+mod loads;
+
 use alloc_counter::allocations;
-use hydraulink::model::spec::Formulation;
+use hydraulink::mechanics::kinematic_guidance::{replay_spec, Recorded};
+use hydraulink::model::spec::{Formulation, HydraulicIntegrator};
 
 fn check(name: &str, formulation: Formulation) {
-    let path = format!("{}/../../models/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    let mut spec: hydraulink::ModelSpec =
-        toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut spec = common::spec_of(name);
     spec.solver.formulation = formulation;
-    let model = hydraulink::model::compile(&spec).unwrap();
+    check_spec(name, &spec);
+}
+
+/// Steps `spec` once, then 3000 times (3 s at 1 ms) counting the allocations.
+fn check_spec(name: &str, spec: &hydraulink::ModelSpec) {
+    let formulation = spec.solver.formulation;
+    let model = hydraulink::model::compile(spec)
+        .unwrap_or_else(|e| panic!("{name} ({}): {e}", formulation.name()));
     let mut sim = hydraulink::Simulation::new(model).unwrap();
     let mut row = vec![0.0; sim.n_outputs()];
     // the first step may touch lazily initialised state (the double-step partition)
@@ -109,4 +125,88 @@ fn step_loop_with_inputs_set_from_code_allocates_nothing() {
         sim.step().unwrap();
     }
     assert_eq!(allocations() - before, 0);
+}
+
+/// `spec` replayed under kinematic guidance from its own penalty run (004 §4): every cylinder's
+/// recorded length and velocity as the guidance inputs.
+fn guided(spec: &hydraulink::ModelSpec) -> hydraulink::ModelSpec {
+    let r = common::run(hydraulink::model::compile(spec).unwrap());
+    let times = r.col("time");
+    let cols: Vec<(String, Vec<f64>, Vec<f64>)> = spec
+        .hydraulics
+        .cylinders
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                r.col(&format!("{}.length", c.name)),
+                r.col(&format!("{}.velocity", c.name)),
+            )
+        })
+        .collect();
+    let recorded: Vec<Recorded> = cols
+        .iter()
+        .map(|(n, s, v)| Recorded {
+            cylinder: n,
+            length_m: s,
+            velocity_m_s: Some(v),
+        })
+        .collect();
+    replay_spec(spec, &times, &recorded)
+}
+
+#[test]
+fn multirate_and_guidance_step_loops_allocate_nothing() {
+    for integrator in [
+        HydraulicIntegrator::Trapezoidal,
+        HydraulicIntegrator::ForwardEuler,
+    ] {
+        let mut spec = common::spec_of("fourbar");
+        spec.solver.formulation = Formulation::Multirate;
+        spec.solver.hydraulic_integrator = integrator;
+        spec.solver.hydraulic_substeps = 20;
+        check_spec("fourbar", &spec);
+    }
+    let mut spec = common::spec_of("fourbar");
+    spec.solver.duration_s = 3.5;
+    check_spec("fourbar", &guided(&spec));
+}
+
+#[test]
+fn boom_step_loop_allocates_nothing_under_every_formulation() {
+    // end stop, check valve, relief valve, accumulator: 0.001 … 3 s covers the lift, the impact
+    // on the extended stop and the hold against the relief valve
+    for f in [
+        Formulation::Penalty,
+        Formulation::DoubleStep,
+        Formulation::GlobalAli3p,
+        Formulation::GlobalI1al,
+        Formulation::Multirate,
+    ] {
+        check("boom", f);
+    }
+    let mut spec = common::spec_of("boom");
+    spec.solver.duration_s = 3.5;
+    check_spec("boom", &guided(&spec));
+}
+
+#[test]
+fn load_elements_step_loop_allocates_nothing_under_every_formulation() {
+    // spring–damper, point force (global and body axes), torque, joint force driven by an input
+    for f in [
+        Formulation::Penalty,
+        Formulation::DoubleStep,
+        Formulation::Multirate,
+        Formulation::KinematicGuidance,
+    ] {
+        let mut spec = common::spec_from(&loads::loads_toml(false));
+        spec.solver.formulation = f;
+        check_spec("loads", &spec);
+    }
+    // the natural-coordinate formulations carry the spring–damper and the global point force
+    for f in [Formulation::GlobalAli3p, Formulation::GlobalI1al] {
+        let mut spec = common::spec_from(&loads::loads_toml(true));
+        spec.solver.formulation = f;
+        check_spec("loads (natural)", &spec);
+    }
 }

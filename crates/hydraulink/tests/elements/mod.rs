@@ -7,7 +7,11 @@ use num_dual::Dual64;
 use proptest::prelude::*;
 
 mod friction;
+mod inputs;
 mod new_elements;
+
+#[path = "../support/loads.rs"]
+mod loads;
 
 fn d<F: Fn(Dual64) -> Dual64>(f: F, x: f64) -> f64 {
     f(Dual64::new(x, 1.0)).eps
