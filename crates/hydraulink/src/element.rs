@@ -197,6 +197,46 @@ pub trait Element {
     ) -> usize;
 }
 
+/// Helpers of a two-port flow element (relief and check valves): flow Q from port 0 to port 1.
+pub mod flow_element {
+    use super::*;
+
+    /// The ports: nodes `from` and `to`, no mechanical port, no input.
+    pub fn ports(from: Node, to: Node) -> Ports {
+        Ports {
+            nodes: [Some(from), Some(to)],
+            mech: MechPort::None,
+            input: None,
+        }
+    }
+    /// `<name>.flow` [m³/s].
+    pub fn describe(name: &str, out: &mut Vec<Variable>) {
+        out.push(Variable {
+            name: format!("{name}.flow"),
+            unit: "m^3/s",
+        });
+    }
+    /// Q out of port 0 and into port 1.
+    #[inline]
+    pub fn effort<S: Real>(q: S) -> PortEffort<S> {
+        let mut e = PortEffort::zero();
+        e.flow = [-q, q];
+        e
+    }
+    /// Throttling loss Δp Q [W].
+    pub fn power(at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        Power {
+            dissipated_w: (at.p[0] - at.p[1]) * e.flow[1],
+            ..Default::default()
+        }
+    }
+    /// Output `flow`.
+    pub fn outputs(e: &PortEffort<f64>, out: &mut [f64; MAX_OUTPUTS]) -> usize {
+        out[0] = e.flow[1];
+        1
+    }
+}
+
 /// Every element kind: one arm each (the spec side is [`ComponentSpec`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Component {

@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::element::{
-    Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
+    flow_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
     MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
@@ -111,29 +111,16 @@ impl Element for ReliefValve {
         &self.name
     }
     fn ports(&self) -> Ports {
-        Ports {
-            nodes: [Some(self.inlet), Some(self.outlet)],
-            mech: MechPort::None,
-            input: None,
-        }
+        flow_element::ports(self.inlet, self.outlet)
     }
     fn describe(&self, out: &mut Vec<Variable>) {
-        out.push(Variable {
-            name: format!("{}.flow", self.name),
-            unit: "m^3/s",
-        });
+        flow_element::describe(&self.name, out)
     }
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
-        let q = flow(self, at.p[0] - at.p[1]);
-        let mut e = PortEffort::zero();
-        e.flow = [-q, q];
-        e
+        flow_element::effort(flow(self, at.p[0] - at.p[1]))
     }
     fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
-        Power {
-            dissipated_w: (at.p[0] - at.p[1]) * e.flow[1],
-            ..Default::default()
-        }
+        flow_element::power(at, e)
     }
     fn domain(&self) -> EnergyDomain {
         EnergyDomain::Hydraulic
@@ -144,8 +131,7 @@ impl Element for ReliefValve {
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
-        out[0] = e.flow[1];
-        1
+        flow_element::outputs(e, out)
     }
 }
 
