@@ -292,6 +292,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             x0.extend_from_slice(&point.spool);
             x0.extend_from_slice(&point.friction);
             let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+            hydraulink::linearize::set_element_time(&model, &mut ev, point.t_s);
             let zero = vec![0.0; model.n_coords()];
             let (mut dirs, mut derivs) = (Vec::new(), Vec::new());
             let eps = 1e-3;
