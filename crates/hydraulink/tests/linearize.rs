@@ -83,9 +83,13 @@ fn paper_001_fourbar3d_equilibrium() {
     assert_eq!(eq.point.p[2], 3.5e6);
     // F_cyl⁰ = A2 p2 − A3 p3 = −48.2506109297 N (note B.6)
     assert!((eq.cylinder_force_n[0] + 48.250_610_929_7).abs() < 1e-6);
-    // the simulator started at the equilibrium stays there (statics consistent with the step)
+    // the simulator started at the equilibrium stays there (statics consistent with the step),
+    // with the torque M2 of eq. 92 (which moves it from t = 0) held at its initial 0
     let st0 = hydraulink::linearize::equilibrium::initial_state(&model, &eq).expect("state");
-    let mut sim = hydraulink::Simulation::new(model.clone()).expect("init");
+    let mut at_rest = model.clone();
+    let m2 = at_rest.input_names.iter().position(|n| n == "M2").expect("M2");
+    at_rest.inputs[m2] = hydraulink::inputs::Signal::Constant(0.0);
+    let mut sim = hydraulink::Simulation::new(at_rest).expect("init");
     sim.set_state(st0);
     for _ in 0..200 {
         sim.step().expect("step");
