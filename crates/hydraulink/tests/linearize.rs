@@ -87,7 +87,11 @@ fn paper_001_fourbar3d_equilibrium() {
     // with the torque M2 of eq. 92 (which moves it from t = 0) held at its initial 0
     let st0 = hydraulink::linearize::equilibrium::initial_state(&model, &eq).expect("state");
     let mut at_rest = model.clone();
-    let m2 = at_rest.input_names.iter().position(|n| n == "M2").expect("M2");
+    let m2 = at_rest
+        .input_names
+        .iter()
+        .position(|n| n == "M2")
+        .expect("M2");
     at_rest.inputs[m2] = hydraulink::inputs::Signal::Constant(0.0);
     let mut sim = hydraulink::Simulation::new(at_rest).expect("init");
     sim.set_state(st0);
