@@ -145,11 +145,14 @@ fn run_one(
         }
         s.row.peak_energy_drift_j = s.row.peak_energy_drift_j.max(sim.energy_drift_j().abs());
     };
-    s.z = vec![Vec::with_capacity(n_steps as usize + 1); n];
-    s.p = vec![Vec::with_capacity(n_steps as usize + 1); nv];
+    // reserve for the run, but not more than a million rows up front (a huge duration must not
+    // abort on allocation before the first step)
+    let cap = usize::try_from(n_steps).map_or(1 << 20, |n| n.saturating_add(1).min(1 << 20));
+    s.z = vec![Vec::with_capacity(cap); n];
+    s.p = vec![Vec::with_capacity(cap); nv];
     let ncyl = sim.model().hydraulics.cylinders.len();
-    s.s = vec![Vec::with_capacity(n_steps as usize + 1); ncyl];
-    s.sd = vec![Vec::with_capacity(n_steps as usize + 1); ncyl];
+    s.s = vec![Vec::with_capacity(cap); ncyl];
+    s.sd = vec![Vec::with_capacity(cap); ncyl];
     record(&sim, &mut s, &mut row);
     let started = Instant::now();
     let mut it_sum = 0u64;

@@ -5,7 +5,7 @@
 //! Each file has its own test, named after it; `every_corpus_file_is_registered` fails when a
 //! file is added without a test.
 
-use hydraulink::InitError;
+use hydraulink::{InitError, Simulation};
 use hydraulink_io::{
     check_model, compile_model, locate_init_error, LoadError, LoadErrorKind, DEFAULT_MODEL,
 };
@@ -114,6 +114,13 @@ bad_models! {
     non_increasing_times: Model, "input 'U'", "inputs[0].signal.times[2]";
     negative_time_step: Model, "solver", "solver.step_s";
     output_interval_below_step: Model, "solver", "solver.output_interval_s";
+    // Robustness (issue 10): counts that size buffers, overflowing derived constants, and a
+    // rolling disc lying flat (its contact direction undefined).
+    hydraulic_substeps_too_large: Model, "solver", "solver.hydraulic_substeps";
+    max_iterations_too_large: Model, "solver", "solver.max_iterations";
+    piston_area_overflows: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].piston_diameter_m";
+    rolling_disc_axis_missing: Model, "nonholonomic constraint 'wheel'", "nonholonomic[0].axis";
+    rolling_disc_axis_along_normal: Model, "nonholonomic constraint 'wheel'", "nonholonomic[0].axis";
     // Schema: unknown keys, missing fields, wrong types.
     unknown_key: Schema, "body 'body2'", "bodies[1].masss_kg";
     unknown_key_in_inline_table: Schema, "cylinder 'cylinder'", "hydraulics.cylinders[0].friction";
@@ -228,4 +235,109 @@ fn loop_that_cannot_close_points_at_the_cut_joint() {
         .find(|(_, line)| line.starts_with("[[cut_joints]]"))
         .map(|(i, _)| i);
     assert_eq!(locate_init_error(&text, &error), header);
+}
+
+/// One body on a fixed joint: no coordinates.
+const FIXED_BODY: &str = r#"name = "fixed"
+[[bodies]]
+name = "b"
+mass_kg = 1.0
+com = [0.0, 0.0, 0.0]
+inertia = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+[[joints]]
+name = "j"
+type = "fixed"
+parent = "ground"
+child = "b"
+location = [0.0, 0.0, 0.0]
+"#;
+
+/// A pump, a volume and a tank joined by two equal throttles, with no mechanism.
+const CIRCUIT: &str = r#"name = "circuit"
+[hydraulics.fluid]
+density_kg_m3 = 850.0
+bulk_modulus_pa = 1.5e9
+[[hydraulics.volumes]]
+name = "V1"
+hose_volume_m3 = 4.71e-5
+hose_bulk_modulus_pa = 5.5e8
+p0_pa = 1.0e6
+[[hydraulics.pumps]]
+name = "P"
+pressure_pa = 7.6e6
+[[hydraulics.tanks]]
+name = "T"
+pressure_pa = 1.0e5
+[[hydraulics.throttles]]
+name = "in"
+from = "P"
+to = "V1"
+discharge_coefficient = 0.8
+area_m2 = 2.83e-6
+laminar_dp_pa = 2.0e5
+[[hydraulics.throttles]]
+name = "out"
+from = "V1"
+to = "T"
+discharge_coefficient = 0.8
+area_m2 = 2.83e-6
+laminar_dp_pa = 2.0e5
+[solver]
+duration_s = 0.1
+"#;
+
+#[test]
+fn a_model_with_nothing_to_simulate_is_rejected() {
+    for (text, line, path) in [
+        ("name = \"x\"\n", None, "joints"),
+        (FIXED_BODY, Some(9), "joints[0].type"),
+    ] {
+        let Err(error) = check_model(text, "empty.toml") else {
+            panic!("{text:?} accepted");
+        };
+        assert_eq!(error.kind, LoadErrorKind::Model, "{error}");
+        assert_eq!(error.path.as_deref(), Some(path), "{error}");
+        assert_eq!(error.line, line, "{error}");
+        assert!(error.message.contains("nothing to simulate"), "{error}");
+    }
+}
+
+#[test]
+fn a_circuit_without_a_mechanism_runs() {
+    let model = compile_model(CIRCUIT, "circuit.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(model).unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..100 {
+        sim.step().unwrap_or_else(|e| panic!("{e}"));
+    }
+    // two equal throttles in series: V1 settles between the pump and the tank
+    let p = sim.state().p[0];
+    assert!((1.0e5..7.6e6).contains(&p), "p(V1) = {p}");
+}
+
+#[test]
+fn a_circuit_without_a_mechanism_names_the_formulations_that_run_it() {
+    let text = CIRCUIT.replace("[solver]", "[solver]\nformulation = \"multirate\"");
+    let Err(error) = check_model(&text, "circuit.toml") else {
+        panic!("accepted");
+    };
+    assert_eq!(error.path.as_deref(), Some("solver.formulation"), "{error}");
+    assert!(error.message.contains("'penalty'"), "{error}");
+}
+
+#[test]
+fn a_huge_coordinate_is_a_named_initialization_error() {
+    // issue 10: `run models/sled_knife_edge.toml --set x.q0=1e155` never returned
+    let text = include_str!("../../../models/sled_knife_edge.toml").replacen(
+        "child = \"carriage_x\"\n",
+        "child = \"carriage_x\"\nq0 = 1.0e155\n",
+        1,
+    );
+    let model = compile_model(&text, "sled.toml").unwrap_or_else(|e| panic!("{e}"));
+    let Err(error) = Simulation::new(model) else {
+        panic!("initialized");
+    };
+    assert!(
+        matches!(&error, InitError::Numerical { element, .. } if element == "joint 'x'"),
+        "{error}"
+    );
 }

@@ -1,8 +1,14 @@
-//! Property: mutating the default model (a number replaced by any f64, NaN, ±inf, huge, tiny or
-//! a junk token; a line deleted) never makes loading panic, and every error it reports is
-//! well formed: a line inside the text, a non-empty message, a path that maps back to a line.
+//! Properties:
+//! - mutating the default model (a number replaced by any f64, NaN, ±inf, huge, tiny or a junk
+//!   token; a line deleted) never makes loading panic, and every error it reports is well formed:
+//!   a line inside the text, a non-empty message, a path that maps back to a line;
+//! - mutating any shipped model (numbers scaled by large factors, negated, replaced; fields
+//!   dropped; values of another type; another formulation) and running a few steps never panics
+//!   or hangs: the outcomes are a result, a located error (`LoadError`, `InitError`) or a
+//!   divergence diagnosis (`StepError`).
 
-use hydraulink_io::{check_model, line_of_path, DEFAULT_MODEL};
+use hydraulink::Simulation;
+use hydraulink_io::{check_model, compile_model, line_of_path, DEFAULT_MODEL};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -104,6 +110,181 @@ fn apply(text: &str, mutation: &Mutation) -> String {
     }
 }
 
+/// Every shipped model, by file name (`every_shipped_model_is_fuzzed` keeps the list whole).
+const SHIPPED: &[(&str, &str)] = &[
+    ("boom.toml", include_str!("../../../models/boom.toml")),
+    ("fourbar.toml", include_str!("../../../models/fourbar.toml")),
+    (
+        "fourbar3d.toml",
+        include_str!("../../../models/fourbar3d.toml"),
+    ),
+    (
+        "fourbar3d_high_friction.toml",
+        include_str!("../../../models/fourbar3d_high_friction.toml"),
+    ),
+    (
+        "fourbar3d_low_friction.toml",
+        include_str!("../../../models/fourbar3d_low_friction.toml"),
+    ),
+    (
+        "fourbar_friction.toml",
+        include_str!("../../../models/fourbar_friction.toml"),
+    ),
+    (
+        "fourbar_rahikainen.toml",
+        include_str!("../../../models/fourbar_rahikainen.toml"),
+    ),
+    (
+        "quickreturn.toml",
+        include_str!("../../../models/quickreturn.toml"),
+    ),
+    (
+        "rod_naya.toml",
+        include_str!("../../../models/rod_naya.toml"),
+    ),
+    (
+        "rolling_disc.toml",
+        include_str!("../../../models/rolling_disc.toml"),
+    ),
+    (
+        "sled_knife_edge.toml",
+        include_str!("../../../models/sled_knife_edge.toml"),
+    ),
+];
+
+/// Steps a mutated model runs at most: the property is about panics and hangs, not accuracy.
+const MAX_STEPS: u64 = 20;
+
+#[derive(Debug, Clone)]
+enum ModelMutation {
+    /// Multiply the number at this index by 10^k.
+    Scale(Index, i32),
+    /// Negate the number at this index.
+    Negate(Index),
+    /// Replace the number at this index by this token (any f64, huge, tiny, another type, junk).
+    Number(Index, String),
+    /// Delete the line at this index (drops a field, or a whole element's header).
+    DeleteLine(Index),
+    /// Select this formulation.
+    Formulation(&'static str),
+}
+
+fn model_mutation() -> impl Strategy<Value = ModelMutation> {
+    prop_oneof![
+        3 => (any::<Index>(), -300i32..300).prop_map(|(i, k)| ModelMutation::Scale(i, k)),
+        2 => any::<Index>().prop_map(ModelMutation::Negate),
+        3 => (
+            any::<Index>(),
+            prop_oneof![
+                token(),
+                Just("\"x\"".to_string()),
+                Just("true".to_string()),
+                Just("[1.0, 2.0]".to_string()),
+                Just("{ a = 1 }".to_string()),
+                Just("4000000000".to_string()),
+                Just("1e155".to_string()),
+            ]
+        )
+            .prop_map(|(i, t)| ModelMutation::Number(i, t)),
+        2 => any::<Index>().prop_map(ModelMutation::DeleteLine),
+        1 => prop::sample::select(vec![
+            "penalty",
+            "double-step",
+            "global-ali3p",
+            "global-i1al",
+            "kinematic-guidance",
+            "multirate",
+        ])
+        .prop_map(ModelMutation::Formulation),
+    ]
+}
+
+/// The number span at `index` of `text`, if it has numbers.
+fn number_at(text: &str, index: &Index) -> Option<(usize, usize)> {
+    let spans = number_spans(text);
+    (!spans.is_empty()).then(|| spans[index.index(spans.len())])
+}
+
+fn apply_model_mutation(text: &str, mutation: &ModelMutation) -> String {
+    let replace = |index: &Index, f: &dyn Fn(&str) -> String| match number_at(text, index) {
+        Some((start, end)) => format!("{}{}{}", &text[..start], f(&text[start..end]), &text[end..]),
+        None => text.to_string(),
+    };
+    match mutation {
+        ModelMutation::Scale(index, k) => replace(index, &|n| match n.parse::<f64>() {
+            Ok(x) => toml_float(x * 10f64.powi(*k)),
+            Err(_) => n.to_string(),
+        }),
+        ModelMutation::Negate(index) => replace(index, &|n| match n.strip_prefix('-') {
+            Some(rest) => rest.to_string(),
+            None => format!("-{n}"),
+        }),
+        ModelMutation::Number(index, token) => replace(index, &|_| token.clone()),
+        ModelMutation::DeleteLine(index) => apply(text, &Mutation::DeleteLine(*index)),
+        ModelMutation::Formulation(name) => text
+            .lines()
+            .map(|line| {
+                if line.trim_start().starts_with("formulation") {
+                    format!("formulation = \"{name}\"")
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// Loads, initializes and runs `text` for at most [`MAX_STEPS`] steps (and at most its
+/// duration), with the iteration counts that bound a step's work capped; every failure must be
+/// one of the diagnosed kinds, and a load error must be well formed.
+fn run_briefly(text: &str, file: &str) -> Result<(), TestCaseError> {
+    let mut model = match compile_model(text, file) {
+        Ok(model) => model,
+        Err(error) => {
+            let shown = error.to_string();
+            prop_assert!(shown.starts_with(file), "{}", shown);
+            prop_assert!(!error.message.is_empty(), "{}", shown);
+            return Ok(());
+        }
+    };
+    // A valid model may ask for up to 1000 iterations of up to 10,000 substeps: cap the work
+    // per step so that the budget of the test holds (the bounds themselves are tested in
+    // `model/validate.rs`).
+    model.solver.max_iterations = model.solver.max_iterations.min(30);
+    model.solver.hydraulic_substeps = model.solver.hydraulic_substeps.min(50);
+    let duration = model.duration_s();
+    let mut sim = match Simulation::new(model) {
+        Ok(sim) => sim,
+        Err(error) => {
+            prop_assert!(!error.to_string().is_empty());
+            return Ok(());
+        }
+    };
+    while sim.step_index() < MAX_STEPS && sim.time_s() < duration {
+        if let Err(error) = sim.step() {
+            prop_assert!(!error.to_string().is_empty());
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_shipped_model_is_fuzzed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".toml"))
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = SHIPPED.iter().map(|(f, _)| f.to_string()).collect();
+    listed.sort();
+    assert_eq!(files, listed);
+}
+
 #[test]
 fn the_number_scanner_finds_the_model_numbers() {
     let spans = number_spans(DEFAULT_MODEL);
@@ -150,5 +331,23 @@ proptest! {
     #[test]
     fn arbitrary_paths_never_panic(path in "[a-z_\\[\\]0-9.\"]{0,24}") {
         let _ = line_of_path(DEFAULT_MODEL, &path);
+    }
+}
+
+proptest! {
+    // ~1 ms a case in release: 1,000 mutants of the shipped models, 20 steps each
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn mutated_shipped_models_run_without_panic_or_hang(
+        model in 0..SHIPPED.len(),
+        mutations in prop::collection::vec(model_mutation(), 1..4),
+    ) {
+        let (file, text) = SHIPPED[model];
+        let mut text = text.to_string();
+        for m in &mutations {
+            text = apply_model_mutation(&text, m);
+        }
+        run_briefly(&text, file)?;
     }
 }

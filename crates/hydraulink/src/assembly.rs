@@ -8,6 +8,7 @@ use crate::hydraulics::{self, cylinder, CylinderMotion};
 use crate::mechanics::constraints::{self, ConstraintEval};
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::nonholonomic::{self, NonholonomicEval};
+use crate::mechanics::ports::Line;
 use crate::mechanics::semirecursive::Dynamics;
 use crate::model::Model;
 use crate::real::{v3, Real};
@@ -324,9 +325,13 @@ impl<S: Real> Evaluator<S> {
         crate::friction::rates(&cyl.friction, sd, w, &mut self.fstate_rate[o..o + k]);
         self.friction_force[c] = fm;
         self.cylinder_force[c] = f;
-        let fv = n * f;
-        self.dynamics.add_point_force(cyl.rod.frame, &rr, &fv);
-        self.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
+        let line = Line {
+            rb,
+            rr,
+            n,
+            s: self.motion[c].s,
+        };
+        line.apply(&mut self.dynamics, &cyl.base, &cyl.rod, f);
         o + k
     }
 
@@ -354,15 +359,11 @@ impl<S: Real> Evaluator<S> {
     fn cylinders(&mut self, model: &Model, p: &[S]) {
         let mut o = 0;
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-            let (rb, rr) = (self.kin.point(&cyl.base), self.kin.point(&cyl.rod));
-            let d = rr - rb;
-            let s = d.dot(&d).sqrt();
-            let n: Vector3<S> = d / s;
-            let vb = self.kin.point_velocity(cyl.base.frame, &rb);
-            let vr = self.kin.point_velocity(cyl.rod.frame, &rr);
-            let sd = n.dot(&(vr - vb));
+            // the line port (`mechanics::ports::Line`, 000 eq. 45)
+            let line = Line::at(&self.kin, &cyl.base, &cyl.rod);
+            let (s, sd) = (line.s, line.rate(&self.kin, &cyl.base, &cyl.rod));
             self.motion[c] = CylinderMotion { s, sd };
-            self.cylinder_geometry[c] = [rb, rr, n];
+            self.cylinder_geometry[c] = [line.rb, line.rr, line.n];
             o = self.cylinder_force_at(c, cyl, o, p, sd);
         }
     }

@@ -115,6 +115,17 @@ pub enum InitError {
     /// No static equilibrium could be found.
     #[error("static equilibrium: {0}")]
     Statics(String),
+    /// A NaN or infinite value appeared in a stage of the initialization, or its least-squares
+    /// solve failed.
+    #[error("{element}: {stage}: {reason}")]
+    Numerical {
+        /// The stage, e.g. `velocities` or `accelerations and multipliers`.
+        stage: String,
+        /// The element behind the offending row or column, e.g. `joint 'z2'`.
+        element: String,
+        /// What went wrong, e.g. `non-finite matrix entry at row 3, column 0`.
+        reason: String,
+    },
 }
 
 /// A value set or read by name from outside the model (`Simulation::set_input`, `input`,

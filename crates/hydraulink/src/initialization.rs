@@ -13,6 +13,10 @@
 //! 5. **Accelerations and multipliers.** The augmented system of note 000-A.6,
 //!    [[M′, Φ_zᵀ], [Φ_z, 0]] [z̈₀; λ₀] = [Q′; −Φ̇_z ż], solved in least squares (minimum norm), so
 //!    that redundant constraints are allowed; and ṗ₀ = h(p₀, z₀, ż₀).
+//!
+//! Every least-squares solve refuses non-finite input and the initial state is checked for
+//! NaN/Inf: either is [`InitError::Numerical`], naming the stage and the element (joint, cut
+//! joint, cylinder, volume) behind the offending row or column, never a panic or a hang.
 
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
@@ -20,7 +24,7 @@ use num_dual::Dual64;
 use crate::assembly::Evaluator;
 use crate::hydraulics::{self, cylinder};
 use crate::inputs::InputValues;
-use crate::linalg::pinv_solve;
+use crate::linalg::{pinv_solve, try_pinv_solve, KernelError};
 use crate::mechanics::energy;
 use crate::mechanics::kinematics::for_each_on_path;
 use crate::model::Model;
@@ -29,6 +33,49 @@ use crate::InitError;
 
 fn jac_matrix(ev: &Evaluator<f64>, m: usize, n: usize) -> DMatrix<f64> {
     DMatrix::from_row_slice(m, n, &ev.constraints.jac)
+}
+
+/// The element behind coordinate `i` (its joint).
+fn coord_element(model: &Model, i: usize) -> String {
+    match model.axes.get(i) {
+        Some(axis) => format!("joint '{}'", model.joints[axis.joint].name),
+        None => "model".into(),
+    }
+}
+
+/// The element behind row `r` of D = [Φ_z; B]: a cut joint, or a nonholonomic constraint.
+fn constraint_element(model: &Model, r: usize) -> String {
+    let m = model.n_constraints();
+    if r < m {
+        format!(
+            "cut joint '{}'",
+            model.cut_joints[model.constraints[r].cut_joint]
+        )
+    } else if let Some(row) = model.nonholonomic.get(r - m) {
+        format!("nonholonomic constraint '{}'", row.name)
+    } else {
+        "model".into()
+    }
+}
+
+/// [`try_pinv_solve`] for `stage`, a failure named after the element behind the offending
+/// entry: `entry(row, column)` for the matrix, `rhs(row)` for the right-hand side.
+fn solve_stage(
+    stage: &str,
+    a: &DMatrix<f64>,
+    b: &DVector<f64>,
+    entry: impl Fn(usize, usize) -> String,
+    rhs: impl Fn(usize) -> String,
+) -> Result<DVector<f64>, InitError> {
+    try_pinv_solve(a, b).map_err(|e| InitError::Numerical {
+        stage: stage.into(),
+        element: match e {
+            KernelError::NonFiniteMatrix { row, column } => entry(row, column),
+            KernelError::NonFiniteRhs { row } => rhs(row),
+            KernelError::NoConvergence | KernelError::Overflow => "model".into(),
+        },
+        reason: e.to_string(),
+    })
 }
 
 /// Closes the loops, Φ(z) = 0, by Newton with minimum-norm steps Δz_f = −J_fᵀ(J_f J_fᵀ)⁺ Φ over
@@ -93,7 +140,13 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         // 2. velocities
         let j = jac_matrix(&ev, m, n);
         let v = DVector::from_column_slice(&zd);
-        let y = pinv_solve(&(&j * j.transpose()), &(&j * &v));
+        let y = solve_stage(
+            "velocities",
+            &(&j * j.transpose()),
+            &(&j * &v),
+            |r, _| constraint_element(model, r),
+            |r| constraint_element(model, r),
+        )?;
         let corr = j.transpose() * y;
         for i in 0..n {
             zd[i] -= corr[i];
@@ -111,7 +164,13 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         j.view_mut((m, 0), (l, n))
             .copy_from(&DMatrix::from_row_slice(l, n, &ev.nonholonomic.b));
         let v = DVector::from_column_slice(&zd);
-        let y = pinv_solve(&(&j * j.transpose()), &(&j * &v));
+        let y = solve_stage(
+            "velocities",
+            &(&j * j.transpose()),
+            &(&j * &v),
+            |r, _| constraint_element(model, r),
+            |r| constraint_element(model, r),
+        )?;
         let corr = j.transpose() * y;
         for i in 0..n {
             zd[i] -= corr[i];
@@ -164,11 +223,22 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         }
         let q0 = DVector::from_column_slice(&ev.dynamics.force);
         // (no cylinder and no cut joint: nothing but joint friction can hold the mechanism)
-        let sol = if a.ncols() > 0 {
-            pinv_solve(&a, &(-&q0))
-        } else {
-            DVector::zeros(0)
+        let column = |c: usize| {
+            if c < ncyl {
+                format!("cylinder '{}'", model.hydraulics.cylinders[c].name)
+            } else if c < ncyl + m {
+                constraint_element(model, c - ncyl)
+            } else {
+                coord_element(model, model.joint_friction[c - ncyl - m].axis.0)
+            }
         };
+        let sol = solve_stage(
+            "statics",
+            &a,
+            &(-&q0),
+            |_, c| column(c),
+            |i| coord_element(model, i),
+        )?;
         let res = &a * &sol + &q0;
         if res.norm() > 1e-6 * (q0.norm() + 1.0) && !unknown.is_empty() {
             return Err(InitError::Statics(format!(
@@ -187,7 +257,13 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             for (k, jf) in model.joint_friction.iter().enumerate() {
                 a2[(jf.axis.0, ncyl + m + k)] = -1.0;
             }
-            let sol2 = pinv_solve(&a2, &(-&q0));
+            let sol2 = solve_stage(
+                "statics",
+                &a2,
+                &(-&q0),
+                |_, c| column(c),
+                |i| coord_element(model, i),
+            )?;
             let res2 = &a2 * &sol2 + &q0;
             if res2.norm() <= 1e-6 * (q0.norm() + 1.0) {
                 statics_ok = true;
@@ -299,7 +375,17 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                     )));
                 }
             }
-            let d = pinv_solve(&jm, &(-&rv));
+            let row = |i: usize| {
+                if i < ncyl {
+                    format!("cylinder '{}'", model.hydraulics.cylinders[i].name)
+                } else {
+                    format!(
+                        "volume '{}'",
+                        model.hydraulics.volumes[unknown[i - ncyl]].name
+                    )
+                }
+            };
+            let d = solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row)?;
             let mut small = true;
             for (k, &u) in unknown.iter().enumerate() {
                 p[u] += d[k];
@@ -393,9 +479,52 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     for r in 0..l {
         rhs[n + m + r] = -ev.nonholonomic.acc0[r];
     }
-    let sol = pinv_solve(&aug, &rhs);
+    let either = |i: usize| {
+        if i < n {
+            coord_element(model, i)
+        } else {
+            constraint_element(model, i - n)
+        }
+    };
+    let sol = solve_stage(
+        "accelerations and multipliers",
+        &aug,
+        &rhs,
+        |i, j| either(if i < n && j >= n { j } else { i }),
+        either,
+    )?;
     let zdd: Vec<f64> = sol.rows(0, n).iter().copied().collect();
     let lambda: Vec<f64> = sol.rows(n, ml).iter().copied().collect();
+    // every initial value finite, or the element behind the first one that is not
+    let non_finite = |values: &[f64]| values.iter().position(|x| !x.is_finite());
+    let volume_element = |v: usize| format!("volume '{}'", model.hydraulics.volumes[v].name);
+    for (what, index, element) in [
+        (
+            "positions",
+            non_finite(&z),
+            &coord_element as &dyn Fn(&Model, usize) -> String,
+        ),
+        ("velocities", non_finite(&zd), &coord_element),
+        ("accelerations", non_finite(&zdd), &coord_element),
+        ("multipliers", non_finite(&lambda), &constraint_element),
+    ] {
+        if let Some(i) = index {
+            return Err(InitError::Numerical {
+                stage: "initial state".into(),
+                element: element(model, i),
+                reason: format!("non-finite initial {what}"),
+            });
+        }
+    }
+    for (what, values) in [("pressure", &p), ("pressure rate", &ev.h)] {
+        if let Some(v) = non_finite(values) {
+            return Err(InitError::Numerical {
+                stage: "initial state".into(),
+                element: volume_element(v),
+                reason: format!("non-finite initial {what}"),
+            });
+        }
+    }
     let (ke, pe) = energy::energies(model, &ev.dynamics, &zd);
     let power: Vec<f64> = ev
         .cylinder_force

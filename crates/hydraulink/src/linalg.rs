@@ -12,11 +12,21 @@
 //! factor and substitute with the textbook unblocked Doolittle loop (partial pivoting, the same
 //! algorithm faer uses below its recursion threshold), and above it we call faer. The two paths
 //! are cross-checked in the tests of this file.
+//!
+//! **One LU kernel.** [`lu_factor_in_place`] and [`lu_solve_in_place`] are that unblocked kernel,
+//! generic over the scalar (`f64`, or a dual number pivoting on its real part, as the
+//! double-step position solves need) and over the right-hand side (dual right-hand sides against
+//! `f64` factors, as the multi-rate sub-integration needs). [`DenseLu`] calls them below
+//! [`SMALL_N`]; the double-step and multi-rate formulations call them on their small systems.
+//! Every factorization refuses a non-finite entry (an error, never a NaN solution).
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::lu::partial_pivoting::{factor, solve};
 use faer::perm::PermRef;
 use faer::{MatMut, MatRef, Par};
+use std::ops::{Div, Mul};
+
+use crate::real::Real;
 
 /// The factorization failed: a zero or non-finite pivot.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -25,21 +35,105 @@ pub struct SingularMatrix {
     pub column: usize,
 }
 
+/// Why a dense kernel refused its input or gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum KernelError {
+    /// A NaN or infinite matrix entry (the first one in row-major order).
+    #[error("non-finite matrix entry at row {row}, column {column}")]
+    NonFiniteMatrix {
+        /// Row of the entry.
+        row: usize,
+        /// Column of the entry.
+        column: usize,
+    },
+    /// A NaN or infinite right-hand side entry.
+    #[error("non-finite right-hand side entry at row {row}")]
+    NonFiniteRhs {
+        /// Row of the entry.
+        row: usize,
+    },
+    /// The iteration (SVD, eigen-solver) did not converge within its cap.
+    #[error("the iteration did not converge")]
+    NoConvergence,
+    /// Finite input, but the solution overflows.
+    #[error("the solution overflows")]
+    Overflow,
+}
+
+/// The first non-finite entry of `a`, in row-major order.
+pub fn first_non_finite(a: &nalgebra::DMatrix<f64>) -> Option<(usize, usize)> {
+    (0..a.nrows())
+        .flat_map(|i| (0..a.ncols()).map(move |j| (i, j)))
+        .find(|&(i, j)| !a[(i, j)].is_finite())
+}
+
 /// Minimum-norm least-squares solution of `a x = b` by SVD (singular values below 1e-12 of the
-/// largest are dropped). For the initialization only: it allocates.
+/// largest are dropped). For the initialization and the linearization only: it allocates.
+///
+/// Never panics and never loops: an empty `a` gives x = 0 (the minimum-norm solution of no
+/// equations, or of no unknowns); non-finite entries are refused; the SVD's iterations are capped.
+pub fn try_pinv_solve(
+    a: &nalgebra::DMatrix<f64>,
+    b: &nalgebra::DVector<f64>,
+) -> Result<nalgebra::DVector<f64>, KernelError> {
+    if let Some((row, column)) = first_non_finite(a) {
+        return Err(KernelError::NonFiniteMatrix { row, column });
+    }
+    if let Some(row) = b.iter().position(|x| !x.is_finite()) {
+        return Err(KernelError::NonFiniteRhs { row });
+    }
+    if a.nrows() == 0 || a.ncols() == 0 {
+        return Ok(nalgebra::DVector::zeros(a.ncols()));
+    }
+    // nalgebra's `svd` iterates without a cap (an infinite entry never converges); the same
+    // tolerance (5 ε) with a cap
+    let max_niter = 200 * (a.nrows() + a.ncols());
+    let svd = a
+        .clone()
+        .try_svd(true, true, 5.0 * f64::EPSILON, max_niter)
+        .ok_or(KernelError::NoConvergence)?;
+    let smax = svd.singular_values.max();
+    let x = svd
+        .solve(b, 1e-12 * smax.max(1e-300))
+        .unwrap_or_else(|_| nalgebra::DVector::zeros(a.ncols()));
+    if x.iter().any(|v| !v.is_finite()) {
+        return Err(KernelError::Overflow);
+    }
+    Ok(x)
+}
+
+/// Singular values of `a`, descending, as nalgebra's `svd(false, false)` gives them, but never
+/// panicking or looping: empty for an empty `a`, all NaN (so that no rank test counts them) for a
+/// non-finite `a` or a non-converged SVD.
+pub fn singular_values(a: &nalgebra::DMatrix<f64>) -> nalgebra::DVector<f64> {
+    let k = a.nrows().min(a.ncols());
+    if k == 0 {
+        return nalgebra::DVector::zeros(0);
+    }
+    if first_non_finite(a).is_some() {
+        return nalgebra::DVector::from_element(k, f64::NAN);
+    }
+    let max_niter = 200 * (a.nrows() + a.ncols());
+    a.clone()
+        .try_svd(false, false, 5.0 * f64::EPSILON, max_niter)
+        .map_or_else(
+            || nalgebra::DVector::from_element(k, f64::NAN),
+            |svd| svd.singular_values,
+        )
+}
+
+/// [`try_pinv_solve`] where a failure is left to the caller's finiteness checks: on a refused
+/// input or a non-converged SVD every entry of the result is NaN.
 pub fn pinv_solve(
     a: &nalgebra::DMatrix<f64>,
     b: &nalgebra::DVector<f64>,
 ) -> nalgebra::DVector<f64> {
-    let svd = a.clone().svd(true, true);
-    let smax = svd.singular_values.max();
-    svd.solve(b, 1e-12 * smax.max(1e-300))
-        .unwrap_or_else(|_| nalgebra::DVector::zeros(a.ncols()))
+    try_pinv_solve(a, b).unwrap_or_else(|_| nalgebra::DVector::from_element(a.ncols(), f64::NAN))
 }
 
 /// Eigenvalues and right eigenvectors (columns) of a real square matrix, by faer's non-symmetric
 /// eigen-solver (Hessenberg QR). For the linearization only: it allocates. `None` if the QR
-/// iteration does not converge.
+/// iteration does not converge or `a` has a non-finite entry.
 #[allow(clippy::type_complexity)]
 pub fn eigen_real(
     a: &nalgebra::DMatrix<f64>,
@@ -47,6 +141,9 @@ pub fn eigen_real(
     Vec<nalgebra::Complex<f64>>,
     nalgebra::DMatrix<nalgebra::Complex<f64>>,
 )> {
+    if first_non_finite(a).is_some() {
+        return None;
+    }
     let n = a.nrows();
     let m = faer::Mat::<f64>::from_fn(n, n, |i, j| a[(i, j)]);
     let e = faer::linalg::solvers::Eigen::new_from_real(m.as_ref()).ok()?;
@@ -75,30 +172,154 @@ pub const SMALL_N: usize = 80;
 /// results are bit-identical), when the CPU has it.
 pub const AVX2_MIN_N: usize = 16;
 
+/// Whether `x` is exactly zero in every part, so that an update it multiplies can be skipped:
+/// only for `f64` (num-dual compares real parts only, and a dual zero can carry a derivative).
+#[inline(always)]
+fn exactly_zero<S: Real>(x: S) -> bool {
+    S::NDERIV == 0 && x.re() == 0.0
+}
+
+/// LU factorization with partial pivoting, P A = L U, of the column-major `n × n` matrix `a`
+/// (`a[j * n + i]` = A_ij), in place: the unit L below the diagonal, U on and above it.
+/// `ipiv[k]` is the row swapped with row k at step k (pivot on the real part). Right-looking
+/// unblocked Doolittle elimination, column-oriented. Returns the smallest |pivot|.
+///
+/// Fails on a zero pivot, on a non-finite entry (every entry of A is read, as a pivot candidate
+/// or as a row of U, before it can reach the factors), and on a pivot whose reciprocal overflows.
+/// Allocation-free.
+pub fn lu_factor_in_place<S: Real>(
+    a: &mut [S],
+    n: usize,
+    ipiv: &mut [usize],
+) -> Result<f64, SingularMatrix> {
+    let a = &mut a[..n * n];
+    let mut min_pivot = f64::INFINITY;
+    for k in 0..n {
+        let singular = Err(SingularMatrix { column: k });
+        // pivot: largest |a_ik|, i ≥ k, in column k
+        let (mut piv, mut best) = (k, 0.0f64);
+        for (i, v) in a[k * n + k..(k + 1) * n].iter().enumerate() {
+            let m = v.re().abs();
+            if !m.is_finite() {
+                return singular;
+            }
+            if m > best {
+                best = m;
+                piv = k + i;
+            }
+        }
+        if best == 0.0 {
+            return singular;
+        }
+        ipiv[k] = piv;
+        if piv != k {
+            for col in a.chunks_exact_mut(n) {
+                col.swap(k, piv);
+            }
+        }
+        // column-oriented elimination: l = a[k+1.., k] / a_kk, then a[k+1.., j] -= l a_kj
+        let (left, right) = a.split_at_mut((k + 1) * n);
+        let colk = &mut left[k * n..];
+        let d = S::one() / colk[k];
+        if !d.re().is_finite() {
+            return singular;
+        }
+        // the multipliers end at the last nonzero of the column: the update skips the zero
+        // tail (a banded or block-sparse matrix pays for its profile only)
+        let mut end = k + 1;
+        for (i, x) in colk[k + 1..].iter_mut().enumerate() {
+            if !exactly_zero(*x) {
+                *x *= d;
+                end = k + 2 + i;
+            }
+        }
+        let l = &colk[k + 1..end];
+        for colj in right.chunks_exact_mut(n) {
+            let akj = colj[k];
+            if !akj.re().is_finite() {
+                return singular;
+            }
+            if !exactly_zero(akj) {
+                for (x, li) in colj[k + 1..end].iter_mut().zip(l.iter()) {
+                    *x -= *li * akj;
+                }
+            }
+        }
+        min_pivot = min_pivot.min(best);
+    }
+    Ok(min_pivot)
+}
+
+/// [`lu_factor_in_place`] of a row-major `n × n` matrix (`a[i * n + j]` = A_ij): transposed in
+/// place to the kernel's column-major layout first, so `a` holds column-major factors after.
+pub fn lu_factor_row_major_in_place<S: Real>(
+    a: &mut [S],
+    n: usize,
+    ipiv: &mut [usize],
+) -> Result<f64, SingularMatrix> {
+    for i in 0..n {
+        for j in i + 1..n {
+            a.swap(i * n + j, j * n + i);
+        }
+    }
+    lu_factor_in_place(a, n, ipiv)
+}
+
 /// Forward substitution with the unit L, then back substitution with U, of the column-major
 /// factors `a` (n × n), in place on the permuted right-hand side `y`.
 #[inline(always)]
-fn substitute(a: &[f64], n: usize, y: &mut [f64]) {
+fn substitute<S: Real, B: Real + Mul<S, Output = B> + Div<S, Output = B>>(
+    a: &[S],
+    n: usize,
+    y: &mut [B],
+) {
+    if n == 0 {
+        return;
+    }
     // forward substitution with unit L, column by column
     for (j, col) in a.chunks_exact(n).enumerate() {
         let yj = y[j];
-        if yj != 0.0 {
+        if !exactly_zero(yj) {
             for (yi, lij) in y[j + 1..].iter_mut().zip(col[j + 1..].iter()) {
-                *yi -= lij * yj;
+                *yi -= yj * *lij;
             }
         }
     }
     // back substitution with U, column by column
     for (j, col) in a.chunks_exact(n).enumerate().rev() {
-        y[j] /= col[j];
+        y[j] = y[j] / col[j];
         let yj = y[j];
         for (yi, uij) in y[..j].iter_mut().zip(col[..j].iter()) {
-            *yi -= uij * yj;
+            *yi -= yj * *uij;
         }
     }
 }
 
-/// [`substitute`] compiled for AVX2.
+/// Applies the row interchanges `ipiv` of [`lu_factor_in_place`] to `y`, in order.
+#[inline(always)]
+fn permute<B: Copy>(ipiv: &[usize], y: &mut [B]) {
+    for (k, &p) in ipiv.iter().enumerate() {
+        if p != k {
+            y.swap(k, p);
+        }
+    }
+}
+
+/// Solves A x = b with the factors and interchanges of [`lu_factor_in_place`] (or
+/// [`lu_factor_row_major_in_place`]); `b` holds b on entry and x on exit. The right-hand side
+/// may be dual against `f64` factors. Allocation-free.
+pub fn lu_solve_in_place<S: Real, B: Real + Mul<S, Output = B> + Div<S, Output = B>>(
+    lu: &[S],
+    n: usize,
+    ipiv: &[usize],
+    b: &mut [B],
+) {
+    let y = &mut b[..n];
+    permute(&ipiv[..n], y);
+    substitute(&lu[..n * n], n, y);
+}
+
+/// [`substitute`] in `f64`, compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn substitute_avx2(a: &[f64], n: usize, y: &mut [f64]) {
@@ -110,6 +331,9 @@ pub struct DenseLu {
     n: usize,
     /// The matrix, then its factors, column-major (`a[j * n + i]` = A_ij).
     a: Vec<f64>,
+    /// Row interchanges of the small kernel ([`lu_factor_in_place`]).
+    ipiv: Vec<usize>,
+    /// faer's row permutation and its inverse (above [`SMALL_N`]).
     perm: Vec<usize>,
     perm_inv: Vec<usize>,
     mem: MemBuffer,
@@ -135,6 +359,7 @@ impl DenseLu {
         DenseLu {
             n,
             a: vec![0.0; n * n],
+            ipiv: vec![0; n],
             perm: vec![0; n],
             perm_inv: vec![0; n],
             mem: MemBuffer::new(req),
@@ -177,65 +402,20 @@ impl DenseLu {
         self.factor_faer()
     }
 
-    /// Unblocked Doolittle LU with partial pivoting: P A = L U, row swaps recorded in `perm`
-    /// (`perm[i]` = original row now at position i).
+    /// The unblocked kernel, [`lu_factor_in_place`].
     fn factor_small(&mut self) -> Result<(), SingularMatrix> {
-        let n = self.n;
-        for (i, p) in self.perm.iter_mut().enumerate() {
-            *p = i;
-        }
-        let a = &mut self.a;
-        for k in 0..n {
-            // pivot: largest |a_ik|, i ≥ k, in column k
-            let (mut piv, mut best) = (k, 0.0f64);
-            for (i, v) in a[k * n + k..(k + 1) * n].iter().enumerate() {
-                if v.abs() > best {
-                    best = v.abs();
-                    piv = k + i;
-                }
-            }
-            if best == 0.0 || !best.is_finite() {
-                return Err(SingularMatrix { column: k });
-            }
-            if piv != k {
-                for col in a.chunks_exact_mut(n) {
-                    col.swap(k, piv);
-                }
-                self.perm.swap(k, piv);
-            }
-            // column-oriented elimination: l = a[k+1.., k] / a_kk, then a[k+1.., j] -= l a_kj
-            let (left, right) = a.split_at_mut((k + 1) * n);
-            let colk = &mut left[k * n..];
-            let d = 1.0 / colk[k];
-            // the multipliers end at the last nonzero of the column: the update skips the zero
-            // tail (a banded or block-sparse matrix pays for its profile only)
-            let mut end = k + 1;
-            for (i, x) in colk[k + 1..].iter_mut().enumerate() {
-                if *x != 0.0 {
-                    *x *= d;
-                    end = k + 2 + i;
-                }
-            }
-            let l = &colk[k + 1..end];
-            for colj in right.chunks_exact_mut(n) {
-                let akj = colj[k];
-                if akj != 0.0 {
-                    for (x, li) in colj[k + 1..end].iter_mut().zip(l.iter()) {
-                        *x -= li * akj;
-                    }
-                }
-            }
-        }
-        for i in 0..n {
-            self.perm_inv[self.perm[i]] = i;
-        }
+        lu_factor_in_place(&mut self.a, self.n, &mut self.ipiv)?;
         self.factored = true;
         Ok(())
     }
 
     fn factor_faer(&mut self) -> Result<(), SingularMatrix> {
-        let stack = MemStack::new(&mut self.mem);
         let n = self.n;
+        // faer does not check its input: refuse a non-finite entry as the small kernel does
+        if let Some(k) = self.a.iter().position(|x| !x.is_finite()) {
+            return Err(SingularMatrix { column: k / n });
+        }
+        let stack = MemStack::new(&mut self.mem);
         let _ = factor::lu_in_place(
             MatMut::from_column_major_slice_mut(&mut self.a, n, n),
             &mut self.perm,
@@ -271,20 +451,15 @@ impl DenseLu {
 
     fn solve_small(&self, rhs: &mut [f64]) {
         let n = self.n;
-        let mut buf = [0.0f64; SMALL_N];
-        let y = &mut buf[..n];
-        for (yi, p) in y.iter_mut().zip(self.perm.iter()) {
-            *yi = rhs[*p];
-        }
+        let y = &mut rhs[..n];
+        permute(&self.ipiv, y);
         #[cfg(target_arch = "x86_64")]
         if n >= AVX2_MIN_N && std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
             unsafe { substitute_avx2(&self.a, n, y) };
-            rhs[..n].copy_from_slice(y);
             return;
         }
         substitute(&self.a, n, y);
-        rhs[..n].copy_from_slice(y);
     }
 
     fn solve_faer(&mut self, rhs: &mut [f64]) {
@@ -500,6 +675,91 @@ mod tests {
                 - 1.0;
             assert!(r.abs() < 1e-10);
         }
+    }
+
+    #[test]
+    fn one_kernel_for_row_major_and_dual_systems() {
+        use num_dual::Dual64;
+        // row-major A (n = 4), f64 factors, a dual right-hand side: x = A⁻¹ b and ẋ = A⁻¹ ḃ
+        let n = 4;
+        let a = random_matrix(n, 21);
+        let mut lu = a.clone();
+        let mut ipiv = vec![0; n];
+        lu_factor_row_major_in_place(&mut lu, n, &mut ipiv).unwrap();
+        let x: Vec<Dual64> = (0..n)
+            .map(|i| Dual64::new(1.0 + i as f64, 0.5 - i as f64))
+            .collect();
+        let mut b = vec![Dual64::from(0.0); n];
+        for i in 0..n {
+            for j in 0..n {
+                b[i] += x[j] * a[i * n + j];
+            }
+        }
+        lu_solve_in_place(&lu, n, &ipiv, &mut b);
+        for i in 0..n {
+            assert!((b[i].re - x[i].re).abs() < 1e-12, "{i}: {:?}", b[i]);
+            assert!((b[i].eps - x[i].eps).abs() < 1e-12, "{i}: {:?}", b[i]);
+        }
+        // dual factors: a derivative on a zero entry is kept (not skipped as a zero)
+        let ad = [
+            Dual64::new(2.0, 0.0),
+            Dual64::new(0.0, 1.0),
+            Dual64::new(1.0, 0.0),
+            Dual64::new(3.0, 0.0),
+        ];
+        let mut lu = ad;
+        let mut ipiv = [0; 2];
+        lu_factor_in_place(&mut lu, 2, &mut ipiv).unwrap();
+        // A = [[2, 1], [ε, 3]] (column-major above); A x = [1, 0]: x₀ = 3/(6 − ε) ≈ ½ + ε/12
+        let mut rhs = [Dual64::from(1.0), Dual64::from(0.0)];
+        lu_solve_in_place(&lu, 2, &ipiv, &mut rhs);
+        assert!((rhs[0].re - 0.5).abs() < 1e-15 && (rhs[0].eps - 1.0 / 12.0).abs() < 1e-15);
+        // n = 0 is a no-op
+        lu_solve_in_place::<f64, f64>(&[], 0, &[], &mut []);
+    }
+
+    #[test]
+    fn kernels_refuse_non_finite_input() {
+        // a NaN off the diagonal in the last row, an infinity on it, in both LU paths
+        for n in [3, SMALL_N + 2] {
+            for bad in [f64::NAN, f64::INFINITY] {
+                let mut lu = DenseLu::new(n);
+                {
+                    let mut m = lu.matrix_mut();
+                    for i in 0..n {
+                        m[(i, i)] = 1.0;
+                    }
+                    m[(n - 1, 0)] = bad;
+                }
+                assert!(lu.factor().is_err(), "n {n}, {bad}");
+            }
+        }
+        let a = nalgebra::DMatrix::from_row_slice(2, 2, &[1.0, 0.0, f64::NAN, 1.0]);
+        let b = nalgebra::DVector::from_column_slice(&[1.0, 1.0]);
+        assert_eq!(
+            try_pinv_solve(&a, &b),
+            Err(KernelError::NonFiniteMatrix { row: 1, column: 0 })
+        );
+        assert!(pinv_solve(&a, &b).iter().all(|x| x.is_nan()));
+        let eye = nalgebra::DMatrix::<f64>::identity(2, 2);
+        let inf = nalgebra::DVector::from_column_slice(&[1.0, f64::INFINITY]);
+        assert_eq!(
+            try_pinv_solve(&eye, &inf),
+            Err(KernelError::NonFiniteRhs { row: 1 })
+        );
+        // nothing to solve: the minimum-norm solution is zero (nalgebra's SVD panics here)
+        let empty = nalgebra::DMatrix::<f64>::zeros(0, 3);
+        assert_eq!(
+            try_pinv_solve(&empty, &nalgebra::DVector::zeros(0)),
+            Ok(nalgebra::DVector::zeros(3))
+        );
+        assert!(eigen_real(&a).is_none());
+        // Cholesky: a NaN below the diagonal reaches a later pivot
+        let mut ch = DenseCholesky::new(2);
+        ch.values_mut().copy_from_slice(&[4.0, f64::NAN, 0.0, 4.0]);
+        assert_eq!(ch.factor(), Err(SingularMatrix { column: 1 }));
+        assert!(singular_values(&a).iter().all(|x| x.is_nan()));
+        assert_eq!(singular_values(&empty).len(), 0);
     }
 
     #[test]

@@ -130,8 +130,7 @@ pub fn element_compliance<S: Real>(model: &Model, p: &[S], v: usize) -> S {
         let ports = e.ports();
         if !ports
             .nodes
-            .iter()
-            .any(|n| *n == Some(Node::Volume(crate::model::VolumeId(v))))
+            .contains(&Some(Node::Volume(crate::model::VolumeId(v))))
         {
             continue;
         }

@@ -539,59 +539,16 @@ fn local_jacobian<S: Real>(
     }
 }
 
-/// LU factors with partial pivoting of a small dense row-major `n × n` matrix, in place, row
-/// pivots into `piv`. False if singular.
+/// LU factors with partial pivoting of a small dense row-major `n × n` matrix, in place
+/// ([`crate::linalg::lu_factor_row_major_in_place`]: column-major factors after), row pivots into `piv`.
+/// False if singular or not finite.
 fn factor_small(a: &mut [f64], piv: &mut [usize], n: usize) -> bool {
-    for k in 0..n {
-        let mut p = k;
-        for i in k + 1..n {
-            if a[i * n + k].abs() > a[p * n + k].abs() {
-                p = i;
-            }
-        }
-        if a[p * n + k] == 0.0 || !a[p * n + k].is_finite() {
-            return false;
-        }
-        piv[k] = p;
-        if p != k {
-            for j in 0..n {
-                a.swap(k * n + j, p * n + j);
-            }
-        }
-        for i in k + 1..n {
-            let f = a[i * n + k] / a[k * n + k];
-            a[i * n + k] = f;
-            if f != 0.0 {
-                for j in k + 1..n {
-                    a[i * n + j] -= f * a[k * n + j];
-                }
-            }
-        }
-    }
-    true
+    crate::linalg::lu_factor_row_major_in_place(a, n, piv).is_ok()
 }
 
 /// Solves with the factors of [`factor_small`]: b ← A⁻¹ b, for a right-hand side in `S`.
 fn solve_factored<S: Real>(a: &[f64], piv: &[usize], b: &mut [S], n: usize) {
-    for k in 0..n {
-        if piv[k] != k {
-            b.swap(k, piv[k]);
-        }
-        let bk = b[k];
-        for i in k + 1..n {
-            let f = a[i * n + k];
-            if f != 0.0 {
-                b[i] -= bk * f;
-            }
-        }
-    }
-    for k in (0..n).rev() {
-        let mut acc = b[k];
-        for j in k + 1..n {
-            acc -= b[j] * a[k * n + j];
-        }
-        b[k] = acc / a[k * n + k];
-    }
+    crate::linalg::lu_solve_in_place(a, n, piv, b)
 }
 
 /// One multi-rate step.

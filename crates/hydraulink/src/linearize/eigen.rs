@@ -125,6 +125,15 @@ pub fn balance(a: &mut DMatrix<f64>) -> Vec<f64> {
 /// Eigen-analysis of `ss.a`.
 pub fn modes(ss: &StateSpace, opts: &EigenOptions) -> Result<Vec<Mode>, LinearizeError> {
     let n = ss.a.nrows();
+    // a non-finite entry would never let the balancing sweeps settle
+    if let Some((i, j)) = crate::linalg::first_non_finite(&ss.a) {
+        let name = |k: usize| ss.states.get(k).map_or("?", String::as_str);
+        return Err(LinearizeError::Eigen(format!(
+            "A[{i}, {j}] (∂ {}' / ∂ {}) is not finite",
+            name(i),
+            name(j)
+        )));
+    }
     let mut ab = ss.a.clone();
     let d = balance(&mut ab);
     let (vals, vecs) = eigen_real(&ab)

@@ -162,10 +162,7 @@ pub fn linearize_with(
             }
             let mut trial = ad_cols.clone();
             trial.push(c);
-            let sv = bbar
-                .select_columns(trial.iter())
-                .svd(false, false)
-                .singular_values;
+            let sv = crate::linalg::singular_values(&bbar.select_columns(trial.iter()));
             if sv.iter().filter(|&&x| x > 1e-9 * scale).count() > ad_cols.len() {
                 ad_cols = trial;
             }

@@ -471,7 +471,7 @@ fn rank_of(a: &DMatrix<f64>, scale: f64) -> usize {
     if a.nrows() == 0 || a.ncols() == 0 {
         return 0;
     }
-    let sv = a.clone().svd(false, false).singular_values;
+    let sv = crate::linalg::singular_values(a);
     sv.iter().filter(|&&s| s > 1e-9 * scale).count()
 }
 

@@ -161,10 +161,8 @@ fn pins<S: Real>(
     ev: &Evaluator<S>,
     cyl: &crate::model::Cylinder,
 ) -> (Vector3<S>, Vector3<S>, Vector3<S>, S) {
-    let (rb, rr) = (ev.kin.point(&cyl.base), ev.kin.point(&cyl.rod));
-    let d = rr - rb;
-    let s = d.dot(&d).sqrt();
-    (rb, rr, d / s, s)
+    let line = crate::mechanics::ports::Line::at(&ev.kin, &cyl.base, &cyl.rod);
+    (line.rb, line.rr, line.n, line.s)
 }
 
 /// Guided evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`): kinematics, body terms, the guidance

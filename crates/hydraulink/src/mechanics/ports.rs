@@ -15,7 +15,55 @@ use nalgebra::Vector3;
 use crate::element::{Component, MechPort, PortEffort, PortState};
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::semirecursive::Dynamics;
+use crate::model::FramePoint;
 use crate::real::Real;
+
+/// A line port in relative coordinates: the two points, the unit direction, the length and its
+/// rate (000 eq. 45). The one place that maps relative coordinates to (s, ṡ): cylinders,
+/// kinematic guidance and the elements' line ports all use it.
+#[derive(Debug, Clone, Copy)]
+pub struct Line<S: Real> {
+    /// Base point r₁ [m].
+    pub rb: Vector3<S>,
+    /// Rod point r₂ [m].
+    pub rr: Vector3<S>,
+    /// n = (r₂ − r₁)/s.
+    pub n: Vector3<S>,
+    /// s = ‖r₂ − r₁‖ [m].
+    pub s: S,
+}
+
+impl<S: Real> Line<S> {
+    /// The line between `base` and `rod` at the positions of `kin`.
+    #[inline]
+    pub fn at(kin: &Kinematics<S>, base: &FramePoint, rod: &FramePoint) -> Self {
+        let (rb, rr) = (kin.point(base), kin.point(rod));
+        let d = rr - rb;
+        let s = d.dot(&d).sqrt();
+        Line {
+            rb,
+            rr,
+            n: d / s,
+            s,
+        }
+    }
+
+    /// ṡ = n·(ṙ₂ − ṙ₁) at the velocities of `kin` [m/s].
+    #[inline]
+    pub fn rate(&self, kin: &Kinematics<S>, base: &FramePoint, rod: &FramePoint) -> S {
+        let vb = kin.point_velocity(base.frame, &self.rb);
+        let vr = kin.point_velocity(rod.frame, &self.rr);
+        self.n.dot(&(vr - vb))
+    }
+
+    /// Adds the line force F (positive pushes apart): F n on the rod point, −F n on the base.
+    #[inline]
+    pub fn apply(&self, dy: &mut Dynamics<S>, base: &FramePoint, rod: &FramePoint, f: S) {
+        let fv = self.n * f;
+        dy.add_point_force(rod.frame, &self.rr, &fv);
+        dy.add_point_force(base.frame, &self.rb, &(-fv));
+    }
+}
 
 /// Port state of element `e` (mechanical port) at the kinematics `kin`, with input value `u`;
 /// also returns the global line direction n (line), or the global load vector (point, torque).
@@ -29,15 +77,10 @@ pub fn port_state<S: Real>(
     at.u = u;
     match e.ports().mech {
         MechPort::Line { base, rod } => {
-            let (rb, rr) = (kin.point(&base), kin.point(&rod));
-            let d = rr - rb;
-            let s = d.dot(&d).sqrt();
-            let n: Vector3<S> = d / s;
-            let vb = kin.point_velocity(base.frame, &rb);
-            let vr = kin.point_velocity(rod.frame, &rr);
-            at.s = s;
-            at.sd = n.dot(&(vr - vb));
-            (at, n, rb)
+            let line = Line::at(kin, &base, &rod);
+            at.s = line.s;
+            at.sd = line.rate(kin, &base, &rod);
+            (at, line.n, line.rb)
         }
         _ => (at, Vector3::zeros(), Vector3::zeros()),
     }
@@ -59,12 +102,13 @@ pub fn body_forces<S: Real>(
         match mech {
             MechPort::None | MechPort::Joint(_) => continue,
             MechPort::Line { base, rod } => {
-                let (st, n, _) = port_state(kin, e, u[i]);
+                let line = Line::at(kin, &base, &rod);
+                let mut st = PortState::zero();
+                st.u = u[i];
+                st.s = line.s;
+                st.sd = line.rate(kin, &base, &rod);
                 let ef = e.evaluate(&st);
-                let fv = n * ef.force;
-                let (rb, rr) = (kin.point(&base), kin.point(&rod));
-                dy.add_point_force(rod.frame, &rr, &fv);
-                dy.add_point_force(base.frame, &rb, &(-fv));
+                line.apply(dy, &base, &rod, ef.force);
                 at[i] = st;
                 effort[i] = ef;
             }

@@ -70,7 +70,41 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_guidance(spec)?;
     crate::friction::compile::check_joints(spec)?;
     crate::friction::compile::check_formulation(spec)?;
-    check_nonholonomic(spec, &bodies)
+    check_nonholonomic(spec, &bodies)?;
+    check_something_to_simulate(spec)
+}
+
+/// A model needs at least one unknown: a joint coordinate or a hydraulic volume.
+fn check_something_to_simulate(spec: &ModelSpec) -> Result<(), ModelError> {
+    let n_coords: usize = spec.joints.iter().map(|j| n_coordinates(j.kind)).sum();
+    if n_coords == 0 && spec.hydraulics.volumes.is_empty() {
+        let path = if spec.joints.is_empty() {
+            "joints"
+        } else {
+            "joints[0].type"
+        };
+        return Err(ModelError::new(
+            path,
+            format!("model '{}'", spec.name),
+            "nothing to simulate: the model has no joint coordinates (no joints, or only fixed \
+             ones) and no hydraulic volumes",
+        ));
+    }
+    // a circuit without a mechanism runs under the formulations that take n = 0 coordinates
+    use crate::model::spec::Formulation;
+    let f = spec.solver.formulation;
+    if n_coords == 0 && !matches!(f, Formulation::Penalty | Formulation::GlobalI1al) {
+        return Err(ModelError::new(
+            "solver.formulation",
+            "solver",
+            format!(
+                "'{}' needs a mechanism (at least one joint coordinate); a circuit alone runs \
+                 under 'penalty' or 'global-i1al'",
+                f.name()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Nonholonomic constraints: names, body and marker, non-zero vectors, a positive disc radius,
@@ -94,6 +128,19 @@ fn check_nonholonomic(
                 at.nonzero_vector("axis", &nh.axis)?;
                 at.nonzero_vector("ground_normal", &nh.ground_normal)?;
                 at.positive("radius_m", nh.radius_m)?;
+                // the contact direction ĝ ∝ n − (n·a) a is undefined for a disc lying flat
+                let unit = |v: &[f64; 3]| {
+                    let w = Vector3::from(*v);
+                    (w / w.amax()).normalize()
+                };
+                let cross = unit(&nh.axis).cross(&unit(&nh.ground_normal));
+                if cross.norm() < 1e-6 {
+                    return Err(at.error(
+                        "axis",
+                        "is parallel to ground_normal in the reference configuration: the disc \
+                         lies flat and has no contact point",
+                    ));
+                }
             }
         }
         if spec.solver.formulation != Formulation::Penalty {
@@ -462,6 +509,12 @@ fn check_hydraulics(
         }
         at.positive("discharge_coefficient", throttle.discharge_coefficient)?;
         at.positive("area_m2", throttle.area_m2)?;
+        flow_constant_finite(
+            &at,
+            "area_m2",
+            throttle.discharge_coefficient * throttle.area_m2,
+            &hydraulics.fluid,
+        )?;
         at.positive("laminar_dp_pa", throttle.laminar_dp_pa)?;
     }
     for (i, cylinder) in hydraulics.cylinders.iter().enumerate() {
@@ -482,6 +535,12 @@ fn check_hydraulics(
         }
         at.positive("discharge_coefficient", valve.discharge_coefficient)?;
         at.positive("max_area_m2", valve.max_area_m2)?;
+        flow_constant_finite(
+            &at,
+            "max_area_m2",
+            valve.discharge_coefficient * valve.max_area_m2,
+            &hydraulics.fluid,
+        )?;
         at.positive("laminar_dp_pa", valve.laminar_dp_pa)?;
         input_ref(&at, "input", &valve.input, &spec.inputs)?;
         if let crate::model::spec::TrimSpec::Value(v) = valve.trim {
@@ -545,6 +604,21 @@ fn check_cylinder(
                 "{rod:?} m is not smaller than the piston diameter {piston:?} m; the rod-side \
                  annulus would have no area"
             ),
+        ));
+    }
+    // the areas compile derives, A_A = π d²/4 and A_B = A_A − π d_r²/4, must be finite and positive
+    let area_a = std::f64::consts::PI * piston.powi(2) / 4.0;
+    if !(area_a.is_finite() && area_a > 0.0) {
+        return Err(at.error(
+            "piston_diameter_m",
+            format!("{piston:?} m is out of range: the piston area π d²/4 is {area_a:?} m²"),
+        ));
+    }
+    let area_b = area_a - std::f64::consts::PI * rod.powi(2) / 4.0;
+    if area_b <= 0.0 {
+        return Err(at.error(
+            "rod_diameter_m",
+            format!("{rod:?} m leaves a rod-side annulus area of {area_b:?} m²"),
         ));
     }
     at.positive("stroke_m", cylinder.stroke_m)?;
@@ -694,14 +768,51 @@ fn check_solver(solver: &SolverSpec) -> Result<(), ModelError> {
     at.positive("tolerance_pressure_pa", solver.tolerance_pressure_pa)?;
     at.non_negative("tolerance_relative", solver.tolerance_relative)?;
     at.positive("tolerance_friction_state", solver.tolerance_friction_state)?;
-    if solver.max_iterations < 1 {
-        return Err(at.error("max_iterations", "must be at least 1, got 0"));
-    }
-    if solver.hydraulic_substeps < 1 {
-        return Err(at.error("hydraulic_substeps", "must be at least 1, got 0"));
+    for (field, value, max) in [
+        ("max_iterations", solver.max_iterations, MAX_ITERATIONS),
+        (
+            "hydraulic_substeps",
+            solver.hydraulic_substeps,
+            MAX_HYDRAULIC_SUBSTEPS,
+        ),
+    ] {
+        if value < 1 {
+            return Err(at.error(field, "must be at least 1, got 0"));
+        }
+        if value > max {
+            return Err(at.error(
+                field,
+                format!("must be at most {max}, got {value} (it sizes buffers and bounds the work of a step)"),
+            ));
+        }
     }
     Ok(())
 }
+
+/// The flow constant compile derives, C_d A √(2/ρ) (000 eq. 25), must be finite.
+fn flow_constant_finite(
+    at: &At,
+    field: &str,
+    cd_area: f64,
+    fluid: &crate::model::spec::FluidSpec,
+) -> Result<(), ModelError> {
+    let c = cd_area * (2.0 / fluid.density_kg_m3).sqrt();
+    if c.is_finite() {
+        Ok(())
+    } else {
+        Err(at.error(
+            field,
+            format!("is out of range: the flow constant C_d A √(2/ρ) is {c:?}"),
+        ))
+    }
+}
+
+/// Upper bound of `solver.max_iterations` (a step does at most this many Newton solves).
+pub const MAX_ITERATIONS: u32 = 1000;
+
+/// Upper bound of `solver.hydraulic_substeps` (the multi-rate spool table holds one row per
+/// substep, and every residual integrates over all of them).
+pub const MAX_HYDRAULIC_SUBSTEPS: u32 = 10_000;
 
 /// An algebraic volume (002 Pub II) takes its pressure from its flow balance, so a valve or
 /// throttle must connect it: otherwise the balance does not depend on its pressure.
@@ -1337,8 +1448,11 @@ mod tests {
     }
 
     #[test]
-    fn empty_spec_is_valid() {
-        assert_eq!(validate(&ModelSpec::default()), Ok(()));
+    fn empty_spec_has_nothing_to_simulate() {
+        // issue 10: it used to pass validation and panic in the initialization's SVD
+        let e = validate(&ModelSpec::default()).unwrap_err();
+        assert_eq!(e.path, "joints", "{e}");
+        assert!(e.message.contains("nothing to simulate"), "{e}");
     }
 
     #[test]
@@ -2005,6 +2119,10 @@ mod tests {
         );
         let e = error_after(|s| s.solver.max_iterations = 0);
         assert_error(&e, "solver.max_iterations", "solver", "at least 1");
+        let e = error_after(|s| s.solver.max_iterations = MAX_ITERATIONS + 1);
+        assert_error(&e, "solver.max_iterations", "solver", "at most");
+        let e = error_after(|s| s.solver.hydraulic_substeps = 4_000_000_000);
+        assert_error(&e, "solver.hydraulic_substeps", "solver", "at most");
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::mechanics::kinematics::Kinematics;
 use crate::model::spec::Formulation;
 use crate::model::Model;
 use crate::real::Real;
-use natural_coordinates::NaturalModel;
+use natural_coordinates::{NatCylinder, NaturalModel};
 
 /// Evaluation buffers of the natural-coordinate residual, in scalar type `S`.
 #[derive(Debug, Clone)]
@@ -251,6 +251,19 @@ impl GlobalWorkspace {
     }
 }
 
+/// The line port in natural coordinates, the one mapping of (q, q̇) to (n, s, ṡ) for
+/// cylinders and elements: r = C q + c is linear, s = ‖r_rod − r_base‖, n = (r_rod − r_base)/s,
+/// ṡ = n·(ṙ_rod − ṙ_base) (000 eq. 45). The force F n maps back as Cᵀ F n (`Lin::add_grad`).
+#[inline]
+pub fn line<S: Real>(pts: &NatCylinder, q: &[S], qd: &[S]) -> (Vector3<S>, S, S) {
+    let (rb, rr) = (pts.base.eval(q), pts.rod.eval(q));
+    let d = rr - rb;
+    let s = d.dot(&d).sqrt();
+    let n: Vector3<S> = d / s;
+    let sd = n.dot(&(pts.rod.rate(qd) - pts.base.rate(qd)));
+    (n, s, sd)
+}
+
 /// Cylinder ports in natural coordinates: s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base)
 /// (000 eq. 45); the force F n on the rod pin and −F n on the base pin enter Q as Cᵀ F n.
 #[allow(clippy::too_many_arguments)]
@@ -271,11 +284,7 @@ pub fn cylinders<S: Real>(
         .zip(nm.cylinders.iter())
         .enumerate()
     {
-        let (rb, rr) = (nc.base.eval(q), nc.rod.eval(q));
-        let d = rr - rb;
-        let s = d.dot(&d).sqrt();
-        let n: Vector3<S> = d / s;
-        let sd = n.dot(&(nc.rod.rate(qd) - nc.base.rate(qd)));
+        let (n, s, sd) = line(nc, q, qd);
         motion[c] = CylinderMotion { s, sd };
         let f = cylinder::force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd);
         cylinder_force[c] = f;
@@ -309,12 +318,9 @@ pub fn element_forces<S: Real>(
         at.u = u[i];
         match e.ports().mech {
             crate::element::MechPort::Line { .. } => {
-                let (rb, rr) = (pts.base.eval(q), pts.rod.eval(q));
-                let d = rr - rb;
-                let s = d.dot(&d).sqrt();
-                let n: Vector3<S> = d / s;
+                let (n, s, sd) = line(pts, q, qd);
                 at.s = s;
-                at.sd = n.dot(&(pts.rod.rate(qd) - pts.base.rate(qd)));
+                at.sd = sd;
                 let fv = n * e.evaluate(&at).force;
                 pts.rod.add_grad(1.0, &fv, force);
                 pts.base.add_grad(-1.0, &fv, force);

@@ -339,68 +339,19 @@ enum Failure {
 }
 
 // ---------------------------------------------------------------------------------------------
-// small dense LU in S (partial pivoting on the real part)
+// small dense LU in S: the kernel of `linalg` (partial pivoting on the real part)
 
-/// LU with partial pivoting of the row-major k × k matrix `a` in place (pivot chosen on the real
-/// part); `ipiv[c]` is the row swapped with row c. Returns the smallest |pivot| (real part), or
-/// `None` for a zero or non-finite pivot.
+/// LU with partial pivoting of the row-major k × k matrix `a` in place
+/// ([`crate::linalg::lu_factor_row_major_in_place`]: `a` holds column-major factors after);
+/// `ipiv[c]` is the row swapped with row c. Returns the smallest |pivot| (real part), or
+/// `None` for a zero or non-finite pivot or entry.
 fn lu_factor<S: Real>(a: &mut [S], k: usize, ipiv: &mut [usize]) -> Option<f64> {
-    let mut min_pivot = f64::INFINITY;
-    for c in 0..k {
-        let (mut p, mut best) = (c, re(a[c * k + c]).abs());
-        for i in c + 1..k {
-            let v = re(a[i * k + c]).abs();
-            if v > best {
-                best = v;
-                p = i;
-            }
-        }
-        if best == 0.0 || !best.is_finite() {
-            return None;
-        }
-        ipiv[c] = p;
-        if p != c {
-            for j in 0..k {
-                a.swap(c * k + j, p * k + j);
-            }
-        }
-        let d = S::one() / a[c * k + c];
-        for i in c + 1..k {
-            let l = a[i * k + c] * d;
-            a[i * k + c] = l;
-            if l != S::zero() {
-                for j in c + 1..k {
-                    let u = a[c * k + j];
-                    a[i * k + j] -= l * u;
-                }
-            }
-        }
-        min_pivot = min_pivot.min(best);
-    }
-    Some(min_pivot)
+    crate::linalg::lu_factor_row_major_in_place(a, k, ipiv).ok()
 }
 
 /// Solves with the factors of [`lu_factor`]; `b` holds the right-hand side on entry.
 fn lu_solve<S: Real>(a: &[S], k: usize, ipiv: &[usize], b: &mut [S]) {
-    for c in 0..k {
-        if ipiv[c] != c {
-            b.swap(c, ipiv[c]);
-        }
-    }
-    for i in 0..k {
-        let mut s = b[i];
-        for j in 0..i {
-            s -= a[i * k + j] * b[j];
-        }
-        b[i] = s;
-    }
-    for i in (0..k).rev() {
-        let mut s = b[i];
-        for j in i + 1..k {
-            s -= a[i * k + j] * b[j];
-        }
-        b[i] = s / a[i * k + i];
-    }
+    crate::linalg::lu_solve_in_place(a, k, ipiv, b)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
     } else {
         let (mass, jac, phi) = (&ev.dynamics.mass, &ev.constraints.jac, &ev.constraints.phi);
         for (i, (row, q)) in mass
-            .chunks_exact(n)
+            .chunks_exact(n.max(1))
             .zip(ev.dynamics.force.iter())
             .enumerate()
         {
@@ -524,7 +524,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             ws.ev
                 .constraints
                 .jac
-                .chunks_exact(n)
+                .chunks_exact(n.max(1))
                 .chain(ws.ev.nonholonomic.b.chunks_exact(n.max(1))),
             c * alpha,
         );
@@ -561,7 +561,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         .ev
         .constraints
         .jac
-        .chunks_exact(n)
+        .chunks_exact(n.max(1))
         .zip(ws.ev.constraints.acc0.iter())
         .chain(
             ws.ev
