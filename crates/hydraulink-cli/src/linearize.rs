@@ -64,7 +64,10 @@ pub(crate) struct LinearizeArgs {
         long,
         value_name = "T",
         allow_negative_numbers = true,
-        help = "Linearize about the state of a simulation at time T [s] instead"
+        help = "Linearize about the state of a simulation at time T [s] instead; also compare \
+                  the linear model about the equilibrium with the nonlinear run from T to the end \
+                  of the model's run (001 eqs. 92-94: the linear run starts from the nonlinear \
+                  deviation at T) and write linear_vs_nonlinear.csv and overlay plots"
     )]
     at_time: Option<f64>,
 
@@ -72,8 +75,8 @@ pub(crate) struct LinearizeArgs {
         long,
         value_name = "A,B,...",
         value_delimiter = ',',
-        help = "Inputs: valve references (`DCV.u_ref` or the signal name) and generalized forces \
-                  (`phi2.force`) [default: all]"
+        help = "Inputs: valve references (`DCV.u_ref` or the signal name), generalized forces \
+                  (`phi2.force`) and signals driving external loads (`M2`) [default: all]"
     )]
     inputs: Vec<String>,
 
@@ -243,11 +246,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
                     independent,
                     inputs,
                     outputs,
-                    spool_side: match args.spool_side {
-                        Side::Average => SpoolSide::Average,
-                        Side::Positive => SpoolSide::Positive,
-                        Side::Negative => SpoolSide::Negative,
-                    },
+                    spool_side: spool_side(args.spool_side),
                 },
             )
             .map_err(bad)?;
@@ -292,6 +291,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             x0.extend_from_slice(&point.spool);
             x0.extend_from_slice(&point.friction);
             let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+            hydraulink::linearize::set_element_time(&model, &mut ev, point.t_s);
             let zero = vec![0.0; model.n_coords()];
             let (mut dirs, mut derivs) = (Vec::new(), Vec::new());
             let eps = 1e-3;
@@ -379,7 +379,89 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
     if !args.pulse.is_empty() {
         pulse_comparison(args, &model, &point, &independent_for_pulse, &dir)?;
     }
+    if let Some(t) = args.at_time {
+        after_time_comparison(args, &model, t, &held, &dir)?;
+    }
     Ok(())
+}
+
+/// `--at-time T`: linear against nonlinear response after T (001 eqs. 92–94). The linear model
+/// is the one about the static equilibrium, as in 001 §4.4 (eq. 93 uses the J of eq. 88 at x⁰,
+/// the model whose eigenvalues Table 3 lists; eq. 94 starts it from x(t2) − x⁰): it is the model
+/// whose validity the comparison tests. The nonlinear run starts at the equilibrium and follows
+/// the model's inputs. A model without a static equilibrium gets no comparison (a note).
+fn after_time_comparison(
+    args: &LinearizeArgs,
+    model: &hydraulink::Model,
+    t: f64,
+    held: &[usize],
+    dir: &std::path::Path,
+) -> Result<(), Failure> {
+    use hydraulink::linearize::{element_signals, InputSel, OutputSel};
+    let t_end = model.duration_s();
+    if t_end <= t + 0.5 * model.step_s() {
+        eprintln!("note: no linear vs nonlinear comparison: T = {t} s is at the end of the run");
+        return Ok(());
+    }
+    let eq = match equilibrium(
+        model,
+        &EquilibriumOptions {
+            held: if held.is_empty() {
+                None
+            } else {
+                Some(held.to_vec())
+            },
+            time_s: 0.0,
+        },
+    ) {
+        Ok(eq) => eq,
+        Err(e) => {
+            eprintln!("note: no linear vs nonlinear comparison after T: {e}");
+            return Ok(());
+        }
+    };
+    let mut inputs: Vec<InputSel> = (0..model.hydraulics.valves.len())
+        .map(InputSel::ValveReference)
+        .collect();
+    inputs.extend(
+        element_signals(model)
+            .into_iter()
+            .map(InputSel::ElementSignal),
+    );
+    let mut outputs: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
+    outputs.extend((0..model.n_volumes()).map(OutputSel::Pressure));
+    let lin = linearize(
+        model,
+        &eq.point,
+        &ExactOptions {
+            independent: eq.held.clone(),
+            inputs: inputs.clone(),
+            outputs: outputs.clone(),
+            spool_side: spool_side(args.spool_side),
+        },
+    )
+    .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let c = hydraulink::linearize::response::after_time(
+        model, &eq.point, &lin.ss, &inputs, &outputs, t, t_end,
+    )
+    .map_err(|e| Failure::run_failed(e.to_string()))?;
+    write_comparison(
+        &c,
+        dir,
+        &format!(
+            "linear (about the equilibrium) vs nonlinear after t = {} s:",
+            c.times[c.start]
+        ),
+        &format!("after t = {} s", c.times[c.start]),
+    )
+}
+
+fn spool_side(s: Side) -> SpoolSide {
+    match s {
+        Side::Average => SpoolSide::Average,
+        Side::Positive => SpoolSide::Positive,
+        Side::Negative => SpoolSide::Negative,
+    }
 }
 
 /// `--pulse`: linear against nonlinear response to a valve pulse (001 §4.4).
@@ -391,7 +473,6 @@ fn pulse_comparison(
     dir: &std::path::Path,
 ) -> Result<(), Failure> {
     use hydraulink::linearize::{InputSel, OutputSel};
-    use hydraulink_io::output::{write_overlay, OverlayLine};
     if args.method != Method::Exact || args.at_time.is_some() {
         return Err(Failure::invalid_input(
             "--pulse needs --method exact about the equilibrium",
@@ -435,7 +516,25 @@ fn pulse_comparison(
         model, point, &lin.ss, &outputs, 0, delta, t_on, t_off, t_end,
     )
     .map_err(|e| Failure::run_failed(e.to_string()))?;
-    println!("linear vs nonlinear, valve pulse {delta} on [{t_on}, {t_off}) s:");
+    write_comparison(
+        &c,
+        dir,
+        &format!("linear vs nonlinear, valve pulse {delta} on [{t_on}, {t_off}) s:"),
+        &format!("valve pulse {delta}"),
+    )
+}
+
+/// The comparison table on stdout, `linear_vs_nonlinear.csv` (every sample; the linear columns
+/// are NaN before the linear run starts) and one overlay plot per output from the linear run's
+/// start (`--pulse`, `--at-time`).
+fn write_comparison(
+    c: &hydraulink::linearize::response::Comparison,
+    dir: &std::path::Path,
+    heading: &str,
+    what: &str,
+) -> Result<(), Failure> {
+    use hydraulink_io::output::{write_overlay, OverlayLine};
+    println!("{heading}");
     println!(
         "{:>14}  {:>14}  {:>14}  {:>10}",
         "output", "max |y_NL-y0|", "max |y_L-y_NL|", "relative"
@@ -473,12 +572,13 @@ fn pulse_comparison(
                 .times
                 .iter()
                 .zip(v.iter())
+                .skip(c.start)
                 .map(|(t, y)| (*t, y[j] * scale))
                 .collect(),
         };
         write_overlay(
             &dir.join(format!("linear_vs_nonlinear_{o}.svg")),
-            &format!("{o}: linear (L) vs nonlinear (NL), valve pulse {delta}"),
+            &format!("{o}: linear (L) vs nonlinear (NL), {what}"),
             if pressure {
                 "deviation [kPa]"
             } else {

@@ -248,3 +248,52 @@ fn linearize_lugre_seal_has_its_bristle_state() {
         python_round_trip(&dir, rtol);
     }
 }
+
+/// 001 eqs. 92–94: `--at-time 1.5` (t2, the release of the torque M2) compares the linear model
+/// about the equilibrium, started from the nonlinear deviation at t2, with the nonlinear run to
+/// the end of the model's run (2 s), and the torque is a named input of the linear model.
+#[test]
+fn linearize_at_time_compares_after_the_torque_release() {
+    let dir = temp_dir("release");
+    let model = repo_file("models/fourbar3d.toml");
+    let out = hydraulink(&[
+        "linearize",
+        model.to_str().unwrap(),
+        "--at-time",
+        "1.5",
+        "--inputs",
+        "M2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("1 inputs"), "{stdout}");
+    assert!(
+        stdout.contains("linear (about the equilibrium) vs nonlinear after t = 1.5 s"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("linear_model.json")).unwrap()).unwrap();
+    assert_eq!(doc["inputs"][0], "M2");
+    let csv = fs::read_to_string(dir.join("linear_vs_nonlinear.csv")).unwrap();
+    assert!(
+        csv.starts_with("time,phi2.nonlinear,phi2.linear"),
+        "{}",
+        &csv[..80]
+    );
+    assert_eq!(csv.lines().count(), 2002, "header + t = 0 + 2000 steps");
+    // the linear run starts at t2 from the nonlinear deviation (eq. 94)
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("1.5,"))
+        .expect("a row at t2");
+    let v: Vec<f64> = row.split(',').map(|x| x.parse().unwrap()).collect();
+    assert_eq!(v[1], v[2], "{row}");
+    assert!((v[1].to_degrees() - 1.9795e-3).abs() < 1e-7, "{row}");
+    assert!(dir.join("linear_vs_nonlinear_phi2.svg").exists());
+}

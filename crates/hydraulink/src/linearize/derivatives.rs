@@ -146,7 +146,8 @@ pub fn derivatives(
         model.hydraulics.valves.len(),
     );
     let nw = model.n_friction_states();
-    let mut ef = Evaluator::<f64>::new(model);
+    super::set_element_time(model, ev, pt.t_s);
+    let mut ef = super::evaluator_at::<f64>(model, pt.t_s);
     ef.fstate.copy_from_slice(&pt.friction);
     ef.evaluate(model, &pt.z, &pt.zd, &pt.p, &pt.spool, true);
     let mass = DMatrix::from_row_slice(n, n, &ef.dynamics.mass);

@@ -21,7 +21,6 @@
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
-use crate::assembly::Evaluator;
 use crate::linalg::pinv_solve;
 use crate::linearize::{partition, LinearizeError, OperatingPoint};
 use crate::model::Model;
@@ -58,7 +57,7 @@ pub fn equilibrium(
 ) -> Result<Equilibrium, LinearizeError> {
     super::check_supported(model)?;
     let (n, m, nv) = (model.n_coords(), model.n_constraints(), model.n_volumes());
-    let mut ev = Evaluator::<f64>::new(model);
+    let mut ev = super::evaluator_at::<f64>(model, opts.time_s);
     let mut z: Vec<f64> = model.axes.iter().map(|a| a.q0).collect();
     let held = match &opts.held {
         Some(h) => h.clone(),
@@ -108,7 +107,7 @@ pub fn equilibrium(
     let mut lambda = vec![0.0; ml];
     let zd0 = vec![Dual64::from(0.0); n];
     let zdual: Vec<Dual64> = z.iter().map(|&x| Dual64::from(x)).collect();
-    let mut evd = Evaluator::<Dual64>::new(model);
+    let mut evd = super::evaluator_at::<Dual64>(model, opts.time_s);
     let nu = ml + unknown.len();
     let neq = n + nv;
     let mut jm = DMatrix::<f64>::zeros(neq, nu);
@@ -267,7 +266,7 @@ pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, cr
     st.friction_rate.iter_mut().for_each(|x| *x = 0.0);
     st.friction_velocity_m_s.iter_mut().for_each(|x| *x = 0.0);
     st.friction_power_w.iter_mut().for_each(|x| *x = 0.0);
-    let mut ev = Evaluator::<f64>::new(model);
+    let mut ev = super::evaluator_at::<f64>(model, pt.t_s);
     ev.fstate.copy_from_slice(&st.friction);
     ev.evaluate(model, &st.z, &st.zd, &st.p, &st.spool, false);
     let (ke, pe) = crate::mechanics::energy::energies(model, &ev.dynamics, &st.zd);

@@ -108,6 +108,7 @@ pub fn linearize_with(
     ev: &mut Evaluator<Dual64>,
 ) -> Result<Linearization, LinearizeError> {
     super::check_supported(model)?;
+    super::set_element_time(model, ev, pt.t_s);
     let (n, m, nv, nu, l) = (
         model.n_coords(),
         model.n_constraints(),
@@ -318,6 +319,12 @@ pub fn linearize_with(
                 let col = &m0inv * t0t.column(k);
                 b.view_mut((o_v, j), (f, 1)).copy_from(&col);
             }
+            InputSel::ElementSignal(i) => {
+                // external loads: Q′ gains u·∂Q′/∂u, so the column is M0⁻¹ T0ᵀ ∂Q′/∂u
+                let dq = DVector::from_vec(super::element_signal_force(model, pt, i)?);
+                let col = &m0inv * (&t0t * dq);
+                b.view_mut((o_v, j), (f, 1)).copy_from(&col);
+            }
         }
     }
     let c = output_matrix(model, &opts.outputs, &d, &to_full);
@@ -400,7 +407,7 @@ pub fn rhs_directional_derivative(
     let (ai, ad) = (&part.independent, &part.nonholonomic_dependent);
     let (f, l) = (ai.len(), ad.len());
     let u_ref: Vec<f64> = super::valve_references(model, pt.t_s);
-    let mut ev = Evaluator::<f64>::new(model);
+    let mut ev = super::evaluator_at::<f64>(model, pt.t_s);
     let mut eval = |sign: f64| -> Result<Vec<f64>, LinearizeError> {
         let mut z = pt.z.clone();
         for (c, &k) in ai.iter().enumerate() {

@@ -13,7 +13,6 @@
 
 use nalgebra::DMatrix;
 
-use crate::assembly::Evaluator;
 use crate::linearize::derivatives::{derivatives, output_matrix, SpoolSide};
 use crate::linearize::index1::rhs;
 use crate::linearize::{
@@ -57,7 +56,7 @@ pub fn linearize(
     x0.extend_from_slice(&pt.friction);
     let u_ref: Vec<f64> = super::valve_references(model, pt.t_s);
     let zero_f = vec![0.0; n];
-    let mut ev = Evaluator::<f64>::new(model);
+    let mut ev = super::evaluator_at::<f64>(model, pt.t_s);
     let mut a = DMatrix::<f64>::zeros(nx, nx);
     for j in 0..nx {
         let hj = match kind {
@@ -93,6 +92,15 @@ pub fn linearize(
                 gm[k] = -h;
                 h
             }
+            InputSel::ElementSignal(i) => {
+                // external loads are linear in u: ±h of the signal is ±h ∂Q′/∂u
+                let dq = super::element_signal_force(model, pt, i)?;
+                for k in 0..n {
+                    gp[k] = h * dq[k];
+                    gm[k] = -h * dq[k];
+                }
+                h
+            }
         };
         let fp = rhs(model, &mut ev, &x0, &up, &gp);
         let fm = rhs(model, &mut ev, &x0, &um, &gm);
@@ -102,7 +110,7 @@ pub fn linearize(
     }
     let to_full = DMatrix::<f64>::identity(nx, nx);
     // output rows are exact (they are not what the comparison is about)
-    let mut evd = Evaluator::new(model);
+    let mut evd = super::evaluator_at(model, pt.t_s);
     let d = derivatives(model, pt, SpoolSide::Average, &mut evd);
     let rank = if d.jac.nrows() == 0 {
         0

@@ -127,6 +127,10 @@ pub enum InputSel {
     ValveReference(usize),
     /// A generalized force on relative coordinate `k` [N m or N] (e.g. the torque M2 on φ2).
     CoordinateForce(usize),
+    /// Model input signal `i` (index into `Model::inputs`) that scales external-load elements
+    /// (`joint_force`, `torque`, `point_force`, effort = u(t)·value): its column of B is
+    /// M0⁻¹ T0ᵀ ∂Q′/∂u (001 eq. 61 with the load in Q), e.g. the torque M2 of 001 eq. 92.
+    ElementSignal(usize),
 }
 
 /// An output of the linear model.
@@ -236,6 +240,7 @@ pub fn input_name(model: &Model, i: InputSel) -> String {
     match i {
         InputSel::ValveReference(v) => format!("{}.u_ref", model.hydraulics.valves[v].name),
         InputSel::CoordinateForce(k) => format!("{}.force", model.axes[k].name),
+        InputSel::ElementSignal(i) => model.input_names[i].clone(),
     }
 }
 
@@ -252,12 +257,103 @@ pub fn output_name(model: &Model, o: OutputSel) -> String {
     }
 }
 
-/// Every input: each valve reference, then a generalized force on each coordinate.
+/// Every input: each valve reference, then a generalized force on each coordinate, then each
+/// input signal that drives external-load elements (and no valve).
 pub fn all_inputs(model: &Model) -> Vec<InputSel> {
     (0..model.hydraulics.valves.len())
         .map(InputSel::ValveReference)
         .chain((0..model.n_coords()).map(InputSel::CoordinateForce))
+        .chain(
+            element_signals(model)
+                .into_iter()
+                .map(InputSel::ElementSignal),
+        )
         .collect()
+}
+
+/// Whether element `e` is an external load (`joint_force`, `torque`, `point_force`): a
+/// mechanical effort u·value with no port state, linear in its input u.
+fn is_external_load(e: &crate::element::Component) -> bool {
+    matches!(e, crate::element::Component::ExternalLoad(_))
+}
+
+/// Input signals (indices into `Model::inputs`) that drive at least one element and no 4/3
+/// valve, ascending.
+pub fn element_signals(model: &Model) -> Vec<usize> {
+    let valves: Vec<usize> = model.hydraulics.valves.iter().map(|v| v.input).collect();
+    let mut out: Vec<usize> = model
+        .elements
+        .iter()
+        .filter_map(|e| e.ports().input)
+        .filter(|i| !valves.contains(i))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Sets the elements' input values of `ev` to the model's signals at time `t` [s]
+/// (`element::signal_value`): every evaluator the linearization builds reads the loads at the
+/// operating time, not at t = 0.
+pub fn set_element_time<S: crate::real::Real>(
+    model: &Model,
+    ev: &mut crate::assembly::Evaluator<S>,
+    t: f64,
+) {
+    for (u, e) in ev.element_u.iter_mut().zip(model.elements.iter()) {
+        *u = crate::element::signal_value(model, e, t);
+    }
+}
+
+/// A new evaluator with the elements' input values at time `t` [s] ([`set_element_time`]).
+pub(crate) fn evaluator_at<S: crate::real::Real>(
+    model: &Model,
+    t: f64,
+) -> crate::assembly::Evaluator<S> {
+    let mut ev = crate::assembly::Evaluator::<S>::new(model);
+    set_element_time(model, &mut ev, t);
+    ev
+}
+
+/// ∂Q′/∂u of input signal `input` at `pt`: the generalized forces (relative coordinates) per
+/// unit of the signal, summed over the elements it drives [N m or N per unit]. Only external
+/// loads (effort = u·value, exactly linear in u) may be driven by a linearization input; any
+/// other element on the signal is rejected by name.
+pub(crate) fn element_signal_force(
+    model: &Model,
+    pt: &OperatingPoint,
+    input: usize,
+) -> Result<Vec<f64>, LinearizeError> {
+    let driven: Vec<usize> = (0..model.elements.len())
+        .filter(|&i| model.elements[i].ports().input == Some(input))
+        .collect();
+    if let Some(&i) = driven
+        .iter()
+        .find(|&&i| !is_external_load(&model.elements[i]))
+    {
+        return Err(LinearizeError::Unsupported(format!(
+            "the input '{}' of element '{}' (only external loads, linear in their input, can be \
+             linearization inputs)",
+            model.input_names[input],
+            model.elements[i].name()
+        )));
+    }
+    let mut ev = evaluator_at::<f64>(model, pt.t_s);
+    let q = |ev: &mut crate::assembly::Evaluator<f64>, du: f64| -> Vec<f64> {
+        for &i in &driven {
+            ev.element_u[i] = crate::element::signal_value(model, &model.elements[i], pt.t_s) + du;
+        }
+        ev.fstate.copy_from_slice(&pt.friction);
+        ev.evaluate(model, &pt.z, &pt.zd, &pt.p, &pt.spool, false);
+        ev.dynamics.force.clone()
+    };
+    let qp = q(&mut ev, 1.0);
+    let qm = q(&mut ev, -1.0);
+    Ok(qp
+        .iter()
+        .zip(qm.iter())
+        .map(|(a, b)| 0.5 * (a - b))
+        .collect())
 }
 
 /// Every output: coordinates, rates, pressures, spools, cylinder lengths and forces, friction
@@ -273,7 +369,8 @@ pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
     v
 }
 
-/// Parses an input name (`DCV.u_ref`, the valve's signal name such as `U`, or `phi2.force`).
+/// Parses an input name (`DCV.u_ref`, the valve's signal name such as `U`, `phi2.force`, or the
+/// name of a signal driving external loads such as `M2`).
 pub fn parse_input(model: &Model, s: &str) -> Result<InputSel, LinearizeError> {
     for (i, v) in model.hydraulics.valves.iter().enumerate() {
         if s == format!("{}.u_ref", v.name) || s == model.input_names[v.input] {
@@ -284,6 +381,12 @@ pub fn parse_input(model: &Model, s: &str) -> Result<InputSel, LinearizeError> {
         if s == format!("{}.force", a.name) {
             return Ok(InputSel::CoordinateForce(k));
         }
+    }
+    if let Some(i) = element_signals(model)
+        .into_iter()
+        .find(|&i| model.input_names[i] == s)
+    {
+        return Ok(InputSel::ElementSignal(i));
     }
     Err(LinearizeError::UnknownName {
         kind: "input",

@@ -1,18 +1,28 @@
-//! Linear against nonlinear response (001 §4.4): a small pulse on a valve reference signal,
-//! simulated with the full nonlinear model (the simulator's own formulation, from the
-//! equilibrium) and with the linear model ẋ = A x + B u, y = C x (trapezoidal rule on the same
-//! time grid, interval-held input like the simulator's spool step).
+//! Linear against nonlinear response (001 §4.4): the full nonlinear model (the simulator's own
+//! formulation, from the equilibrium) against the linear model ẋ = A x + B u, y = C x
+//! (trapezoidal rule on the same time grid), in two scenarios:
+//!
+//! * [`valve_pulse`]: a small pulse on a valve reference signal (interval-held input like the
+//!   simulator's spool step); every other input held at its value at the operating point.
+//! * [`after_time`]: the scenario of 001 §4.4 eqs. 92–94. The nonlinear run follows the model's
+//!   own inputs from the equilibrium (the torque M2 of eq. 92 ramps up, is held and released at
+//!   t2); the linear model about the equilibrium (001 eq. 93, the J of Table 3) is integrated
+//!   from t2 only, from the nonlinear deviation at t2 (eq. 94: x̃(t2) = x(t2) − x⁰), with the
+//!   inputs' deviations u(t) − u⁰ from then on (zero after the release).
 //!
 //! ```text
-//!   U_ref(t) = U⁰ + δ  on [t_on, t_off),  U⁰ otherwise
-//!   x_{k+1} = (I − Δt/2 A)⁻¹ [(I + Δt/2 A) x_k + Δt B u_k]
+//!   U_ref(t) = U⁰ + δ  on [t_on, t_off),  U⁰ otherwise                     (valve pulse)
+//!   x(T) = x_NL(T) − x⁰,  ẋ = A x + B (u(t) − u⁰)  for t ≥ T              (after T, eq. 94)
+//!   x_{k+1} = (I − Δt/2 A)⁻¹ [(I + Δt/2 A) x_k + Δt/2 B (ũ_k + ũ_{k+1})]
 //!   error_j = max_k |y_L,j(t_k) − (y_NL,j(t_k) − y⁰_j)|,   deviation_j = max_k |y_NL,j − y⁰_j|
 //! ```
 
 use nalgebra::{DMatrix, DVector};
 
 use crate::inputs::Signal;
-use crate::linearize::{LinearizeError, OperatingPoint, OutputSel, StateSpace};
+use crate::linearize::{
+    element_signals, full_names, InputSel, LinearizeError, OperatingPoint, OutputSel, StateSpace,
+};
 use crate::model::Model;
 use crate::simulation::Simulation;
 
@@ -31,6 +41,61 @@ pub struct Comparison {
     pub max_error: Vec<f64>,
     /// Largest |y_NL − y⁰| per output.
     pub max_deviation: Vec<f64>,
+    /// Index into `times` where the linear run starts (and the maxima are taken from): 0 for
+    /// the valve pulse, the step at T for [`after_time`]. Before it `linear` holds NaN.
+    pub start: usize,
+}
+
+/// A simulation of `model` started at the operating point `pt` (rest, consistent multipliers).
+fn simulation_at(model: Model, pt: &OperatingPoint) -> Result<Simulation, LinearizeError> {
+    let (ncon, nv) = (model.n_constraints() + model.n_nonholonomic(), pt.p.len());
+    let mut sim = Simulation::new(model)
+        .map_err(|e| LinearizeError::NoEquilibrium(format!("initialization: {e}")))?;
+    let mut st = sim.state().clone();
+    st.t_s = pt.t_s;
+    st.z = pt.z.clone();
+    st.zd = pt.zd.clone();
+    st.zdd = pt.zdd.clone();
+    st.p = pt.p.clone();
+    st.pd = vec![0.0; nv];
+    st.pdd = vec![0.0; nv];
+    st.spool = pt.spool.clone();
+    st.friction = pt.friction.clone();
+    st.friction_rate.iter_mut().for_each(|x| *x = 0.0);
+    st.lambda = pt.lambda.clone();
+    st.lambda.resize(ncon, 0.0);
+    sim.set_state(st);
+    Ok(sim)
+}
+
+/// y_NL − y⁰ of the state-type outputs (NaN for cylinder lengths and forces).
+fn output_deviation(
+    outputs: &[OutputSel],
+    pt: &OperatingPoint,
+    s: &crate::state::State,
+) -> Vec<f64> {
+    outputs
+        .iter()
+        .map(|o| match *o {
+            OutputSel::Coordinate(k) => s.z[k] - pt.z[k],
+            OutputSel::Rate(k) => s.zd[k] - pt.zd[k],
+            OutputSel::Pressure(v) => s.p[v] - pt.p[v],
+            OutputSel::Spool(i) => s.spool[i] - pt.spool[i],
+            OutputSel::FrictionState(k) => s.friction[k] - pt.friction[k],
+            OutputSel::CylinderLength(_) | OutputSel::CylinderForce(_) => f64::NAN,
+        })
+        .collect()
+}
+
+/// (I − Δt/2 A)⁻¹ and I + Δt/2 A of the trapezoidal rule.
+fn trapezoidal(ss: &StateSpace, dt: f64) -> Result<(DMatrix<f64>, DMatrix<f64>), LinearizeError> {
+    let ns = ss.a.nrows();
+    let i = DMatrix::<f64>::identity(ns, ns);
+    let lhs = (&i - &ss.a * (0.5 * dt))
+        .lu()
+        .try_inverse()
+        .ok_or_else(|| LinearizeError::Eigen("I − Δt/2 A is singular".into()))?;
+    Ok((lhs, &i + &ss.a * (0.5 * dt)))
 }
 
 /// A valve pulse of amplitude `delta` on `[t_on, t_off)`, simulated to `t_end` (see the module
@@ -66,45 +131,15 @@ pub fn valve_pulse(
         times: vec![0.0, t_on, t_off],
         values: vec![u0, u0 + delta, u0],
     };
+    // every other input held at its value at the operating point: only the pulse moves it
+    for i in element_signals(model) {
+        m2.inputs[i] = Signal::Constant(model.inputs[i].value(pt.t_s));
+    }
     let dt = model.step_s();
-    let mut sim = Simulation::new(m2.clone())
-        .map_err(|e| LinearizeError::NoEquilibrium(format!("initialization: {e}")))?;
-    let mut st = sim.state().clone();
-    st.t_s = 0.0;
-    st.z = pt.z.clone();
-    st.zd = pt.zd.clone();
-    st.zdd = pt.zdd.clone();
-    st.p = pt.p.clone();
-    st.pd = vec![0.0; pt.p.len()];
-    st.pdd = vec![0.0; pt.p.len()];
-    st.spool = pt.spool.clone();
-    st.friction = pt.friction.clone();
-    st.friction_rate.iter_mut().for_each(|x| *x = 0.0);
-    st.lambda = pt.lambda.clone();
-    st.lambda
-        .resize(model.n_constraints() + model.n_nonholonomic(), 0.0);
-    sim.set_state(st);
-    let y_nl = |s: &crate::state::State| -> Vec<f64> {
-        outputs
-            .iter()
-            .map(|o| match *o {
-                OutputSel::Coordinate(k) => s.z[k] - pt.z[k],
-                OutputSel::Rate(k) => s.zd[k] - pt.zd[k],
-                OutputSel::Pressure(v) => s.p[v] - pt.p[v],
-                OutputSel::Spool(i) => s.spool[i] - pt.spool[i],
-                OutputSel::FrictionState(k) => s.friction[k] - pt.friction[k],
-                OutputSel::CylinderLength(_) | OutputSel::CylinderForce(_) => f64::NAN,
-            })
-            .collect()
-    };
-    // linear: trapezoidal rule
+    let mut sim = simulation_at(m2, pt)?;
+    let y_nl = |s: &crate::state::State| output_deviation(outputs, pt, s);
     let ns = ss.a.nrows();
-    let i = DMatrix::<f64>::identity(ns, ns);
-    let lhs = (&i - &ss.a * (0.5 * dt))
-        .lu()
-        .try_inverse()
-        .ok_or_else(|| LinearizeError::Eigen("I − Δt/2 A is singular".into()))?;
-    let rhs_m = &i + &ss.a * (0.5 * dt);
+    let (lhs, rhs_m) = trapezoidal(ss, dt)?;
     let mut x = DVector::<f64>::zeros(ns);
     let bcol = ss.b.column(col).into_owned();
     let mut out = Comparison {
@@ -114,6 +149,7 @@ pub fn valve_pulse(
         nonlinear: vec![y_nl(sim.state())],
         max_error: vec![0.0; outputs.len()],
         max_deviation: vec![0.0; outputs.len()],
+        start: 0,
     };
     let steps = (t_end / dt).round() as usize;
     for k in 0..steps {
@@ -135,6 +171,132 @@ pub fn valve_pulse(
         out.times.push(sim.time_s());
         out.linear.push(yl);
         out.nonlinear.push(yn);
+    }
+    Ok(out)
+}
+
+/// The linear state x of `ss` at the simulation state `s`: each state's deviation from `pt`,
+/// found by name in the full variable set (z, ż, p, U, w) of [`full_names`].
+fn state_deviation(
+    model: &Model,
+    ss: &StateSpace,
+    pt: &OperatingPoint,
+    s: &crate::state::State,
+) -> Result<DVector<f64>, LinearizeError> {
+    let names = full_names(model);
+    let full = |z: &[f64], zd: &[f64], p: &[f64], u: &[f64], w: &[f64]| -> Vec<f64> {
+        let nu = model.hydraulics.valves.len();
+        let mut v = z.to_vec();
+        v.extend_from_slice(zd);
+        v.extend_from_slice(p);
+        v.extend_from_slice(&u[..nu]);
+        v.extend_from_slice(w);
+        v
+    };
+    let now = full(&s.z, &s.zd, &s.p, &s.spool, &s.friction);
+    let at0 = full(&pt.z, &pt.zd, &pt.p, &pt.spool, &pt.friction);
+    let mut x = DVector::<f64>::zeros(ss.states.len());
+    for (j, name) in ss.states.iter().enumerate() {
+        let k = names.iter().position(|n| n == name).ok_or_else(|| {
+            LinearizeError::Unsupported(format!("the state '{name}' (not a model variable)"))
+        })?;
+        x[j] = now[k] - at0[k];
+    }
+    Ok(x)
+}
+
+/// Value of input `i` of the linear model at time `t` from the model's signals [its unit].
+fn input_value(model: &Model, i: InputSel, t: f64) -> f64 {
+    match i {
+        InputSel::ValveReference(v) => model.inputs[model.hydraulics.valves[v].input].value(t),
+        InputSel::ElementSignal(k) => model.inputs[k].value(t),
+        InputSel::CoordinateForce(_) => 0.0,
+    }
+}
+
+/// 001 §4.4, eqs. 92–94 (see the module doc): the nonlinear model runs from the equilibrium
+/// `pt` (time `pt.t_s`) with the model's own inputs to `t_end`; the linear model `ss`, linearized
+/// about `pt` with inputs `inputs` (same order as `ss.inputs`) and outputs `outputs`, starts at
+/// `t_start` from the nonlinear deviation there (x̃(T) = x(T) − x⁰) and is driven by the inputs'
+/// deviations u(t) − u(pt.t_s) (a generalized force on a coordinate has no signal: 0). The
+/// maxima are taken over [t_start, t_end]; the nonlinear deviation is recorded over the whole
+/// run.
+#[allow(clippy::too_many_arguments)]
+pub fn after_time(
+    model: &Model,
+    pt: &OperatingPoint,
+    ss: &StateSpace,
+    inputs: &[InputSel],
+    outputs: &[OutputSel],
+    t_start: f64,
+    t_end: f64,
+) -> Result<Comparison, LinearizeError> {
+    let dt = model.step_s();
+    if !(t_start >= pt.t_s && t_end > t_start) {
+        return Err(LinearizeError::Unsupported(format!(
+            "a comparison from {t_start} s to {t_end} s after the operating point at {} s",
+            pt.t_s
+        )));
+    }
+    let mut sim = simulation_at(model.clone(), pt)?;
+    let ns = ss.a.nrows();
+    let (lhs, rhs_m) = trapezoidal(ss, dt)?;
+    let u0: Vec<f64> = inputs
+        .iter()
+        .map(|&i| input_value(model, i, pt.t_s))
+        .collect();
+    let du = |t: f64| -> DVector<f64> {
+        DVector::from_iterator(
+            inputs.len(),
+            inputs
+                .iter()
+                .zip(u0.iter())
+                .map(|(&i, u)| input_value(model, i, t) - u),
+        )
+    };
+    let nan = vec![f64::NAN; outputs.len()];
+    let mut out = Comparison {
+        outputs: ss.outputs.clone(),
+        times: vec![sim.time_s()],
+        linear: vec![nan.clone()],
+        nonlinear: vec![output_deviation(outputs, pt, sim.state())],
+        max_error: vec![0.0; outputs.len()],
+        max_deviation: vec![0.0; outputs.len()],
+        start: 0,
+    };
+    let run = |e: crate::StepError| LinearizeError::NoEquilibrium(format!("nonlinear run: {e}"));
+    while sim.time_s() < t_start - 1e-9 * dt {
+        sim.step().map_err(run)?;
+        out.times.push(sim.time_s());
+        out.linear.push(nan.clone());
+        out.nonlinear
+            .push(output_deviation(outputs, pt, sim.state()));
+    }
+    out.start = out.times.len() - 1;
+    let mut x = state_deviation(model, ss, pt, sim.state())?;
+    *out.linear.last_mut().expect("one sample") = (&ss.c * &x).iter().copied().collect();
+    let record = |out: &mut Comparison, k: usize| {
+        for j in 0..outputs.len() {
+            let (yl, yn) = (out.linear[k][j], out.nonlinear[k][j]);
+            out.max_error[j] = out.max_error[j].max((yl - yn).abs());
+            out.max_deviation[j] = out.max_deviation[j].max(yn.abs());
+        }
+    };
+    let k0 = out.start;
+    record(&mut out, k0);
+    while sim.time_s() < t_end - 1e-9 * dt {
+        let t0 = sim.time_s();
+        sim.step().map_err(run)?;
+        let t1 = sim.time_s();
+        let forcing = &ss.b * ((du(t0) + du(t1)) * (0.5 * (t1 - t0)));
+        x = &lhs * (&rhs_m * &x + forcing);
+        debug_assert_eq!(x.len(), ns);
+        out.times.push(t1);
+        out.linear.push((&ss.c * &x).iter().copied().collect());
+        out.nonlinear
+            .push(output_deviation(outputs, pt, sim.state()));
+        let k = out.times.len() - 1;
+        record(&mut out, k);
     }
     Ok(out)
 }
