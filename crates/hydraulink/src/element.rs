@@ -343,7 +343,8 @@ pub enum ComponentSpec {
     SpringDamper(spring_damper::SpringDamperSpec),
     /// `end_stop`.
     EndStop(end_stop::EndStopSpec),
-    /// `point_force`, `torque` and `joint_force` share one law.
+    /// `point_force` (`point_force`, `torque` and `joint_force` compile to one
+    /// `external_load::ExternalLoad`).
     PointForce(external_load::PointForceSpec),
     /// A torque on a body.
     Torque(external_load::TorqueSpec),
@@ -621,10 +622,10 @@ pub fn commit(
                 at.s = st.z[a.0];
                 at.sd = st.zd[a.0];
             }
-            MechPort::Line { .. } => {
-                let (s, _, _) = crate::mechanics::ports::port_state(kin, e, u);
-                at.s = s.s;
-                at.sd = s.sd;
+            MechPort::Line { base, rod } => {
+                let line = crate::mechanics::ports::Line::at(kin, &base, &rod);
+                at.s = line.s;
+                at.sd = line.rate(kin, &base, &rod);
             }
             MechPort::Point { .. } | MechPort::Torque { .. } => {}
         }

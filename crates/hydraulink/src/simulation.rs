@@ -52,13 +52,13 @@ impl Simulation {
     /// Initializes `model` consistently (loop closure, statics, pressures) and allocates the
     /// workspace.
     pub fn new(model: Model) -> Result<Self, InitError> {
-        let state = initialization::initialize(&model)?;
+        let mut state = initialization::initialize(&model)?;
         let mut ws = Workspace::new(&model);
-        // the elements' outputs at t = 0 (their energy accounts are already in the state)
-        let mut st0 = state.clone();
+        // the elements' outputs at t = 0 into the workspace (without integrating, `commit`
+        // rewrites the same initial energy accounts that `initialize` wrote)
         crate::element::commit(
             &model,
-            &mut st0,
+            &mut state,
             &mut ws.element_kin,
             &mut ws.element_values,
             false,

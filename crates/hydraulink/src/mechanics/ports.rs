@@ -65,27 +65,6 @@ impl<S: Real> Line<S> {
     }
 }
 
-/// Port state of element `e` (mechanical port) at the kinematics `kin`, with input value `u`;
-/// also returns the global line direction n (line), or the global load vector (point, torque).
-#[inline]
-pub fn port_state<S: Real>(
-    kin: &Kinematics<S>,
-    e: &Component,
-    u: f64,
-) -> (PortState<S>, Vector3<S>, Vector3<S>) {
-    let mut at = PortState::zero();
-    at.u = u;
-    match e.ports().mech {
-        MechPort::Line { base, rod } => {
-            let line = Line::at(kin, &base, &rod);
-            at.s = line.s;
-            at.sd = line.rate(kin, &base, &rod);
-            (at, line.n, line.rb)
-        }
-        _ => (at, Vector3::zeros(), Vector3::zeros()),
-    }
-}
-
 /// Evaluates every mechanical element with a body port (line, point, torque) and adds its
 /// forces to the body terms of `dy`; `at` and `effort` receive each element's port state and
 /// efforts (joint-port elements are left to [`joint_forces`]). `u[i]` is element i's input.

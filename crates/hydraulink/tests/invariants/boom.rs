@@ -26,7 +26,8 @@ fn boom_is_held_in_its_end_stop_and_the_drift_is_second_order() {
         let pen = a.at("cylinder_stops.penetration", t);
         let f = a.at("cylinder_stops.force", t);
         assert!(
-            pen > 0.0 && pen < 6e-3 / 5.0 * 5.0,
+            // the default largest penetration: 5 w = 5 · stroke/500 = 6 mm
+            pen > 0.0 && pen < 6e-3,
             "t {t}: penetration {pen}"
         );
         assert!(f < -1e4, "t {t}: the stop pulls the rod back: {f} N");
