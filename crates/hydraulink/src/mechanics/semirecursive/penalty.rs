@@ -201,24 +201,6 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
     }
 }
 
-/// Tolerances of x = [z; p; w]: positions [rad or m], pressures [Pa], friction states [m or -].
-pub(crate) fn tolerances(model: &Model) -> Tolerances {
-    let s = &model.solver;
-    Tolerances::new(
-        &[
-            (model.n_coords(), s.tol_position),
-            (model.n_volumes(), s.tol_pressure_pa),
-            (model.n_friction_states(), s.tol_friction_state),
-        ],
-        s.tol_relative,
-    )
-}
-
-/// Absolute tolerance of unknown `i` of x = [z; p; w] [rad, m or Pa].
-pub(crate) fn tolerance(model: &Model, i: usize) -> f64 {
-    tolerances(model).atol(i)
-}
-
 pub(crate) fn newton_failure(
     model: &Model,
     st: &State,
@@ -232,8 +214,8 @@ pub(crate) fn newton_failure(
         iterations,
         &ws.ev.f,
         &ws.diag,
-        |i| tolerance(model, i),
-        &ws.labels,
+        |i| model.layout.atol(i),
+        &model.layout.names,
         reason,
     )
 }
@@ -382,7 +364,7 @@ impl NewtonProblem for PenaltyNewton<'_> {
     fn form_residual(&mut self) -> Result<(), StepError> {
         let ws = &mut *self.ws;
         form_residual(self.model, &mut ws.ev, &ws.lambda);
-        newton::check_finite(self.st.t_s, self.st.step, &ws.ev.f, &ws.labels)
+        newton::check_finite(self.st.t_s, self.st.step, &ws.ev.f, &self.model.layout.names)
     }
 
     fn tangent_reusable(&self) -> bool {
@@ -422,7 +404,8 @@ impl NewtonProblem for PenaltyNewton<'_> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        tolerances(self.model)
+        // x = [z; p; w] (`model::layout`)
+        self.model.layout.tolerances
     }
 
     fn counters(&mut self) -> &mut Counters {
