@@ -183,8 +183,8 @@ pub(crate) enum FrictionPort {
     },
 }
 
-/// A friction element and the offset of its states in w.
-#[derive(Debug, Clone, Copy)]
+/// A friction element and its states in w.
+#[derive(Debug, Clone)]
 pub(crate) struct FrictionElement<'a> {
     /// Cylinder or joint name (the prefix of its state names).
     pub name: &'a str,
@@ -192,47 +192,37 @@ pub(crate) struct FrictionElement<'a> {
     pub law: &'a Friction,
     /// Where it acts.
     pub port: FrictionPort,
-    /// Offset of its states in w.
-    pub offset: usize,
+    /// Its states in w.
+    pub states: std::ops::Range<usize>,
 }
 
-/// Every friction element with its state offset, in the layout of `State::friction`: the
-/// cylinder seals, then the friction joints.
+/// Every friction element with its state offset, in the layout of `State::friction`
+/// (`Model::layout`): the cylinder seals, then the friction joints.
 pub(crate) fn friction_elements(model: &Model) -> Vec<FrictionElement<'_>> {
-    let mut out = Vec::new();
-    let mut o = 0;
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        out.push(FrictionElement {
-            name: &cyl.name,
-            law: &cyl.friction,
-            port: FrictionPort::Cylinder(c),
-            offset: o,
-        });
-        o += crate::friction::n_states(&cyl.friction);
-    }
-    for (j, jf) in model.joint_friction.iter().enumerate() {
-        out.push(FrictionElement {
-            name: &jf.joint,
-            law: &jf.friction,
-            port: FrictionPort::Joint { j, axis: jf.axis.0 },
-            offset: o,
-        });
-        o += crate::friction::n_states(&jf.friction);
-    }
-    out
+    use crate::model::layout::FrictionOwner;
+    model
+        .layout
+        .friction
+        .iter()
+        .map(|b| FrictionElement {
+            name: &b.name,
+            law: b.owner.law(model),
+            port: match b.owner {
+                FrictionOwner::Cylinder(c) => FrictionPort::Cylinder(c.0),
+                FrictionOwner::Joint { index, axis } => FrictionPort::Joint {
+                    j: index,
+                    axis: axis.0,
+                },
+            },
+            states: b.states.clone(),
+        })
+        .collect()
 }
 
 /// Names of the friction states w, `<cylinder or joint>.<state>` with the state names of
-/// [`crate::friction::state_names`] (`cylinder.bristle_m`, `cylinder.film`).
+/// [`crate::friction::state_names`] (`cylinder.bristle_m`, `cylinder.film`): the layout's.
 pub fn friction_state_names(model: &Model) -> Vec<String> {
-    friction_elements(model)
-        .iter()
-        .flat_map(|e| {
-            crate::friction::state_names(e.law)
-                .iter()
-                .map(move |s| format!("{}.{s}", e.name))
-        })
-        .collect()
+    model.layout.friction_state_names().to_vec()
 }
 
 /// Name of an input.

@@ -416,7 +416,12 @@ impl NewtonProblem for ZOnlyNewton<'_> {
 
     fn form_residual(&mut self) -> Result<(), StepError> {
         let ws = &*self.ws;
-        newton::check_finite(self.st.t_s, self.st.step, &ws.ev.f, &self.model.layout.names)?;
+        newton::check_finite(
+            self.st.t_s,
+            self.st.step,
+            &ws.ev.f,
+            &self.model.layout.names,
+        )?;
         if self.kind == ZOnly::Multirate && ws.multirate.sub.failed {
             let iterations = self.evaluations - 1;
             return Err(self.failure(iterations, "hydraulic substep did not converge"));
