@@ -135,7 +135,10 @@ fn columns(model: &Model) -> Vec<Column> {
     }
     for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
         put(format!("{}.length", cyl.name), Source::CylinderLength(c));
-        put(format!("{}.velocity", cyl.name), Source::CylinderVelocity(c));
+        put(
+            format!("{}.velocity", cyl.name),
+            Source::CylinderVelocity(c),
+        );
         put(format!("{}.force", cyl.name), Source::CylinderForce(c));
         put(format!("{}.work", cyl.name), Source::CylinderWork(c));
     }
@@ -158,7 +161,10 @@ fn columns(model: &Model) -> Vec<Column> {
                 put(format!("{}.friction", b.name), Source::CylinderFriction(e));
             }
         } else {
-            put(format!("{}.friction", b.name), Source::JointFriction(e - nc));
+            put(
+                format!("{}.friction", b.name),
+                Source::JointFriction(e - nc),
+            );
         }
         for o in b.states.clone() {
             put(l.names[l.w.start + o].clone(), Source::FrictionState(o));
@@ -174,9 +180,18 @@ fn columns(model: &Model) -> Vec<Column> {
         }
     }
     for (i, e) in m.elements.iter().enumerate() {
-        put(format!("{}.energy_stored", e.name()), Source::ElementStored(i));
-        put(format!("{}.energy_dissipated", e.name()), Source::ElementDissipated(i));
-        put(format!("{}.energy_supplied", e.name()), Source::ElementSupplied(i));
+        put(
+            format!("{}.energy_stored", e.name()),
+            Source::ElementStored(i),
+        );
+        put(
+            format!("{}.energy_dissipated", e.name()),
+            Source::ElementDissipated(i),
+        );
+        put(
+            format!("{}.energy_supplied", e.name()),
+            Source::ElementSupplied(i),
+        );
     }
     if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
         put("partition.independent".to_string(), Source::Partition);
