@@ -155,9 +155,10 @@ pub enum OutputSel {
 
 /// Names of the full (dependent) variable set (z, ż, p, U, w): the space mode shapes map back to.
 pub fn full_names(model: &Model) -> Vec<String> {
-    let mut v: Vec<String> = model.axes.iter().map(|a| a.name.clone()).collect();
-    v.extend(model.axes.iter().map(|a| format!("{}.rate", a.name)));
-    v.extend(model.volume_names.iter().map(|n| format!("{n}.p")));
+    let l = &model.layout;
+    let mut v: Vec<String> = l.names[l.z.clone()].to_vec();
+    v.extend(l.names[l.z.clone()].iter().map(|z| format!("{z}.rate")));
+    v.extend_from_slice(&l.names[l.p.clone()]);
     v.extend(
         model
             .hydraulics

@@ -313,7 +313,7 @@ fn failure(model: &Model, st: &State, ws: &Workspace, iterations: u32, reason: &
         iterations,
         &ws.ev.f[..n],
         &ws.diag,
-        |_| model.solver.tol_position,
+        |i| model.layout.atol(i),
         &model.layout.names,
         reason,
     )
