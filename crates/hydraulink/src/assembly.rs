@@ -290,39 +290,36 @@ impl<S: Real> Evaluator<S> {
 
     /// Joint friction: F_μ(ż_axis, w) of every joint-friction element, subtracted from the
     /// generalized force Q′ of its axis when `apply` (after `accumulate`), and the rates of its
-    /// states. The joints' states follow the cylinders' in `fstate`.
+    /// states (`Layout::joint_friction` in `fstate`).
     fn joint_friction(&mut self, model: &Model, apply: bool) {
-        let mut o = model.n_cylinder_friction_states();
         for (j, jf) in model.joint_friction.iter().enumerate() {
-            let k = crate::friction::n_states(&jf.friction);
+            let r = model.layout.joint_friction(j);
             let v = self.joint_velocity[j];
-            let w = &self.fstate[o..o + k];
+            let w = &self.fstate[r.clone()];
             let f = crate::friction::force(&jf.friction, S::zero(), v, w);
-            crate::friction::rates(&jf.friction, v, w, &mut self.fstate_rate[o..o + k]);
+            crate::friction::rates(&jf.friction, v, w, &mut self.fstate_rate[r]);
             self.joint_friction_force[j] = f;
             if apply {
                 self.dynamics.force[jf.axis.0] -= f;
             }
-            o += k;
         }
     }
 
     /// The force of cylinder `c` at rod speed `sd` from its stored geometry [r_base, r_rod, n]:
-    /// F(p, ṡ, w) and the friction state rates from `fstate[o..]` (003 Pub II eqs. 22–34), F n on
-    /// the rod pin and −F n on the base pin. Returns the offset of the next cylinder's states.
+    /// F(p, ṡ, w) and the friction state rates from `fstate[r]` (003 Pub II eqs. 22–34), F n on
+    /// the rod pin and −F n on the base pin; `r`: its states, `Layout::cylinder_friction`.
     fn cylinder_force_at(
         &mut self,
         c: usize,
         cyl: &crate::model::Cylinder,
-        o: usize,
+        r: std::ops::Range<usize>,
         p: &[S],
         sd: S,
-    ) -> usize {
+    ) {
         let [rb, rr, n] = self.cylinder_geometry[c];
-        let k = crate::friction::n_states(&cyl.friction);
-        let w = &self.fstate[o..o + k];
+        let w = &self.fstate[r.clone()];
         let (f, fm) = cylinder::force_and_friction(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd, w);
-        crate::friction::rates(&cyl.friction, sd, w, &mut self.fstate_rate[o..o + k]);
+        crate::friction::rates(&cyl.friction, sd, w, &mut self.fstate_rate[r]);
         self.friction_force[c] = fm;
         self.cylinder_force[c] = f;
         let line = Line {
@@ -332,13 +329,11 @@ impl<S: Real> Evaluator<S> {
             s: self.motion[c].s,
         };
         line.apply(&mut self.dynamics, &cyl.base, &cyl.rod, f);
-        o + k
     }
 
     /// Like [`Evaluator::cylinders`] with the port geometry and motion (which do not depend on p)
     /// lifted from the f64 evaluation `base` at the same (z, ż): only the forces run in `S`.
     fn cylinder_forces(&mut self, model: &Model, base: &Evaluator<f64>, p: &[S]) {
-        let mut o = 0;
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
             let [rb, rr, n] = base.cylinder_geometry[c];
             let (rb, rr, n): (Vector3<S>, Vector3<S>, Vector3<S>) = (v3(&rb), v3(&rr), v3(&n));
@@ -349,7 +344,8 @@ impl<S: Real> Evaluator<S> {
                 sd,
             };
             self.cylinder_geometry[c] = [rb, rr, n];
-            o = self.cylinder_force_at(c, cyl, o, p, sd);
+            let r = model.layout.cylinder_friction(crate::model::CylinderId(c));
+            self.cylinder_force_at(c, cyl, r, p, sd);
         }
     }
 
@@ -357,14 +353,14 @@ impl<S: Real> Evaluator<S> {
     /// F n acts on the rod pin and −F n on the base pin. Friction F_μ(ṡ, w) with the states
     /// `fstate` and their rates u(ṡ, w) into `fstate_rate` (003 Pub II eqs. 22–34).
     fn cylinders(&mut self, model: &Model, p: &[S]) {
-        let mut o = 0;
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
             // the line port (`mechanics::ports::Line`, 000 eq. 45)
             let line = Line::at(&self.kin, &cyl.base, &cyl.rod);
             let (s, sd) = (line.s, line.rate(&self.kin, &cyl.base, &cyl.rod));
             self.motion[c] = CylinderMotion { s, sd };
             self.cylinder_geometry[c] = [line.rb, line.rr, line.n];
-            o = self.cylinder_force_at(c, cyl, o, p, sd);
+            let r = model.layout.cylinder_friction(crate::model::CylinderId(c));
+            self.cylinder_force_at(c, cyl, r, p, sd);
         }
     }
 }

@@ -281,6 +281,10 @@ impl Component {
     pub fn describe(&self, out: &mut Vec<Variable>) {
         dispatch!(self, e => e.describe(out))
     }
+    /// [`Element::n_internal`].
+    pub fn n_internal(&self) -> usize {
+        dispatch!(self, e => e.n_internal())
+    }
     /// Number of outputs of [`Element::describe`].
     pub fn n_outputs(&self) -> usize {
         let mut v = Vec::new();

@@ -27,7 +27,7 @@ use crate::inputs::InputValues;
 use crate::linalg::{pinv_solve, try_pinv_solve, KernelError};
 use crate::mechanics::energy;
 use crate::mechanics::kinematics::for_each_on_path;
-use crate::model::Model;
+use crate::model::{CylinderId, Model};
 use crate::state::State;
 use crate::InitError;
 
@@ -422,10 +422,8 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     let mut friction = vec![0.0; nw];
     if nw > 0 {
         ev.evaluate(model, &z, &zd, &p, &spool0, false);
-        let mut o = 0;
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-            let k = crate::friction::n_states(&cyl.friction);
-            let w = &mut friction[o..o + k];
+            let w = &mut friction[model.layout.cylinder_friction(CylinderId(c))];
             let v = ev.motion[c].sd;
             if v != 0.0 {
                 crate::friction::steady_states(&cyl.friction, v, w);
@@ -435,13 +433,11 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                 crate::friction::rest_states(&cyl.friction, load, w)
                     .map_err(|e| InitError::Statics(format!("cylinder '{}': {e}", cyl.name)))?;
             }
-            o += k;
         }
         // joints: steady sliding at the initial rate; at rest, pre-sliding carries the static
         // load when the law can hold it (|load| ≤ F_s), else the joint starts unloaded (released)
         for (j, jf) in model.joint_friction.iter().enumerate() {
-            let k = crate::friction::n_states(&jf.friction);
-            let w = &mut friction[o..o + k];
+            let w = &mut friction[model.layout.joint_friction(j)];
             let v = zd[jf.axis.0];
             if v != 0.0 {
                 crate::friction::steady_states(&jf.friction, v, w);
@@ -450,7 +446,6 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             {
                 w.iter_mut().for_each(|x| *x = 0.0);
             }
-            o += k;
         }
         ev.fstate.copy_from_slice(&friction);
     }

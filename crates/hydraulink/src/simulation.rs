@@ -46,6 +46,157 @@ pub struct Simulation {
     state: State,
     ws: Workspace,
     last: StepReport,
+    /// The output columns, built once from the model and its layout ([`columns`]).
+    columns: Vec<Column>,
+}
+
+/// Where the value of an output column comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Source {
+    /// t [s].
+    Time,
+    /// z_i [rad or m].
+    Coordinate(usize),
+    /// ż_i [rad/s or m/s].
+    Rate(usize),
+    /// p_v [Pa].
+    Pressure(usize),
+    /// Spool U or opening κ of valve position i.
+    ValvePosition(usize),
+    /// s_c [m].
+    CylinderLength(usize),
+    /// ṡ_c [m/s].
+    CylinderVelocity(usize),
+    /// F_c [N].
+    CylinderForce(usize),
+    /// W_c [J].
+    CylinderWork(usize),
+    /// KE [J].
+    KineticEnergy,
+    /// PE − PE(0) [J].
+    PotentialEnergy,
+    /// Σ W_c [J].
+    ActuatorWork,
+    /// [`Simulation::energy_drift_j`] [J].
+    Drift,
+    /// Constraint violation [m or -].
+    ConstraintViolation,
+    /// Newton iterations of the last step.
+    Iterations,
+    /// Σ D [J].
+    FrictionDissipated,
+    /// F_μ of cylinder c [N].
+    CylinderFriction(usize),
+    /// F_μ of friction joint j [N or N m].
+    JointFriction(usize),
+    /// Friction state o of w [m or -].
+    FrictionState(usize),
+    /// Output `k` of element `element` ([`crate::element::Element::outputs`]).
+    ElementOutput {
+        /// Index into `Model::elements`.
+        element: usize,
+        /// Index into its outputs.
+        k: usize,
+    },
+    /// Energy stored in element i [J].
+    ElementStored(usize),
+    /// Energy dissipated by element i [J].
+    ElementDissipated(usize),
+    /// Energy supplied by element i [J].
+    ElementSupplied(usize),
+    /// The double-step formulation's first independent coordinate.
+    Partition,
+}
+
+/// One output column: its label (the CSV header) and its source.
+#[derive(Debug, Clone, PartialEq)]
+struct Column {
+    label: String,
+    source: Source,
+}
+
+/// The output columns of `model`, `time` first: the one list the labels, the row and the count
+/// derive from. Unknowns carry their layout names (`model::layout`): `<z>.q`, `<z>.qd`, `V1.p`,
+/// `cyl1.bristle_m`.
+fn columns(model: &Model) -> Vec<Column> {
+    let (m, l) = (model, &model.layout);
+    let mut cols = Vec::new();
+    let mut put = |label: String, source: Source| cols.push(Column { label, source });
+    put("time".to_string(), Source::Time);
+    for (i, z) in l.names[l.z.clone()].iter().enumerate() {
+        put(format!("{z}.q"), Source::Coordinate(i));
+        put(format!("{z}.qd"), Source::Rate(i));
+    }
+    for (v, p) in l.names[l.p.clone()].iter().enumerate() {
+        put(p.clone(), Source::Pressure(v));
+    }
+    for (i, name) in l.spools.iter().enumerate() {
+        put(name.clone(), Source::ValvePosition(i));
+    }
+    for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
+        put(format!("{}.length", cyl.name), Source::CylinderLength(c));
+        put(
+            format!("{}.velocity", cyl.name),
+            Source::CylinderVelocity(c),
+        );
+        put(format!("{}.force", cyl.name), Source::CylinderForce(c));
+        put(format!("{}.work", cyl.name), Source::CylinderWork(c));
+    }
+    for (label, source) in [
+        ("energy.kinetic", Source::KineticEnergy),
+        ("energy.potential", Source::PotentialEnergy),
+        ("energy.actuator_work", Source::ActuatorWork),
+        ("energy.drift", Source::Drift),
+        ("constraint.violation", Source::ConstraintViolation),
+        ("newton.iterations", Source::Iterations),
+        ("energy.friction_dissipated", Source::FrictionDissipated),
+    ] {
+        put(label.to_string(), source);
+    }
+    // each friction element: its force (a cylinder's only with a law), then its states
+    let nc = m.hydraulics.cylinders.len();
+    for (e, b) in l.friction.iter().enumerate() {
+        if e < nc {
+            if m.hydraulics.cylinders[e].friction != crate::model::Friction::None {
+                put(format!("{}.friction", b.name), Source::CylinderFriction(e));
+            }
+        } else {
+            put(
+                format!("{}.friction", b.name),
+                Source::JointFriction(e - nc),
+            );
+        }
+        for o in b.states.clone() {
+            put(l.names[l.w.start + o].clone(), Source::FrictionState(o));
+        }
+    }
+    // elements (`crate::element`): their outputs, then energy accounts
+    let mut vars = Vec::new();
+    for (element, e) in m.elements.iter().enumerate() {
+        vars.clear();
+        e.describe(&mut vars);
+        for (k, v) in vars.drain(..).enumerate() {
+            put(v.name, Source::ElementOutput { element, k });
+        }
+    }
+    for (i, e) in m.elements.iter().enumerate() {
+        put(
+            format!("{}.energy_stored", e.name()),
+            Source::ElementStored(i),
+        );
+        put(
+            format!("{}.energy_dissipated", e.name()),
+            Source::ElementDissipated(i),
+        );
+        put(
+            format!("{}.energy_supplied", e.name()),
+            Source::ElementSupplied(i),
+        );
+    }
+    if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
+        put("partition.independent".to_string(), Source::Partition);
+    }
+    cols
 }
 
 impl Simulation {
@@ -71,6 +222,7 @@ impl Simulation {
         let mut last = StepReport::default();
         crate::advance::energies_and_violation(&model, &ws.ev, &state.zd, &mut last);
         Ok(Simulation {
+            columns: columns(&model),
             model,
             state,
             ws,
@@ -163,7 +315,7 @@ impl Simulation {
     pub fn state(&self) -> &State {
         &self.state
     }
-    /// The workspace (counters, labels).
+    /// The workspace (buffers and counters).
     pub fn workspace(&self) -> &Workspace {
         &self.ws
     }
@@ -186,153 +338,57 @@ impl Simulation {
 
     /// Output column labels, `time` first.
     pub fn output_labels(&self) -> Vec<String> {
-        let m = &self.model;
-        let mut l = vec!["time".to_string()];
-        for a in &m.axes {
-            l.push(format!("{}.q", a.name));
-            l.push(format!("{}.qd", a.name));
-        }
-        for v in &m.hydraulics.volumes {
-            l.push(format!("{}.p", v.name));
-        }
-        for v in &m.hydraulics.valves {
-            l.push(format!("{}.spool", v.name));
-        }
-        for v in &m.hydraulics.bridge_valves {
-            l.push(format!("{}.opening", v.name));
-        }
-        for c in &m.hydraulics.cylinders {
-            l.push(format!("{}.length", c.name));
-            l.push(format!("{}.velocity", c.name));
-            l.push(format!("{}.force", c.name));
-            l.push(format!("{}.work", c.name));
-        }
-        for s in [
-            "energy.kinetic",
-            "energy.potential",
-            "energy.actuator_work",
-            "energy.drift",
-            "constraint.violation",
-            "newton.iterations",
-        ] {
-            l.push(s.to_string());
-        }
-        l.push("energy.friction_dissipated".to_string());
-        for c in &m.hydraulics.cylinders {
-            if c.friction != crate::model::Friction::None {
-                l.push(format!("{}.friction", c.name));
-            }
-            for s in crate::friction::state_names(&c.friction) {
-                l.push(format!("{}.{s}", c.name));
-            }
-        }
-        for j in &m.joint_friction {
-            l.push(format!("{}.friction", j.joint));
-            for s in crate::friction::state_names(&j.friction) {
-                l.push(format!("{}.{s}", j.joint));
-            }
-        }
-        // elements (`crate::element`): their outputs, then energy accounts
-        let mut vars = Vec::new();
-        for e in &m.elements {
-            e.describe(&mut vars);
-        }
-        l.extend(vars.into_iter().map(|v| v.name));
-        for e in &m.elements {
-            for q in ["stored", "dissipated", "supplied"] {
-                l.push(format!("{}.energy_{q}", e.name()));
-            }
-        }
-        if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
-            l.push("partition.independent".to_string());
-        }
-        l
+        self.columns.iter().map(|c| c.label.clone()).collect()
     }
 
     /// Number of output columns.
     pub fn n_outputs(&self) -> usize {
-        let m = &self.model;
-        1 + 2 * m.n_coords()
-            + m.n_volumes()
-            + m.n_valve_positions()
-            + 4 * m.hydraulics.cylinders.len()
-            + 6
-            + usize::from(m.solver.formulation == crate::model::spec::Formulation::DoubleStep)
-            + 1
-            + m.hydraulics
-                .cylinders
-                .iter()
-                .filter(|c| c.friction != crate::model::Friction::None)
-                .count()
-            + m.joint_friction.len()
-            + m.n_friction_states()
-            + m.elements.iter().map(|e| e.n_outputs() + 3).sum::<usize>()
+        self.columns.len()
     }
 
     /// One output row in the order of [`Simulation::output_labels`].
     pub fn output_row(&self, row: &mut [f64]) {
-        let m = &self.model;
-        let st = &self.state;
-        let mut k = 0;
-        let mut put = |v: f64| {
-            row[k] = v;
-            k += 1;
-        };
-        put(st.t_s);
-        for i in 0..m.n_coords() {
-            put(st.z[i]);
-            put(st.zd[i]);
-        }
-        for v in 0..m.n_volumes() {
-            put(st.p[v]);
-        }
-        for i in 0..m.n_valve_positions() {
-            put(st.spool[i]);
-        }
-        for c in 0..m.hydraulics.cylinders.len() {
-            put(self.ws.ev.motion[c].s);
-            put(self.ws.ev.motion[c].sd);
-            put(self.ws.ev.cylinder_force[c]);
-            put(st.actuator_work_j[c]);
-        }
-        put(self.last.kinetic_j);
-        put(self.last.potential_j - self.initial_potential());
-        put(st.total_actuator_work_j());
-        put(self.energy_drift_j());
-        put(self.last.constraint_violation);
-        put(self.last.iterations as f64);
-        put(st.total_friction_dissipated_j());
-        let mut o = 0;
-        for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
-            if cyl.friction != crate::model::Friction::None {
-                put(self.ws.ev.friction_force[c]);
-            }
-            for _ in crate::friction::state_names(&cyl.friction) {
-                put(st.friction[o]);
-                o += 1;
-            }
-        }
-        for (j, jf) in m.joint_friction.iter().enumerate() {
-            put(self.ws.ev.joint_friction_force[j]);
-            for _ in crate::friction::state_names(&jf.friction) {
-                put(st.friction[o]);
-                o += 1;
-            }
-        }
+        let (m, st, ws) = (&self.model, &self.state, &self.ws);
         let (vals, acc) = (&self.ws.element_values, &st.elements);
+        // the outputs of one element at a time, computed at its first column
         let mut buf = [0.0; crate::element::MAX_OUTPUTS];
-        for (i, e) in m.elements.iter().enumerate() {
-            let n_out = e.outputs(&vals.at[i], &vals.effort[i], &mut buf);
-            buf[..n_out].iter().for_each(|v| put(*v));
-        }
-        for i in 0..m.elements.len() {
-            put(acc.stored_j[i]);
-            put(acc.dissipated_j[i]);
-            put(acc.supplied_j[i]);
-        }
-        if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
-            use crate::mechanics::semirecursive::double_step;
-            put(double_step::first_independent(m, st));
+        let mut buffered = None;
+        for (out, c) in row.iter_mut().zip(&self.columns) {
+            *out = match c.source {
+                Source::Time => st.t_s,
+                Source::Coordinate(i) => st.z[i],
+                Source::Rate(i) => st.zd[i],
+                Source::Pressure(v) => st.p[v],
+                Source::ValvePosition(i) => st.spool[i],
+                Source::CylinderLength(c) => ws.ev.motion[c].s,
+                Source::CylinderVelocity(c) => ws.ev.motion[c].sd,
+                Source::CylinderForce(c) => ws.ev.cylinder_force[c],
+                Source::CylinderWork(c) => st.actuator_work_j[c],
+                Source::KineticEnergy => self.last.kinetic_j,
+                Source::PotentialEnergy => self.last.potential_j - self.initial_potential(),
+                Source::ActuatorWork => st.total_actuator_work_j(),
+                Source::Drift => self.energy_drift_j(),
+                Source::ConstraintViolation => self.last.constraint_violation,
+                Source::Iterations => self.last.iterations as f64,
+                Source::FrictionDissipated => st.total_friction_dissipated_j(),
+                Source::CylinderFriction(c) => ws.ev.friction_force[c],
+                Source::JointFriction(j) => ws.ev.joint_friction_force[j],
+                Source::FrictionState(o) => st.friction[o],
+                Source::ElementOutput { element, k } => {
+                    if buffered != Some(element) {
+                        let e = &m.elements[element];
+                        e.outputs(&vals.at[element], &vals.effort[element], &mut buf);
+                        buffered = Some(element);
+                    }
+                    buf[k]
+                }
+                Source::ElementStored(i) => acc.stored_j[i],
+                Source::ElementDissipated(i) => acc.dissipated_j[i],
+                Source::ElementSupplied(i) => acc.supplied_j[i],
+                Source::Partition => {
+                    crate::mechanics::semirecursive::double_step::first_independent(m, st)
+                }
+            };
         }
     }
 

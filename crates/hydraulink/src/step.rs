@@ -22,54 +22,45 @@ use crate::state::State;
 use crate::workspace::Workspace;
 use crate::{StepError, StepReport};
 
-/// Rejects NaN/Inf in the state before a step (an error, never a reset).
+/// Rejects NaN/Inf in the state before a step (an error, never a reset), naming the entry by
+/// its layout name (`model::layout`).
 pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
-    let bad = |label: String| StepError::NonFinite {
+    let bad = |label: &str| StepError::NonFinite {
         time_s: st.t_s,
         step: st.step,
-        equation: label,
+        equation: label.to_string(),
     };
-    for (i, a) in model.axes.iter().enumerate() {
-        if !st.z[i].is_finite() || !st.zd[i].is_finite() || !st.zdd[i].is_finite() {
-            return Err(bad(a.name.clone()));
+    let (l, finite) = (&model.layout, |v: &[f64]| v.iter().all(|x| x.is_finite()));
+    let names = |r: &std::ops::Range<usize>| &l.names[r.clone()];
+    for (i, name) in names(&l.z).iter().enumerate() {
+        if !finite(&[st.z[i], st.zd[i], st.zdd[i]]) {
+            return Err(bad(name));
         }
     }
-    for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
-        if !st.p[v].is_finite() || !st.pd[v].is_finite() || !st.pdd[v].is_finite() {
-            return Err(bad(format!("{}.p", vol.name)));
+    for (v, name) in names(&l.p).iter().enumerate() {
+        if !finite(&[st.p[v], st.pd[v], st.pdd[v]]) {
+            return Err(bad(name));
         }
     }
-    for (i, valve) in model.hydraulics.valves.iter().enumerate() {
-        if !st.spool[i].is_finite() {
-            return Err(bad(format!("{}.spool", valve.name)));
+    for (s, name) in st.spool.iter().zip(&l.spools) {
+        if !s.is_finite() {
+            return Err(bad(name));
         }
     }
-    let mut o = 0;
-    for c in &model.hydraulics.cylinders {
-        for name in crate::friction::state_names(&c.friction) {
-            if !st.friction[o].is_finite() || !st.friction_rate[o].is_finite() {
-                return Err(bad(format!("{}.{name}", c.name)));
-            }
-            o += 1;
+    for (o, name) in names(&l.w).iter().enumerate() {
+        if !finite(&[st.friction[o], st.friction_rate[o]]) {
+            return Err(bad(name));
         }
     }
-    for j in &model.joint_friction {
-        for name in crate::friction::state_names(&j.friction) {
-            if !st.friction[o].is_finite() || !st.friction_rate[o].is_finite() {
-                return Err(bad(format!("{}.{name}", j.joint)));
-            }
-            o += 1;
-        }
-    }
-    for (r, c) in model.constraints.iter().enumerate() {
-        if !st.lambda[r].is_finite() {
-            return Err(bad(format!("{}.lambda", c.name)));
+    for (lambda, name) in st.lambda.iter().zip(&l.multipliers) {
+        if !lambda.is_finite() {
+            return Err(bad(name));
         }
     }
     // `Simulation::set_input` rejects these; a state built by hand may still carry one
     for (i, name) in model.input_names.iter().enumerate() {
         if st.inputs.overrides[i].is_some_and(|v| !v.is_finite()) {
-            return Err(bad(name.clone()));
+            return Err(bad(name));
         }
     }
     Ok(())

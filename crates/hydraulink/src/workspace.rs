@@ -60,8 +60,6 @@ pub struct Workspace {
     pub tmp: Vec<f64>,
     /// Scratch n-vector.
     pub tmp2: Vec<f64>,
-    /// Labels of the unknowns/equations: coordinates, then `<volume>.p`.
-    pub labels: Vec<String>,
     /// Work counters since the start.
     pub counters: Counters,
     /// Whether `tangent` holds valid factors that may be reused (Jacobian-reuse policy).
@@ -108,24 +106,6 @@ impl Workspace {
     pub fn new(model: &Model) -> Self {
         let (n, nv) = (model.n_coords(), model.n_volumes());
         let nw = model.n_friction_states();
-        let mut labels: Vec<String> = model.axes.iter().map(|a| a.name.clone()).collect();
-        labels.extend(
-            model
-                .hydraulics
-                .volumes
-                .iter()
-                .map(|v| format!("{}.p", v.name)),
-        );
-        for c in &model.hydraulics.cylinders {
-            for s in crate::friction::state_names(&c.friction) {
-                labels.push(format!("{}.{s}", c.name));
-            }
-        }
-        for j in &model.joint_friction {
-            for s in crate::friction::state_names(&j.friction) {
-                labels.push(format!("{}.{s}", j.joint));
-            }
-        }
         // The penalty formulation on a tree (no loop-closure or nonholonomic rows, so no
         // projection needs M′): M′ z̈ by the tree passes instead of the dense M′
         // (`recursive_mass.rs`); with enough unknowns, the Schur-reduced tangent (`schur.rs`).
@@ -160,7 +140,6 @@ impl Workspace {
             diag: vec![0.0; n + nv + nw],
             tmp: vec![0.0; n.max(1)],
             tmp2: vec![0.0; n.max(1)],
-            labels,
             counters: Counters::default(),
             tangent_valid: false,
             tangent_id: 0,

@@ -5,5 +5,6 @@ mod determinism;
 mod elements;
 mod inputs;
 mod invariants;
+mod model;
 mod regressions;
 mod validation;

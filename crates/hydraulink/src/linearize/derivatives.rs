@@ -349,8 +349,7 @@ pub fn derivatives(
         if v_re[e] != 0.0 {
             continue;
         }
-        let k = crate::friction::n_states(el.law);
-        let w = &pt.friction[el.offset..el.offset + k];
+        let w = &pt.friction[el.states.clone()];
         let f_hyd = match el.port {
             FrictionPort::Cylinder(c) => {
                 let cyl = &model.hydraulics.cylinders[c];
@@ -387,8 +386,8 @@ pub fn derivatives(
                     }
                     FrictionPort::Joint { axis, .. } => qx[(axis, j)] -= dfm,
                 }
-                for r in 0..k {
-                    ux[(el.offset + r, j)] += delta[1 + r] * dv;
+                for r in 0..el.states.len() {
+                    ux[(el.states.start + r, j)] += delta[1 + r] * dv;
                 }
             }
         }

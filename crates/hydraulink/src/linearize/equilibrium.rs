@@ -222,8 +222,7 @@ pub fn equilibrium(
     // 4. friction states: pre-sliding at zero load (the statics above carried no friction)
     let mut friction = vec![0.0; model.n_friction_states()];
     for e in super::friction_elements(model) {
-        let k = crate::friction::n_states(e.law);
-        crate::friction::rest_states(e.law, 0.0, &mut friction[e.offset..e.offset + k])
+        crate::friction::rest_states(e.law, 0.0, &mut friction[e.states.clone()])
             .map_err(|msg| LinearizeError::NoEquilibrium(format!("'{}': {msg}", e.name)))?;
     }
     Ok(Equilibrium {

@@ -369,7 +369,7 @@ pub fn state_names(model: &Model, independent: &[usize]) -> Vec<String> {
             .iter()
             .map(|&k| format!("{}.rate", model.axes[k].name)),
     );
-    s.extend(model.volume_names.iter().map(|v| format!("{v}.p")));
+    s.extend_from_slice(&model.layout.names[model.layout.p.clone()]);
     s.extend(
         model
             .hydraulics

@@ -155,9 +155,10 @@ pub enum OutputSel {
 
 /// Names of the full (dependent) variable set (z, ż, p, U, w): the space mode shapes map back to.
 pub fn full_names(model: &Model) -> Vec<String> {
-    let mut v: Vec<String> = model.axes.iter().map(|a| a.name.clone()).collect();
-    v.extend(model.axes.iter().map(|a| format!("{}.rate", a.name)));
-    v.extend(model.volume_names.iter().map(|n| format!("{n}.p")));
+    let l = &model.layout;
+    let mut v: Vec<String> = l.names[l.z.clone()].to_vec();
+    v.extend(l.names[l.z.clone()].iter().map(|z| format!("{z}.rate")));
+    v.extend_from_slice(&l.names[l.p.clone()]);
     v.extend(
         model
             .hydraulics
@@ -183,8 +184,8 @@ pub(crate) enum FrictionPort {
     },
 }
 
-/// A friction element and the offset of its states in w.
-#[derive(Debug, Clone, Copy)]
+/// A friction element and its states in w.
+#[derive(Debug, Clone)]
 pub(crate) struct FrictionElement<'a> {
     /// Cylinder or joint name (the prefix of its state names).
     pub name: &'a str,
@@ -192,47 +193,37 @@ pub(crate) struct FrictionElement<'a> {
     pub law: &'a Friction,
     /// Where it acts.
     pub port: FrictionPort,
-    /// Offset of its states in w.
-    pub offset: usize,
+    /// Its states in w.
+    pub states: std::ops::Range<usize>,
 }
 
-/// Every friction element with its state offset, in the layout of `State::friction`: the
-/// cylinder seals, then the friction joints.
+/// Every friction element with its state offset, in the layout of `State::friction`
+/// (`Model::layout`): the cylinder seals, then the friction joints.
 pub(crate) fn friction_elements(model: &Model) -> Vec<FrictionElement<'_>> {
-    let mut out = Vec::new();
-    let mut o = 0;
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        out.push(FrictionElement {
-            name: &cyl.name,
-            law: &cyl.friction,
-            port: FrictionPort::Cylinder(c),
-            offset: o,
-        });
-        o += crate::friction::n_states(&cyl.friction);
-    }
-    for (j, jf) in model.joint_friction.iter().enumerate() {
-        out.push(FrictionElement {
-            name: &jf.joint,
-            law: &jf.friction,
-            port: FrictionPort::Joint { j, axis: jf.axis.0 },
-            offset: o,
-        });
-        o += crate::friction::n_states(&jf.friction);
-    }
-    out
+    use crate::model::layout::FrictionOwner;
+    model
+        .layout
+        .friction
+        .iter()
+        .map(|b| FrictionElement {
+            name: &b.name,
+            law: b.owner.law(model),
+            port: match b.owner {
+                FrictionOwner::Cylinder(c) => FrictionPort::Cylinder(c.0),
+                FrictionOwner::Joint { index, axis } => FrictionPort::Joint {
+                    j: index,
+                    axis: axis.0,
+                },
+            },
+            states: b.states.clone(),
+        })
+        .collect()
 }
 
 /// Names of the friction states w, `<cylinder or joint>.<state>` with the state names of
-/// [`crate::friction::state_names`] (`cylinder.bristle_m`, `cylinder.film`).
+/// [`crate::friction::state_names`] (`cylinder.bristle_m`, `cylinder.film`): the layout's.
 pub fn friction_state_names(model: &Model) -> Vec<String> {
-    friction_elements(model)
-        .iter()
-        .flat_map(|e| {
-            crate::friction::state_names(e.law)
-                .iter()
-                .map(move |s| format!("{}.{s}", e.name))
-        })
-        .collect()
+    model.layout.friction_state_names().to_vec()
 }
 
 /// Name of an input.

@@ -313,8 +313,8 @@ fn failure(model: &Model, st: &State, ws: &Workspace, iterations: u32, reason: &
         iterations,
         &ws.ev.f[..n],
         &ws.diag,
-        |_| model.solver.tol_position,
-        &ws.labels,
+        |i| model.layout.atol(i),
+        &model.layout.names,
         reason,
     )
 }
@@ -416,7 +416,12 @@ impl NewtonProblem for ZOnlyNewton<'_> {
 
     fn form_residual(&mut self) -> Result<(), StepError> {
         let ws = &*self.ws;
-        newton::check_finite(self.st.t_s, self.st.step, &ws.ev.f, &ws.labels)?;
+        newton::check_finite(
+            self.st.t_s,
+            self.st.step,
+            &ws.ev.f,
+            &self.model.layout.names,
+        )?;
         if self.kind == ZOnly::Multirate && ws.multirate.sub.failed {
             let iterations = self.evaluations - 1;
             return Err(self.failure(iterations, "hydraulic substep did not converge"));
@@ -455,8 +460,7 @@ impl NewtonProblem for ZOnlyNewton<'_> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        let s = &self.model.solver;
-        Tolerances::new(&[(self.model.n_coords(), s.tol_position)], s.tol_relative)
+        self.model.layout.coordinate_tolerances()
     }
 
     /// Multi-rate: the pressures are not Newton unknowns, but p_k+1(z) is hypersensitive to z;

@@ -430,6 +430,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         nonholonomic: Vec::new(),
         elements: Vec::new(),
         has_node_compliance: false,
+        layout: Default::default(),
     };
     // chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders)
     for c in 0..model.hydraulics.cylinders.len() {
@@ -662,6 +663,8 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         }
     }
     model.nonholonomic = rows;
+    // the layout of the unknowns, once everything it reads is final
+    model.layout = crate::model::layout::Layout::new(&model);
     Ok(model)
 }
 

@@ -5,6 +5,7 @@
 //! [`crate::State`], and all scratch memory is in the [`crate::Workspace`].
 
 pub mod compile;
+pub mod layout;
 pub mod spec;
 pub mod validate;
 
@@ -441,6 +442,9 @@ pub struct Model {
     pub elements: Vec<crate::element::Component>,
     /// Some element adds compliance to a node (an accumulator).
     pub has_node_compliance: bool,
+    /// The layout of the Newton unknowns x = [z; p; w; e]: offsets, names, units, tolerances
+    /// (built last by [`compile`]).
+    pub layout: layout::Layout,
 }
 
 impl Model {

@@ -248,13 +248,13 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
     }
 }
 
-/// Tolerances of x = [q; p]: natural coordinates [m or -], pressures [Pa].
+/// Tolerances of x = [q; p]: natural coordinates [m or -], pressures [Pa] (the layout's with
+/// the mechanical block q).
 pub(super) fn tolerances(model: &Model, nq: usize) -> Tolerances {
     let s = &model.solver;
-    Tolerances::new(
-        &[(nq, s.tol_position), (model.n_volumes(), s.tol_pressure_pa)],
-        s.tol_relative,
-    )
+    model
+        .layout
+        .tolerances_with(nq, s.tol_position, s.tol_relative)
 }
 
 pub(super) fn newton_failure(

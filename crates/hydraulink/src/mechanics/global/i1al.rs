@@ -267,13 +267,9 @@ pub fn tangent_and_dual(model: &Model, st: &State, ws: &mut Workspace) -> (Vec<f
 fn tolerances(model: &Model, nq: usize) -> Tolerances {
     let s = &model.solver;
     let dt = s.step_s;
-    Tolerances::new(
-        &[
-            (nq, s.tol_position / (dt * dt / 4.0)),
-            (model.n_volumes(), s.tol_pressure_pa),
-        ],
-        s.tol_relative,
-    )
+    model
+        .layout
+        .tolerances_with(nq, s.tol_position / (dt * dt / 4.0), s.tol_relative)
 }
 
 /// Newton–Raphson with the multiplier update from x = `ws.global.x`, λ* = `ws.global.lambda`.

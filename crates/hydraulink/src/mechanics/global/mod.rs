@@ -199,14 +199,9 @@ impl GlobalWorkspace {
         }
         let nm = NaturalModel::new(model);
         let (nq, m, nv) = (nm.nq, nm.n_eqs(), model.n_volumes());
+        // x = [q; p]: the natural coordinates in place of the layout's z block
         let mut labels = nm.labels.clone();
-        labels.extend(
-            model
-                .hydraulics
-                .volumes
-                .iter()
-                .map(|v| format!("{}.p", v.name)),
-        );
+        labels.extend_from_slice(&model.layout.names[model.layout.p.clone()]);
         let mut port_cols: Vec<usize> = nm
             .cylinders
             .iter()

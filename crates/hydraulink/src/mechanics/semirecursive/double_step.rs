@@ -920,7 +920,7 @@ impl NewtonProblem for DoubleStepNewton<'_> {
             return Err(Failure::Step(StepError::NonFinite {
                 time_s: self.st.t_s,
                 step: self.st.step,
-                equation: self.ws.labels[full_index(self.model, ds, j)].clone(),
+                equation: self.model.layout.names[full_index(self.model, ds, j)].clone(),
             }));
         }
         Ok(())
@@ -974,12 +974,11 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     }
 
     fn tolerances(&self) -> Tolerances {
+        // x = [z_i; p]: the layout's with the independent coordinates as mechanical block
         let s = &self.model.solver;
-        Tolerances::new(
-            &[
-                (self.ws.double_step.part.independent().len(), s.tol_position),
-                (self.model.n_volumes(), s.tol_pressure_pa),
-            ],
+        self.model.layout.tolerances_with(
+            self.ws.double_step.part.independent().len(),
+            s.tol_position,
             s.tol_relative,
         )
     }

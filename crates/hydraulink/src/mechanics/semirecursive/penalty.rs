@@ -201,24 +201,6 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
     }
 }
 
-/// Tolerances of x = [z; p; w]: positions [rad or m], pressures [Pa], friction states [m or -].
-pub(crate) fn tolerances(model: &Model) -> Tolerances {
-    let s = &model.solver;
-    Tolerances::new(
-        &[
-            (model.n_coords(), s.tol_position),
-            (model.n_volumes(), s.tol_pressure_pa),
-            (model.n_friction_states(), s.tol_friction_state),
-        ],
-        s.tol_relative,
-    )
-}
-
-/// Absolute tolerance of unknown `i` of x = [z; p; w] [rad, m or Pa].
-pub(crate) fn tolerance(model: &Model, i: usize) -> f64 {
-    tolerances(model).atol(i)
-}
-
 pub(crate) fn newton_failure(
     model: &Model,
     st: &State,
@@ -232,8 +214,8 @@ pub(crate) fn newton_failure(
         iterations,
         &ws.ev.f,
         &ws.diag,
-        |i| tolerance(model, i),
-        &ws.labels,
+        |i| model.layout.atol(i),
+        &model.layout.names,
         reason,
     )
 }
@@ -271,31 +253,17 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
     for j in 0..st.friction.len() {
         ws.hist.wd_hat[j] = -(c1 * st.friction[j] + st.friction_rate[j]);
     }
-    let mut o = 0;
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        let k = crate::friction::n_states(&cyl.friction);
+    let w0 = model.layout.w.start;
+    for (e, b) in model.layout.friction.iter().enumerate() {
+        let r = b.states.clone();
         crate::friction::predict(
-            &cyl.friction,
-            st.friction_velocity_m_s[c],
-            &st.friction[o..o + k],
-            &st.friction_rate[o..o + k],
+            b.owner.law(model),
+            st.friction_velocity_m_s[e],
+            &st.friction[r.clone()],
+            &st.friction_rate[r.clone()],
             dt,
-            &mut ws.x[n + nv + o..n + nv + o + k],
+            &mut ws.x[w0 + r.start..w0 + r.end],
         );
-        o += k;
-    }
-    let nc = model.hydraulics.cylinders.len();
-    for (j, jf) in model.joint_friction.iter().enumerate() {
-        let k = crate::friction::n_states(&jf.friction);
-        crate::friction::predict(
-            &jf.friction,
-            st.friction_velocity_m_s[nc + j],
-            &st.friction[o..o + k],
-            &st.friction_rate[o..o + k],
-            dt,
-            &mut ws.x[n + nv + o..n + nv + o + k],
-        );
-        o += k;
     }
     ws.lambda.copy_from_slice(&st.lambda);
 }
@@ -382,7 +350,12 @@ impl NewtonProblem for PenaltyNewton<'_> {
     fn form_residual(&mut self) -> Result<(), StepError> {
         let ws = &mut *self.ws;
         form_residual(self.model, &mut ws.ev, &ws.lambda);
-        newton::check_finite(self.st.t_s, self.st.step, &ws.ev.f, &ws.labels)
+        newton::check_finite(
+            self.st.t_s,
+            self.st.step,
+            &ws.ev.f,
+            &self.model.layout.names,
+        )
     }
 
     fn tangent_reusable(&self) -> bool {
@@ -422,7 +395,8 @@ impl NewtonProblem for PenaltyNewton<'_> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        tolerances(self.model)
+        // x = [z; p; w] (`model::layout`)
+        self.model.layout.tolerances
     }
 
     fn counters(&mut self) -> &mut Counters {

@@ -1,0 +1,290 @@
+//! [`Layout`]: where every Newton unknown lives, what it is called, its unit and its absolute
+//! tolerance. Built once by [`crate::model::compile`] and stored in the [`Model`]; everything that
+//! used to re-derive the structure of x (offset walks over the friction states, tolerance
+//! functions, label lists, NaN-check names, output columns) reads it from here.
+//!
+//! The unknowns of the monolithic step are, in order (000 §4, 003 Pub II Appendix A):
+//!
+//! ```text
+//!   x = [ z | p | w | e ]
+//!         │   │   │   └─ internal states of the elements (`Element::n_internal`), element by element
+//!         │   │   └───── friction states: the cylinder seals' (CylinderId order), then the
+//!         │   │          friction joints' (`Model::joint_friction` order)
+//!         │   └───────── volume pressures [Pa] (VolumeId order)
+//!         └───────────── relative coordinates [rad or m] (AxisId order)
+//! ```
+//!
+//! The names are the labels used in CSV headers, error texts and linearization names: `z1`,
+//! `V1.p`, `cyl1.bristle_m`. The global formulations solve for natural coordinates q (or q̈)
+//! in place of z; [`Layout::tolerances_with`] builds their tolerances with that mechanical block.
+
+use std::ops::Range;
+
+use crate::integrator::newton::Tolerances;
+use crate::model::{AxisId, AxisKind, CylinderId, Friction, Model};
+
+/// Which friction element a block of friction states belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrictionOwner {
+    /// The seal of a cylinder (velocity ṡ).
+    Cylinder(CylinderId),
+    /// A joint-friction element on one coordinate (velocity ż_axis).
+    Joint {
+        /// Index into `Model::joint_friction`.
+        index: usize,
+        /// The coordinate it acts on.
+        axis: AxisId,
+    },
+}
+
+impl FrictionOwner {
+    /// The friction law of this element in `model`.
+    pub fn law<'m>(&self, model: &'m Model) -> &'m Friction {
+        match *self {
+            FrictionOwner::Cylinder(c) => &model.hydraulics.cylinders[c.0].friction,
+            FrictionOwner::Joint { index, .. } => &model.joint_friction[index].friction,
+        }
+    }
+}
+
+/// The friction states of one friction element. Every cylinder and every friction joint has
+/// one, possibly empty, so the block index is the friction-element index used by
+/// `State::friction_velocity_m_s` and `State::friction_power_w` (cylinders, then joints).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrictionBlock {
+    /// Cylinder or joint name: the prefix of its state names.
+    pub name: String,
+    /// The element.
+    pub owner: FrictionOwner,
+    /// Its states in w (`State::friction`); add [`Layout::w`]`.start` for their place in x.
+    pub states: Range<usize>,
+}
+
+/// The unknowns of the Newton step x = [z; p; w; e] with their names, units and tolerances, and
+/// the names of the other state entries the NaN check covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    /// Name of every unknown of x, in order (`z1`, `V1.p`, `cyl1.bristle_m`).
+    pub names: Vec<String>,
+    /// SI unit of every unknown of x (`rad`, `m`, `Pa`, `-`).
+    pub units: Vec<&'static str>,
+    /// Coordinates z in x.
+    pub z: Range<usize>,
+    /// Pressures p in x.
+    pub p: Range<usize>,
+    /// Friction states w in x.
+    pub w: Range<usize>,
+    /// Internal states e of the elements in x (empty: no element has one yet).
+    pub internal: Range<usize>,
+    /// The friction elements: cylinders, then friction joints.
+    pub friction: Vec<FrictionBlock>,
+    /// Internal states of each element of `Model::elements`, as a range of x.
+    pub element_states: Vec<Range<usize>>,
+    /// NaN-check names of the valve positions `State::spool`: `<valve>.spool`, then
+    /// `<bridge valve>.opening`.
+    pub spools: Vec<String>,
+    /// NaN-check names of the multipliers `State::lambda`: `<row>.lambda` for the loop-closure
+    /// rows, then the nonholonomic rows.
+    pub multipliers: Vec<String>,
+    /// Tolerances of x: per block, from the solver options (`tolerance_position` [rad or m],
+    /// `tolerance_pressure_pa` [Pa], `tolerance_friction_state` [m or -] for w and e), and the
+    /// relative `tolerance_relative` [-].
+    pub tolerances: Tolerances,
+    /// Absolute tolerances of the blocks z [rad or m], p [Pa], w and e [m or -].
+    block_atol: [f64; 4],
+    /// Number of cylinders: the friction blocks of the joints follow theirs.
+    n_cylinders: usize,
+}
+
+/// Unit of a friction state from its name: the unit suffix of STYLE convention 2 (`bristle_m`
+/// is in m), dimensionless without one (`film`).
+fn friction_state_unit(name: &str) -> &'static str {
+    if name.ends_with("_m") {
+        "m"
+    } else {
+        "-"
+    }
+}
+
+impl Default for Layout {
+    /// The layout of a model with no unknowns (a placeholder until [`Layout::new`]).
+    fn default() -> Self {
+        Layout {
+            names: Vec::new(),
+            units: Vec::new(),
+            z: 0..0,
+            p: 0..0,
+            w: 0..0,
+            internal: 0..0,
+            friction: Vec::new(),
+            element_states: Vec::new(),
+            spools: Vec::new(),
+            multipliers: Vec::new(),
+            tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
+            block_atol: [0.0; 4],
+            n_cylinders: 0,
+        }
+    }
+}
+
+impl Layout {
+    /// The layout of `model`'s unknowns. Reads the axes, volumes, cylinders, joint friction,
+    /// elements, valves, constraint and nonholonomic rows, and the solver tolerances; call it
+    /// once these are final.
+    pub fn new(model: &Model) -> Self {
+        let s = &model.solver;
+        let mut names: Vec<String> = Vec::new();
+        let mut units: Vec<&'static str> = Vec::new();
+        for a in &model.axes {
+            names.push(a.name.clone());
+            units.push(match a.kind {
+                AxisKind::Revolute => "rad",
+                AxisKind::Prismatic => "m",
+            });
+        }
+        let z = 0..names.len();
+        for v in &model.hydraulics.volumes {
+            names.push(format!("{}.p", v.name));
+            units.push("Pa");
+        }
+        let p = z.end..names.len();
+        let owners = model
+            .hydraulics
+            .cylinders
+            .iter()
+            .enumerate()
+            .map(|(c, cyl)| (cyl.name.as_str(), FrictionOwner::Cylinder(CylinderId(c))))
+            .chain(model.joint_friction.iter().enumerate().map(|(j, jf)| {
+                (
+                    jf.joint.as_str(),
+                    FrictionOwner::Joint {
+                        index: j,
+                        axis: jf.axis,
+                    },
+                )
+            }));
+        let mut friction = Vec::new();
+        for (name, owner) in owners {
+            let start = names.len() - p.end;
+            for state in crate::friction::state_names(owner.law(model)) {
+                names.push(format!("{name}.{state}"));
+                units.push(friction_state_unit(state));
+            }
+            friction.push(FrictionBlock {
+                name: name.to_string(),
+                owner,
+                states: start..names.len() - p.end,
+            });
+        }
+        let w = p.end..names.len();
+        let mut element_states = Vec::with_capacity(model.elements.len());
+        for e in &model.elements {
+            let start = names.len();
+            for k in 0..e.n_internal() {
+                names.push(format!("{}.state{k}", e.name()));
+                units.push("-");
+            }
+            element_states.push(start..names.len());
+        }
+        let internal = w.end..names.len();
+        let spools = model
+            .hydraulics
+            .valves
+            .iter()
+            .map(|v| format!("{}.spool", v.name))
+            .chain(
+                model
+                    .hydraulics
+                    .bridge_valves
+                    .iter()
+                    .map(|v| format!("{}.opening", v.name)),
+            )
+            .collect();
+        let multipliers = model
+            .constraints
+            .iter()
+            .map(|c| format!("{}.lambda", c.name))
+            .chain(
+                model
+                    .nonholonomic
+                    .iter()
+                    .map(|r| format!("{}.lambda", r.name)),
+            )
+            .collect();
+        let block_atol = [
+            s.tol_position,
+            s.tol_pressure_pa,
+            s.tol_friction_state,
+            s.tol_friction_state,
+        ];
+        let mut layout = Layout {
+            names,
+            units,
+            z,
+            p,
+            w,
+            internal,
+            friction,
+            element_states,
+            spools,
+            multipliers,
+            tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
+            block_atol,
+            n_cylinders: model.hydraulics.cylinders.len(),
+        };
+        layout.tolerances = layout.tolerances_with(layout.z.len(), s.tol_position, s.tol_relative);
+        layout
+    }
+
+    /// Number of unknowns of x.
+    pub fn n_unknowns(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Absolute tolerance of unknown `i` of x [rad, m, Pa or -].
+    pub fn atol(&self, i: usize) -> f64 {
+        self.tolerances.atol(i)
+    }
+
+    /// Tolerances of x with a different mechanical block: `n_mechanical` unknowns at
+    /// `atol_mechanical` (natural coordinates q of the global formulations, their accelerations
+    /// q̈, the independent coordinates of the double-step one), then p, w and e as in x, and the
+    /// relative tolerance `rtol` [-].
+    pub fn tolerances_with(
+        &self,
+        n_mechanical: usize,
+        atol_mechanical: f64,
+        rtol: f64,
+    ) -> Tolerances {
+        let [_, atol_p, atol_w, atol_e] = self.block_atol;
+        Tolerances::new(
+            &[
+                (n_mechanical, atol_mechanical),
+                (self.p.len(), atol_p),
+                (self.w.len(), atol_w),
+                (self.internal.len(), atol_e),
+            ],
+            rtol,
+        )
+    }
+
+    /// Tolerances of the coordinates z alone (kinematic guidance solves for z only).
+    pub fn coordinate_tolerances(&self) -> Tolerances {
+        Tolerances::new(&[(self.z.len(), self.block_atol[0])], self.tolerances.rtol)
+    }
+
+    /// Names of the friction states w (`cyl1.bristle_m`, `hinge.film`).
+    pub fn friction_state_names(&self) -> &[String] {
+        &self.names[self.w.clone()]
+    }
+
+    /// The friction states of cylinder `c` in w.
+    pub fn cylinder_friction(&self, c: CylinderId) -> Range<usize> {
+        self.friction[c.0].states.clone()
+    }
+
+    /// The friction states of joint-friction element `j` (`Model::joint_friction[j]`) in w.
+    pub fn joint_friction(&self, j: usize) -> Range<usize> {
+        self.friction[self.n_cylinders + j].states.clone()
+    }
+}

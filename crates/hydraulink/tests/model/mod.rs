@@ -1,0 +1,3 @@
+//! `src/model/`: the compiled model.
+
+mod layout;
