@@ -106,7 +106,7 @@ impl<S: Real> Evaluator<S> {
             element_u: model
                 .elements
                 .iter()
-                .map(|e| crate::element::signal_value(model, e, 0.0))
+                .map(|e| crate::component::signal_value(&model.inputs, e, 0.0))
                 .collect(),
             element_at: vec![crate::element::PortState::zero(); model.elements.len()],
             element_effort: vec![crate::element::PortEffort::zero(); model.elements.len()],
@@ -117,7 +117,7 @@ impl<S: Real> Evaluator<S> {
     /// t_k+1, `element::input_value`).
     pub fn set_element_inputs(&mut self, model: &Model, inputs: &crate::inputs::InputValues) {
         for (u, e) in self.element_u.iter_mut().zip(model.elements.iter()) {
-            *u = crate::element::input_value(e, inputs);
+            *u = crate::component::input_value(e, inputs);
         }
     }
 

@@ -11,8 +11,31 @@
 //! At κ = κ₀ both work ports see a pressure-divider equilibrium; κ − κ₀ steers the cylinder.
 
 use crate::hydraulics::orifice;
-use crate::model::BridgeValve;
+use crate::model::ids::Node;
 use crate::real::Real;
+
+/// Compiled open-centre bridge valve (see `spec::BridgeValveSpec`).
+#[derive(Debug, Clone)]
+pub struct BridgeValve {
+    /// Name.
+    pub name: String,
+    /// Supply.
+    pub p: Node,
+    /// Return.
+    pub t: Node,
+    /// Work port A.
+    pub a: Node,
+    /// Work port B.
+    pub b: Node,
+    /// C_d A_max √(2/ρ) [m³/(s √Pa)]: the flow constant at full opening.
+    pub flow_constant: f64,
+    /// Laminar transition Δp [Pa].
+    pub laminar_dp_pa: f64,
+    /// Input signal index.
+    pub input: usize,
+    /// Fixed trim, or `None` when the static initialization solves it.
+    pub trim: Option<f64>,
+}
 
 /// One gated orifice: flow from the high side only [m³/s].
 #[inline]
@@ -39,7 +62,7 @@ pub fn flows<S: Real>(v: &BridgeValve, kappa: f64, pp: S, pt: S, pa: S, pb: S) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Node, VolumeId};
+    use crate::model::ids::VolumeId;
 
     fn valve() -> BridgeValve {
         BridgeValve {

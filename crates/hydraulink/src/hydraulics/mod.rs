@@ -18,17 +18,10 @@ pub mod throttle;
 pub mod valve_4_3;
 pub mod volume;
 
-use crate::model::{Model, Node};
+use crate::model::{Model, Node, VolumeId};
 use crate::real::Real;
 
-/// Kinematic state of a cylinder: pin-to-pin length s [m] and rate ṡ [m/s].
-#[derive(Debug, Clone, Copy)]
-pub struct CylinderMotion<S> {
-    /// s [m].
-    pub s: S,
-    /// ṡ [m/s].
-    pub sd: S,
-}
+pub use cylinder::CylinderMotion;
 
 /// Pressure at a node [Pa].
 #[inline]
@@ -128,15 +121,12 @@ pub fn element_compliance<S: Real>(model: &Model, p: &[S], v: usize) -> S {
     let mut c = S::zero();
     for e in &model.elements {
         let ports = e.ports();
-        if !ports
-            .nodes
-            .contains(&Some(Node::Volume(crate::model::VolumeId(v))))
-        {
+        if !ports.nodes.contains(&Some(Node::Volume(VolumeId(v)))) {
             continue;
         }
         let effort = e.evaluate(&node_port_state(model, p, &ports.nodes));
         for (n, ci) in ports.nodes.iter().zip(effort.compliance.iter()) {
-            if *n == Some(Node::Volume(crate::model::VolumeId(v))) {
+            if *n == Some(Node::Volume(VolumeId(v))) {
                 c += *ci;
             }
         }
@@ -158,6 +148,6 @@ pub fn pressure_rates<S: Real>(
         let extra = model
             .has_node_compliance
             .then(|| element_compliance(model, p, v));
-        pd[v] = volume::pressure_rate(model, vol, crate::model::VolumeId(v), motion, q[v], extra);
+        pd[v] = volume::pressure_rate(model, vol, VolumeId(v), motion, q[v], extra);
     }
 }

@@ -13,9 +13,34 @@
 //! evaluates the same law.
 
 use crate::hydraulics::orifice;
-use crate::model::Valve43;
+use crate::model::ids::Node;
 use crate::real::Real;
 use num_dual::Dual64;
+
+/// Compiled 4/3 valve.
+#[derive(Debug, Clone)]
+pub struct Valve43 {
+    /// Name.
+    pub name: String,
+    /// Supply, return and work ports.
+    pub p: Node,
+    /// Return.
+    pub t: Node,
+    /// Work port A.
+    pub a: Node,
+    /// Work port B.
+    pub b: Node,
+    /// C_vd [m³/(s √Pa) per unit U].
+    pub flow_constant: f64,
+    /// τ [s].
+    pub time_constant_s: f64,
+    /// Laminar transition Δp [Pa].
+    pub laminar_dp_pa: f64,
+    /// Input signal index.
+    pub input: usize,
+    /// U(0).
+    pub spool0: f64,
+}
 
 /// Flows of a 4/3 valve [m³/s], signed as named.
 #[derive(Debug, Clone, Copy)]

@@ -13,8 +13,7 @@ use crate::element::{
     MAX_OUTPUTS,
 };
 use crate::error::ModelError;
-use crate::model::spec::AttachmentSpec;
-use crate::model::FramePoint;
+use crate::model::ids::{AttachmentSpec, FramePoint};
 use crate::real::Real;
 
 /// `[[elements]] type = "spring_damper"`.

@@ -759,7 +759,7 @@ fn compile_elements(
         for n in e.ports().nodes.iter().flatten() {
             if let Node::Volume(v) = n {
                 if model.hydraulics.volumes[v.0].algebraic
-                    && matches!(e, crate::element::Component::Accumulator(_))
+                    && matches!(e, crate::component::Component::Accumulator(_))
                 {
                     return Err(cx.error(
                         "node",
@@ -773,7 +773,7 @@ fn compile_elements(
     }
     model.has_node_compliance = elements
         .iter()
-        .any(|e| matches!(e, crate::element::Component::Accumulator(_)));
+        .any(|e| matches!(e, crate::component::Component::Accumulator(_)));
     model.elements = elements;
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! derivative over its port variables against central differences on both sides of every
 //! branch switch, and the energy account (stored energy rate + dissipation = port power).
 
-use hydraulink::element::{Component, Element, PortState};
+use hydraulink::component::Component;
+use hydraulink::element::{Element, PortState};
 use hydraulink::hydraulics::{accumulator, check_valve, relief_valve};
 use hydraulink::mechanics::{end_stop, spring_damper};
 use hydraulink::model::{Frame, FramePoint, Node, VolumeId, V3};
