@@ -231,6 +231,7 @@ impl<S: Real> Evaluator<S> {
                     let at = base.element_at[i];
                     let st = crate::element::PortState {
                         p: [S::zero(); crate::element::MAX_NODES],
+                        position: 0.0,
                         s: S::from(at.s),
                         sd: S::from(at.sd),
                         u: at.u,

@@ -49,6 +49,38 @@ macro_rules! dispatch {
     };
 }
 
+/// The enum is itself an element: every method forwards to the arm (so generic code such as
+/// `hydraulics::add_flows` takes a component or a single element type alike).
+impl Element for Component {
+    fn name(&self) -> &str {
+        dispatch!(self, e => e.name())
+    }
+    fn ports(&self) -> Ports {
+        dispatch!(self, e => e.ports())
+    }
+    fn describe(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe(out))
+    }
+    #[inline]
+    fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
+        dispatch!(self, e => e.evaluate(at))
+    }
+    fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        dispatch!(self, x => x.power(at, e))
+    }
+    fn domain(&self) -> EnergyDomain {
+        dispatch!(self, e => e.domain())
+    }
+    fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        dispatch!(self, x => x.outputs(at, e, out))
+    }
+}
+
 impl Component {
     /// [`Element::name`].
     pub fn name(&self) -> &str {

@@ -37,8 +37,9 @@ use crate::error::ModelError;
 use crate::model::ids::{AxisId, Frame, FramePoint, Node};
 use crate::real::Real;
 
-/// Largest number of hydraulic node ports of one element.
-pub const MAX_NODES: usize = 2;
+/// Largest number of hydraulic node ports of one element (4: the P, T, A, B ports of a 4/3 or
+/// bridge valve).
+pub const MAX_NODES: usize = 4;
 
 /// Largest number of outputs of one element ([`Element::outputs`]).
 pub const MAX_OUTPUTS: usize = 4;
@@ -95,6 +96,9 @@ pub struct PortState<S> {
     pub sd: S,
     /// Value of the driving input at the evaluation time [unit of the input] (1 without input).
     pub u: f64,
+    /// Position of a valve, the element's internal state that is advanced before Newton (a 4/3
+    /// valve's spool U [unit of its input], a bridge valve's opening κ [-]); 0 for the others.
+    pub position: f64,
 }
 
 impl<S: Real> PortState<S> {
@@ -105,6 +109,7 @@ impl<S: Real> PortState<S> {
             s: S::zero(),
             sd: S::zero(),
             u: 1.0,
+            position: 0.0,
         }
     }
 }
@@ -171,8 +176,9 @@ pub trait Element {
     fn name(&self) -> &str;
     /// Its ports.
     fn ports(&self) -> Ports;
-    /// Number of internal states (Newton unknowns of its own); none of the current elements has
-    /// one.
+    /// Number of internal states that are Newton unknowns of its own; none of the current
+    /// elements has one (a valve's position is advanced before Newton and comes in as
+    /// [`PortState::position`]).
     fn n_internal(&self) -> usize {
         0
     }
@@ -194,14 +200,21 @@ pub trait Element {
     ) -> usize;
 }
 
-/// Helpers of a two-port flow element (relief and check valves): flow Q from port 0 to port 1.
+/// Hydraulic power absorbed by an element from its node ports, −Σ p_i Q_i [W] (Q_i into node i):
+/// what a valve or throttle dissipates.
+pub fn absorbed_power(at: &PortState<f64>, e: &PortEffort<f64>) -> f64 {
+    -at.p.iter().zip(e.flow.iter()).map(|(p, q)| p * q).sum::<f64>()
+}
+
+/// Helpers of a two-port flow element (relief and check valves, throttles): flow Q from port 0
+/// to port 1.
 pub mod flow_element {
     use super::*;
 
     /// The ports: nodes `from` and `to`, no mechanical port, no input.
     pub fn ports(from: Node, to: Node) -> Ports {
         Ports {
-            nodes: [Some(from), Some(to)],
+            nodes: [Some(from), Some(to), None, None],
             mech: MechPort::None,
             input: None,
         }
@@ -217,7 +230,8 @@ pub mod flow_element {
     #[inline]
     pub fn effort<S: Real>(q: S) -> PortEffort<S> {
         let mut e = PortEffort::zero();
-        e.flow = [-q, q];
+        e.flow[0] = -q;
+        e.flow[1] = q;
         e
     }
     /// Throttling loss Δp Q [W].

@@ -122,7 +122,7 @@ impl Element for Accumulator {
     }
     fn ports(&self) -> Ports {
         Ports {
-            nodes: [Some(self.node), None],
+            nodes: [Some(self.node), None, None, None],
             mech: MechPort::None,
             input: None,
         }

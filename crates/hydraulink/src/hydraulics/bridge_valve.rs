@@ -9,7 +9,15 @@
 //!          T                         (004 has none; note 000_004 004-D "guard against 1/√0")
 //! ```
 //! At κ = κ₀ both work ports see a pressure-divider equilibrium; κ − κ₀ steers the cylinder.
+//!
+//! An element with four node ports in the order P, T, A, B and internal state
+//! `<name>.opening` (κ, set before Newton, [`crate::element::PortState::position`]); outputs
+//! `<name>.opening`, `<name>.flow_a`, `<name>.flow_b`.
 
+use crate::element::{
+    absorbed_power, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
+};
 use crate::hydraulics::orifice;
 use crate::model::ids::Node;
 use crate::real::Real;
@@ -57,6 +65,55 @@ pub fn flows<S: Real>(v: &BridgeValve, kappa: f64, pp: S, pt: S, pa: S, pb: S) -
     let q_pb = gated(close, pp - pb, v.laminar_dp_pa);
     let q_bt = gated(open, pb - pt, v.laminar_dp_pa);
     [q_pa - q_at, q_pb - q_bt, q_pa + q_pb, q_at + q_bt]
+}
+
+impl Element for BridgeValve {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn ports(&self) -> Ports {
+        Ports {
+            nodes: [Some(self.p), Some(self.t), Some(self.a), Some(self.b)],
+            mech: MechPort::None,
+            input: Some(self.input),
+        }
+    }
+    fn describe(&self, out: &mut Vec<Variable>) {
+        for (q, unit) in [("opening", "1"), ("flow_a", "m^3/s"), ("flow_b", "m^3/s")] {
+            out.push(Variable {
+                name: format!("{}.{q}", self.name),
+                unit,
+            });
+        }
+    }
+    /// 004 eqs. 29, 31 at the opening κ = `at.position`: flows into P, T, A, B.
+    #[inline]
+    fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
+        let [qa, qb, qp, qt] = flows(self, at.position, at.p[0], at.p[1], at.p[2], at.p[3]);
+        let mut e = PortEffort::zero();
+        e.flow = [-qp, qt, qa, qb];
+        e
+    }
+    fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        Power {
+            dissipated_w: absorbed_power(at, e),
+            ..Default::default()
+        }
+    }
+    fn domain(&self) -> EnergyDomain {
+        EnergyDomain::Hydraulic
+    }
+    fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        out[0] = at.position;
+        out[1] = e.flow[2];
+        out[2] = e.flow[3];
+        3
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::element::{
     Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::{AttachmentSpec, FramePoint};
@@ -77,7 +77,7 @@ impl Element for SpringDamper {
     }
     fn ports(&self) -> Ports {
         Ports {
-            nodes: [None, None],
+            nodes: [None; MAX_NODES],
             mech: MechPort::Line {
                 base: self.end1,
                 rod: self.end2,

@@ -84,10 +84,11 @@ fn spring() -> spring_damper::SpringDamper {
 /// State with pressures (p0, p1) and line (s, ṡ).
 fn at<S: Copy>(p0: S, p1: S, s: S, sd: S) -> PortState<S> {
     PortState {
-        p: [p0, p1],
+        p: [p0, p1, p0, p0],
         s,
         sd,
         u: 1.0,
+        position: 0.0,
     }
 }
 
