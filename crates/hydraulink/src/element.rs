@@ -203,7 +203,11 @@ pub trait Element {
 /// Hydraulic power absorbed by an element from its node ports, −Σ p_i Q_i [W] (Q_i into node i):
 /// what a valve or throttle dissipates.
 pub fn absorbed_power(at: &PortState<f64>, e: &PortEffort<f64>) -> f64 {
-    -at.p.iter().zip(e.flow.iter()).map(|(p, q)| p * q).sum::<f64>()
+    -at.p
+        .iter()
+        .zip(e.flow.iter())
+        .map(|(p, q)| p * q)
+        .sum::<f64>()
 }
 
 /// Helpers of a two-port flow element (relief and check valves, throttles): flow Q from port 0

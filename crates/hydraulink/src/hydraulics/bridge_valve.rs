@@ -15,8 +15,8 @@
 //! `<name>.opening`, `<name>.flow_a`, `<name>.flow_b`.
 
 use crate::element::{
-    absorbed_power, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
-    Variable, MAX_OUTPUTS,
+    absorbed_power, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
+    MAX_OUTPUTS,
 };
 use crate::hydraulics::orifice;
 use crate::model::ids::Node;

@@ -7,8 +7,7 @@
 //! An element with two node ports (`from`, `to`) and output `<name>.flow` [m³/s].
 
 use crate::element::{
-    flow_element, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    flow_element, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable, MAX_OUTPUTS,
 };
 use crate::hydraulics::orifice;
 use crate::model::ids::Node;

@@ -17,8 +17,8 @@
 //! `<name>.spool`, `<name>.flow_a`, `<name>.flow_b`.
 
 use crate::element::{
-    absorbed_power, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
-    Variable, MAX_OUTPUTS,
+    absorbed_power, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
+    MAX_OUTPUTS,
 };
 use crate::hydraulics::orifice;
 use crate::model::ids::Node;
