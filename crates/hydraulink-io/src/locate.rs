@@ -379,6 +379,7 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
     match kind {
         Some("relief_valve") => "relief valve",
         Some("check_valve") => "check valve",
+        Some("throttle") => "throttle",
         Some("accumulator") => "accumulator",
         Some("spring_damper") => "spring-damper",
         Some("end_stop") => "end stop",

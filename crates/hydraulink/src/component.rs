@@ -12,6 +12,7 @@ use crate::error::ModelError;
 use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
 use crate::hydraulics::check_valve::{CheckValve, CheckValveSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
+use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
 use crate::inputs::{InputValues, Signal};
 use crate::mechanics::end_stop::{EndStop, EndStopSpec};
 use crate::mechanics::external_load::{ExternalLoad, JointForceSpec, PointForceSpec, TorqueSpec};
@@ -25,6 +26,8 @@ pub enum Component {
     ReliefValve(ReliefValve),
     /// Check valve.
     CheckValve(CheckValve),
+    /// Throttle (fixed orifice).
+    Throttle(Throttle),
     /// Gas-charged hydraulic accumulator.
     Accumulator(Accumulator),
     /// Linear spring–damper between two markers.
@@ -41,6 +44,7 @@ macro_rules! dispatch {
         match $c {
             Component::ReliefValve($e) => $body,
             Component::CheckValve($e) => $body,
+            Component::Throttle($e) => $body,
             Component::Accumulator($e) => $body,
             Component::SpringDamper($e) => $body,
             Component::EndStop($e) => $body,
@@ -150,6 +154,8 @@ pub enum ComponentSpec {
     ReliefValve(ReliefValveSpec),
     /// `check_valve`.
     CheckValve(CheckValveSpec),
+    /// `throttle` (the fields of a `[[hydraulics.throttles]]` entry).
+    Throttle(ThrottleSpec),
     /// `accumulator`.
     Accumulator(AccumulatorSpec),
     /// `spring_damper`.
@@ -171,6 +177,7 @@ impl ComponentSpec {
         match self {
             ComponentSpec::ReliefValve(s) => &s.name,
             ComponentSpec::CheckValve(s) => &s.name,
+            ComponentSpec::Throttle(s) => &s.name,
             ComponentSpec::Accumulator(s) => &s.name,
             ComponentSpec::SpringDamper(s) => &s.name,
             ComponentSpec::EndStop(s) => &s.name,
@@ -184,6 +191,7 @@ impl ComponentSpec {
         match self {
             ComponentSpec::ReliefValve(_) => "relief valve",
             ComponentSpec::CheckValve(_) => "check valve",
+            ComponentSpec::Throttle(_) => "throttle",
             ComponentSpec::Accumulator(_) => "accumulator",
             ComponentSpec::SpringDamper(_) => "spring-damper",
             ComponentSpec::EndStop(_) => "end stop",
@@ -197,6 +205,7 @@ impl ComponentSpec {
         match self {
             ComponentSpec::ReliefValve(s) => s.compile(cx).map(Component::ReliefValve),
             ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
+            ComponentSpec::Throttle(s) => s.compile(cx).map(Component::Throttle),
             ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
             ComponentSpec::SpringDamper(s) => s.compile(cx).map(Component::SpringDamper),
             ComponentSpec::EndStop(s) => s.compile(cx).map(Component::EndStop),

@@ -274,6 +274,8 @@ pub struct Context<'a> {
     pub cylinder: &'a dyn Fn(&str) -> Option<CylinderPort>,
     /// Effective oil bulk modulus [Pa].
     pub oil_bulk_pa: f64,
+    /// Oil density ρ [kg/m³].
+    pub density_kg_m3: f64,
 }
 
 /// What an end stop needs of its cylinder.

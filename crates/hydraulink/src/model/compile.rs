@@ -295,7 +295,11 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             name: ts.name.clone(),
             from: node(&ts.from, &format!("hydraulics.throttles[{i}].from"), &el)?,
             to: node(&ts.to, &format!("hydraulics.throttles[{i}].to"), &el)?,
-            flow_constant: ts.discharge_coefficient * ts.area_m2 * (2.0 / rho).sqrt(), // 000 eq. 25
+            flow_constant: crate::hydraulics::throttle::flow_constant(
+                ts.discharge_coefficient,
+                ts.area_m2,
+                rho,
+            ),
             laminar_dp_pa: ts.laminar_dp_pa,
         });
     }
@@ -724,6 +728,7 @@ fn compile_elements(
             joint_axis: &joint_axis,
             cylinder: &cylinder,
             oil_bulk_pa: model.hydraulics.oil_bulk_pa,
+            density_kg_m3: model.hydraulics.density_kg_m3,
         };
         if es.name().is_empty() {
             return Err(cx.error("name", "must not be empty"));

@@ -15,6 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::hydraulics::throttle::ThrottleSpec;
 pub use crate::inputs::SignalSpec;
 pub use crate::model::ids::AttachmentSpec;
 
@@ -437,26 +438,7 @@ pub struct Valve43Spec {
 }
 
 fn default_laminar() -> f64 {
-    2.0e5
-}
-
-/// A throttle valve between two nodes: Q = C_d A √(2/ρ) sgn(Δp) √|Δp| (000 eqs. 24–25).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ThrottleSpec {
-    /// Unique name.
-    pub name: String,
-    /// Upstream node (positive flow from here).
-    pub from: String,
-    /// Downstream node.
-    pub to: String,
-    /// Discharge coefficient C_d [-].
-    pub discharge_coefficient: f64,
-    /// Orifice area A_t [m²].
-    pub area_m2: f64,
-    /// Laminar-transition pressure difference [Pa].
-    #[serde(default = "default_laminar")]
-    pub laminar_dp_pa: f64,
+    crate::hydraulics::orifice::DEFAULT_LAMINAR_DP_PA
 }
 
 /// Cylinder friction law.
