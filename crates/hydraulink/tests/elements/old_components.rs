@@ -155,27 +155,37 @@ fn valves_name_their_position_and_flows() {
 #[test]
 fn a_throttle_in_elements_is_the_same_throttle() {
     // the four-bar's throttle moved from [[hydraulics.throttles]] to [[elements]]: the flows are
-    // summed in the same order (throttles, then elements), so every shared column is
-    // bit-identical; the element adds its flow and energy columns
+    // summed in the same order (throttles, then elements), so under every formulation every
+    // shared column is bit-identical; the element adds its flow and energy columns
     use hydraulink::component::ComponentSpec;
-    let mut spec = crate::common::spec_of("fourbar");
-    spec.solver.duration_s = 1.5; // the valve opens at 1 s
-    let old = crate::common::run(hydraulink::model::compile(&spec).unwrap());
-    let t = spec.hydraulics.throttles.remove(0);
-    spec.elements.push(ComponentSpec::Throttle(t.clone()));
-    let model = hydraulink::model::compile(&spec).unwrap();
-    assert!(model.hydraulics.throttles.is_empty());
-    let new = crate::common::run(model);
-    for label in &old.labels {
-        assert_eq!(old.col(label), new.col(label), "{label}");
+    use hydraulink::model::spec::Formulation;
+    for f in [
+        Formulation::Penalty,
+        Formulation::DoubleStep,
+        Formulation::GlobalAli3p,
+        Formulation::GlobalI1al,
+        Formulation::Multirate,
+    ] {
+        let mut spec = crate::common::spec_of("fourbar");
+        spec.solver.formulation = f;
+        spec.solver.duration_s = 1.5; // the valve opens at 1 s
+        let old = crate::common::run(hydraulink::model::compile(&spec).unwrap());
+        let t = spec.hydraulics.throttles.remove(0);
+        spec.elements.push(ComponentSpec::Throttle(t.clone()));
+        let model = hydraulink::model::compile(&spec).unwrap();
+        assert!(model.hydraulics.throttles.is_empty());
+        let new = crate::common::run(model);
+        for label in &old.labels {
+            assert_eq!(old.col(label), new.col(label), "{f:?}: {label}");
+        }
+        let q = new.col(&format!("{}.flow", t.name));
+        assert!(
+            q.iter().any(|q| q.abs() > 1e-6),
+            "{f:?}: the throttle carries flow"
+        );
+        let d = new.col(&format!("{}.energy_dissipated", t.name));
+        assert!(d.windows(2).all(|w| w[1] >= w[0]) && *d.last().unwrap() > 0.0);
     }
-    let q = new.col(&format!("{}.flow", t.name));
-    assert!(
-        q.iter().any(|q| q.abs() > 1e-6),
-        "the throttle carries flow"
-    );
-    let d = new.col(&format!("{}.energy_dissipated", t.name));
-    assert!(d.windows(2).all(|w| w[1] >= w[0]) && *d.last().unwrap() > 0.0);
 }
 
 #[test]
