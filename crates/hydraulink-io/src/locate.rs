@@ -363,7 +363,7 @@ fn key_of_line(text: &str, offset: usize) -> Vec<Segment> {
 }
 
 /// The noun of the `[[elements]]` entry at `segments[1]`, from its `type` as
-/// `hydraulink::element::ComponentSpec::noun` names it; `element` for a missing or unknown type.
+/// `hydraulink::component::ComponentSpec::noun` names it; `element` for a missing or unknown type.
 fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
     let Some(Segment::Index(index)) = segments.get(1) else {
         return "element";
@@ -379,6 +379,7 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
     match kind {
         Some("relief_valve") => "relief valve",
         Some("check_valve") => "check valve",
+        Some("throttle") => "throttle",
         Some("accumulator") => "accumulator",
         Some("spring_damper") => "spring-damper",
         Some("end_stop") => "end stop",

@@ -197,6 +197,7 @@ bad_elements! {
     element_negative_area: "check valve 'check'", "elements[1].area_m2";
     accumulator_zero_precharge: "accumulator 'accumulator'", "elements[3].precharge_pressure_pa";
     end_stop_penetration_half_stroke: "end stop 'cylinder_stops'", "elements[0].max_penetration_m";
+    throttle_element_same_nodes: "throttle 'bleed'", "elements[4].to";
 }
 
 #[test]

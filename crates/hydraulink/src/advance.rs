@@ -17,7 +17,7 @@ pub fn check_stroke(
         let la = motion[c].s - cyl.retracted_length_m;
         // an end stop (`mechanics::end_stop`) holds the piston up to its largest penetration
         let stop = model.elements.iter().find_map(|e| match e {
-            crate::element::Component::EndStop(s) if s.cylinder.index == c => Some(s),
+            crate::component::Component::EndStop(s) if s.cylinder.index == c => Some(s),
             _ => None,
         });
         if let Some(stop) = stop {

@@ -23,8 +23,8 @@
 //!
 //! Every law is one scalar-generic function ([`Element::evaluate`], `f64` in the residual,
 //! `Dual64` in the exact tangent), so its Jacobian comes from the same code and is checked
-//! against central differences in `tests/elements/`. The closed [`Component`] enum dispatches
-//! without `Box<dyn>` in the step.
+//! against central differences in `tests/elements/`. The closed [`crate::component::Component`]
+//! enum dispatches without `Box<dyn>` in the step.
 //!
 //! Mapping of the ports: relative coordinates in [`crate::assembly::Evaluator`] (`elements`),
 //! natural coordinates in `mechanics::global` (`element_ports`), the hydraulic nodes in
@@ -32,16 +32,14 @@
 //! formulation. The energy stage ([`energy`]) evaluates every element at the committed state.
 
 use nalgebra::Vector3;
-use serde::{Deserialize, Serialize};
 
 use crate::error::ModelError;
-use crate::hydraulics::{accumulator, check_valve, relief_valve};
-use crate::mechanics::{end_stop, external_load, spring_damper};
-use crate::model::{AxisId, Frame, FramePoint, Node};
+use crate::model::ids::{AxisId, Frame, FramePoint, Node};
 use crate::real::Real;
 
-/// Largest number of hydraulic node ports of one element.
-pub const MAX_NODES: usize = 2;
+/// Largest number of hydraulic node ports of one element (4: the P, T, A, B ports of a 4/3 or
+/// bridge valve).
+pub const MAX_NODES: usize = 4;
 
 /// Largest number of outputs of one element ([`Element::outputs`]).
 pub const MAX_OUTPUTS: usize = 4;
@@ -98,6 +96,9 @@ pub struct PortState<S> {
     pub sd: S,
     /// Value of the driving input at the evaluation time [unit of the input] (1 without input).
     pub u: f64,
+    /// Position of a valve, the element's internal state that is advanced before Newton (a 4/3
+    /// valve's spool U [unit of its input], a bridge valve's opening κ [-]); 0 for the others.
+    pub position: f64,
 }
 
 impl<S: Real> PortState<S> {
@@ -108,6 +109,7 @@ impl<S: Real> PortState<S> {
             s: S::zero(),
             sd: S::zero(),
             u: 1.0,
+            position: 0.0,
         }
     }
 }
@@ -174,8 +176,9 @@ pub trait Element {
     fn name(&self) -> &str;
     /// Its ports.
     fn ports(&self) -> Ports;
-    /// Number of internal states (Newton unknowns of its own); none of the current elements has
-    /// one.
+    /// Number of internal states that are Newton unknowns of its own; none of the current
+    /// elements has one (a valve's position is advanced before Newton and comes in as
+    /// [`PortState::position`]).
     fn n_internal(&self) -> usize {
         0
     }
@@ -197,14 +200,25 @@ pub trait Element {
     ) -> usize;
 }
 
-/// Helpers of a two-port flow element (relief and check valves): flow Q from port 0 to port 1.
+/// Hydraulic power absorbed by an element from its node ports, −Σ p_i Q_i [W] (Q_i into node i):
+/// what a valve or throttle dissipates.
+pub fn absorbed_power(at: &PortState<f64>, e: &PortEffort<f64>) -> f64 {
+    -at.p
+        .iter()
+        .zip(e.flow.iter())
+        .map(|(p, q)| p * q)
+        .sum::<f64>()
+}
+
+/// Helpers of a two-port flow element (relief and check valves, throttles): flow Q from port 0
+/// to port 1.
 pub mod flow_element {
     use super::*;
 
     /// The ports: nodes `from` and `to`, no mechanical port, no input.
     pub fn ports(from: Node, to: Node) -> Ports {
         Ports {
-            nodes: [Some(from), Some(to)],
+            nodes: [Some(from), Some(to), None, None],
             mech: MechPort::None,
             input: None,
         }
@@ -220,7 +234,8 @@ pub mod flow_element {
     #[inline]
     pub fn effort<S: Real>(q: S) -> PortEffort<S> {
         let mut e = PortEffort::zero();
-        e.flow = [-q, q];
+        e.flow[0] = -q;
+        e.flow[1] = q;
         e
     }
     /// Throttling loss Δp Q [W].
@@ -234,167 +249,6 @@ pub mod flow_element {
     pub fn outputs(e: &PortEffort<f64>, out: &mut [f64; MAX_OUTPUTS]) -> usize {
         out[0] = e.flow[1];
         1
-    }
-}
-
-/// Every element kind: one arm each (the spec side is [`ComponentSpec`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Component {
-    /// Direct-acting pressure-relief valve.
-    ReliefValve(relief_valve::ReliefValve),
-    /// Check valve.
-    CheckValve(check_valve::CheckValve),
-    /// Gas-charged hydraulic accumulator.
-    Accumulator(accumulator::Accumulator),
-    /// Linear spring–damper between two markers.
-    SpringDamper(spring_damper::SpringDamper),
-    /// Cylinder end stops.
-    EndStop(end_stop::EndStop),
-    /// External load: point force, body torque or joint force.
-    ExternalLoad(external_load::ExternalLoad),
-}
-
-/// Calls `$body` with `$e` bound to the element inside `$c`.
-macro_rules! dispatch {
-    ($c:expr, $e:ident => $body:expr) => {
-        match $c {
-            Component::ReliefValve($e) => $body,
-            Component::CheckValve($e) => $body,
-            Component::Accumulator($e) => $body,
-            Component::SpringDamper($e) => $body,
-            Component::EndStop($e) => $body,
-            Component::ExternalLoad($e) => $body,
-        }
-    };
-}
-
-impl Component {
-    /// [`Element::name`].
-    pub fn name(&self) -> &str {
-        dispatch!(self, e => e.name())
-    }
-    /// [`Element::ports`].
-    pub fn ports(&self) -> Ports {
-        dispatch!(self, e => e.ports())
-    }
-    /// [`Element::describe`].
-    pub fn describe(&self, out: &mut Vec<Variable>) {
-        dispatch!(self, e => e.describe(out))
-    }
-    /// [`Element::n_internal`].
-    pub fn n_internal(&self) -> usize {
-        dispatch!(self, e => e.n_internal())
-    }
-    /// Number of outputs of [`Element::describe`].
-    pub fn n_outputs(&self) -> usize {
-        let mut v = Vec::new();
-        self.describe(&mut v);
-        v.len()
-    }
-    /// [`Element::evaluate`].
-    #[inline]
-    pub fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
-        dispatch!(self, e => e.evaluate(at))
-    }
-    /// [`Element::power`].
-    pub fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
-        dispatch!(self, x => x.power(at, e))
-    }
-    /// [`Element::domain`].
-    pub fn domain(&self) -> EnergyDomain {
-        dispatch!(self, e => e.domain())
-    }
-    /// [`Element::outputs`].
-    pub fn outputs(
-        &self,
-        at: &PortState<f64>,
-        e: &PortEffort<f64>,
-        out: &mut [f64; MAX_OUTPUTS],
-    ) -> usize {
-        dispatch!(self, x => x.outputs(at, e, out))
-    }
-    /// True when the element acts on the mechanism.
-    pub fn is_mechanical(&self) -> bool {
-        !matches!(self.ports().mech, MechPort::None)
-    }
-    /// True when the natural-coordinate formulations can map its mechanical port: none, a
-    /// line, or a point force in global axes (torques, joint forces and body-axis forces need
-    /// frame rotations or joint coordinates those formulations do not carry).
-    pub fn natural_coordinate_port(&self) -> bool {
-        matches!(
-            self.ports().mech,
-            MechPort::None
-                | MechPort::Line { .. }
-                | MechPort::Point {
-                    body_axes: false,
-                    ..
-                }
-        )
-    }
-}
-
-/// An element in a model file: `[[elements]]` with a `type`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum ComponentSpec {
-    /// `relief_valve`.
-    ReliefValve(relief_valve::ReliefValveSpec),
-    /// `check_valve`.
-    CheckValve(check_valve::CheckValveSpec),
-    /// `accumulator`.
-    Accumulator(accumulator::AccumulatorSpec),
-    /// `spring_damper`.
-    SpringDamper(spring_damper::SpringDamperSpec),
-    /// `end_stop`.
-    EndStop(end_stop::EndStopSpec),
-    /// `point_force` (`point_force`, `torque` and `joint_force` compile to one
-    /// `external_load::ExternalLoad`).
-    PointForce(external_load::PointForceSpec),
-    /// A torque on a body.
-    Torque(external_load::TorqueSpec),
-    /// A generalized force on a single-axis joint.
-    JointForce(external_load::JointForceSpec),
-}
-
-impl ComponentSpec {
-    /// The element's name.
-    pub fn name(&self) -> &str {
-        match self {
-            ComponentSpec::ReliefValve(s) => &s.name,
-            ComponentSpec::CheckValve(s) => &s.name,
-            ComponentSpec::Accumulator(s) => &s.name,
-            ComponentSpec::SpringDamper(s) => &s.name,
-            ComponentSpec::EndStop(s) => &s.name,
-            ComponentSpec::PointForce(s) => &s.name,
-            ComponentSpec::Torque(s) => &s.name,
-            ComponentSpec::JointForce(s) => &s.name,
-        }
-    }
-    /// The noun used in error messages (`relief valve 'R1'`).
-    pub fn noun(&self) -> &'static str {
-        match self {
-            ComponentSpec::ReliefValve(_) => "relief valve",
-            ComponentSpec::CheckValve(_) => "check valve",
-            ComponentSpec::Accumulator(_) => "accumulator",
-            ComponentSpec::SpringDamper(_) => "spring-damper",
-            ComponentSpec::EndStop(_) => "end stop",
-            ComponentSpec::PointForce(_) => "point force",
-            ComponentSpec::Torque(_) => "torque",
-            ComponentSpec::JointForce(_) => "joint force",
-        }
-    }
-    /// Checks and compiles the element against the names of the model.
-    pub fn compile(&self, cx: &Context) -> Result<Component, ModelError> {
-        match self {
-            ComponentSpec::ReliefValve(s) => s.compile(cx).map(Component::ReliefValve),
-            ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
-            ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
-            ComponentSpec::SpringDamper(s) => s.compile(cx).map(Component::SpringDamper),
-            ComponentSpec::EndStop(s) => s.compile(cx).map(Component::EndStop),
-            ComponentSpec::PointForce(s) => s.compile(cx).map(Component::ExternalLoad),
-            ComponentSpec::Torque(s) => s.compile(cx).map(Component::ExternalLoad),
-            ComponentSpec::JointForce(s) => s.compile(cx).map(Component::ExternalLoad),
-        }
     }
 }
 
@@ -420,6 +274,8 @@ pub struct Context<'a> {
     pub cylinder: &'a dyn Fn(&str) -> Option<CylinderPort>,
     /// Effective oil bulk modulus [Pa].
     pub oil_bulk_pa: f64,
+    /// Oil density ρ [kg/m³].
+    pub density_kg_m3: f64,
 }
 
 /// What an end stop needs of its cylinder.
@@ -504,151 +360,5 @@ impl Context<'_> {
                 .map(Some)
                 .ok_or_else(|| self.error(field, format!("unknown input '{n}'"))),
         }
-    }
-}
-
-/// The state of every element's ports at the committed state, for outputs and energy.
-#[derive(Debug, Clone, Default)]
-pub struct ElementValues {
-    /// Port state of each element.
-    pub at: Vec<PortState<f64>>,
-    /// Efforts of each element.
-    pub effort: Vec<PortEffort<f64>>,
-}
-
-impl ElementValues {
-    /// Buffers for the elements of `model`.
-    pub fn new(model: &crate::Model) -> Self {
-        ElementValues {
-            at: vec![PortState::zero(); model.elements.len()],
-            effort: vec![PortEffort::zero(); model.elements.len()],
-        }
-    }
-}
-
-/// Energy accounts of the elements, part of the [`crate::State`].
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ElementEnergy {
-    /// Stored energy of each element at the state's time [J].
-    pub stored_j: Vec<f64>,
-    /// Stored energy of each element at t = 0 [J].
-    pub stored0_j: Vec<f64>,
-    /// Energy dissipated by each element since t = 0, ∫ P_d dt (trapezoidal) [J].
-    pub dissipated_j: Vec<f64>,
-    /// Energy supplied by each element to the mechanism since t = 0, ∫ P_s dt [J].
-    pub supplied_j: Vec<f64>,
-    /// Dissipated power at the state's time [W].
-    pub dissipated_w: Vec<f64>,
-    /// Supplied power at the state's time [W].
-    pub supplied_w: Vec<f64>,
-}
-
-impl ElementEnergy {
-    /// Zero accounts for `n` elements.
-    pub fn new(n: usize) -> Self {
-        ElementEnergy {
-            stored_j: vec![0.0; n],
-            stored0_j: vec![0.0; n],
-            dissipated_j: vec![0.0; n],
-            supplied_j: vec![0.0; n],
-            dissipated_w: vec![0.0; n],
-            supplied_w: vec![0.0; n],
-        }
-    }
-
-    /// The elements' share of the mechanical energy drift [J]:
-    /// Σ (E_stored − E_stored(0) − W_supplied + D) over the mechanical elements.
-    pub fn mechanical_drift_j(&self, model: &crate::Model) -> f64 {
-        let mut d = 0.0;
-        for (i, e) in model.elements.iter().enumerate() {
-            if e.domain() == EnergyDomain::Mechanical {
-                d += self.stored_j[i] - self.stored0_j[i] - self.supplied_j[i]
-                    + self.dissipated_j[i];
-            }
-        }
-        d
-    }
-}
-
-/// Value of element `e`'s input for the step sampled in `inputs`: u(t_k+1), the end-point value
-/// the trapezoidal residual uses (piecewise-constant signals in the interval form, a value set
-/// from outside held over the step); 1 without input.
-pub fn input_value(e: &Component, inputs: &crate::inputs::InputValues) -> f64 {
-    match e.ports().input {
-        Some(i) => inputs.step_values(i).1,
-        None => 1.0,
-    }
-}
-
-/// Value of element `e`'s input signal at time `t` [s] (the model's signal, no value set from
-/// outside: initialization and linearization); 1 without input.
-pub fn signal_value(model: &crate::Model, e: &Component, t: f64) -> f64 {
-    match e.ports().input {
-        Some(i) => model.inputs[i].value(t),
-        None => 1.0,
-    }
-}
-
-/// Stage `elements` (after the commit): every element evaluated at the committed state
-/// (z, ż, p) of `st` with the relative-coordinate kinematics `kin` (positions and velocities
-/// are computed here), its port state and efforts into `values` (for the outputs) and its
-/// energy account into `st.elements`: the stored energy, and the dissipated and supplied
-/// energies by the trapezoidal rule over [t − Δt, t] when `integrate` (else only the powers at
-/// t: the initial state).
-pub fn commit(
-    model: &crate::Model,
-    st: &mut crate::State,
-    kin: &mut crate::mechanics::kinematics::Kinematics<f64>,
-    values: &mut ElementValues,
-    integrate: bool,
-) {
-    if model.elements.is_empty() {
-        return;
-    }
-    let dt = model.solver.step_s;
-    let mechanical = model.elements.iter().any(|e| e.is_mechanical());
-    if mechanical {
-        kin.positions(model, &st.z);
-        kin.velocities(model, &st.zd);
-    }
-    for (i, e) in model.elements.iter().enumerate() {
-        let ports = e.ports();
-        // after a step: u(t_k+1) of the step just taken; the initial state: u(t_0)
-        let u = match (integrate, ports.input) {
-            (false, Some(k)) => st.inputs.step_values(k).0,
-            _ => input_value(e, &st.inputs),
-        };
-        let mut at = crate::hydraulics::node_port_state(model, &st.p, &ports.nodes);
-        at.u = u;
-        match ports.mech {
-            MechPort::None => {}
-            MechPort::Joint(a) => {
-                at.s = st.z[a.0];
-                at.sd = st.zd[a.0];
-            }
-            MechPort::Line { base, rod } => {
-                let line = crate::mechanics::ports::Line::at(kin, &base, &rod);
-                at.s = line.s;
-                at.sd = line.rate(kin, &base, &rod);
-            }
-            MechPort::Point { .. } | MechPort::Torque { .. } => {}
-        }
-        let effort = e.evaluate(&at);
-        if matches!(ports.mech, MechPort::Point { .. } | MechPort::Torque { .. }) {
-            at.sd = crate::mechanics::ports::load_rate(kin, e, &effort);
-        }
-        let p = e.power(&at, &effort);
-        let acc = &mut st.elements;
-        if integrate {
-            acc.dissipated_j[i] += 0.5 * dt * (acc.dissipated_w[i] + p.dissipated_w);
-            acc.supplied_j[i] += 0.5 * dt * (acc.supplied_w[i] + p.supplied_w);
-        } else {
-            acc.stored0_j[i] = p.stored_j;
-        }
-        acc.stored_j[i] = p.stored_j;
-        acc.dissipated_w[i] = p.dissipated_w;
-        acc.supplied_w[i] = p.supplied_w;
-        values.at[i] = at;
-        values.effort[i] = effort;
     }
 }

@@ -566,14 +566,14 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             )
             .collect(),
         friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
-        elements: crate::element::ElementEnergy::new(model.elements.len()),
+        elements: crate::component::ElementEnergy::new(model.elements.len()),
         tangent: Default::default(),
     })
     .map(|mut st| {
         // the elements' stored energies and powers at t = 0 (`element::commit`)
         let mut kin = crate::mechanics::kinematics::Kinematics::new(n);
-        let mut values = crate::element::ElementValues::new(model);
-        crate::element::commit(model, &mut st, &mut kin, &mut values, false);
+        let mut values = crate::component::ElementValues::new(model.elements.len());
+        crate::element_energy::commit(model, &mut st, &mut kin, &mut values, false);
         st
     })
 }

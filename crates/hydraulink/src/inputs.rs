@@ -8,7 +8,54 @@
 //! * [`sample`]: stage `sample inputs` of `step.rs`, which writes that pair before the
 //!   formulation's step. The formulations read the pair, never the signals.
 
-use crate::model::spec::SignalSpec;
+use serde::{Deserialize, Serialize};
+
+/// Signal shapes. All right-continuous.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SignalSpec {
+    /// Constant value.
+    Constant {
+        /// Value.
+        value: f64,
+    },
+    /// `values[i]` on `[times[i], times[i+1])`; `values[0]` before `times[0]` (000 eqs. 46–47).
+    PiecewiseConstant {
+        /// Switch times [s], strictly increasing.
+        times: Vec<f64>,
+        /// Values, same length.
+        values: Vec<f64>,
+    },
+    /// Linear interpolation; held constant outside the table.
+    Table {
+        /// Sample times [s], strictly increasing.
+        times: Vec<f64>,
+        /// Values, same length.
+        values: Vec<f64>,
+    },
+    /// `before` until `time`, then `after`.
+    Step {
+        /// Switch time [s].
+        time_s: f64,
+        /// Value before.
+        before: f64,
+        /// Value from `time_s` on.
+        after: f64,
+    },
+    /// offset + amplitude · sin(2π f t + phase).
+    Sine {
+        /// Amplitude.
+        amplitude: f64,
+        /// Frequency [Hz].
+        frequency_hz: f64,
+        /// Phase [rad].
+        #[serde(default)]
+        phase_rad: f64,
+        /// Offset.
+        #[serde(default)]
+        offset: f64,
+    },
+}
 
 /// A compiled input signal.
 #[derive(Debug, Clone, PartialEq)]

@@ -38,7 +38,9 @@
 
 pub mod advance;
 pub mod assembly;
+pub mod component;
 pub mod element;
+pub mod element_energy;
 pub mod error;
 pub mod friction;
 pub mod hydraulics;

@@ -207,7 +207,7 @@ impl Simulation {
         let mut ws = Workspace::new(&model);
         // the elements' outputs at t = 0 into the workspace (without integrating, `commit`
         // rewrites the same initial energy accounts that `initialize` wrote)
-        crate::element::commit(
+        crate::element_energy::commit(
             &model,
             &mut state,
             &mut ws.element_kin,
@@ -328,7 +328,7 @@ impl Simulation {
     pub fn energy_drift_j(&self) -> f64 {
         self.last.kinetic_j + self.last.potential_j - self.state.total_actuator_work_j()
             + self.state.total_friction_dissipated_j()
-            + self.state.elements.mechanical_drift_j(&self.model)
+            + self.state.elements.mechanical_drift_j(&self.model.elements)
             - self.state.energy0_j
     }
     /// Name of volume `i`.

@@ -69,7 +69,7 @@ pub struct State {
     /// (trapezoidal rule).
     pub friction_dissipated_j: Vec<f64>,
     /// Energy accounts of the elements (`crate::element`): stored, dissipated, supplied.
-    pub elements: crate::element::ElementEnergy,
+    pub elements: crate::component::ElementEnergy,
     /// The reusable Newton tangent of the active formulation (before factorization) and its
     /// side data: it changes the iterates of the next steps, so it travels with the state and a
     /// clone restarts bit-identically (`integrator::newton::TangentCache`).

@@ -85,7 +85,7 @@ pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
     ws.evd.set_element_inputs(model, &st.inputs);
     for ev_u in [&mut ws.global.ev.element_u, &mut ws.global.evd.element_u] {
         for (u, e) in ev_u.iter_mut().zip(model.elements.iter()) {
-            *u = crate::element::input_value(e, &st.inputs);
+            *u = crate::component::input_value(e, &st.inputs);
         }
     }
 }
@@ -105,7 +105,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }?;
     // stage `elements`: element outputs and energy accounts at the committed state, with the
     // input values of the step just taken
-    crate::element::commit(model, st, &mut ws.element_kin, &mut ws.element_values, true);
+    crate::element_energy::commit(model, st, &mut ws.element_kin, &mut ws.element_values, true);
     // the committed state carries the pair of its own next step, so that a state read between
     // steps (a formulation's `prepare` called by a test, a clone) is complete
     sample_inputs(model, st);

@@ -87,7 +87,7 @@ pub struct Workspace {
     /// Kinematics of the stage `elements` (the committed state); empty without elements.
     pub element_kin: crate::mechanics::kinematics::Kinematics<f64>,
     /// Port states and efforts of the elements at the committed state (outputs).
-    pub element_values: crate::element::ElementValues,
+    pub element_values: crate::component::ElementValues,
 }
 
 impl Workspace {
@@ -159,7 +159,7 @@ impl Workspace {
             element_kin: crate::mechanics::kinematics::Kinematics::new(
                 if model.elements.is_empty() { 0 } else { n },
             ),
-            element_values: crate::element::ElementValues::new(model),
+            element_values: crate::component::ElementValues::new(model.elements.len()),
         }
     }
 }

@@ -1,9 +1,8 @@
 //! Seal-friction specs: checks (errors name the field), compilation to [`Friction`], and the
 //! formulations that integrate friction states.
 
-use crate::friction::{BengisuAkay, BrownMcPhee, LuGre, ModifiedLuGre};
+use crate::friction::{BengisuAkay, BrownMcPhee, Friction, LuGre, ModifiedLuGre};
 use crate::model::spec::{Formulation, FrictionSpec, JointKind, ModelSpec};
-use crate::model::Friction;
 use crate::ModelError;
 
 /// Checks the fields of a seal-friction law; `path` is the field path of the `friction` table,

@@ -5,8 +5,7 @@
 
 use num_dual::Dual64;
 
-use crate::friction::{force, n_states, rates, steady_states};
-use crate::model::Friction;
+use crate::friction::{force, n_states, rates, steady_states, Friction};
 
 /// (v [m/s], F_μ [N]) at `n` ≥ 2 evenly spaced velocities on [v_min, v_max]; `f_hyd` is the
 /// hydraulic force of the efficiency law.

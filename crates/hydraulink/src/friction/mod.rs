@@ -27,8 +27,34 @@ pub use brown_mcphee::BrownMcPhee;
 pub use lugre::LuGre;
 pub use modified_lugre::ModifiedLuGre;
 
-use crate::model::Friction;
 use crate::real::Real;
+
+/// Cylinder friction law.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Friction {
+    /// None.
+    None,
+    /// F_μ = c ṡ.
+    Viscous {
+        /// c [N s/m].
+        c: f64,
+    },
+    /// F_μ = (1 − η)|F_h| tanh(ṡ / v_s).
+    Efficiency {
+        /// η.
+        eta: f64,
+        /// v_s [m/s].
+        vs: f64,
+    },
+    /// Corrected Bengisu–Akay (003 Pub II eq. 22).
+    BengisuAkay(BengisuAkay),
+    /// Brown–McPhee (003 Pub II eq. 24).
+    BrownMcPhee(BrownMcPhee),
+    /// LuGre, one bristle state (003 Pub II eqs. 25–27).
+    LuGre(LuGre),
+    /// Modified LuGre, bristle and film states (003 Pub II eqs. 28–34).
+    ModifiedLuGre(ModifiedLuGre),
+}
 
 /// tanh(x) for any scalar, safe for large |x|: num-dual's `tanh` is sinh/cosh, which is NaN
 /// once cosh overflows (|x| > 710, e.g. v/v_s for a fast cylinder). The value is f64 `tanh` and

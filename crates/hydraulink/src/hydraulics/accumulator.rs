@@ -20,7 +20,7 @@ use crate::element::{
     MAX_OUTPUTS,
 };
 use crate::error::ModelError;
-use crate::model::Node;
+use crate::model::ids::Node;
 use crate::real::Real;
 
 /// `[[elements]] type = "accumulator"`.
@@ -122,7 +122,7 @@ impl Element for Accumulator {
     }
     fn ports(&self) -> Ports {
         Ports {
-            nodes: [Some(self.node), None],
+            nodes: [Some(self.node), None, None, None],
             mech: MechPort::None,
             input: None,
         }

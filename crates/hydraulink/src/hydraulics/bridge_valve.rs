@@ -9,10 +9,41 @@
 //!          T                         (004 has none; note 000_004 004-D "guard against 1/√0")
 //! ```
 //! At κ = κ₀ both work ports see a pressure-divider equilibrium; κ − κ₀ steers the cylinder.
+//!
+//! An element with four node ports in the order P, T, A, B and internal state
+//! `<name>.opening` (κ, set before Newton, [`crate::element::PortState::position`]); outputs
+//! `<name>.opening`, `<name>.flow_a`, `<name>.flow_b`.
 
+use crate::element::{
+    absorbed_power, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
+    MAX_OUTPUTS,
+};
 use crate::hydraulics::orifice;
-use crate::model::BridgeValve;
+use crate::model::ids::Node;
 use crate::real::Real;
+
+/// Compiled open-centre bridge valve (see `spec::BridgeValveSpec`).
+#[derive(Debug, Clone)]
+pub struct BridgeValve {
+    /// Name.
+    pub name: String,
+    /// Supply.
+    pub p: Node,
+    /// Return.
+    pub t: Node,
+    /// Work port A.
+    pub a: Node,
+    /// Work port B.
+    pub b: Node,
+    /// C_d A_max √(2/ρ) [m³/(s √Pa)]: the flow constant at full opening.
+    pub flow_constant: f64,
+    /// Laminar transition Δp [Pa].
+    pub laminar_dp_pa: f64,
+    /// Input signal index.
+    pub input: usize,
+    /// Fixed trim, or `None` when the static initialization solves it.
+    pub trim: Option<f64>,
+}
 
 /// One gated orifice: flow from the high side only [m³/s].
 #[inline]
@@ -36,10 +67,59 @@ pub fn flows<S: Real>(v: &BridgeValve, kappa: f64, pp: S, pt: S, pa: S, pb: S) -
     [q_pa - q_at, q_pb - q_bt, q_pa + q_pb, q_at + q_bt]
 }
 
+impl Element for BridgeValve {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn ports(&self) -> Ports {
+        Ports {
+            nodes: [Some(self.p), Some(self.t), Some(self.a), Some(self.b)],
+            mech: MechPort::None,
+            input: Some(self.input),
+        }
+    }
+    fn describe(&self, out: &mut Vec<Variable>) {
+        for (q, unit) in [("opening", "1"), ("flow_a", "m^3/s"), ("flow_b", "m^3/s")] {
+            out.push(Variable {
+                name: format!("{}.{q}", self.name),
+                unit,
+            });
+        }
+    }
+    /// 004 eqs. 29, 31 at the opening κ = `at.position`: flows into P, T, A, B.
+    #[inline]
+    fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
+        let [qa, qb, qp, qt] = flows(self, at.position, at.p[0], at.p[1], at.p[2], at.p[3]);
+        let mut e = PortEffort::zero();
+        e.flow = [-qp, qt, qa, qb];
+        e
+    }
+    fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        Power {
+            dissipated_w: absorbed_power(at, e),
+            ..Default::default()
+        }
+    }
+    fn domain(&self) -> EnergyDomain {
+        EnergyDomain::Hydraulic
+    }
+    fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        out[0] = at.position;
+        out[1] = e.flow[2];
+        out[2] = e.flow[3];
+        3
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Node, VolumeId};
+    use crate::model::ids::VolumeId;
 
     fn valve() -> BridgeValve {
         BridgeValve {

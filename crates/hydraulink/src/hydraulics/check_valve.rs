@@ -19,7 +19,7 @@ use crate::element::{
 };
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
-use crate::model::Node;
+use crate::model::ids::Node;
 use crate::real::Real;
 
 /// `[[elements]] type = "check_valve"`.

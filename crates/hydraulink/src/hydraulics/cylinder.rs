@@ -8,9 +8,45 @@
 //! ```
 //! (000 eq. 43 with its sign corrected, reference note 000-E.1.)
 
-use crate::hydraulics::CylinderMotion;
-use crate::model::{Cylinder, VolumeId};
+use crate::friction::Friction;
+use crate::model::ids::{FramePoint, VolumeId};
 use crate::real::Real;
+
+/// Compiled double-acting cylinder.
+#[derive(Debug, Clone)]
+pub struct Cylinder {
+    /// Name.
+    pub name: String,
+    /// Barrel pin.
+    pub base: FramePoint,
+    /// Rod pin.
+    pub rod: FramePoint,
+    /// Piston area A_A [m²].
+    pub area_a_m2: f64,
+    /// Annulus area A_B [m²].
+    pub area_b_m2: f64,
+    /// Stroke [m].
+    pub stroke_m: f64,
+    /// Pin-to-pin length at full retraction [m].
+    pub retracted_length_m: f64,
+    /// Volume holding the piston-side chamber.
+    pub vol_a: VolumeId,
+    /// Volume holding the rod-side chamber.
+    pub vol_b: VolumeId,
+    /// Wall bulk modulus B_c [Pa].
+    pub wall_bulk_pa: Option<f64>,
+    /// Friction law.
+    pub friction: Friction,
+}
+
+/// Kinematic state of a cylinder: pin-to-pin length s [m] and rate ṡ [m/s].
+#[derive(Debug, Clone, Copy)]
+pub struct CylinderMotion<S> {
+    /// s [m].
+    pub s: S,
+    /// ṡ [m/s].
+    pub sd: S,
+}
 
 /// Piston side (A) or rod side (B).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

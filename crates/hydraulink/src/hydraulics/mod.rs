@@ -18,17 +18,11 @@ pub mod throttle;
 pub mod valve_4_3;
 pub mod volume;
 
-use crate::model::{Model, Node};
+use crate::element::{Element, PortState, MAX_NODES};
+use crate::model::{Model, Node, VolumeId};
 use crate::real::Real;
 
-/// Kinematic state of a cylinder: pin-to-pin length s [m] and rate ṡ [m/s].
-#[derive(Debug, Clone, Copy)]
-pub struct CylinderMotion<S> {
-    /// s [m].
-    pub s: S,
-    /// ṡ [m/s].
-    pub sd: S,
-}
+pub use cylinder::CylinderMotion;
 
 /// Pressure at a node [Pa].
 #[inline]
@@ -39,69 +33,44 @@ pub fn node_pressure<S: Real>(model: &Model, p: &[S], n: Node) -> S {
     }
 }
 
-#[inline]
-fn add_flow<S: Real>(q: &mut [S], n: Node, flow: S) {
-    if let Node::Volume(v) = n {
-        q[v.0] += flow;
-    }
-}
-
-/// Net component flow into every volume [m³/s] (valves and throttles). `spools` holds the 4/3
-/// valves' spool positions, then the bridge valves' openings κ.
+/// Net component flow into every volume [m³/s]: the sum of the node-port flows of every
+/// hydraulic element, in one loop shape ([`add_flows`]): the 4/3 valves (spool U from
+/// `spools`), the bridge valves (opening κ from `spools`), the throttles, then the elements of
+/// `model.elements` with node ports (relief and check valves, accumulators). `spools` holds the
+/// 4/3 valves' spool positions, then the bridge valves' openings κ.
 pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut [S]) {
     for x in q.iter_mut() {
         *x = S::zero();
     }
     let h = &model.hydraulics;
-    for (i, v) in h.valves.iter().enumerate() {
-        let f = valve_4_3::flows(
-            v,
-            spools[i],
-            node_pressure(model, p, v.p),
-            node_pressure(model, p, v.t),
-            node_pressure(model, p, v.a),
-            node_pressure(model, p, v.b),
-        );
-        add_flow(q, v.a, f.into_a);
-        add_flow(q, v.b, f.into_b);
-        add_flow(q, v.p, -f.out_of_p);
-        add_flow(q, v.t, f.into_t);
+    let (spool, opening) = spools.split_at(h.valves.len());
+    for (v, u) in h.valves.iter().zip(spool) {
+        add_flows(model, p, v, *u, q);
     }
-    let n43 = h.valves.len();
-    for (i, v) in h.bridge_valves.iter().enumerate() {
-        let [qa, qb, qp, qt] = bridge_valve::flows(
-            v,
-            spools[n43 + i],
-            node_pressure(model, p, v.p),
-            node_pressure(model, p, v.t),
-            node_pressure(model, p, v.a),
-            node_pressure(model, p, v.b),
-        );
-        add_flow(q, v.a, qa);
-        add_flow(q, v.b, qb);
-        add_flow(q, v.p, -qp);
-        add_flow(q, v.t, qt);
+    for (v, kappa) in h.bridge_valves.iter().zip(opening) {
+        add_flows(model, p, v, *kappa, q);
     }
     for t in &h.throttles {
-        let f = throttle::flow(
-            t,
-            node_pressure(model, p, t.from),
-            node_pressure(model, p, t.to),
-        );
-        add_flow(q, t.from, -f);
-        add_flow(q, t.to, f);
+        add_flows(model, p, t, 0.0, q);
     }
-    // elements with node ports (`crate::element`): relief and check valves, accumulators
     for e in &model.elements {
-        let ports = e.ports();
-        if ports.nodes[0].is_none() {
-            continue;
+        if e.ports().nodes[0].is_some() {
+            add_flows(model, p, e, 0.0, q);
         }
-        let effort = e.evaluate(&node_port_state(model, p, &ports.nodes));
-        for (n, f) in ports.nodes.iter().zip(effort.flow.iter()) {
-            if let Some(n) = n {
-                add_flow(q, *n, *f);
-            }
+    }
+}
+
+/// Adds the flows of element `e` at valve position `position` into the volumes of its node
+/// ports, `q` [m³/s] (flows into sources are dropped: their pressure is fixed).
+#[inline]
+pub fn add_flows<S: Real, E: Element>(model: &Model, p: &[S], e: &E, position: f64, q: &mut [S]) {
+    let ports = e.ports();
+    let mut at = node_port_state(model, p, &ports.nodes);
+    at.position = position;
+    let effort = e.evaluate(&at);
+    for (n, f) in ports.nodes.iter().zip(effort.flow.iter()) {
+        if let Some(Node::Volume(v)) = n {
+            q[v.0] += *f;
         }
     }
 }
@@ -111,9 +80,9 @@ pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut 
 pub fn node_port_state<S: Real>(
     model: &Model,
     p: &[S],
-    nodes: &[Option<Node>; crate::element::MAX_NODES],
-) -> crate::element::PortState<S> {
-    let mut at = crate::element::PortState::zero();
+    nodes: &[Option<Node>; MAX_NODES],
+) -> PortState<S> {
+    let mut at = PortState::zero();
     for (pi, n) in at.p.iter_mut().zip(nodes.iter()) {
         if let Some(n) = n {
             *pi = node_pressure(model, p, *n);
@@ -128,15 +97,12 @@ pub fn element_compliance<S: Real>(model: &Model, p: &[S], v: usize) -> S {
     let mut c = S::zero();
     for e in &model.elements {
         let ports = e.ports();
-        if !ports
-            .nodes
-            .contains(&Some(Node::Volume(crate::model::VolumeId(v))))
-        {
+        if !ports.nodes.contains(&Some(Node::Volume(VolumeId(v)))) {
             continue;
         }
         let effort = e.evaluate(&node_port_state(model, p, &ports.nodes));
         for (n, ci) in ports.nodes.iter().zip(effort.compliance.iter()) {
-            if *n == Some(Node::Volume(crate::model::VolumeId(v))) {
+            if *n == Some(Node::Volume(VolumeId(v))) {
                 c += *ci;
             }
         }
@@ -158,6 +124,6 @@ pub fn pressure_rates<S: Real>(
         let extra = model
             .has_node_compliance
             .then(|| element_compliance(model, p, v));
-        pd[v] = volume::pressure_rate(model, vol, crate::model::VolumeId(v), motion, q[v], extra);
+        pd[v] = volume::pressure_rate(model, vol, VolumeId(v), motion, q[v], extra);
     }
 }

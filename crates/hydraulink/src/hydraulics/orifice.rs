@@ -9,6 +9,9 @@
 
 use crate::real::Real;
 
+/// Laminar-transition pressure difference Δp_tr of a model file that gives none [Pa].
+pub const DEFAULT_LAMINAR_DP_PA: f64 = 2.0e5;
+
 /// Flow [m³/s] through an orifice with flow constant `c` [m³/(s √Pa)].
 #[inline]
 pub fn flow<S: Real>(c: f64, dp: S, dp_tr: f64) -> S {

@@ -20,7 +20,7 @@ use crate::element::{
     MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
-use crate::model::Node;
+use crate::model::ids::Node;
 use crate::real::Real;
 
 /// `[[elements]] type = "relief_valve"`.

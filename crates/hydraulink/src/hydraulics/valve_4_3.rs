@@ -11,11 +11,44 @@
 //! Spool dynamics U̇ = (U_ref − U)/τ (000 eq. 27), written once in [`spool_rate`]. The ODE is
 //! linear and decoupled, so its trapezoidal step has the closed form [`spool_step`], which
 //! evaluates the same law.
+//!
+//! An element with four node ports in the order P, T, A, B and internal state `<name>.spool`
+//! (U, advanced before Newton, [`crate::element::PortState::position`]); outputs
+//! `<name>.spool`, `<name>.flow_a`, `<name>.flow_b`.
 
+use crate::element::{
+    absorbed_power, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
+    MAX_OUTPUTS,
+};
 use crate::hydraulics::orifice;
-use crate::model::Valve43;
+use crate::model::ids::Node;
 use crate::real::Real;
 use num_dual::Dual64;
+
+/// Compiled 4/3 valve.
+#[derive(Debug, Clone)]
+pub struct Valve43 {
+    /// Name.
+    pub name: String,
+    /// Supply, return and work ports.
+    pub p: Node,
+    /// Return.
+    pub t: Node,
+    /// Work port A.
+    pub a: Node,
+    /// Work port B.
+    pub b: Node,
+    /// C_vd [m³/(s √Pa) per unit U].
+    pub flow_constant: f64,
+    /// τ [s].
+    pub time_constant_s: f64,
+    /// Laminar transition Δp [Pa].
+    pub laminar_dp_pa: f64,
+    /// Input signal index.
+    pub input: usize,
+    /// U(0).
+    pub spool0: f64,
+}
 
 /// Flows of a 4/3 valve [m³/s], signed as named.
 #[derive(Debug, Clone, Copy)]
@@ -76,4 +109,53 @@ pub fn spool_step(u: f64, u_ref0: f64, u_ref1: f64, tau: f64, dt: f64) -> f64 {
     let f0 = spool_rate(u, u_ref0, tau);
     let h = 0.5 * dt;
     u + h * (f0 + f1.re) / (1.0 - h * f1.eps)
+}
+
+impl Element for Valve43 {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn ports(&self) -> Ports {
+        Ports {
+            nodes: [Some(self.p), Some(self.t), Some(self.a), Some(self.b)],
+            mech: MechPort::None,
+            input: Some(self.input),
+        }
+    }
+    fn describe(&self, out: &mut Vec<Variable>) {
+        for (q, unit) in [("spool", "1"), ("flow_a", "m^3/s"), ("flow_b", "m^3/s")] {
+            out.push(Variable {
+                name: format!("{}.{q}", self.name),
+                unit,
+            });
+        }
+    }
+    /// 000 eq. 26 at the spool U = `at.position`: flows into P, T, A, B.
+    #[inline]
+    fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
+        let f = flows(self, at.position, at.p[0], at.p[1], at.p[2], at.p[3]);
+        let mut e = PortEffort::zero();
+        e.flow = [-f.out_of_p, f.into_t, f.into_a, f.into_b];
+        e
+    }
+    fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        Power {
+            dissipated_w: absorbed_power(at, e),
+            ..Default::default()
+        }
+    }
+    fn domain(&self) -> EnergyDomain {
+        EnergyDomain::Hydraulic
+    }
+    fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        out[0] = at.position;
+        out[1] = e.flow[2];
+        out[2] = e.flow[3];
+        3
+    }
 }

@@ -6,7 +6,8 @@
 //!     Q_out ◀──└──────────┘      B_e : 000 eq. 23 over the hose and the chambers
 //! ```
 
-use crate::hydraulics::{cylinder, fluid, CylinderMotion};
+use crate::hydraulics::cylinder::{self, CylinderMotion};
+use crate::hydraulics::fluid;
 use crate::model::{Model, Volume, VolumeId};
 use crate::real::Real;
 

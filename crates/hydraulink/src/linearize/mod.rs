@@ -264,8 +264,8 @@ pub fn all_inputs(model: &Model) -> Vec<InputSel> {
 
 /// Whether element `e` is an external load (`joint_force`, `torque`, `point_force`): a
 /// mechanical effort u·value with no port state, linear in its input u.
-fn is_external_load(e: &crate::element::Component) -> bool {
-    matches!(e, crate::element::Component::ExternalLoad(_))
+fn is_external_load(e: &crate::component::Component) -> bool {
+    matches!(e, crate::component::Component::ExternalLoad(_))
 }
 
 /// Input signals (indices into `Model::inputs`) that drive at least one element and no 4/3
@@ -292,7 +292,7 @@ pub fn set_element_time<S: crate::real::Real>(
     t: f64,
 ) {
     for (u, e) in ev.element_u.iter_mut().zip(model.elements.iter()) {
-        *u = crate::element::signal_value(model, e, t);
+        *u = crate::component::signal_value(&model.inputs, e, t);
     }
 }
 
@@ -332,7 +332,8 @@ pub(crate) fn element_signal_force(
     let mut ev = evaluator_at::<f64>(model, pt.t_s);
     let q = |ev: &mut crate::assembly::Evaluator<f64>, du: f64| -> Vec<f64> {
         for &i in &driven {
-            ev.element_u[i] = crate::element::signal_value(model, &model.elements[i], pt.t_s) + du;
+            ev.element_u[i] =
+                crate::component::signal_value(&model.inputs, &model.elements[i], pt.t_s) + du;
         }
         ev.fstate.copy_from_slice(&pt.friction);
         ev.evaluate(model, &pt.z, &pt.zd, &pt.p, &pt.spool, false);

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::element::{
     Context, CylinderPort, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
-    Variable, MAX_OUTPUTS,
+    Variable, MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::hydraulics::relief_valve::smooth_ramp;
@@ -160,7 +160,7 @@ impl Element for EndStop {
     }
     fn ports(&self) -> Ports {
         Ports {
-            nodes: [None, None],
+            nodes: [None; MAX_NODES],
             mech: MechPort::Line {
                 base: self.cylinder.base,
                 rod: self.cylinder.rod,

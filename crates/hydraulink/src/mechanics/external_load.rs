@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::element::{
     Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::real::Real;
@@ -164,7 +164,7 @@ impl Element for ExternalLoad {
     }
     fn ports(&self) -> Ports {
         Ports {
-            nodes: [None, None],
+            nodes: [None; MAX_NODES],
             mech: self.port,
             input: self.input,
         }

@@ -12,10 +12,11 @@
 
 use nalgebra::Vector3;
 
-use crate::element::{Component, MechPort, PortEffort, PortState};
+use crate::component::Component;
+use crate::element::{MechPort, PortEffort, PortState};
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::semirecursive::Dynamics;
-use crate::model::FramePoint;
+use crate::model::ids::FramePoint;
 use crate::real::Real;
 
 /// A line port in relative coordinates: the two points, the unit direction, the length and its

@@ -10,11 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::element::{
     Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
-use crate::model::spec::AttachmentSpec;
-use crate::model::FramePoint;
+use crate::model::ids::{AttachmentSpec, FramePoint};
 use crate::real::Real;
 
 /// `[[elements]] type = "spring_damper"`.
@@ -78,7 +77,7 @@ impl Element for SpringDamper {
     }
     fn ports(&self) -> Ports {
         Ports {
-            nodes: [None, None],
+            nodes: [None; MAX_NODES],
             mech: MechPort::Line {
                 base: self.end1,
                 rod: self.end2,

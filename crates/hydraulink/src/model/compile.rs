@@ -295,7 +295,11 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             name: ts.name.clone(),
             from: node(&ts.from, &format!("hydraulics.throttles[{i}].from"), &el)?,
             to: node(&ts.to, &format!("hydraulics.throttles[{i}].to"), &el)?,
-            flow_constant: ts.discharge_coefficient * ts.area_m2 * (2.0 / rho).sqrt(), // 000 eq. 25
+            flow_constant: crate::hydraulics::throttle::flow_constant(
+                ts.discharge_coefficient,
+                ts.area_m2,
+                rho,
+            ),
             laminar_dp_pa: ts.laminar_dp_pa,
         });
     }
@@ -727,6 +731,7 @@ fn compile_elements(
             joint_axis: &joint_axis,
             cylinder: &cylinder,
             oil_bulk_pa: model.hydraulics.oil_bulk_pa,
+            density_kg_m3: model.hydraulics.density_kg_m3,
         };
         if es.name().is_empty() {
             return Err(cx.error("name", "must not be empty"));
@@ -762,7 +767,7 @@ fn compile_elements(
         for n in e.ports().nodes.iter().flatten() {
             if let Node::Volume(v) = n {
                 if model.hydraulics.volumes[v.0].algebraic
-                    && matches!(e, crate::element::Component::Accumulator(_))
+                    && matches!(e, crate::component::Component::Accumulator(_))
                 {
                     return Err(cx.error(
                         "node",
@@ -776,7 +781,7 @@ fn compile_elements(
     }
     model.has_node_compliance = elements
         .iter()
-        .any(|e| matches!(e, crate::element::Component::Accumulator(_)));
+        .any(|e| matches!(e, crate::component::Component::Accumulator(_)));
     model.elements = elements;
     Ok(())
 }

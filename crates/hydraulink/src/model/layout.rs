@@ -20,6 +20,7 @@
 
 use std::ops::Range;
 
+use crate::element::Element;
 use crate::integrator::newton::Tolerances;
 use crate::model::{AxisId, AxisKind, CylinderId, Friction, Model};
 

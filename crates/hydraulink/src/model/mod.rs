@@ -9,45 +9,16 @@ pub mod layout;
 pub mod spec;
 pub mod validate;
 
+pub mod ids;
+
 pub use compile::compile;
+pub use ids::*;
 
-use nalgebra::{Matrix3, Vector3};
-
-/// 3-vector of f64.
-pub type V3 = Vector3<f64>;
-/// 3×3 matrix of f64.
-pub type M3 = Matrix3<f64>;
-
-/// Index of a relative coordinate (an elementary joint axis) in `z`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AxisId(pub usize);
-/// Index of a body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct BodyId(pub usize);
-/// Index of a hydraulic volume (a pressure state).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct VolumeId(pub usize);
-/// Index of a cylinder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CylinderId(pub usize);
-
-/// A moving frame: the link frame after axis `AxisId`, or the ground.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Frame {
-    /// The inertial frame.
-    Ground,
-    /// The link frame after this axis.
-    Link(AxisId),
-}
-
-/// An elementary 1-coordinate joint axis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AxisKind {
-    /// Rotation about a line [rad].
-    Revolute,
-    /// Translation along a direction [m].
-    Prismatic,
-}
+pub use crate::friction::Friction;
+pub use crate::hydraulics::bridge_valve::BridgeValve;
+pub use crate::hydraulics::cylinder::Cylinder;
+pub use crate::hydraulics::throttle::Throttle;
+pub use crate::hydraulics::valve_4_3::Valve43;
 
 /// One relative coordinate z_k: an elementary axis of a tree joint.
 ///
@@ -98,24 +69,6 @@ pub struct Joint {
     pub first_axis: usize,
     /// Number of coordinates.
     pub n_axes: usize,
-}
-
-/// A point fixed in a frame.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FramePoint {
-    /// The frame.
-    pub frame: Frame,
-    /// Position [m], reference configuration.
-    pub point_ref: V3,
-}
-
-/// A direction fixed in a frame.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FrameDir {
-    /// The frame.
-    pub frame: Frame,
-    /// Unit direction, reference configuration.
-    pub dir_ref: V3,
 }
 
 /// One scalar loop-closure equation. Every cut joint is a set of these two primitives.
@@ -176,15 +129,6 @@ pub struct NonholonomicRow {
     pub disc: Option<DiscContact>,
 }
 
-/// A node of the hydraulic graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Node {
-    /// A lumped volume with a pressure state.
-    Volume(VolumeId),
-    /// A constant-pressure source (pump or tank), index into `Hydraulics::sources`.
-    Source(usize),
-}
-
 /// A lumped volume.
 #[derive(Debug, Clone)]
 pub struct Volume {
@@ -211,96 +155,6 @@ pub struct Source {
     pub pressure_pa: f64,
 }
 
-/// Compiled 4/3 valve.
-#[derive(Debug, Clone)]
-pub struct Valve43 {
-    /// Name.
-    pub name: String,
-    /// Supply, return and work ports.
-    pub p: Node,
-    /// Return.
-    pub t: Node,
-    /// Work port A.
-    pub a: Node,
-    /// Work port B.
-    pub b: Node,
-    /// C_vd [m³/(s √Pa) per unit U].
-    pub flow_constant: f64,
-    /// τ [s].
-    pub time_constant_s: f64,
-    /// Laminar transition Δp [Pa].
-    pub laminar_dp_pa: f64,
-    /// Input signal index.
-    pub input: usize,
-    /// U(0).
-    pub spool0: f64,
-}
-
-/// Compiled throttle.
-#[derive(Debug, Clone)]
-pub struct Throttle {
-    /// Name.
-    pub name: String,
-    /// Upstream node.
-    pub from: Node,
-    /// Downstream node.
-    pub to: Node,
-    /// C_vt = C_d A_t √(2/ρ) [m³/(s √Pa)] (000 eq. 25).
-    pub flow_constant: f64,
-    /// Laminar transition Δp [Pa].
-    pub laminar_dp_pa: f64,
-}
-
-/// Compiled open-centre bridge valve (see `spec::BridgeValveSpec`).
-#[derive(Debug, Clone)]
-pub struct BridgeValve {
-    /// Name.
-    pub name: String,
-    /// Supply.
-    pub p: Node,
-    /// Return.
-    pub t: Node,
-    /// Work port A.
-    pub a: Node,
-    /// Work port B.
-    pub b: Node,
-    /// C_d A_max √(2/ρ) [m³/(s √Pa)]: the flow constant at full opening.
-    pub flow_constant: f64,
-    /// Laminar transition Δp [Pa].
-    pub laminar_dp_pa: f64,
-    /// Input signal index.
-    pub input: usize,
-    /// Fixed trim, or `None` when the static initialization solves it.
-    pub trim: Option<f64>,
-}
-
-/// Cylinder friction law.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Friction {
-    /// None.
-    None,
-    /// F_μ = c ṡ.
-    Viscous {
-        /// c [N s/m].
-        c: f64,
-    },
-    /// F_μ = (1 − η)|F_h| tanh(ṡ / v_s).
-    Efficiency {
-        /// η.
-        eta: f64,
-        /// v_s [m/s].
-        vs: f64,
-    },
-    /// Corrected Bengisu–Akay (003 Pub II eq. 22).
-    BengisuAkay(crate::friction::BengisuAkay),
-    /// Brown–McPhee (003 Pub II eq. 24).
-    BrownMcPhee(crate::friction::BrownMcPhee),
-    /// LuGre, one bristle state (003 Pub II eqs. 25–27).
-    LuGre(crate::friction::LuGre),
-    /// Modified LuGre, bristle and film states (003 Pub II eqs. 28–34).
-    ModifiedLuGre(crate::friction::ModifiedLuGre),
-}
-
 /// Friction on one elementary joint axis (revolute: torque, prismatic: force).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JointFriction {
@@ -309,33 +163,6 @@ pub struct JointFriction {
     /// Its axis (coordinate).
     pub axis: AxisId,
     /// The law, with forces in N m (revolute) or N (prismatic).
-    pub friction: Friction,
-}
-
-/// Compiled double-acting cylinder.
-#[derive(Debug, Clone)]
-pub struct Cylinder {
-    /// Name.
-    pub name: String,
-    /// Barrel pin.
-    pub base: FramePoint,
-    /// Rod pin.
-    pub rod: FramePoint,
-    /// Piston area A_A [m²].
-    pub area_a_m2: f64,
-    /// Annulus area A_B [m²].
-    pub area_b_m2: f64,
-    /// Stroke [m].
-    pub stroke_m: f64,
-    /// Pin-to-pin length at full retraction [m].
-    pub retracted_length_m: f64,
-    /// Volume holding the piston-side chamber.
-    pub vol_a: VolumeId,
-    /// Volume holding the rod-side chamber.
-    pub vol_b: VolumeId,
-    /// Wall bulk modulus B_c [Pa].
-    pub wall_bulk_pa: Option<f64>,
-    /// Friction law.
     pub friction: Friction,
 }
 
@@ -439,7 +266,7 @@ pub struct Model {
     pub nonholonomic: Vec<NonholonomicRow>,
     /// Elements of the element model (`crate::element`): valves, accumulators, end stops,
     /// spring–dampers, loads, in the order of the model file's `[[elements]]`.
-    pub elements: Vec<crate::element::Component>,
+    pub elements: Vec<crate::component::Component>,
     /// Some element adds compliance to a node (an accumulator).
     pub has_node_compliance: bool,
     /// The layout of the Newton unknowns x = [z; p; w; e]: offsets, names, units, tolerances

@@ -15,6 +15,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::hydraulics::throttle::ThrottleSpec;
+pub use crate::inputs::SignalSpec;
+pub use crate::model::ids::AttachmentSpec;
+
 /// A whole machine: mechanism, hydraulic circuit, input signals and solver settings.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -54,7 +58,7 @@ pub struct ModelSpec {
     /// Elements of the element model (`[[elements]]` with a `type`): relief and check valves,
     /// accumulators, end stops, spring–dampers, point forces, torques, joint forces.
     #[serde(default)]
-    pub elements: Vec<crate::element::ComponentSpec>,
+    pub elements: Vec<crate::component::ComponentSpec>,
 }
 
 /// Kinds of nonholonomic constraint.
@@ -434,36 +438,7 @@ pub struct Valve43Spec {
 }
 
 fn default_laminar() -> f64 {
-    2.0e5
-}
-
-/// A throttle valve between two nodes: Q = C_d A √(2/ρ) sgn(Δp) √|Δp| (000 eqs. 24–25).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ThrottleSpec {
-    /// Unique name.
-    pub name: String,
-    /// Upstream node (positive flow from here).
-    pub from: String,
-    /// Downstream node.
-    pub to: String,
-    /// Discharge coefficient C_d [-].
-    pub discharge_coefficient: f64,
-    /// Orifice area A_t [m²].
-    pub area_m2: f64,
-    /// Laminar-transition pressure difference [Pa].
-    #[serde(default = "default_laminar")]
-    pub laminar_dp_pa: f64,
-}
-
-/// Where a cylinder end is attached.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct AttachmentSpec {
-    /// Body name or `"ground"`.
-    pub body: String,
-    /// Marker on that body.
-    pub marker: String,
+    crate::hydraulics::orifice::DEFAULT_LAMINAR_DP_PA
 }
 
 /// Cylinder friction law.
@@ -703,53 +678,6 @@ pub struct InputSpec {
     pub name: String,
     /// The signal.
     pub signal: SignalSpec,
-}
-
-/// Signal shapes. All right-continuous.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SignalSpec {
-    /// Constant value.
-    Constant {
-        /// Value.
-        value: f64,
-    },
-    /// `values[i]` on `[times[i], times[i+1])`; `values[0]` before `times[0]` (000 eqs. 46–47).
-    PiecewiseConstant {
-        /// Switch times [s], strictly increasing.
-        times: Vec<f64>,
-        /// Values, same length.
-        values: Vec<f64>,
-    },
-    /// Linear interpolation; held constant outside the table.
-    Table {
-        /// Sample times [s], strictly increasing.
-        times: Vec<f64>,
-        /// Values, same length.
-        values: Vec<f64>,
-    },
-    /// `before` until `time`, then `after`.
-    Step {
-        /// Switch time [s].
-        time_s: f64,
-        /// Value before.
-        before: f64,
-        /// Value from `time_s` on.
-        after: f64,
-    },
-    /// offset + amplitude · sin(2π f t + phase).
-    Sine {
-        /// Amplitude.
-        amplitude: f64,
-        /// Frequency [Hz].
-        frequency_hz: f64,
-        /// Phase [rad].
-        #[serde(default)]
-        phase_rad: f64,
-        /// Offset.
-        #[serde(default)]
-        offset: f64,
-    },
 }
 
 /// Formulation names.

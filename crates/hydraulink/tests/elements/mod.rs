@@ -9,6 +9,7 @@ use proptest::prelude::*;
 mod friction;
 mod inputs;
 mod new_elements;
+mod old_components;
 
 #[path = "../support/loads.rs"]
 mod loads;

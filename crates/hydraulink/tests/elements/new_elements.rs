@@ -2,7 +2,8 @@
 //! derivative over its port variables against central differences on both sides of every
 //! branch switch, and the energy account (stored energy rate + dissipation = port power).
 
-use hydraulink::element::{Component, Element, PortState};
+use hydraulink::component::Component;
+use hydraulink::element::{Element, PortState};
 use hydraulink::hydraulics::{accumulator, check_valve, relief_valve};
 use hydraulink::mechanics::{end_stop, spring_damper};
 use hydraulink::model::{Frame, FramePoint, Node, VolumeId, V3};
@@ -83,10 +84,11 @@ fn spring() -> spring_damper::SpringDamper {
 /// State with pressures (p0, p1) and line (s, ṡ).
 fn at<S: Copy>(p0: S, p1: S, s: S, sd: S) -> PortState<S> {
     PortState {
-        p: [p0, p1],
+        p: [p0, p1, p0, p0],
         s,
         sd,
         u: 1.0,
+        position: 0.0,
     }
 }
 

@@ -1,0 +1,302 @@
+//! The closed set of elements: [`Component`] (one arm per element kind, dispatched without
+//! `Box<dyn>` in the step) and its model-file side [`ComponentSpec`] (`[[elements]]` with a
+//! `type`). The contract every arm implements is [`crate::element::Element`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::element::{
+    Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
+    MAX_OUTPUTS,
+};
+use crate::error::ModelError;
+use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
+use crate::hydraulics::check_valve::{CheckValve, CheckValveSpec};
+use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
+use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
+use crate::inputs::{InputValues, Signal};
+use crate::mechanics::end_stop::{EndStop, EndStopSpec};
+use crate::mechanics::external_load::{ExternalLoad, JointForceSpec, PointForceSpec, TorqueSpec};
+use crate::mechanics::spring_damper::{SpringDamper, SpringDamperSpec};
+use crate::real::Real;
+
+/// Every element kind: one arm each (the spec side is [`ComponentSpec`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Component {
+    /// Direct-acting pressure-relief valve.
+    ReliefValve(ReliefValve),
+    /// Check valve.
+    CheckValve(CheckValve),
+    /// Throttle (fixed orifice).
+    Throttle(Throttle),
+    /// Gas-charged hydraulic accumulator.
+    Accumulator(Accumulator),
+    /// Linear spring–damper between two markers.
+    SpringDamper(SpringDamper),
+    /// Cylinder end stops.
+    EndStop(EndStop),
+    /// External load: point force, body torque or joint force.
+    ExternalLoad(ExternalLoad),
+}
+
+/// Calls `$body` with `$e` bound to the element inside `$c`.
+macro_rules! dispatch {
+    ($c:expr, $e:ident => $body:expr) => {
+        match $c {
+            Component::ReliefValve($e) => $body,
+            Component::CheckValve($e) => $body,
+            Component::Throttle($e) => $body,
+            Component::Accumulator($e) => $body,
+            Component::SpringDamper($e) => $body,
+            Component::EndStop($e) => $body,
+            Component::ExternalLoad($e) => $body,
+        }
+    };
+}
+
+/// The enum is itself an element: every method forwards to the arm (so generic code such as
+/// `hydraulics::add_flows` takes a component or a single element type alike).
+impl Element for Component {
+    fn name(&self) -> &str {
+        dispatch!(self, e => e.name())
+    }
+    fn ports(&self) -> Ports {
+        dispatch!(self, e => e.ports())
+    }
+    fn describe(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe(out))
+    }
+    fn n_internal(&self) -> usize {
+        dispatch!(self, e => e.n_internal())
+    }
+    #[inline]
+    fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
+        dispatch!(self, e => e.evaluate(at))
+    }
+    fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        dispatch!(self, x => x.power(at, e))
+    }
+    fn domain(&self) -> EnergyDomain {
+        dispatch!(self, e => e.domain())
+    }
+    fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        dispatch!(self, x => x.outputs(at, e, out))
+    }
+}
+
+impl Component {
+    /// [`Element::name`].
+    pub fn name(&self) -> &str {
+        dispatch!(self, e => e.name())
+    }
+    /// [`Element::ports`].
+    pub fn ports(&self) -> Ports {
+        dispatch!(self, e => e.ports())
+    }
+    /// [`Element::describe`].
+    pub fn describe(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe(out))
+    }
+    /// Number of outputs of [`Element::describe`].
+    pub fn n_outputs(&self) -> usize {
+        let mut v = Vec::new();
+        self.describe(&mut v);
+        v.len()
+    }
+    /// [`Element::evaluate`].
+    #[inline]
+    pub fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
+        dispatch!(self, e => e.evaluate(at))
+    }
+    /// [`Element::power`].
+    pub fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        dispatch!(self, x => x.power(at, e))
+    }
+    /// [`Element::domain`].
+    pub fn domain(&self) -> EnergyDomain {
+        dispatch!(self, e => e.domain())
+    }
+    /// [`Element::outputs`].
+    pub fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        dispatch!(self, x => x.outputs(at, e, out))
+    }
+    /// True when the element acts on the mechanism.
+    pub fn is_mechanical(&self) -> bool {
+        !matches!(self.ports().mech, MechPort::None)
+    }
+    /// True when the natural-coordinate formulations can map its mechanical port: none, a
+    /// line, or a point force in global axes (torques, joint forces and body-axis forces need
+    /// frame rotations or joint coordinates those formulations do not carry).
+    pub fn natural_coordinate_port(&self) -> bool {
+        matches!(
+            self.ports().mech,
+            MechPort::None
+                | MechPort::Line { .. }
+                | MechPort::Point {
+                    body_axes: false,
+                    ..
+                }
+        )
+    }
+}
+
+/// An element in a model file: `[[elements]]` with a `type`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ComponentSpec {
+    /// `relief_valve`.
+    ReliefValve(ReliefValveSpec),
+    /// `check_valve`.
+    CheckValve(CheckValveSpec),
+    /// `throttle` (the fields of a `[[hydraulics.throttles]]` entry).
+    Throttle(ThrottleSpec),
+    /// `accumulator`.
+    Accumulator(AccumulatorSpec),
+    /// `spring_damper`.
+    SpringDamper(SpringDamperSpec),
+    /// `end_stop`.
+    EndStop(EndStopSpec),
+    /// `point_force` (`point_force`, `torque` and `joint_force` compile to one
+    /// `external_load::ExternalLoad`).
+    PointForce(PointForceSpec),
+    /// A torque on a body.
+    Torque(TorqueSpec),
+    /// A generalized force on a single-axis joint.
+    JointForce(JointForceSpec),
+}
+
+impl ComponentSpec {
+    /// The element's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ComponentSpec::ReliefValve(s) => &s.name,
+            ComponentSpec::CheckValve(s) => &s.name,
+            ComponentSpec::Throttle(s) => &s.name,
+            ComponentSpec::Accumulator(s) => &s.name,
+            ComponentSpec::SpringDamper(s) => &s.name,
+            ComponentSpec::EndStop(s) => &s.name,
+            ComponentSpec::PointForce(s) => &s.name,
+            ComponentSpec::Torque(s) => &s.name,
+            ComponentSpec::JointForce(s) => &s.name,
+        }
+    }
+    /// The noun used in error messages (`relief valve 'R1'`).
+    pub fn noun(&self) -> &'static str {
+        match self {
+            ComponentSpec::ReliefValve(_) => "relief valve",
+            ComponentSpec::CheckValve(_) => "check valve",
+            ComponentSpec::Throttle(_) => "throttle",
+            ComponentSpec::Accumulator(_) => "accumulator",
+            ComponentSpec::SpringDamper(_) => "spring-damper",
+            ComponentSpec::EndStop(_) => "end stop",
+            ComponentSpec::PointForce(_) => "point force",
+            ComponentSpec::Torque(_) => "torque",
+            ComponentSpec::JointForce(_) => "joint force",
+        }
+    }
+    /// Checks and compiles the element against the names of the model.
+    pub fn compile(&self, cx: &Context) -> Result<Component, ModelError> {
+        match self {
+            ComponentSpec::ReliefValve(s) => s.compile(cx).map(Component::ReliefValve),
+            ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
+            ComponentSpec::Throttle(s) => s.compile(cx).map(Component::Throttle),
+            ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
+            ComponentSpec::SpringDamper(s) => s.compile(cx).map(Component::SpringDamper),
+            ComponentSpec::EndStop(s) => s.compile(cx).map(Component::EndStop),
+            ComponentSpec::PointForce(s) => s.compile(cx).map(Component::ExternalLoad),
+            ComponentSpec::Torque(s) => s.compile(cx).map(Component::ExternalLoad),
+            ComponentSpec::JointForce(s) => s.compile(cx).map(Component::ExternalLoad),
+        }
+    }
+}
+
+/// Energy accounts of the elements, part of the [`crate::State`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ElementEnergy {
+    /// Stored energy of each element at the state's time [J].
+    pub stored_j: Vec<f64>,
+    /// Stored energy of each element at t = 0 [J].
+    pub stored0_j: Vec<f64>,
+    /// Energy dissipated by each element since t = 0, ∫ P_d dt (trapezoidal) [J].
+    pub dissipated_j: Vec<f64>,
+    /// Energy supplied by each element to the mechanism since t = 0, ∫ P_s dt [J].
+    pub supplied_j: Vec<f64>,
+    /// Dissipated power at the state's time [W].
+    pub dissipated_w: Vec<f64>,
+    /// Supplied power at the state's time [W].
+    pub supplied_w: Vec<f64>,
+}
+
+impl ElementEnergy {
+    /// Zero accounts for `n` elements.
+    pub fn new(n: usize) -> Self {
+        ElementEnergy {
+            stored_j: vec![0.0; n],
+            stored0_j: vec![0.0; n],
+            dissipated_j: vec![0.0; n],
+            supplied_j: vec![0.0; n],
+            dissipated_w: vec![0.0; n],
+            supplied_w: vec![0.0; n],
+        }
+    }
+
+    /// The elements' share of the mechanical energy drift [J]:
+    /// Σ (E_stored − E_stored(0) − W_supplied + D) over the mechanical elements.
+    pub fn mechanical_drift_j(&self, elements: &[Component]) -> f64 {
+        let mut d = 0.0;
+        for (i, e) in elements.iter().enumerate() {
+            if e.domain() == EnergyDomain::Mechanical {
+                d += self.stored_j[i] - self.stored0_j[i] - self.supplied_j[i]
+                    + self.dissipated_j[i];
+            }
+        }
+        d
+    }
+}
+
+/// The state of every element's ports at the committed state, for outputs and energy.
+#[derive(Debug, Clone, Default)]
+pub struct ElementValues {
+    /// Port state of each element.
+    pub at: Vec<PortState<f64>>,
+    /// Efforts of each element.
+    pub effort: Vec<PortEffort<f64>>,
+}
+
+impl ElementValues {
+    /// Buffers for `n` elements.
+    pub fn new(n: usize) -> Self {
+        ElementValues {
+            at: vec![PortState::zero(); n],
+            effort: vec![PortEffort::zero(); n],
+        }
+    }
+}
+
+/// Value of element `e`'s input for the step sampled in `inputs`: u(t_k+1), the end-point value
+/// the trapezoidal residual uses (piecewise-constant signals in the interval form, a value set
+/// from outside held over the step); 1 without input.
+pub fn input_value(e: &Component, inputs: &InputValues) -> f64 {
+    match e.ports().input {
+        Some(i) => inputs.step_values(i).1,
+        None => 1.0,
+    }
+}
+
+/// Value of element `e`'s input signal at time `t` [s] (the model's signal, no value set from
+/// outside: initialization and linearization); 1 without input.
+pub fn signal_value(signals: &[Signal], e: &Component, t: f64) -> f64 {
+    match e.ports().input {
+        Some(i) => signals[i].value(t),
+        None => 1.0,
+    }
+}

@@ -1,0 +1,75 @@
+//! Stage `elements` (after the commit): every element evaluated at the committed state, its
+//! port state and efforts kept for the outputs ([`ElementValues`]) and its energy account in the
+//! state ([`crate::component::ElementEnergy`]).
+
+use crate::component::{input_value, ElementValues};
+use crate::element::MechPort;
+use crate::hydraulics::node_port_state;
+use crate::mechanics::kinematics::Kinematics;
+use crate::mechanics::ports::{load_rate, Line};
+use crate::model::Model;
+use crate::state::State;
+
+/// Stage `elements` (after the commit): every element evaluated at the committed state
+/// (z, ż, p) of `st` with the relative-coordinate kinematics `kin` (positions and velocities
+/// are computed here), its port state and efforts into `values` (for the outputs) and its
+/// energy account into `st.elements`: the stored energy, and the dissipated and supplied
+/// energies by the trapezoidal rule over [t − Δt, t] when `integrate` (else only the powers at
+/// t: the initial state).
+pub fn commit(
+    model: &Model,
+    st: &mut State,
+    kin: &mut Kinematics<f64>,
+    values: &mut ElementValues,
+    integrate: bool,
+) {
+    if model.elements.is_empty() {
+        return;
+    }
+    let dt = model.solver.step_s;
+    let mechanical = model.elements.iter().any(|e| e.is_mechanical());
+    if mechanical {
+        kin.positions(model, &st.z);
+        kin.velocities(model, &st.zd);
+    }
+    for (i, e) in model.elements.iter().enumerate() {
+        let ports = e.ports();
+        // after a step: u(t_k+1) of the step just taken; the initial state: u(t_0)
+        let u = match (integrate, ports.input) {
+            (false, Some(k)) => st.inputs.step_values(k).0,
+            _ => input_value(e, &st.inputs),
+        };
+        let mut at = node_port_state(model, &st.p, &ports.nodes);
+        at.u = u;
+        match ports.mech {
+            MechPort::None => {}
+            MechPort::Joint(a) => {
+                at.s = st.z[a.0];
+                at.sd = st.zd[a.0];
+            }
+            MechPort::Line { base, rod } => {
+                let line = Line::at(kin, &base, &rod);
+                at.s = line.s;
+                at.sd = line.rate(kin, &base, &rod);
+            }
+            MechPort::Point { .. } | MechPort::Torque { .. } => {}
+        }
+        let effort = e.evaluate(&at);
+        if matches!(ports.mech, MechPort::Point { .. } | MechPort::Torque { .. }) {
+            at.sd = load_rate(kin, e, &effort);
+        }
+        let p = e.power(&at, &effort);
+        let acc = &mut st.elements;
+        if integrate {
+            acc.dissipated_j[i] += 0.5 * dt * (acc.dissipated_w[i] + p.dissipated_w);
+            acc.supplied_j[i] += 0.5 * dt * (acc.supplied_w[i] + p.supplied_w);
+        } else {
+            acc.stored0_j[i] = p.stored_j;
+        }
+        acc.stored_j[i] = p.stored_j;
+        acc.dissipated_w[i] = p.dissipated_w;
+        acc.supplied_w[i] = p.supplied_w;
+        values.at[i] = at;
+        values.effort[i] = effort;
+    }
+}
