@@ -68,10 +68,10 @@ pub struct Workspace {
     pub tangent_valid: bool,
     /// Identity of the tangent the workspace's factors belong to: equal to
     /// `State::tangent.id` when they are the state's, else restored from the state at the next
-    /// step (`integrator::newton::TangentCache`).
+    /// step (`state::TangentCache`).
     pub tangent_id: u64,
     /// The tangent refreshed during the step being solved, committed to the state with it.
-    pub tangent_pending: crate::integrator::newton::TangentCache,
+    pub tangent_pending: crate::state::TangentCache,
     /// Direction (sign) of each friction element's velocity where the tangent was last
     /// evaluated (cylinders, then joints); a reversal since makes the next step refresh it.
     pub friction_tangent_sign: Vec<f64>,

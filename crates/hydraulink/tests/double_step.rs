@@ -250,7 +250,7 @@ fn redundant_3d_cut_joints_give_the_planar_motion() {
         assert_eq!(b.sim.model().n_constraints(), rows);
         let st = b.sim.state();
         let n = b.sim.model().n_coords();
-        let rank = st.extra[0] as usize;
+        let rank = st.formulation.partition().expect("a partition").n_dep;
         assert_eq!(rank, n - 1, "{name} {kind:?}: rank of Φ_z");
         for ax in &b.sim.model().axes {
             let c = format!("{}.q", ax.name);
@@ -334,7 +334,7 @@ fn a_cloned_state_restarts_identically() {
     }
     let saved = sim.state().clone();
     assert!(
-        !saved.extra.is_empty(),
+        saved.formulation.partition().is_some(),
         "the partition is part of the state"
     );
     let mut sim2 = Simulation::new(sim.model().clone()).unwrap();
@@ -356,7 +356,10 @@ fn a_failed_position_problem_triggers_a_new_partition() {
     let mut sim = Simulation::new(model).unwrap();
     sim.step().unwrap();
     let mut st = sim.state().clone();
-    st.extra[1] = 0.0;
+    match &mut st.formulation {
+        hydraulink::state::FormulationState::DoubleStep(p) => p.pivot_ref = 0.0,
+        other => panic!("double-step state expected, got {other:?}"),
+    }
     sim.set_state(st);
     let mut switched = None;
     for _ in 0..1999 {

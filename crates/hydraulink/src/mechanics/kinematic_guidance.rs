@@ -32,8 +32,8 @@
 //! hydraulic force). Pressures and spools are reported: pressures stay at p(0); spools follow
 //! their inputs as usual (they drive nothing).
 //!
-//! `State::extra` holds λ_g then s̈_ref(t_k), one entry each per `Model::solver.guidance` entry
-//! (sized on the first step).
+//! `State::formulation` holds `FormulationState::Guidance` (`state::GuidanceState`): λ_g and
+//! s̈_ref(t_k), one entry each per `Model::solver.guidance` entry (filled at the first step).
 //!
 //! The Newton loop and projections over the mechanical unknowns z only (`step_z_only`) are
 //! shared with the multi-rate formulation (`integrator::multirate`), which feeds the cylinder
@@ -53,7 +53,7 @@ use crate::mechanics::semirecursive::penalty;
 use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, SignalSpec};
 use crate::model::Model;
 use crate::real::Real;
-use crate::state::State;
+use crate::state::{FormulationState, GuidanceState, State};
 use crate::workspace::{Counters, Workspace};
 use crate::{StepError, StepReport};
 
@@ -322,27 +322,36 @@ fn failure(model: &Model, st: &State, ws: &Workspace, iterations: u32, reason: &
 /// Guidance data of the step: λ_g from the state, s_ref and its central differences at t_k+1.
 fn prepare_guidance(model: &Model, st: &mut State, ws: &mut Workspace) {
     let ng = model.solver.guidance.len();
-    if st.extra.len() != 2 * ng {
+    if st
+        .formulation
+        .guidance()
+        .is_none_or(|g| g.lambda.len() != ng || g.sdd_ref.len() != ng)
+    {
         // first step (allocates once): λ_g = −F_c(0), the cylinder forces of the consistent
         // initialization, which hold the mechanism in its initial state; s̈(0) = Φ_g,z z̈ + Φ̇_g,z ż
         ws.ev
             .evaluate(model, &st.z, &st.zd, &st.p, &st.spool, false);
-        st.extra.clear();
+        let mut gs = GuidanceState::default();
         for g in &model.solver.guidance {
-            st.extra.push(-ws.ev.cylinder_force[g.cylinder.0]);
+            gs.lambda.push(-ws.ev.cylinder_force[g.cylinder.0]);
         }
         guidance_terms(model, ws, &st.zd);
         let n = model.n_coords();
         for k in 0..ng {
             let row = &ws.guidance.jac[k * n..(k + 1) * n];
             let a: f64 = row.iter().zip(st.zdd.iter()).map(|(a, b)| a * b).sum();
-            st.extra.push(a + ws.guidance.acc0[k]);
+            gs.sdd_ref.push(a + ws.guidance.acc0[k]);
         }
+        st.formulation = FormulationState::Guidance(gs);
     }
     let dt = model.solver.step_s;
     let t1 = st.t_s + dt;
     let gw = &mut ws.guidance;
-    gw.lambda.copy_from_slice(&st.extra[..ng]);
+    let gs = st
+        .formulation
+        .guidance()
+        .expect("the guidance state is filled above");
+    gw.lambda.copy_from_slice(&gs.lambda);
     for (k, g) in model.solver.guidance.iter().enumerate() {
         let s_ref = |t| st.inputs.value_at(&model.inputs, g.input, t);
         let (sm, s0, sp) = (s_ref(t1 - dt), s_ref(t1), s_ref(t1 + dt));
@@ -353,7 +362,7 @@ fn prepare_guidance(model: &Model, st: &mut State, ws: &mut Workspace) {
                 // that produced it: s̈_k+1 = 2(ṡ_k+1 − ṡ_k)/Δt − s̈_k
                 let v = |t| st.inputs.value_at(&model.inputs, vi, t);
                 gw.sd_ref[k] = v(t1);
-                gw.sdd_ref[k] = 2.0 * (v(t1) - v(st.t_s)) / dt - st.extra[ng + k];
+                gw.sdd_ref[k] = 2.0 * (v(t1) - v(st.t_s)) / dt - gs.sdd_ref[k];
             }
             None => {
                 gw.sd_ref[k] = (sp - sm) / (2.0 * dt);
@@ -519,7 +528,7 @@ fn restore_tangent(st: &State, ws: &mut Workspace, kind: ZOnly) {
 /// One step of an ALI3-P formulation whose Newton unknowns are z only: kinematic guidance or
 /// multi-rate. Newton (modified, with the penalty formulation's tangent-reuse policy), then the
 /// projections (000 eqs. 20–21, with the rheonomic terms of 004 eqs. 14–15 for guidance), then
-/// commit. On error the state is unchanged (except `extra` sized on the first step).
+/// commit. On error the state is unchanged (except `State::formulation` filled on the first step).
 pub(crate) fn step_z_only(
     model: &Model,
     st: &mut State,
@@ -706,9 +715,12 @@ pub(crate) fn step_z_only(
             st.p[v] = p_new;
         }
     } else {
-        let ng = model.solver.guidance.len();
-        st.extra[..ng].copy_from_slice(&ws.guidance.lambda);
-        st.extra[ng..].copy_from_slice(&ws.guidance.sdd_ref);
+        let gs = st
+            .formulation
+            .guidance_mut()
+            .expect("the guidance state is filled by the stage predict");
+        gs.lambda.copy_from_slice(&ws.guidance.lambda);
+        gs.sdd_ref.copy_from_slice(&ws.guidance.sdd_ref);
     }
     for i in 0..n {
         st.z[i] = ws.x[i];

@@ -45,7 +45,7 @@
 //! # Stages of [`step`]
 //! natural state (first step: from z, ż, z̈) → spools, history, predictor → Newton (evaluate,
 //! λ update, residual, exact tangent, solve) → λ update at the accepted point →
-//! projections → stroke check → commit (q, q̇, q̈, λ into `State::extra`; z, ż, z̈ recovered;
+//! projections → stroke check → commit (q, q̇, q̈, λ into `State::formulation`; z, ż, z̈ recovered;
 //! p, ṗ; actuator work; energies).
 
 use nalgebra::{DMatrix, DVector};
@@ -60,37 +60,40 @@ use crate::hydraulics::valve_4_3;
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::linalg::{pinv_solve, DenseCholesky, DenseLu, SingularMatrix};
 use crate::model::Model;
-use crate::state::State;
+use crate::state::{FormulationState, NaturalState, State};
 use crate::workspace::Workspace;
 use crate::{StepError, StepReport};
 
-/// Length of the `State::extra` block of the global formulations: 3 nq + m.
-pub fn extra_len(nm: &NaturalModel) -> usize {
-    3 * nm.nq + nm.n_eqs()
-}
-
-/// Fills `st.extra` = [q | q̇ | q̈ | λ] from the relative state when it does not hold a natural
-/// state yet (the first step after `initialize`). λ solves Φ_qᵀ λ = Q − M q̈ in least squares
-/// (minimum norm: the natural constraints are redundant). Allocates, once.
+/// Stage `initialize`: fills `st.formulation` with the natural state [q | q̇ | q̈ | λ] from the
+/// relative state when it does not hold one of this model yet (the first step after
+/// `initialize`). λ solves Φ_qᵀ λ = Q − M q̈ in least squares (minimum norm: the natural
+/// constraints are redundant). Allocates, once.
 pub fn ensure_natural_state(model: &Model, st: &mut State, g: &mut GlobalWorkspace) {
     let nm = &g.nm;
     let (nq, m) = (nm.nq, nm.n_eqs());
-    if st.extra.len() == extra_len(nm) {
-        return;
+    if let Some(ns) = st.formulation.natural() {
+        if ns.q.len() == nq && ns.lambda.len() == m {
+            return;
+        }
     }
-    st.extra = vec![0.0; extra_len(nm)];
+    let mut ns = NaturalState {
+        q: vec![0.0; nq],
+        qd: vec![0.0; nq],
+        qdd: vec![0.0; nq],
+        lambda: vec![0.0; m],
+    };
     let kin = g.kin.as_mut().expect("global workspace is active");
-    {
-        let (q, rest) = st.extra.split_at_mut(nq);
-        let (qd, rest) = rest.split_at_mut(nq);
-        let (qdd, _) = rest.split_at_mut(nq);
-        nm.from_relative(model, kin, &st.z, &st.zd, &st.zdd, q, qd, qdd);
-    }
-    let (q, qd, qdd) = (
-        &st.extra[..nq],
-        &st.extra[nq..2 * nq],
-        &st.extra[2 * nq..3 * nq],
+    nm.from_relative(
+        model,
+        kin,
+        &st.z,
+        &st.zd,
+        &st.zdd,
+        &mut ns.q,
+        &mut ns.qd,
+        &mut ns.qdd,
     );
+    let (q, qd, qdd) = (&ns.q, &ns.qd, &ns.qdd);
     let ev = &mut g.ev;
     ev.force.copy_from_slice(&nm.gravity_force);
     cylinders(
@@ -115,7 +118,8 @@ pub fn ensure_natural_state(model: &Model, st: &mut State, g: &mut GlobalWorkspa
         }
     }
     let lambda = pinv_solve(&jt, &rhs);
-    st.extra[3 * nq..].copy_from_slice(lambda.as_slice());
+    ns.lambda.copy_from_slice(lambda.as_slice());
+    st.formulation = FormulationState::Natural(ns);
 }
 
 /// Stage `predict`: spools at t_{n+1}, history terms, predictor x⁰ = [q + Δt q̇ + ½Δt² q̈ ;
@@ -135,11 +139,8 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
         let (_, u1) = st.inputs.step_values(v.input);
         spool_new[n43 + i] = st.trim[i] + u1;
     }
-    let (q, qd, qdd) = (
-        &st.extra[..nq],
-        &st.extra[nq..2 * nq],
-        &st.extra[2 * nq..3 * nq],
-    );
+    let ns = natural_state(st);
+    let (q, qd, qdd) = (&ns.q, &ns.qd, &ns.qdd);
     for i in 0..nq {
         g.hist.qd_hat[i] = -(c1 * q[i] + qd[i]);
         g.hist.qdd_hat[i] = -(c2 * q[i] + 4.0 / dt * qd[i] + qdd[i]);
@@ -149,7 +150,14 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
         g.hist.pd_hat[v] = -(c1 * st.p[v] + st.pd[v]);
         g.x[nq + v] = st.p[v] + dt * st.pd[v] + 0.5 * dt * dt * st.pdd[v];
     }
-    g.lambda.copy_from_slice(&st.extra[3 * nq..]);
+    g.lambda.copy_from_slice(&ns.lambda);
+}
+
+/// The natural state of `st`, which the stage `initialize` ([`ensure_natural_state`]) has filled.
+pub(super) fn natural_state(st: &State) -> &NaturalState {
+    st.formulation
+        .natural()
+        .expect("the natural state is filled by ensure_natural_state before the step")
 }
 
 /// `a` (column-major, leading dimension `nx`) += `scale` · M on the q block.
@@ -461,7 +469,7 @@ fn factor_projection(
 }
 
 /// One step Δt of the global ALI3-P formulation. On error the state is unchanged (except for the
-/// one-time conversion of the initial state into `State::extra`).
+/// one-time conversion of the initial state into `State::formulation`).
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
     if !ws.global.active {
         return Err(StepError::Unavailable {
@@ -550,10 +558,14 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         let p_new = g.x[nq + v];
         (p_new, c1 * p_new + g.hist.pd_hat[v])
     });
-    st.extra[..nq].copy_from_slice(q);
-    st.extra[nq..2 * nq].copy_from_slice(&g.tmp);
-    st.extra[2 * nq..3 * nq].copy_from_slice(&g.tmp2);
-    st.extra[3 * nq..].copy_from_slice(&g.lambda);
+    let ns = st
+        .formulation
+        .natural_mut()
+        .expect("the natural state is filled by ensure_natural_state before the step");
+    ns.q.copy_from_slice(q);
+    ns.qd.copy_from_slice(&g.tmp);
+    ns.qdd.copy_from_slice(&g.tmp2);
+    ns.lambda.copy_from_slice(&g.lambda);
     nm.to_relative(
         model,
         q,

@@ -35,9 +35,11 @@
 //! for a monolithic I1AL). ω = 10 rad/s and ξ = 1 ([`OMEGA`], [`XI`]; 002a A.1.2: "similar to
 //! Baumgarte", values not given).
 //!
-//! `State::extra` has the layout of the module [`super`]; λ slot = λ*.
+//! `State::formulation` holds the natural state of the module [`super`]; its λ is λ*.
 
-use super::ali3p::{add_hessian, add_mass, ensure_natural_state, newton_failure, prepare};
+use super::ali3p::{
+    add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure, prepare,
+};
 use super::natural_coordinates::NaturalModel;
 use super::{add_port_columns, cylinders, dense_columns, dual_columns, GlobalWorkspace, NatEval};
 use crate::advance;
@@ -64,12 +66,13 @@ struct Prev<'a> {
 }
 
 impl<'a> Prev<'a> {
-    /// The step's start values, from the committed state (`State::extra` = [q | q̇ | q̈ | λ]).
-    fn of(st: &'a State, nq: usize) -> Self {
+    /// The step's start values, from the committed state (`State::formulation`: q, q̇, q̈).
+    fn of(st: &'a State) -> Self {
+        let ns = natural_state(st);
         Prev {
-            q: &st.extra[..nq],
-            qd: &st.extra[nq..2 * nq],
-            qdd: &st.extra[2 * nq..3 * nq],
+            q: &ns.q,
+            qd: &ns.qd,
+            qdd: &ns.qdd,
             p: &st.p,
             pd: &st.pd,
         }
@@ -83,7 +86,7 @@ fn begin_step(model: &Model, st: &mut State, ws: &mut Workspace) {
     prepare(model, st, &mut ws.global, &mut ws.spool_new);
     let g = &mut ws.global;
     let nq = g.nm.nq;
-    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
+    g.x[..nq].copy_from_slice(&natural_state(st).qdd);
 }
 
 /// Evaluates at x = `ev.x` = [q̈; p]: q, q̇ (Newmark), ṗ, Ψ (into `ev.phi`), Q, h, and the
@@ -248,7 +251,7 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
 pub fn tangent_and_dual(model: &Model, st: &State, ws: &mut Workspace) -> (Vec<f64>, Vec<f64>) {
     let mut st = st.clone();
     begin_step(model, &mut st, ws);
-    let prev = Prev::of(&st, ws.global.nm.nq);
+    let prev = Prev::of(&st);
     let g: &mut GlobalWorkspace = &mut ws.global;
     g.ev.x.copy_from_slice(&g.x);
     residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
@@ -329,7 +332,7 @@ struct I1alNewton<'a, 'p> {
     counters: &'a mut crate::workspace::Counters,
     tangent_valid: &'a mut bool,
     tangent_id: &'a mut u64,
-    tangent_pending: &'a mut crate::integrator::newton::TangentCache,
+    tangent_pending: &'a mut crate::state::TangentCache,
 }
 
 impl NewtonProblem for I1alNewton<'_, '_> {
@@ -446,7 +449,7 @@ fn restore_tangent(st: &State, ws: &mut Workspace) {
 }
 
 /// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
-/// one-time conversion of the initial state into `State::extra`).
+/// one-time conversion of the initial state into `State::formulation`).
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
     if !ws.global.active {
         return Err(StepError::Unavailable {
@@ -458,7 +461,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     restore_tangent(st, ws);
     begin_step(model, st, ws);
     let nq = ws.global.nm.nq;
-    let prev = Prev::of(st, nq);
+    let prev = Prev::of(st);
     let g: &mut GlobalWorkspace = &mut ws.global;
 
     // ---- Newton–Raphson with the multiplier update: the tangent is reused across steps while
@@ -502,10 +505,14 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     };
     report.cavitation_onsets =
         advance::commit_pressures(model, st, dt, |v| (g.x[nq + v], g.ev.pd[v]));
-    st.extra[..nq].copy_from_slice(&g.ev.q);
-    st.extra[nq..2 * nq].copy_from_slice(&g.ev.qd);
-    st.extra[2 * nq..3 * nq].copy_from_slice(&g.ev.qdd);
-    st.extra[3 * nq..].copy_from_slice(&g.lambda);
+    let ns = st
+        .formulation
+        .natural_mut()
+        .expect("the natural state is filled by ensure_natural_state before the step");
+    ns.q.copy_from_slice(&g.ev.q);
+    ns.qd.copy_from_slice(&g.ev.qd);
+    ns.qdd.copy_from_slice(&g.ev.qdd);
+    ns.lambda.copy_from_slice(&g.lambda);
     nm.to_relative(
         model,
         &g.ev.q,

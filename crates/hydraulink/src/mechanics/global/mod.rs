@@ -7,12 +7,11 @@
 //! is computed from the relative one of `initialization`, and after every step the relative
 //! z, ż, z̈ are recovered for the outputs.
 //!
-//! # `State::extra` layout (global formulations)
-//! ```text
-//! extra = [ q (nq) | q̇ (nq) | q̈ (nq) | λ (m) ]     nq = NaturalModel::nq, m = NaturalModel::n_eqs()
-//! ```
-//! An `extra` of another length (a fresh initial state) is filled from z, ż, z̈ at the first
-//! step.
+//! # State (global formulations)
+//! `State::formulation` is `FormulationState::Natural` (`state::NaturalState`): q, q̇, q̈
+//! (nq = `NaturalModel::nq` each) and λ (m = `NaturalModel::n_eqs()`). A state without one of
+//! these sizes (a fresh initial state) is filled from z, ż, z̈ at the first step
+//! (`ali3p::ensure_natural_state`).
 
 pub mod ali3p;
 pub mod i1al;

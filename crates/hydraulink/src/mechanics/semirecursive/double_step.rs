@@ -57,17 +57,15 @@
 //! or when the inner Newton of the step fails, the full-pivot selection is recomputed at z_k
 //! (counted in the state) and the step is (re)started with it. The tangent is then recomputed.
 //!
-//! # `State::extra` layout (length 3 + n + m_rows, m_rows = number of constraint equations)
-//! ```text
-//! extra[0]                 r: number of dependent coordinates (rank of Φ_z at the selection)
-//! extra[1]                 smallest pivot of Φ_z^d at the last selection (reference of the test)
-//! extra[2]                 selections made since t = 0 (the first one included)
-//! extra[3 .. 3+n]          coordinate indices: the r dependent ones, then the n − r independent
-//!                          ones, each group ascending
-//! extra[3+n .. 3+n+r]      the constraint rows used (pivot rows), ascending; the rest is 0
-//! ```
-//! It is written at every committed step, so a cloned state restarts identically. It is empty
-//! before the first step (the initial state is shared by all formulations); the first step selects.
+//! # State
+//! `State::formulation` holds `FormulationState::DoubleStep` (`state::Partition`): r, the number
+//! of dependent coordinates (rank of Φ_z at the selection); the smallest pivot of Φ_z^d at the
+//! last selection (reference of the test); the selections made since t = 0 (the first one
+//! included); the coordinate indices, the r dependent ones then the n − r independent ones, each
+//! group ascending; and the constraint rows used (pivot rows; the first r entries, ascending).
+//! It is written at every committed step, so a cloned state restarts identically. It is
+//! `FormulationState::Relative` before the first step (the initial state is shared by all
+//! formulations); the first step selects.
 
 use num_dual::Dual64;
 
@@ -78,7 +76,7 @@ use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::mechanics::semirecursive::penalty::{self, StepReport};
 use crate::model::Model;
 use crate::real::{re, Real};
-use crate::state::State;
+use crate::state::{FormulationState, Partition, State};
 use crate::workspace::{Counters, History, Workspace};
 use crate::StepError;
 
@@ -93,89 +91,38 @@ pub const INNER_TOLERANCE: f64 = 1e-12;
 /// Iteration cap of the inner position Newton.
 pub const INNER_MAX_ITERATIONS: u32 = 20;
 
-/// Entries of `State::extra` before the coordinate indices.
-const HEADER: usize = 3;
-
-/// The coordinate partition z = [z_d ; z_i] and the constraint rows it solves.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Partition {
-    /// r: number of dependent coordinates.
-    pub n_dep: usize,
-    /// Coordinate indices: dependent (r), then independent (n − r), each ascending.
-    pub order: Vec<usize>,
-    /// Constraint rows used (first r entries, ascending).
-    pub rows: Vec<usize>,
-    /// Smallest pivot of Φ_z^d at the last selection [m or -].
-    pub pivot_ref: f64,
-    /// Selections made since t = 0.
-    pub selections: u64,
+/// A partition sized for `n` coordinates and `m` constraint rows, with no selection yet.
+fn new_partition(n: usize, m: usize) -> Partition {
+    Partition {
+        n_dep: 0,
+        order: (0..n).collect(),
+        rows: vec![0; m],
+        pivot_ref: 0.0,
+        selections: 0,
+    }
 }
 
-impl Partition {
-    fn new(n: usize, m: usize) -> Self {
-        Partition {
-            n_dep: 0,
-            order: (0..n).collect(),
-            rows: vec![0; m],
-            pivot_ref: 0.0,
-            selections: 0,
-        }
+/// Reads the partition held by the state into `part`; false if the state holds none of these
+/// sizes.
+fn load_partition(part: &mut Partition, st: &State) -> bool {
+    let Some(held) = st.formulation.partition() else {
+        return false;
+    };
+    if held.order.len() != part.order.len()
+        || held.rows.len() != part.rows.len()
+        || held.n_dep > part.order.len().min(part.rows.len())
+    {
+        return false;
     }
-    /// Dependent coordinate indices.
-    pub fn dependent(&self) -> &[usize] {
-        &self.order[..self.n_dep]
-    }
-    /// Independent coordinate indices.
-    pub fn independent(&self) -> &[usize] {
-        &self.order[self.n_dep..]
-    }
-    /// Constraint rows solved.
-    pub fn used_rows(&self) -> &[usize] {
-        &self.rows[..self.n_dep]
-    }
+    part.clone_from(held);
+    true
+}
 
-    /// Reads the partition from `State::extra`; false if it holds none (layout above).
-    fn load(&mut self, extra: &[f64]) -> bool {
-        let (n, m) = (self.order.len(), self.rows.len());
-        if extra.len() != HEADER + n + m {
-            return false;
-        }
-        let r = extra[0] as usize;
-        if r > n.min(m) {
-            return false;
-        }
-        self.n_dep = r;
-        self.pivot_ref = extra[1];
-        self.selections = extra[2] as u64;
-        for (o, e) in self.order.iter_mut().zip(extra[HEADER..HEADER + n].iter()) {
-            *o = *e as usize;
-        }
-        for (o, e) in self.rows.iter_mut().zip(extra[HEADER + n..].iter()) {
-            *o = *e as usize;
-        }
-        true
-    }
-
-    /// Writes the partition into `State::extra` (allocates only on the first step).
-    fn store(&self, extra: &mut Vec<f64>) {
-        let (n, m) = (self.order.len(), self.rows.len());
-        if extra.len() != HEADER + n + m {
-            extra.clear();
-            extra.resize(HEADER + n + m, 0.0);
-        }
-        extra[0] = self.n_dep as f64;
-        extra[1] = self.pivot_ref;
-        extra[2] = self.selections as f64;
-        for (e, o) in extra[HEADER..HEADER + n].iter_mut().zip(self.order.iter()) {
-            *e = *o as f64;
-        }
-        for (a, e) in extra[HEADER + n..].iter_mut().enumerate() {
-            *e = if a < self.n_dep {
-                self.rows[a] as f64
-            } else {
-                0.0
-            };
-        }
+/// Writes `part` into the state (allocates only on the first step).
+fn store_partition(part: &Partition, st: &mut State) {
+    match &mut st.formulation {
+        FormulationState::DoubleStep(held) => held.clone_from(part),
+        other => *other = FormulationState::DoubleStep(part.clone()),
     }
 }
 
@@ -283,7 +230,7 @@ impl DoubleStepWorkspace {
         let (n, m, nv) = (model.n_coords(), model.n_constraints(), model.n_volumes());
         let nx = n + nv;
         DoubleStepWorkspace {
-            part: Partition::new(n, m),
+            part: new_partition(n, m),
             re: Reduced::new(n, nv),
             du: Reduced::new(n, nv),
             x: vec![0.0; nx],
@@ -438,13 +385,13 @@ fn factor_dependent<S: Real>(
     lu_factor(&mut red.lu[..r * r], r, &mut red.ipiv[..r])
 }
 
-/// Stage `partition`: loads the partition from `st.extra`, or selects one (first step); re-selects
+/// Stage `partition`: loads the partition from `st.formulation`, or selects one (first step); re-selects
 /// when the smallest pivot of Φ_z^d at z_k has fallen below [`RESELECT_FRACTION`] of its value at
 /// the last selection. Returns whether a selection was made.
 fn check_partition(model: &Model, st: &State, ws: &mut Workspace) -> bool {
     let n = model.n_coords();
     let ds = &mut ws.double_step;
-    if !ds.part.load(&st.extra) {
+    if !load_partition(&mut ds.part, st) {
         ds.part.selections = 0;
         select(model, &st.z, &mut ws.ev, ds);
         ws.tangent_valid = false;
@@ -467,14 +414,13 @@ fn check_partition(model: &Model, st: &State, ws: &mut Workspace) -> bool {
 /// step the state holds no partition: it is then selected here at `st.z` (this allocates).
 pub fn first_independent(model: &Model, st: &State) -> f64 {
     let (n, m) = (model.n_coords(), model.n_constraints());
-    if st.extra.len() == HEADER + n + m {
+    if let Some(part) = st
+        .formulation
+        .partition()
+        .filter(|p| p.order.len() == n && p.rows.len() == m && p.n_dep <= n)
+    {
         // read in place (no allocation in the output loop)
-        let r = st.extra[0] as usize;
-        return st
-            .extra
-            .get(HEADER + r)
-            .filter(|_| r < n)
-            .map_or(f64::NAN, |v| *v);
+        return part.independent().first().map_or(f64::NAN, |&i| i as f64);
     }
     let mut ds = DoubleStepWorkspace::sized(model);
     let mut ev = Evaluator::new(model);
@@ -487,7 +433,7 @@ pub fn first_independent(model: &Model, st: &State) -> f64 {
 
 /// Selections made up to `st` (0 before the first step).
 pub fn selections(st: &State) -> u64 {
-    st.extra.get(2).map_or(0, |v| *v as u64)
+    st.formulation.partition().map_or(0, |p| p.selections)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1030,7 +976,7 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
     st.zd.copy_from_slice(&ds.re.zd);
     st.zdd.copy_from_slice(&ds.re.zdd);
     st.spool.copy_from_slice(&ws.spool_new);
-    ds.part.store(&mut st.extra);
+    store_partition(&ds.part, st);
     advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
     advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
