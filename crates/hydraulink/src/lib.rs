@@ -38,8 +38,10 @@
 
 pub mod advance;
 pub mod assembly;
+pub mod buffers;
 pub mod element;
 pub mod error;
+pub mod formulation;
 pub mod friction;
 pub mod hydraulics;
 pub mod initialization;

@@ -7,7 +7,7 @@
 //!   λ ← λ + αΦ of the augmented Lagrangian);
 //! - an explicit tangent-reuse policy ([`TangentPolicy`]) and a contraction-rate divergence test
 //!   ([`NewtonControl::judge`]);
-//! - counted statistics ([`crate::workspace::Counters`]: residuals, tangents, factorizations,
+//! - counted statistics ([`crate::buffers::Counters`]: residuals, tangents, factorizations,
 //!   iterations).
 //!
 //! Scale awareness (issue 10, docs/theory 3.12). The augmented-Lagrangian formulations update
@@ -23,7 +23,7 @@
 //! resolution of its own value.
 
 use crate::model::SolverOptions;
-use crate::workspace::Counters;
+use crate::buffers::Counters;
 
 /// The step Δt_α [s] at which the model's penalty factor α is taken as given (000 §2.3: α = 1e11
 /// with Δt = 1 ms). Below it, [`step_penalty`] scales α by (Δt_α/Δt)².

@@ -56,12 +56,13 @@ use super::{
     form_residual, jacobian_at, trapezoidal_rates, GlobalWorkspace,
 };
 use crate::advance;
+use crate::buffers::Buffers;
+use crate::formulation::Stepper;
 use crate::hydraulics::valve_4_3;
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::linalg::{pinv_solve, DenseCholesky, DenseLu, SingularMatrix};
 use crate::model::Model;
 use crate::state::{FormulationState, NaturalState, State};
-use crate::workspace::Workspace;
 use crate::{StepError, StepReport};
 
 /// Stage `initialize`: fills `st.formulation` with the natural state [q | q̇ | q̈ | λ] from the
@@ -297,8 +298,12 @@ pub(super) fn newton_failure(
 /// contracted by ×5 and Hairer and Wanner's θ/(1 − θ) stopping rule). Reused within a step it
 /// let a spherical pendulum near its Cardan singularity diverge: the full-Newton retry covers
 /// that case. Returns the iteration count of the accepted solve.
-fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepError> {
-    let g = &mut ws.global;
+fn newton(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
+) -> Result<u32, StepError> {
     g.x_predictor.copy_from_slice(&g.x);
     g.lambda_predictor.copy_from_slice(&g.lambda);
     let mut result = Err(StepError::Unavailable {
@@ -306,10 +311,9 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
     });
     for tangents in [Tangents::Simplified, Tangents::Full] {
         // every attempt starts from the same predictor and multipliers
-        let g = &mut ws.global;
         g.x.copy_from_slice(&g.x_predictor);
         g.lambda.copy_from_slice(&g.lambda_predictor);
-        result = newton_with(model, st, ws, tangents);
+        result = newton_with(model, st, ws, g, tangents);
         if result.is_ok() {
             break;
         }
@@ -330,7 +334,8 @@ enum Tangents {
 fn newton_with(
     model: &Model,
     st: &State,
-    ws: &mut Workspace,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
     tangents: Tangents,
 ) -> Result<u32, StepError> {
     // After a multiplier update λ ← λ + αΦ the next increment carries the position correction
@@ -348,8 +353,7 @@ fn newton_with(
         },
         Tangents::Full => TangentPolicy::FULL,
     };
-    let Workspace {
-        global,
+    let Buffers {
         spool_new,
         counters,
         ..
@@ -358,7 +362,7 @@ fn newton_with(
         &mut Ali3pNewton {
             model,
             st,
-            g: global,
+            g,
             spools: spool_new,
             counters,
         },
@@ -374,7 +378,7 @@ struct Ali3pNewton<'a> {
     st: &'a State,
     g: &'a mut GlobalWorkspace,
     spools: &'a [f64],
-    counters: &'a mut crate::workspace::Counters,
+    counters: &'a mut crate::buffers::Counters,
 }
 
 impl NewtonProblem for Ali3pNewton<'_> {
@@ -429,7 +433,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
         tolerances(self.model, self.g.nm.nq)
     }
 
-    fn counters(&mut self) -> &mut crate::workspace::Counters {
+    fn counters(&mut self) -> &mut crate::buffers::Counters {
         self.counters
     }
 
@@ -456,7 +460,7 @@ fn projection_matrix(model: &Model, nm: &NaturalModel, jac: &[f64], a: &mut [f64
 fn factor_projection(
     model: &Model,
     g: &mut GlobalWorkspace,
-    counters: &mut crate::workspace::Counters,
+    counters: &mut crate::buffers::Counters,
 ) -> Result<bool, SingularMatrix> {
     counters.factorizations += 1;
     projection_matrix(model, &g.nm, &g.jac, g.projection_chol.values_mut());
@@ -468,10 +472,43 @@ fn factor_projection(
     lu.factor().map(|_| true)
 }
 
-/// One step Δt of the global ALI3-P formulation. On error the state is unchanged (except for the
+/// The global ALI3-P formulation with unified hydraulics (004 §2–3) as a [`Stepper`].
+pub struct Ali3p;
+
+impl Stepper for Ali3p {
+    type Workspace = GlobalWorkspace;
+
+    fn workspace(model: &Model) -> GlobalWorkspace {
+        GlobalWorkspace::new(model)
+    }
+
+    /// The natural state from the relative one ([`ensure_natural_state`]).
+    fn initialize(model: &Model, st: &mut State, _: &mut Buffers, own: &mut GlobalWorkspace) {
+        if own.active {
+            ensure_natural_state(model, st, own);
+        }
+    }
+
+    fn step(
+        model: &Model,
+        st: &mut State,
+        ws: &mut Buffers,
+        own: &mut GlobalWorkspace,
+    ) -> Result<StepReport, StepError> {
+        step(model, st, ws, own)
+    }
+}
+
+/// One step Δt of the global ALI3-P formulation, from a state whose natural part
+/// [`ensure_natural_state`] has filled. On error the state is unchanged (except for the
 /// one-time conversion of the initial state into `State::formulation`).
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    if !ws.global.active {
+pub fn step(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
+) -> Result<StepReport, StepError> {
+    if !g.active {
         return Err(StepError::Unavailable {
             formulation: model.solver.formulation.name().to_string(),
         });
@@ -481,11 +518,8 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     let c = dt * dt / 4.0;
     let alpha = crate::integrator::newton::step_penalty(&model.solver);
 
-    ensure_natural_state(model, st, &mut ws.global);
-    prepare(model, st, &mut ws.global, &mut ws.spool_new);
-    let iterations = newton(model, st, ws)?;
-
-    let g = &mut ws.global;
+    prepare(model, st, g, &mut ws.spool_new);
+    let iterations = newton(model, st, ws, g)?;
     let nm = &g.nm;
     let nq = nm.nq;
     // ---- the accepted point: Φ, q̇*, q̈*, and the last multiplier update (004 eq. 6)
@@ -589,14 +623,14 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
 pub fn tangent_and_central_differences(
     model: &Model,
     st: &State,
-    ws: &mut Workspace,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
     h: f64,
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut st = st.clone();
-    ensure_natural_state(model, &mut st, &mut ws.global);
-    prepare(model, &st, &mut ws.global, &mut ws.spool_new);
+    ensure_natural_state(model, &mut st, g);
+    prepare(model, &st, g, &mut ws.spool_new);
     ws.tangent_valid = false;
-    let g = &mut ws.global;
     let nx = g.x.len();
     g.ev.x.copy_from_slice(&g.x);
     evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);

@@ -43,12 +43,13 @@ use super::ali3p::{
 use super::natural_coordinates::NaturalModel;
 use super::{add_port_columns, cylinders, dense_columns, dual_columns, GlobalWorkspace, NatEval};
 use crate::advance;
+use crate::buffers::Buffers;
+use crate::formulation::Stepper;
 use crate::hydraulics::{self, reduced};
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
-use crate::workspace::Workspace;
 use crate::{StepError, StepReport};
 
 /// Baumgarte-like frequency ω of the constraint combination Ψ [rad/s].
@@ -79,12 +80,10 @@ impl<'a> Prev<'a> {
     }
 }
 
-/// Stage `predict`: the natural state (first step), spools, pressure predictor and λ*, and
+/// Stage `predict`: spools, pressure predictor and λ*, and
 /// x = [q̈⁰; p⁰] with q̈⁰ = q̈_n.
-fn begin_step(model: &Model, st: &mut State, ws: &mut Workspace) {
-    ensure_natural_state(model, st, &mut ws.global);
-    prepare(model, st, &mut ws.global, &mut ws.spool_new);
-    let g = &mut ws.global;
+fn begin_step(model: &Model, st: &mut State, ws: &mut Buffers, g: &mut GlobalWorkspace) {
+    prepare(model, st, g, &mut ws.spool_new);
     let nq = g.nm.nq;
     g.x[..nq].copy_from_slice(&natural_state(st).qdd);
 }
@@ -248,11 +247,16 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
 /// Diagnostics for tests: the production (structured) tangent and the full dual-number tangent
 /// of the I1AL residual at the start of the next step of `st` (x = [q̈_n; p predictor]),
 /// column-major nx × nx. Allocates.
-pub fn tangent_and_dual(model: &Model, st: &State, ws: &mut Workspace) -> (Vec<f64>, Vec<f64>) {
+pub fn tangent_and_dual(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
+) -> (Vec<f64>, Vec<f64>) {
     let mut st = st.clone();
-    begin_step(model, &mut st, ws);
+    ensure_natural_state(model, &mut st, g);
+    begin_step(model, &mut st, ws, g);
     let prev = Prev::of(&st);
-    let g: &mut GlobalWorkspace = &mut ws.global;
     g.ev.x.copy_from_slice(&g.x);
     residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
     tangent(model, g, &ws.spool_new);
@@ -279,14 +283,15 @@ fn tolerances(model: &Model, nq: usize) -> Tolerances {
     )
 }
 
-/// Newton–Raphson with the multiplier update from x = `ws.global.x`, λ* = `ws.global.lambda`.
+/// Newton–Raphson with the multiplier update from x = `g.x`, λ* = `g.lambda`.
 /// Tangent policy: the tangent of an earlier step is reused while the increments contract by
 /// ×5 per iteration (recomputed otherwise); `full`: a tangent at every iteration. Returns the
 /// iteration count.
 fn newton(
     model: &Model,
     st: &State,
-    ws: &mut Workspace,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
     prev: &Prev<'_>,
     full: bool,
 ) -> Result<u32, StepError> {
@@ -295,8 +300,7 @@ fn newton(
     } else {
         TangentPolicy::MODIFIED
     };
-    let Workspace {
-        global,
+    let Buffers {
         spool_new,
         counters,
         tangent_valid,
@@ -309,7 +313,7 @@ fn newton(
             model,
             st,
             prev,
-            g: global,
+            g,
             spools: spool_new,
             counters,
             tangent_valid,
@@ -329,7 +333,7 @@ struct I1alNewton<'a, 'p> {
     prev: &'a Prev<'p>,
     g: &'a mut GlobalWorkspace,
     spools: &'a [f64],
-    counters: &'a mut crate::workspace::Counters,
+    counters: &'a mut crate::buffers::Counters,
     tangent_valid: &'a mut bool,
     tangent_id: &'a mut u64,
     tangent_pending: &'a mut crate::state::TangentCache,
@@ -418,7 +422,7 @@ impl NewtonProblem for I1alNewton<'_, '_> {
         tolerances(self.model, self.g.nm.nq)
     }
 
-    fn counters(&mut self) -> &mut crate::workspace::Counters {
+    fn counters(&mut self) -> &mut crate::buffers::Counters {
         self.counters
     }
 
@@ -430,14 +434,14 @@ impl NewtonProblem for I1alNewton<'_, '_> {
 
 /// Stage `restore`: the state's tangent (`State::tangent`) factored again when the workspace
 /// does not hold it (see `penalty::restore_tangent`).
-fn restore_tangent(st: &State, ws: &mut Workspace) {
+fn restore_tangent(st: &State, ws: &mut Buffers, g: &mut GlobalWorkspace) {
     let cache = &st.tangent;
     if !cache.needs_restore(ws.tangent_id) {
         return;
     }
     ws.tangent_id = cache.id;
     ws.tangent_valid = false;
-    let Some(lu) = ws.global.tangent.as_mut() else {
+    let Some(lu) = g.tangent.as_mut() else {
         return;
     };
     if cache.id == 0 || cache.matrix.len() != lu.values().len() {
@@ -448,21 +452,53 @@ fn restore_tangent(st: &State, ws: &mut Workspace) {
     ws.tangent_valid = lu.factor().is_ok();
 }
 
-/// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
+/// The global index-1 augmented Lagrangian formulation (002) as a [`Stepper`].
+pub struct I1al;
+
+impl Stepper for I1al {
+    type Workspace = GlobalWorkspace;
+
+    fn workspace(model: &Model) -> GlobalWorkspace {
+        GlobalWorkspace::new(model)
+    }
+
+    /// The natural state from the relative one (`ali3p::ensure_natural_state`).
+    fn initialize(model: &Model, st: &mut State, _: &mut Buffers, own: &mut GlobalWorkspace) {
+        if own.active {
+            ensure_natural_state(model, st, own);
+        }
+    }
+
+    fn step(
+        model: &Model,
+        st: &mut State,
+        ws: &mut Buffers,
+        own: &mut GlobalWorkspace,
+    ) -> Result<StepReport, StepError> {
+        step(model, st, ws, own)
+    }
+}
+
+/// One step Δt of the global I1AL formulation, from a state whose natural part
+/// `ali3p::ensure_natural_state` has filled. On error the state is unchanged (except for the
 /// one-time conversion of the initial state into `State::formulation`).
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    if !ws.global.active {
+pub fn step(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
+) -> Result<StepReport, StepError> {
+    if !g.active {
         return Err(StepError::Unavailable {
             formulation: model.solver.formulation.name().to_string(),
         });
     }
     let dt = model.solver.step_s;
     let alpha = model.solver.penalty * dt * dt / 4.0;
-    restore_tangent(st, ws);
-    begin_step(model, st, ws);
-    let nq = ws.global.nm.nq;
+    restore_tangent(st, ws, g);
+    begin_step(model, st, ws, g);
+    let nq = g.nm.nq;
     let prev = Prev::of(st);
-    let g: &mut GlobalWorkspace = &mut ws.global;
 
     // ---- Newton–Raphson with the multiplier update: the tangent is reused across steps while
     // it contracts the increments by ×5; if that fails, the step is solved again from its
@@ -470,16 +506,14 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     // pendulum diverge)
     g.x_predictor.copy_from_slice(&g.x);
     g.lambda_predictor.copy_from_slice(&g.lambda);
-    let iterations = match newton(model, st, ws, &prev, false) {
+    let iterations = match newton(model, st, ws, g, &prev, false) {
         Ok(it) => it,
         Err(_) => {
-            let g = &mut ws.global;
             g.x.copy_from_slice(&g.x_predictor);
             g.lambda.copy_from_slice(&g.lambda_predictor);
-            newton(model, st, ws, &prev, true)?
+            newton(model, st, ws, g, &prev, true)?
         }
     };
-    let g: &mut GlobalWorkspace = &mut ws.global;
 
     // ---- the accepted point: q, q̇, Ψ, the last multiplier update, the cylinder ports
     g.ev.x.copy_from_slice(&g.x);

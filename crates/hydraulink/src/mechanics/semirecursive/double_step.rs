@@ -71,13 +71,14 @@ use num_dual::Dual64;
 
 use crate::advance;
 use crate::assembly::Evaluator;
+use crate::buffers::{Buffers, Counters, History};
+use crate::formulation::Stepper;
 use crate::hydraulics::reduced;
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::mechanics::semirecursive::penalty::{self, StepReport};
 use crate::model::Model;
 use crate::real::{re, Real};
 use crate::state::{FormulationState, Partition, State};
-use crate::workspace::{Counters, History, Workspace};
 use crate::StepError;
 
 /// Full-pivot elimination stops at a pivot below this fraction of max|Φ_z|: the remaining rows
@@ -217,16 +218,8 @@ pub struct DoubleStepWorkspace {
 }
 
 impl DoubleStepWorkspace {
-    /// Buffers for `model`; empty unless `model` uses the double-step formulation.
-    pub fn new(model: &Model) -> Self {
-        if model.solver.formulation != crate::model::spec::Formulation::DoubleStep {
-            return DoubleStepWorkspace::default();
-        }
-        DoubleStepWorkspace::sized(model)
-    }
-
-    /// Buffers for `model` whatever its formulation.
-    fn sized(model: &Model) -> Self {
+    /// Buffers for `model` (whatever its formulation: `first_independent` uses them too).
+    pub fn sized(model: &Model) -> Self {
         let (n, m, nv) = (model.n_coords(), model.n_constraints(), model.n_volumes());
         let nx = n + nv;
         DoubleStepWorkspace {
@@ -385,12 +378,16 @@ fn factor_dependent<S: Real>(
     lu_factor(&mut red.lu[..r * r], r, &mut red.ipiv[..r])
 }
 
-/// Stage `partition`: loads the partition from `st.formulation`, or selects one (first step); re-selects
-/// when the smallest pivot of Φ_z^d at z_k has fallen below [`RESELECT_FRACTION`] of its value at
+/// Stage `partition`: loads the partition from `st.formulation`, or selects one (first step);
+/// re-selects when the smallest pivot of Φ_z^d at z_k has fallen below [`RESELECT_FRACTION`] of its value at
 /// the last selection. Returns whether a selection was made.
-fn check_partition(model: &Model, st: &State, ws: &mut Workspace) -> bool {
+fn check_partition(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> bool {
     let n = model.n_coords();
-    let ds = &mut ws.double_step;
     if !load_partition(&mut ds.part, st) {
         ds.part.selections = 0;
         select(model, &st.z, &mut ws.ev, ds);
@@ -617,16 +614,15 @@ fn evaluate_reduced<S: Real>(
 /// ([`penalty::prepare`]), the partition (`check_partition`), and x⁰ = [z_i ; p] of the
 /// predictor; the position problem starts from z_d,k + Δt ż_d,k + Δt²/2 z̈_d,k. Returns whether the
 /// partition was selected in this call.
-pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) -> bool {
-    let selected = check_partition(model, st, ws);
+pub fn prepare(model: &Model, st: &State, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) -> bool {
+    let selected = check_partition(model, st, ws, ds);
     penalty::prepare(model, st, ws);
-    gather_predictor(model, ws);
+    gather_predictor(model, ws, ds);
     selected
 }
 
-fn gather_predictor(model: &Model, ws: &mut Workspace) {
+fn gather_predictor(model: &Model, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) {
     let n = model.n_coords();
-    let ds = &mut ws.double_step;
     let fi = ds.part.independent().len();
     ds.re.z.copy_from_slice(&ws.x[..n]);
     for (j, &k) in ds.part.independent().iter().enumerate() {
@@ -639,12 +635,20 @@ fn gather_predictor(model: &Model, ws: &mut Workspace) {
 
 /// The residual f(x) at the unknowns held by the workspace into its residual buffer (see
 /// [`DoubleStepWorkspace::residual_values`]). After [`prepare`].
-pub fn residual(model: &Model, st: &State, ws: &mut Workspace) -> Result<(), StepError> {
-    residual_inner(model, ws).map_err(|pf| position_error(model, st, pf))
+pub fn residual(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<(), StepError> {
+    residual_inner(model, ws, ds).map_err(|pf| position_error(model, st, pf))
 }
 
-fn residual_inner(model: &Model, ws: &mut Workspace) -> Result<(), PositionFailure> {
-    let ds = &mut ws.double_step;
+fn residual_inner(
+    model: &Model,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<(), PositionFailure> {
     let nx = ds.n_unknowns();
     let r = evaluate_reduced(
         model,
@@ -663,16 +667,24 @@ fn residual_inner(model: &Model, ws: &mut Workspace) -> Result<(), PositionFailu
 
 /// Exact tangent ∂f/∂x (000 eq. 37) into the workspace (see
 /// [`DoubleStepWorkspace::tangent_entry`]): one dual pass per unknown. After [`prepare`].
-pub fn tangent(model: &Model, st: &State, ws: &mut Workspace) -> Result<(), StepError> {
-    tangent_inner(model, ws).map_err(|pf| position_error(model, st, pf))
+pub fn tangent(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<(), StepError> {
+    tangent_inner(model, ws, ds).map_err(|pf| position_error(model, st, pf))
 }
 
-fn tangent_inner(model: &Model, ws: &mut Workspace) -> Result<(), PositionFailure> {
+fn tangent_inner(
+    model: &Model,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<(), PositionFailure> {
     let n = model.n_coords();
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let c1 = 2.0 / dt;
-    let ds = &mut ws.double_step;
     let fi = ds.part.independent().len();
     let r = ds.part.n_dep;
     let nx = fi + nv;
@@ -766,7 +778,7 @@ fn position_error(model: &Model, st: &State, pf: PositionFailure) -> StepError {
 /// Stage `restore`: the state's tangent (`State::tangent`, row-major nx × nx of the partition
 /// the state carries) factored again when the workspace does not hold it (see
 /// `penalty::restore_tangent`).
-fn restore_tangent(st: &State, ws: &mut Workspace) {
+fn restore_tangent(st: &State, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) {
     let cache = &st.tangent;
     if !cache.needs_restore(ws.tangent_id) {
         return;
@@ -775,7 +787,6 @@ fn restore_tangent(st: &State, ws: &mut Workspace) {
     ws.tangent_valid = false;
     let len = cache.matrix.len();
     let nx = (len as f64).sqrt().round() as usize;
-    let ds = &mut ws.double_step;
     if cache.id == 0 || nx * nx != len || len > ds.tangent.len() {
         return;
     }
@@ -786,19 +797,48 @@ fn restore_tangent(st: &State, ws: &mut Workspace) {
         lu_factor(&mut ds.tangent_lu[..len], nx, &mut ds.tangent_ipiv[..nx]).is_some();
 }
 
+/// The double-step semi-recursive formulation (000 §2.2) as a [`Stepper`].
+pub struct DoubleStep;
+
+impl Stepper for DoubleStep {
+    type Workspace = DoubleStepWorkspace;
+
+    fn workspace(model: &Model) -> DoubleStepWorkspace {
+        DoubleStepWorkspace::sized(model)
+    }
+
+    /// Nothing here: the partition is selected by the first step's stage `partition`
+    /// (`check_partition`), which also re-selects it later.
+    fn initialize(_: &Model, _: &mut State, _: &mut Buffers, _: &mut DoubleStepWorkspace) {}
+
+    fn step(
+        model: &Model,
+        st: &mut State,
+        ws: &mut Buffers,
+        own: &mut DoubleStepWorkspace,
+    ) -> Result<StepReport, StepError> {
+        step(model, st, ws, own)
+    }
+}
+
 /// One step Δt of the monolithic double-step formulation. On error the state is unchanged.
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    restore_tangent(st, ws);
-    let selected = prepare(model, st, ws);
-    match attempt(model, st, ws) {
+pub fn step(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<StepReport, StepError> {
+    restore_tangent(st, ws, ds);
+    let selected = prepare(model, st, ws, ds);
+    match attempt(model, st, ws, ds) {
         Ok(r) => Ok(r),
         Err(Failure::Position(_)) if !selected => {
             // the position problem failed with the old partition: select anew at z_k and retry
-            select(model, &st.z, &mut ws.ev, &mut ws.double_step);
+            select(model, &st.z, &mut ws.ev, ds);
             ws.tangent_valid = false;
             penalty::prepare(model, st, ws);
-            gather_predictor(model, ws);
-            attempt(model, st, ws).map_err(|e| failure_error(model, st, e))
+            gather_predictor(model, ws, ds);
+            attempt(model, st, ws, ds).map_err(|e| failure_error(model, st, e))
         }
         Err(e) => Err(failure_error(model, st, e)),
     }
@@ -816,12 +856,12 @@ fn failure_error(model: &Model, st: &State, e: Failure) -> StepError {
 fn newton_failure(
     model: &Model,
     st: &State,
-    ws: &mut Workspace,
+    ws: &mut Buffers,
+    ds: &DoubleStepWorkspace,
     iterations: u32,
     reason: &str,
 ) -> Failure {
     let n = model.n_coords();
-    let ds = &ws.double_step;
     let fi = ds.part.independent().len();
     ws.ev.f.fill(0.0);
     for (j, &k) in ds.part.independent().iter().enumerate() {
@@ -849,18 +889,19 @@ fn full_index(model: &Model, ds: &DoubleStepWorkspace, j: usize) -> usize {
 struct DoubleStepNewton<'a> {
     model: &'a Model,
     st: &'a State,
-    ws: &'a mut Workspace,
+    ws: &'a mut Buffers,
+    ds: &'a mut DoubleStepWorkspace,
 }
 
 impl NewtonProblem for DoubleStepNewton<'_> {
     type Error = Failure;
 
     fn evaluate(&mut self) -> Result<(), Failure> {
-        residual_inner(self.model, self.ws).map_err(Failure::Position)
+        residual_inner(self.model, self.ws, self.ds).map_err(Failure::Position)
     }
 
     fn form_residual(&mut self) -> Result<(), Failure> {
-        let ds = &self.ws.double_step;
+        let ds = &*self.ds;
         let nx = ds.n_unknowns();
         if let Some(j) = ds.f[..nx].iter().position(|v| !v.is_finite()) {
             return Err(Failure::Step(StepError::NonFinite {
@@ -877,10 +918,9 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     }
 
     fn refresh_tangent(&mut self) -> Result<bool, Failure> {
-        let ws = &mut *self.ws;
-        tangent_inner(self.model, ws).map_err(Failure::Position)?;
+        let (ws, ds) = (&mut *self.ws, &mut *self.ds);
+        tangent_inner(self.model, ws, ds).map_err(Failure::Position)?;
         ws.tangent_valid = false;
-        let ds = &mut ws.double_step;
         let nx = ds.n_unknowns();
         ws.tangent_id = ws
             .tangent_pending
@@ -900,7 +940,7 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     }
 
     fn solve_increment(&mut self) {
-        let ds = &mut self.ws.double_step;
+        let ds = &mut *self.ds;
         let nx = ds.n_unknowns();
         for (d, f) in ds.dx[..nx].iter_mut().zip(ds.f[..nx].iter()) {
             *d = -f;
@@ -914,7 +954,7 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     }
 
     fn iterate(&mut self) -> (&mut [f64], &[f64]) {
-        let ds = &mut self.ws.double_step;
+        let ds = &mut *self.ds;
         let nx = ds.n_unknowns();
         (&mut ds.x[..nx], &ds.dx[..nx])
     }
@@ -923,7 +963,7 @@ impl NewtonProblem for DoubleStepNewton<'_> {
         let s = &self.model.solver;
         Tolerances::new(
             &[
-                (self.ws.double_step.part.independent().len(), s.tol_position),
+                (self.ds.part.independent().len(), s.tol_position),
                 (self.model.n_volumes(), s.tol_pressure_pa),
             ],
             s.tol_relative,
@@ -935,35 +975,39 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     }
 
     fn failure(&mut self, iterations: u32, reason: &str) -> Failure {
-        newton_failure(self.model, self.st, self.ws, iterations, reason)
+        newton_failure(self.model, self.st, self.ws, self.ds, iterations, reason)
     }
 }
 
 /// Newton on x = [z_i ; p] from the predictor in the workspace, then the commit.
-fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, Failure> {
+fn attempt(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<StepReport, Failure> {
     let dt = model.solver.step_s;
     let c1 = 2.0 / dt;
-    let fi = ws.double_step.part.independent().len();
+    let fi = ds.part.independent().len();
 
     // Newton–Raphson (`integrator::newton::solve`) with the reuse policy of the penalty step:
     // the factored exact tangent of an earlier iteration or step is reused while it contracts
     // by ×5 or more per iteration, and recomputed when no valid factors exist or it contracts
     // less.
     let iterations = newton::solve(
-        &mut DoubleStepNewton { model, st, ws },
+        &mut DoubleStepNewton { model, st, ws, ds },
         TangentPolicy::MODIFIED,
         model.solver.max_iterations,
     )?;
 
     // ---- the accepted x: z_d from the position problem, ż, z̈ (000 eqs. 13–15), every element
-    residual_inner(model, ws).map_err(Failure::Position)?;
+    residual_inner(model, ws, ds).map_err(Failure::Position)?;
     ws.counters.residuals += 1;
 
     // ---- end stops
     advance::check_stroke(model, st, &ws.ev.motion).map_err(Failure::Step)?;
 
     // ---- commit
-    let ds = &ws.double_step;
     let mut report = StepReport {
         iterations,
         ..Default::default()
