@@ -93,6 +93,14 @@ impl Workspace {
         }
     }
 
+    /// The penalty buffers, mutable, if that formulation is selected.
+    pub fn penalty_mut(&mut self) -> Option<&mut PenaltyWorkspace> {
+        match &mut self.formulation {
+            FormulationWorkspace::Penalty(p) => Some(p),
+            _ => None,
+        }
+    }
+
     /// The global formulations' buffers, if one of them is selected.
     pub fn global_mut(&mut self) -> Option<&mut GlobalWorkspace> {
         match &mut self.formulation {

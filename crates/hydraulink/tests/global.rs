@@ -107,12 +107,30 @@ fn global_ali3p_quickreturn_matches_penalty() {
     compare("quickreturn");
 }
 
+/// The shared buffers and the global formulations' own of a workspace built for a global model.
+fn global_parts(
+    ws: &mut hydraulink::Workspace,
+) -> (
+    &mut hydraulink::buffers::Buffers,
+    &mut hydraulink::mechanics::global::GlobalWorkspace,
+) {
+    use hydraulink::workspace::FormulationWorkspace;
+    match ws {
+        hydraulink::Workspace {
+            buffers,
+            formulation: FormulationWorkspace::GlobalAli3p(g) | FormulationWorkspace::GlobalI1al(g),
+        } => (buffers, g),
+        _ => panic!("a global formulation's workspace"),
+    }
+}
+
 /// Max over columns of ‖exact_j − fd_j‖∞ / ‖exact_j‖∞ (column-major nx × nx).
 /// (vs central differences, vs the full dual-number tangent).
 fn tangent_error(model: Model, steps: usize) -> (f64, f64) {
     let (model, st) = state_after(model, steps);
     let mut ws = hydraulink::Workspace::new(&model);
-    let (exact, dual, fd) = ali3p::tangent_and_central_differences(&model, &st, &mut ws, 1e-6);
+    let (b, g) = global_parts(&mut ws);
+    let (exact, dual, fd) = ali3p::tangent_and_central_differences(&model, &st, b, g, 1e-6);
     (
         worst_column_error(&exact, &fd),
         worst_column_error(&exact, &dual),
@@ -397,8 +415,9 @@ fn global_i1al_structured_tangent_matches_the_dual_tangent() {
         model.solver.duration_s = steps as f64 * model.solver.step_s;
         let (model, st) = state_after(model, steps);
         let mut ws = hydraulink::Workspace::new(&model);
+        let (b, g) = global_parts(&mut ws);
         let (structured, dual) =
-            hydraulink::mechanics::global::i1al::tangent_and_dual(&model, &st, &mut ws);
+            hydraulink::mechanics::global::i1al::tangent_and_dual(&model, &st, b, g);
         let worst = worst_column_error(&dual, &structured);
         eprintln!("{name}: I1AL structured vs dual tangent {worst:.2e} (worst column)");
         assert!(worst < 1e-12, "{name}: structured vs dual tangent {worst}");

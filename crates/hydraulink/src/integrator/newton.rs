@@ -22,8 +22,8 @@
 //! as a larger one. The round-off floor of [`weight`] keeps an unknown's tolerance above the
 //! resolution of its own value.
 
-use crate::model::SolverOptions;
 use crate::buffers::Counters;
+use crate::model::SolverOptions;
 
 /// The step Δt_α [s] at which the model's penalty factor α is taken as given (000 §2.3: α = 1e11
 /// with Δt = 1 ms). Below it, [`step_penalty`] scales α by (Δt_α/Δt)².
