@@ -115,14 +115,27 @@ fn load_partition(part: &mut Partition, st: &State) -> bool {
     {
         return false;
     }
-    part.clone_from(held);
+    copy_partition(part, held);
     true
+}
+
+/// `to` = `from`, of the same sizes, without allocating (a derived `clone_from` would).
+fn copy_partition(to: &mut Partition, from: &Partition) {
+    to.n_dep = from.n_dep;
+    to.order.copy_from_slice(&from.order);
+    to.rows.copy_from_slice(&from.rows);
+    to.pivot_ref = from.pivot_ref;
+    to.selections = from.selections;
 }
 
 /// Writes `part` into the state (allocates only on the first step).
 fn store_partition(part: &Partition, st: &mut State) {
     match &mut st.formulation {
-        FormulationState::DoubleStep(held) => held.clone_from(part),
+        FormulationState::DoubleStep(held)
+            if held.order.len() == part.order.len() && held.rows.len() == part.rows.len() =>
+        {
+            copy_partition(held, part)
+        }
         other => *other = FormulationState::DoubleStep(part.clone()),
     }
 }
