@@ -14,6 +14,14 @@ use hydraulink::{Model, Simulation};
 
 fn global(mut model: Model) -> Model {
     model.solver.formulation = Formulation::GlobalAli3p;
+    with_natural_model(model)
+}
+
+/// A compiled model switched to a global formulation after its compile: its natural-coordinate
+/// model (`Model::natural`, which the compile builds for a global formulation) built here.
+fn with_natural_model(mut model: Model) -> Model {
+    model.natural =
+        Some(hydraulink::mechanics::global::natural_coordinates::NaturalModel::new(&model));
     model
 }
 
@@ -269,6 +277,9 @@ fn drift_with(text: &str, dt: f64, f: Formulation) -> (f64, f64, f64) {
     sp.solver.step_s = dt;
     let mut model = hydraulink::model::compile(&sp).unwrap();
     model.solver.formulation = f;
+    if matches!(f, Formulation::GlobalAli3p | Formulation::GlobalI1al) {
+        model = with_natural_model(model);
+    }
     let r = run(model);
     let ke = r.col("energy.kinetic");
     let pe = r.col("energy.potential");
@@ -337,7 +348,7 @@ tolerance_position = 1e-11
 fn i1al_model_of(name: &str) -> Model {
     let mut model = model_of(name);
     model.solver.formulation = Formulation::GlobalI1al;
-    model
+    with_natural_model(model)
 }
 
 #[test]

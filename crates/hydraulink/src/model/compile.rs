@@ -430,6 +430,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         nonholonomic: Vec::new(),
         elements: Vec::new(),
         has_node_compliance: false,
+        natural: None,
     };
     // chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders)
     for c in 0..model.hydraulics.cylinders.len() {
@@ -662,6 +663,14 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         }
     }
     model.nonholonomic = rows;
+    // the global formulations' natural-coordinate model (004 §2), from the complete model
+    if matches!(
+        spec.solver.formulation,
+        crate::model::spec::Formulation::GlobalAli3p | crate::model::spec::Formulation::GlobalI1al
+    ) {
+        model.natural =
+            Some(crate::mechanics::global::natural_coordinates::NaturalModel::new(&model));
+    }
     Ok(model)
 }
 

@@ -441,6 +441,9 @@ pub struct Model {
     pub elements: Vec<crate::element::Component>,
     /// Some element adds compliance to a node (an accumulator).
     pub has_node_compliance: bool,
+    /// The natural-coordinate model of the global formulations (004 §2), compiled when one of
+    /// them is selected; `None` otherwise.
+    pub natural: Option<crate::mechanics::global::natural_model::NaturalModel>,
 }
 
 impl Model {

@@ -53,7 +53,7 @@ use nalgebra::{DMatrix, DVector};
 use super::natural_coordinates::{NatEq, NaturalModel};
 use super::{
     add_port_columns, constraint_values, cylinders, dense_columns, dual_columns, evaluate,
-    form_residual, jacobian_at, trapezoidal_rates, GlobalWorkspace,
+    form_residual, jacobian_at, natural, trapezoidal_rates, GlobalWorkspace,
 };
 use crate::advance;
 use crate::buffers::Buffers;
@@ -70,7 +70,7 @@ use crate::{StepError, StepReport};
 /// `initialize`). λ solves Φ_qᵀ λ = Q − M q̈ in least squares (minimum norm: the natural
 /// constraints are redundant). Allocates, once.
 pub fn ensure_natural_state(model: &Model, st: &mut State, g: &mut GlobalWorkspace) {
-    let nm = &g.nm;
+    let nm = natural(model);
     let (nq, m) = (nm.nq, nm.n_eqs());
     if let Some(ns) = st.formulation.natural() {
         if ns.q.len() == nq && ns.lambda.len() == m {
@@ -126,7 +126,7 @@ pub fn ensure_natural_state(model: &Model, st: &mut State, g: &mut GlobalWorkspa
 /// Stage `predict`: spools at t_{n+1}, history terms, predictor x⁰ = [q + Δt q̇ + ½Δt² q̈ ;
 /// p + Δt ṗ + ½Δt² p̈] and λ⁰ = λ_n.
 pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_new: &mut [f64]) {
-    let nq = g.nm.nq;
+    let nq = natural(model).nq;
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
@@ -206,8 +206,8 @@ pub(super) fn add_jtj(nm: &NaturalModel, jac: &[f64], s: f64, nx: usize, a: &mut
 /// pin and of the pressures (`port_cols`): −(Δt²/4)(∂Q/∂q + (2/Δt) ∂Q/∂q̇), −(Δt²/4) ∂Q/∂p,
 /// −(Δt/2)((Δt/2) ∂h/∂q + ∂h/∂q̇) and (Δt/2)(I − (Δt/2) ∂h/∂p).
 fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
+    let nm = natural(model);
     let GlobalWorkspace {
-        nm,
         x,
         lambda,
         port_cols,
@@ -279,7 +279,7 @@ pub(super) fn newton_failure(
         iterations,
         &g.ev.f,
         &g.diag,
-        |i| tolerances(model, g.nm.nq).atol(i),
+        |i| tolerances(model, natural(model).nq).atol(i),
         &g.labels,
         reason,
     )
@@ -387,7 +387,13 @@ impl NewtonProblem for Ali3pNewton<'_> {
     fn evaluate(&mut self) -> Result<(), StepError> {
         let g = &mut *self.g;
         g.ev.x.copy_from_slice(&g.x);
-        evaluate(self.model, &g.nm, &mut g.ev, &g.hist, self.spools);
+        evaluate(
+            self.model,
+            natural(self.model),
+            &mut g.ev,
+            &g.hist,
+            self.spools,
+        );
         Ok(())
     }
 
@@ -401,7 +407,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
 
     fn form_residual(&mut self) -> Result<(), StepError> {
         let g = &mut *self.g;
-        form_residual(self.model, &g.nm, &mut g.ev, &g.lambda);
+        form_residual(self.model, natural(self.model), &mut g.ev, &g.lambda);
         newton::check_finite(self.st.t_s, self.st.step, &g.ev.f, &g.labels)
     }
 
@@ -430,7 +436,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        tolerances(self.model, self.g.nm.nq)
+        tolerances(self.model, natural(self.model).nq)
     }
 
     fn counters(&mut self) -> &mut crate::buffers::Counters {
@@ -463,12 +469,17 @@ fn factor_projection(
     counters: &mut crate::buffers::Counters,
 ) -> Result<bool, SingularMatrix> {
     counters.factorizations += 1;
-    projection_matrix(model, &g.nm, &g.jac, g.projection_chol.values_mut());
+    projection_matrix(
+        model,
+        natural(model),
+        &g.jac,
+        g.projection_chol.values_mut(),
+    );
     if g.projection_chol.factor().is_ok() {
         return Ok(false);
     }
     let lu = g.projection.as_mut().expect("global workspace is active");
-    projection_matrix(model, &g.nm, &g.jac, lu.values_mut());
+    projection_matrix(model, natural(model), &g.jac, lu.values_mut());
     lu.factor().map(|_| true)
 }
 
@@ -520,7 +531,7 @@ pub fn step(
 
     prepare(model, st, g, &mut ws.spool_new);
     let iterations = newton(model, st, ws, g)?;
-    let nm = &g.nm;
+    let nm = natural(model);
     let nq = nm.nq;
     // ---- the accepted point: Φ, q̇*, q̈*, and the last multiplier update (004 eq. 6)
     // (only the rates and Φ: the forces of this point are not needed)
@@ -543,7 +554,7 @@ pub fn step(
             "singular projection matrix",
         ));
     };
-    let nm = &g.nm;
+    let nm = natural(model);
     let q = &g.x[..nq];
     let solve = |g_chol: &DenseCholesky, g_lu: &mut Option<DenseLu>, v: &mut [f64]| {
         if use_lu {
@@ -633,11 +644,11 @@ pub fn tangent_and_central_differences(
     ws.tangent_valid = false;
     let nx = g.x.len();
     g.ev.x.copy_from_slice(&g.x);
-    evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
+    evaluate(model, natural(model), &mut g.ev, &g.hist, &ws.spool_new);
     tangent(model, g, &ws.spool_new);
     let lu = g.tangent.as_mut().expect("global workspace is active");
     let structured = dense_columns(lu);
-    let (nm, hist, lambda, spools) = (&g.nm, &g.hist, &g.lambda, &ws.spool_new);
+    let (nm, hist, lambda, spools) = (natural(model), &g.hist, &g.lambda, &ws.spool_new);
     let dual = dual_columns(&g.x, &mut g.evd, |evd| {
         evaluate(model, nm, evd, hist, spools);
         form_residual(model, nm, evd, lambda);
@@ -650,8 +661,8 @@ pub fn tangent_and_central_differences(
         for sgn in [1.0, -1.0] {
             g.ev.x.copy_from_slice(&x0);
             g.ev.x[j] += sgn * step;
-            evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
-            form_residual(model, &g.nm, &mut g.ev, &g.lambda);
+            evaluate(model, natural(model), &mut g.ev, &g.hist, &ws.spool_new);
+            form_residual(model, natural(model), &mut g.ev, &g.lambda);
             for i in 0..nx {
                 if sgn > 0.0 {
                     fp[i] = g.ev.f[i];

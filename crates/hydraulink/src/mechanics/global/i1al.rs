@@ -41,7 +41,9 @@ use super::ali3p::{
     add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure, prepare,
 };
 use super::natural_coordinates::NaturalModel;
-use super::{add_port_columns, cylinders, dense_columns, dual_columns, GlobalWorkspace, NatEval};
+use super::{
+    add_port_columns, cylinders, dense_columns, dual_columns, natural, GlobalWorkspace, NatEval,
+};
 use crate::advance;
 use crate::buffers::Buffers;
 use crate::formulation::Stepper;
@@ -84,7 +86,7 @@ impl<'a> Prev<'a> {
 /// x = [q̈⁰; p⁰] with q̈⁰ = q̈_n.
 fn begin_step(model: &Model, st: &mut State, ws: &mut Buffers, g: &mut GlobalWorkspace) {
     prepare(model, st, g, &mut ws.spool_new);
-    let nq = g.nm.nq;
+    let nq = natural(model).nq;
     g.x[..nq].copy_from_slice(&natural_state(st).qdd);
 }
 
@@ -166,8 +168,8 @@ fn residual<S: Real>(
 /// code ([`super::add_port_columns`]), in the columns the cylinder pins depend on and of the
 /// pressures.
 fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
+    let nm = natural(model);
     let GlobalWorkspace {
-        nm,
         x,
         ev,
         evd,
@@ -258,11 +260,18 @@ pub fn tangent_and_dual(
     begin_step(model, &mut st, ws, g);
     let prev = Prev::of(&st);
     g.ev.x.copy_from_slice(&g.x);
-    residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+    residual(
+        model,
+        natural(model),
+        &mut g.ev,
+        &prev,
+        &g.lambda,
+        &ws.spool_new,
+    );
     tangent(model, g, &ws.spool_new);
     let lu = g.tangent.as_mut().expect("global workspace is active");
     let structured = dense_columns(lu);
-    let (nm, lambda, spools) = (&g.nm, &g.lambda, &ws.spool_new);
+    let (nm, lambda, spools) = (natural(model), &g.lambda, &ws.spool_new);
     let dual = dual_columns(&g.x, &mut g.evd, |evd| {
         residual(model, nm, evd, &prev, lambda, spools)
     });
@@ -347,7 +356,7 @@ impl NewtonProblem for I1alNewton<'_, '_> {
         g.ev.x.copy_from_slice(&g.x);
         residual(
             self.model,
-            &g.nm,
+            natural(self.model),
             &mut g.ev,
             self.prev,
             &g.lambda,
@@ -363,12 +372,12 @@ impl NewtonProblem for I1alNewton<'_, '_> {
         let c = dt * dt / 4.0;
         let alpha = self.model.solver.penalty * c;
         let g = &mut *self.g;
-        let nq = g.nm.nq;
+        let nq = natural(self.model).nq;
         for ((l, psi), eq) in g
             .lambda
             .iter_mut()
             .zip(g.ev.phi.iter())
-            .zip(g.nm.eqs.iter())
+            .zip(natural(self.model).eqs.iter())
         {
             *l += alpha * psi;
             eq.add_grad(&g.ev.q, c * alpha * psi, &mut g.ev.f[..nq]);
@@ -419,7 +428,7 @@ impl NewtonProblem for I1alNewton<'_, '_> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        tolerances(self.model, self.g.nm.nq)
+        tolerances(self.model, natural(self.model).nq)
     }
 
     fn counters(&mut self) -> &mut crate::buffers::Counters {
@@ -497,7 +506,7 @@ pub fn step(
     let alpha = model.solver.penalty * dt * dt / 4.0;
     restore_tangent(st, ws, g);
     begin_step(model, st, ws, g);
-    let nq = g.nm.nq;
+    let nq = natural(model).nq;
     let prev = Prev::of(st);
 
     // ---- Newton–Raphson with the multiplier update: the tangent is reused across steps while
@@ -517,11 +526,18 @@ pub fn step(
 
     // ---- the accepted point: q, q̇, Ψ, the last multiplier update, the cylinder ports
     g.ev.x.copy_from_slice(&g.x);
-    residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+    residual(
+        model,
+        natural(model),
+        &mut g.ev,
+        &prev,
+        &g.lambda,
+        &ws.spool_new,
+    );
     for (l, psi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
         *l += alpha * psi;
     }
-    let nm = &g.nm;
+    let nm = natural(model);
     let violation = nm
         .eqs
         .iter()
