@@ -178,15 +178,16 @@ fn chain_scaling(c: &mut Criterion) {
         let sim = Simulation::new(m.clone()).expect("chain initializes");
         let mut ws = hydraulink::Workspace::new(&m);
         hydraulink::mechanics::semirecursive::penalty::prepare(&m, sim.state(), &mut ws);
-        ws.ev.x.copy_from_slice(&ws.x);
+        ws.buffers.ev.x.copy_from_slice(&ws.buffers.x);
         g.bench_function(BenchmarkId::from_parameter(n), |b| {
             b.iter(|| {
+                let b = &mut ws.buffers;
                 hydraulink::mechanics::semirecursive::penalty::residual(
                     &m,
-                    &mut ws.ev,
-                    &ws.hist,
-                    &ws.lambda,
-                    &ws.spool_new,
+                    &mut b.ev,
+                    &b.hist,
+                    &b.lambda,
+                    &b.spool_new,
                 );
                 ws.ev.f.first().copied()
             })

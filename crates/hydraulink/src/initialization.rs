@@ -544,7 +544,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         actuator_power_w: power,
         energy0_j: ke + pe,
         potential0_j: pe,
-        extra: Vec::new(),
+        formulation: Default::default(),
         friction_rate: ev.fstate_rate.clone(),
         friction_velocity_m_s: ev
             .motion

@@ -9,9 +9,10 @@
 //! 1. [`model::compile`]: `ModelSpec` → validated, immutable [`Model`].
 //! 2. [`initialization::initialize`]: loop closure, statics, consistent pressures → [`State`].
 //! 3. [`Workspace::new`]: every buffer, once.
-//! 4. [`step::step`]: one Δt: check state → sample inputs → the formulation's step (valves,
-//!    predictor, the one Newton solver, projections, commit) → element outputs and energy
-//!    accounts (see `step.rs` for the stages).
+//! 4. [`step::step`]: one Δt: check state → sample inputs → the formulation
+//!    ([`formulation::Stepper`]: its `initialize`, then its step: valves, predictor, the one
+//!    Newton solver, projections, commit) → element outputs and energy accounts (see `step.rs`
+//!    for the stages).
 //!
 //! Elements (valves, accumulators, end stops, springs, loads) plug in through one trait and
 //! ports ([`element`]); every formulation maps the ports to its own coordinates.
@@ -38,10 +39,12 @@
 
 pub mod advance;
 pub mod assembly;
+pub mod buffers;
 pub mod component;
 pub mod element;
 pub mod element_energy;
 pub mod error;
+pub mod formulation;
 pub mod friction;
 pub mod hydraulics;
 pub mod initialization;

@@ -210,8 +210,8 @@ impl Simulation {
         crate::element_energy::commit(
             &model,
             &mut state,
-            &mut ws.element_kin,
-            &mut ws.element_values,
+            &mut ws.buffers.element_kin,
+            &mut ws.buffers.element_values,
             false,
         );
         // diagnostics of the initial state

@@ -52,10 +52,10 @@ pub struct State {
     pub energy0_j: f64,
     /// PE at t = 0 [J]: the reference of the reported potential energy.
     pub potential0_j: f64,
-    /// Formulation-specific state (e.g. the natural coordinates of the global formulations or
-    /// the partition of the double-step one); its layout is documented by the formulation's
-    /// module. Empty for the penalty formulation.
-    pub extra: Vec<f64>,
+    /// The active formulation's own state beyond the relative one (natural coordinates,
+    /// guidance multipliers, the double-step partition); [`FormulationState::Relative`] until
+    /// the formulation's stage `initialize` fills it at the first step.
+    pub formulation: FormulationState,
     /// Friction states w (LuGre bristle q [m], film h [-]), cylinder by cylinder (003 Pub II).
     pub friction: Vec<f64>,
     /// Their rates ẇ (trapezoidal).
@@ -72,6 +72,165 @@ pub struct State {
     pub elements: crate::component::ElementEnergy,
     /// The reusable Newton tangent of the active formulation (before factorization) and its
     /// side data: it changes the iterates of the next steps, so it travels with the state and a
-    /// clone restarts bit-identically (`integrator::newton::TangentCache`).
-    pub tangent: crate::integrator::newton::TangentCache,
+    /// clone restarts bit-identically.
+    pub tangent: TangentCache,
+}
+
+/// The state a formulation keeps beyond the relative coordinates (issue 10, item 5): plain data,
+/// one variant per kind, written by the formulation's commit and cloned with the [`State`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum FormulationState {
+    /// Nothing beyond the relative state: the penalty and multi-rate formulations, and every
+    /// formulation before its first step.
+    #[default]
+    Relative,
+    /// The global formulations (ALI3-P, I1AL) in natural coordinates.
+    Natural(NaturalState),
+    /// Kinematic guidance.
+    Guidance(GuidanceState),
+    /// The double-step formulation's coordinate partition.
+    DoubleStep(Partition),
+}
+
+/// Natural-coordinate state of the global formulations (004 §2; 002).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NaturalState {
+    /// Natural coordinates q (`NaturalModel::nq` entries) [m or -].
+    pub q: Vec<f64>,
+    /// q̇ [m/s or 1/s].
+    pub qd: Vec<f64>,
+    /// q̈ [m/s² or 1/s²].
+    pub qdd: Vec<f64>,
+    /// Multipliers λ of the natural constraints (`NaturalModel::n_eqs` entries; I1AL: λ*)
+    /// [N or N m].
+    pub lambda: Vec<f64>,
+}
+
+/// State of kinematic guidance (004 §4), one entry per `Model::solver.guidance` entry.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GuidanceState {
+    /// Multipliers λ_g of the guidance constraints [N].
+    pub lambda: Vec<f64>,
+    /// s̈_ref(t_k), for the trapezoidal derivative of a recorded velocity [m/s²].
+    pub sdd_ref: Vec<f64>,
+}
+
+/// The coordinate partition z = [z_d ; z_i] of the double-step formulation and the constraint
+/// rows it solves (000 §2.2).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Partition {
+    /// r: number of dependent coordinates.
+    pub n_dep: usize,
+    /// Coordinate indices: dependent (r), then independent (n − r), each ascending.
+    pub order: Vec<usize>,
+    /// Constraint rows used (first r entries, ascending).
+    pub rows: Vec<usize>,
+    /// Smallest pivot of Φ_z^d at the last selection [m or -].
+    pub pivot_ref: f64,
+    /// Selections made since t = 0.
+    pub selections: u64,
+}
+
+impl Partition {
+    /// Dependent coordinate indices.
+    pub fn dependent(&self) -> &[usize] {
+        &self.order[..self.n_dep]
+    }
+    /// Independent coordinate indices.
+    pub fn independent(&self) -> &[usize] {
+        &self.order[self.n_dep..]
+    }
+    /// Constraint rows solved.
+    pub fn used_rows(&self) -> &[usize] {
+        &self.rows[..self.n_dep]
+    }
+}
+
+/// The reusable tangent of the active formulation as plain numbers, kept in the `State`
+/// (`State::tangent`), so that a clone of the state carries everything that changes the iterates
+/// and a simulation restored from it continues bit-identically (issue 10, item 5).
+///
+/// Holds the tangent **before** factorization (factoring is deterministic, so a restore factors
+/// it again) and the formulation's side data of the same evaluation (penalty: the friction
+/// elements' velocity signs; multi-rate: ∂p_k+1/∂z). Written at the commit of a step that
+/// refreshed its tangent ([`TangentCache::commit`]), read at the start of a step whose workspace
+/// does not hold it ([`TangentCache::needs_restore`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TangentCache {
+    /// Identity of the cached tangent: 0 for none; each step that refreshes it counts one up.
+    pub id: u64,
+    /// The tangent's entries, in the formulation's own layout.
+    pub matrix: Vec<f64>,
+    /// Side data of the same evaluation.
+    pub side: Vec<f64>,
+}
+
+impl TangentCache {
+    /// Whether a workspace holding tangent `ws_id` must restore this one (or drop its own).
+    #[inline]
+    pub fn needs_restore(&self, ws_id: u64) -> bool {
+        ws_id != self.id
+    }
+
+    /// After a successful step: takes the workspace's `pending` tangent of identity `ws_id` if
+    /// the step refreshed it. Allocates only when the sizes grow.
+    #[inline]
+    pub fn commit(&mut self, ws_id: u64, pending: &TangentCache) {
+        if ws_id != self.id {
+            self.matrix.clone_from(&pending.matrix);
+            self.side.clone_from(&pending.side);
+            self.id = ws_id;
+        }
+    }
+
+    /// Records a freshly assembled (not yet factored) tangent `matrix` and its `side` data as
+    /// the pending tangent of a step from a state whose cache has identity `state_id`; returns
+    /// the workspace's new tangent identity.
+    #[inline]
+    pub fn record(&mut self, state_id: u64, matrix: &[f64], side: &[f64]) -> u64 {
+        self.matrix.clear();
+        self.matrix.extend_from_slice(matrix);
+        self.side.clear();
+        self.side.extend_from_slice(side);
+        self.id = state_id.wrapping_add(1).max(1);
+        self.id
+    }
+}
+
+impl FormulationState {
+    /// The natural-coordinate state, if this is one.
+    pub fn natural(&self) -> Option<&NaturalState> {
+        match self {
+            FormulationState::Natural(n) => Some(n),
+            _ => None,
+        }
+    }
+    /// The natural-coordinate state, mutable, if this is one.
+    pub fn natural_mut(&mut self) -> Option<&mut NaturalState> {
+        match self {
+            FormulationState::Natural(n) => Some(n),
+            _ => None,
+        }
+    }
+    /// The guidance state, if this is one.
+    pub fn guidance(&self) -> Option<&GuidanceState> {
+        match self {
+            FormulationState::Guidance(g) => Some(g),
+            _ => None,
+        }
+    }
+    /// The guidance state, mutable, if this is one.
+    pub fn guidance_mut(&mut self) -> Option<&mut GuidanceState> {
+        match self {
+            FormulationState::Guidance(g) => Some(g),
+            _ => None,
+        }
+    }
+    /// The double-step partition, if this is one.
+    pub fn partition(&self) -> Option<&Partition> {
+        match self {
+            FormulationState::DoubleStep(p) => Some(p),
+            _ => None,
+        }
+    }
 }

@@ -3,23 +3,26 @@
 //! 1. `check_state`: NaN/Inf in the state is an error, never a reset;
 //! 2. `sample_inputs`: (u(t_k), u(t_k+1)) of every input into the state (a value set from
 //!    outside, or the signal), then `sample_element_inputs` into the evaluators;
-//! 3. the formulation's step (see `mechanics::semirecursive::penalty` for the reference one):
-//!    valve update → history and predictor → the one Newton solver (`integrator::newton`:
-//!    residual of every element through its ports, exact tangent, solve, λ update) →
-//!    projections → end stops and commit;
+//! 3. the formulation (`formulation::Stepper`, dispatched through the closed enum
+//!    `workspace::FormulationWorkspace`): its stage `initialize` (its own state from the
+//!    relative one, at the first step), then its step (see `mechanics::semirecursive::penalty`
+//!    for the reference one): valve update → history and predictor → the one Newton solver
+//!    (`integrator::newton`: residual of every element through its ports, exact tangent,
+//!    solve, λ update) → projections → end stops and commit;
 //! 4. stage `elements` (`element::commit`): element outputs and energy accounts at the
 //!    committed state;
 //! 5. `sample_inputs` again, so a state read between steps holds its next step's inputs.
 
+use crate::buffers::Buffers;
+use crate::formulation::Stepper;
 use crate::inputs;
-use crate::integrator::multirate;
-use crate::mechanics::global;
-use crate::mechanics::kinematic_guidance;
-use crate::mechanics::semirecursive::{double_step, penalty};
-use crate::model::spec::Formulation;
+use crate::integrator::multirate::Multirate;
+use crate::mechanics::global::{ali3p::Ali3p, i1al::I1al};
+use crate::mechanics::kinematic_guidance::KinematicGuidance;
+use crate::mechanics::semirecursive::{double_step::DoubleStep, penalty::Penalty};
 use crate::model::Model;
 use crate::state::State;
-use crate::workspace::Workspace;
+use crate::workspace::{FormulationWorkspace, Workspace};
 use crate::{StepError, StepReport};
 
 /// Rejects NaN/Inf in the state before a step (an error, never a reset), naming the entry by
@@ -83,11 +86,25 @@ pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
     }
     ws.ev.set_element_inputs(model, &st.inputs);
     ws.evd.set_element_inputs(model, &st.inputs);
-    for ev_u in [&mut ws.global.ev.element_u, &mut ws.global.evd.element_u] {
-        for (u, e) in ev_u.iter_mut().zip(model.elements.iter()) {
-            *u = crate::component::input_value(e, &st.inputs);
+    if let Some(g) = ws.global_mut() {
+        for ev_u in [&mut g.ev.element_u, &mut g.evd.element_u] {
+            for (u, e) in ev_u.iter_mut().zip(model.elements.iter()) {
+                *u = crate::component::input_value(e, &st.inputs);
+            }
         }
     }
+}
+
+/// Stage `formulation`: the formulation's `initialize` (its own state, at the first step), then
+/// its step.
+fn formulation_step<F: Stepper>(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    own: &mut F::Workspace,
+) -> Result<StepReport, StepError> {
+    F::initialize(model, st, ws, own);
+    F::step(model, st, ws, own)
 }
 
 /// Advances `st` by one step. On error `st` is left at the last converged step.
@@ -95,17 +112,31 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     check_state(model, st)?;
     sample_inputs(model, st);
     sample_element_inputs(model, st, ws);
-    let report = match model.solver.formulation {
-        Formulation::Penalty => penalty::step(model, st, ws),
-        Formulation::DoubleStep => double_step::step(model, st, ws),
-        Formulation::GlobalAli3p => global::ali3p::step(model, st, ws),
-        Formulation::GlobalI1al => global::i1al::step(model, st, ws),
-        Formulation::KinematicGuidance => kinematic_guidance::step(model, st, ws),
-        Formulation::Multirate => multirate::step(model, st, ws),
+    let Workspace {
+        buffers,
+        formulation,
+    } = ws;
+    let report = match formulation {
+        FormulationWorkspace::Penalty(w) => formulation_step::<Penalty>(model, st, buffers, w),
+        FormulationWorkspace::DoubleStep(w) => {
+            formulation_step::<DoubleStep>(model, st, buffers, w)
+        }
+        FormulationWorkspace::GlobalAli3p(w) => formulation_step::<Ali3p>(model, st, buffers, w),
+        FormulationWorkspace::GlobalI1al(w) => formulation_step::<I1al>(model, st, buffers, w),
+        FormulationWorkspace::KinematicGuidance(w) => {
+            formulation_step::<KinematicGuidance>(model, st, buffers, w)
+        }
+        FormulationWorkspace::Multirate(w) => formulation_step::<Multirate>(model, st, buffers, w),
     }?;
     // stage `elements`: element outputs and energy accounts at the committed state, with the
     // input values of the step just taken
-    crate::element_energy::commit(model, st, &mut ws.element_kin, &mut ws.element_values, true);
+    crate::element_energy::commit(
+        model,
+        st,
+        &mut ws.buffers.element_kin,
+        &mut ws.buffers.element_values,
+        true,
+    );
     // the committed state carries the pair of its own next step, so that a state read between
     // steps (a formulation's `prepare` called by a test, a clone) is complete
     sample_inputs(model, st);

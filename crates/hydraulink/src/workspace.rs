@@ -1,165 +1,124 @@
-//! `Workspace`: every buffer the step needs, allocated once in [`Workspace::new`]. The step loop
-//! allocates nothing (checked by `tests/no_alloc.rs`).
+//! `Workspace`: every buffer the step needs, allocated once in [`Workspace::new`]: the buffers
+//! every formulation shares ([`Buffers`]) and those of the selected formulation only
+//! ([`FormulationWorkspace`]). The step loop allocates nothing (checked by `tests/no_alloc.rs`).
 
-use num_dual::Dual64;
-
-use crate::assembly::Evaluator;
-use crate::linalg::DenseLu;
+use crate::buffers::Buffers;
+use crate::formulation::Stepper;
+use crate::integrator::multirate::{Multirate, MultirateWorkspace};
+use crate::mechanics::global::ali3p::Ali3p;
+use crate::mechanics::global::i1al::I1al;
+use crate::mechanics::global::GlobalWorkspace;
+use crate::mechanics::kinematic_guidance::{GuidanceWorkspace, KinematicGuidance};
+use crate::mechanics::semirecursive::double_step::{DoubleStep, DoubleStepWorkspace};
+use crate::mechanics::semirecursive::penalty::{Penalty, PenaltyWorkspace};
+use crate::model::spec::Formulation;
 use crate::model::Model;
 
-/// Trapezoidal history terms of the step (000 eqs. 33–34).
-#[derive(Debug, Clone)]
-pub struct History {
-    /// ẑ̇_k = −(2/Δt z_k + ż_k).
-    pub zd_hat: Vec<f64>,
-    /// ẑ̈_k = −(4/Δt² z_k + 4/Δt ż_k + z̈_k).
-    pub zdd_hat: Vec<f64>,
-    /// p̂̇_k = −(2/Δt p_k + ṗ_k).
-    pub pd_hat: Vec<f64>,
-    /// ŵ̇_k = −(2/Δt w_k + ẇ_k) of the friction states (003 Pub II Appendix A).
-    pub wd_hat: Vec<f64>,
+/// The buffers of the selected formulation, one variant per [`Stepper`] implementation.
+// One per simulation, built once and never moved in the step: the size difference of the
+// variants costs nothing, and boxing would only add an indirection.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum FormulationWorkspace {
+    /// `penalty::Penalty`.
+    Penalty(PenaltyWorkspace),
+    /// `double_step::DoubleStep`.
+    DoubleStep(DoubleStepWorkspace),
+    /// `global::ali3p::Ali3p`.
+    GlobalAli3p(GlobalWorkspace),
+    /// `global::i1al::I1al`.
+    GlobalI1al(GlobalWorkspace),
+    /// `kinematic_guidance::KinematicGuidance`.
+    KinematicGuidance(GuidanceWorkspace),
+    /// `multirate::Multirate`.
+    Multirate(MultirateWorkspace),
 }
 
-/// Counters of the numerical work (reported, never used for control except the reuse policy).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Residual evaluations.
-    pub residuals: u64,
-    /// Tangent evaluations.
-    pub tangents: u64,
-    /// LU factorizations.
-    pub factorizations: u64,
-    /// Newton iterations.
-    pub iterations: u64,
-}
-
-/// Scratch memory of the step.
+/// Scratch memory of the step: the shared buffers and the selected formulation's own.
+///
+/// The shared buffers are also reached through the workspace itself (`ws.ev`, `ws.counters`:
+/// `Deref` to [`Buffers`]); code that borrows two of them mutably at once names
+/// `ws.buffers`.
 #[derive(Debug)]
 pub struct Workspace {
-    /// f64 evaluation buffers.
-    pub ev: Evaluator<f64>,
-    /// Dual evaluation buffers (tangent columns).
-    pub evd: Evaluator<Dual64>,
-    /// History terms.
-    pub hist: History,
-    /// Newton tangent and its LU.
-    pub tangent: DenseLu,
-    /// Projection matrix M′ + (Δt²/4) α Φ_zᵀ Φ_z and its LU.
-    pub projection: DenseLu,
-    /// Newton unknowns x = [z; p; w] of the step being solved (w: friction states).
-    pub x: Vec<f64>,
-    /// Newton increment.
-    pub dx: Vec<f64>,
-    /// Multipliers λ of the step being solved.
-    pub lambda: Vec<f64>,
-    /// Spool positions at the end of the step being solved.
-    pub spool_new: Vec<f64>,
-    /// Diagonal of the last tangent (for the weighted residual in error messages).
-    pub diag: Vec<f64>,
-    /// Scratch n-vector.
-    pub tmp: Vec<f64>,
-    /// Scratch n-vector.
-    pub tmp2: Vec<f64>,
-    /// Work counters since the start.
-    pub counters: Counters,
-    /// Whether `tangent` holds valid factors that may be reused (Jacobian-reuse policy).
-    pub tangent_valid: bool,
-    /// Identity of the tangent the workspace's factors belong to: equal to
-    /// `State::tangent.id` when they are the state's, else restored from the state at the next
-    /// step (`integrator::newton::TangentCache`).
-    pub tangent_id: u64,
-    /// The tangent refreshed during the step being solved, committed to the state with it.
-    pub tangent_pending: crate::integrator::newton::TangentCache,
-    /// Direction (sign) of each friction element's velocity where the tangent was last
-    /// evaluated (cylinders, then joints); a reversal since makes the next step refresh it.
-    pub friction_tangent_sign: Vec<f64>,
-    /// Buffers of the double-step formulation.
-    pub double_step: crate::mechanics::semirecursive::double_step::DoubleStepWorkspace,
-    /// Buffers of the global formulations.
-    pub global: crate::mechanics::global::GlobalWorkspace,
-    /// Buffers of the multi-rate integrator.
-    pub multirate: crate::integrator::multirate::MultirateWorkspace,
-    /// Buffers of the kinematic-guidance formulation.
-    pub guidance: crate::mechanics::kinematic_guidance::GuidanceWorkspace,
-    /// The penalty tangent reduced to the joint coordinates (Schur complement of its pressure
-    /// and friction-state block; `mechanics/semirecursive/schur.rs`).
-    pub schur: crate::mechanics::semirecursive::schur::SchurTangent,
-    /// Kinematics of the stage `elements` (the committed state); empty without elements.
-    pub element_kin: crate::mechanics::kinematics::Kinematics<f64>,
-    /// Port states and efforts of the elements at the committed state (outputs).
-    pub element_values: crate::component::ElementValues,
+    /// Buffers shared by every formulation.
+    pub buffers: Buffers,
+    /// Buffers of the selected formulation (`model.solver.formulation`) only.
+    pub formulation: FormulationWorkspace,
 }
 
 impl Workspace {
-    /// Factors the freshly assembled tangent of `tangent` and records it as reusable; false
-    /// (and no reusable tangent) when it is singular. (Counted by `integrator::newton::solve`.)
-    pub(crate) fn factor_tangent(&mut self) -> bool {
-        self.tangent_valid = false;
-        if self.tangent.factor().is_err() {
-            return false;
+    /// Allocates everything for `model`: the shared buffers and those of
+    /// `model.solver.formulation`.
+    pub fn new(model: &Model) -> Self {
+        let formulation = match model.solver.formulation {
+            Formulation::Penalty => FormulationWorkspace::Penalty(Penalty::workspace(model)),
+            Formulation::DoubleStep => {
+                FormulationWorkspace::DoubleStep(DoubleStep::workspace(model))
+            }
+            Formulation::GlobalAli3p => FormulationWorkspace::GlobalAli3p(Ali3p::workspace(model)),
+            Formulation::GlobalI1al => FormulationWorkspace::GlobalI1al(I1al::workspace(model)),
+            Formulation::KinematicGuidance => {
+                FormulationWorkspace::KinematicGuidance(KinematicGuidance::workspace(model))
+            }
+            Formulation::Multirate => FormulationWorkspace::Multirate(Multirate::workspace(model)),
+        };
+        Workspace {
+            buffers: Buffers::new(model),
+            formulation,
         }
-        self.tangent_valid = true;
-        true
     }
 
-    /// Allocates everything for `model`.
-    pub fn new(model: &Model) -> Self {
-        let (n, nv) = (model.n_coords(), model.n_volumes());
-        let nw = model.n_friction_states();
-        // The penalty formulation on a tree (no loop-closure or nonholonomic rows, so no
-        // projection needs M′): M′ z̈ by the tree passes instead of the dense M′
-        // (`recursive_mass.rs`); with enough unknowns, the Schur-reduced tangent (`schur.rs`).
-        let penalty = model.solver.formulation == crate::model::spec::Formulation::Penalty;
-        let tree = model.n_constraints() + model.n_nonholonomic() == 0;
-        let mut ev = Evaluator::new(model);
-        let mut evd = Evaluator::new(model);
-        if penalty && tree && n >= crate::mechanics::semirecursive::recursive_mass::MIN_COORDS {
-            ev.dynamics.form_mass = false;
-            evd.dynamics.form_mass = false;
+    /// The double-step buffers, if that formulation is selected.
+    pub fn double_step(&self) -> Option<&DoubleStepWorkspace> {
+        match &self.formulation {
+            FormulationWorkspace::DoubleStep(d) => Some(d),
+            _ => None,
         }
-        let schur = crate::mechanics::semirecursive::schur::SchurTangent::new(
-            n,
-            nv + nw,
-            penalty && n + nv + nw >= crate::mechanics::semirecursive::schur::MIN_UNKNOWNS,
-        );
-        Workspace {
-            ev,
-            evd,
-            hist: History {
-                zd_hat: vec![0.0; n],
-                zdd_hat: vec![0.0; n],
-                pd_hat: vec![0.0; nv],
-                wd_hat: vec![0.0; nw],
-            },
-            tangent: DenseLu::new(n + nv + nw),
-            projection: DenseLu::new(n),
-            x: vec![0.0; n + nv + nw],
-            dx: vec![0.0; n + nv + nw],
-            lambda: vec![0.0; model.n_constraints() + model.n_nonholonomic()],
-            spool_new: vec![0.0; model.n_valve_positions()],
-            diag: vec![0.0; n + nv + nw],
-            tmp: vec![0.0; n.max(1)],
-            tmp2: vec![0.0; n.max(1)],
-            counters: Counters::default(),
-            tangent_valid: false,
-            tangent_id: 0,
-            tangent_pending: Default::default(),
-            friction_tangent_sign: vec![
-                0.0;
-                model.hydraulics.cylinders.len()
-                    + model.joint_friction.len()
-            ],
-            double_step: crate::mechanics::semirecursive::double_step::DoubleStepWorkspace::new(
-                model,
-            ),
-            global: crate::mechanics::global::GlobalWorkspace::new(model),
-            multirate: crate::integrator::multirate::MultirateWorkspace::new(model),
-            guidance: crate::mechanics::kinematic_guidance::GuidanceWorkspace::new(model),
-            schur,
-            element_kin: crate::mechanics::kinematics::Kinematics::new(
-                if model.elements.is_empty() { 0 } else { n },
-            ),
-            element_values: crate::component::ElementValues::new(model.elements.len()),
+    }
+
+    /// The double-step buffers, mutable, if that formulation is selected.
+    pub fn double_step_mut(&mut self) -> Option<&mut DoubleStepWorkspace> {
+        match &mut self.formulation {
+            FormulationWorkspace::DoubleStep(d) => Some(d),
+            _ => None,
         }
+    }
+
+    /// The penalty buffers, if that formulation is selected.
+    pub fn penalty(&self) -> Option<&PenaltyWorkspace> {
+        match &self.formulation {
+            FormulationWorkspace::Penalty(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The penalty buffers, mutable, if that formulation is selected.
+    pub fn penalty_mut(&mut self) -> Option<&mut PenaltyWorkspace> {
+        match &mut self.formulation {
+            FormulationWorkspace::Penalty(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The global formulations' buffers, if one of them is selected.
+    pub fn global_mut(&mut self) -> Option<&mut GlobalWorkspace> {
+        match &mut self.formulation {
+            FormulationWorkspace::GlobalAli3p(g) | FormulationWorkspace::GlobalI1al(g) => Some(g),
+            _ => None,
+        }
+    }
+}
+
+impl std::ops::Deref for Workspace {
+    type Target = Buffers;
+    fn deref(&self) -> &Buffers {
+        &self.buffers
+    }
+}
+
+impl std::ops::DerefMut for Workspace {
+    fn deref_mut(&mut self) -> &mut Buffers {
+        &mut self.buffers
     }
 }

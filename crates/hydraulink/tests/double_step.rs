@@ -11,6 +11,7 @@ use common::*;
 use hydraulink::initialization::initialize;
 use hydraulink::mechanics::semirecursive::double_step;
 use hydraulink::model::spec::{CutJointKind, Formulation};
+use hydraulink::workspace::FormulationWorkspace;
 use hydraulink::{model, ModelSpec, Simulation, Workspace};
 
 fn double_step_spec(mut s: ModelSpec) -> ModelSpec {
@@ -56,7 +57,12 @@ fn compare_with_penalty(name: &str, independent: f64, paper_iterations: f64) {
     let avg_penalty = penalty.col("newton.iterations")[1..].iter().sum::<f64>() / n_steps as f64;
     let max_penalty = max_abs(&penalty.col("newton.iterations"));
     let st = ds.sim.state();
-    let c = ds.sim.workspace().double_step.counters;
+    let c = ds
+        .sim
+        .workspace()
+        .double_step()
+        .expect("a double-step workspace")
+        .counters;
     eprintln!(
         "{name}: max |Δz| {worst_q:.2e} rad, max |Δp| {worst_p:.3e} Pa, max ‖Φ‖ {viol:.2e}, \
          drift {drift:.3} J of peak work {work:.1} J ({:.4} %; penalty {drift_penalty:.3} J), \
@@ -250,7 +256,7 @@ fn redundant_3d_cut_joints_give_the_planar_motion() {
         assert_eq!(b.sim.model().n_constraints(), rows);
         let st = b.sim.state();
         let n = b.sim.model().n_coords();
-        let rank = st.extra[0] as usize;
+        let rank = st.formulation.partition().expect("a partition").n_dep;
         assert_eq!(rank, n - 1, "{name} {kind:?}: rank of Φ_z");
         for ax in &b.sim.model().axes {
             let c = format!("{}.q", ax.name);
@@ -277,26 +283,33 @@ fn tangent_check(name: &str, t_check: f64) {
     for _ in 0..n_steps {
         hydraulink::step::step(&model, &mut st, &mut ws).unwrap();
     }
-    double_step::prepare(&model, &st, &mut ws);
-    let fi = ws.double_step.part.independent().len();
-    for (j, x) in ws.double_step.unknowns_mut().iter_mut().enumerate() {
+    let Workspace {
+        buffers: ws,
+        formulation: FormulationWorkspace::DoubleStep(ds),
+    } = &mut ws
+    else {
+        panic!("a double-step workspace");
+    };
+    double_step::prepare(&model, &st, ws, ds);
+    let fi = ds.part.independent().len();
+    for (j, x) in ds.unknowns_mut().iter_mut().enumerate() {
         *x += if j < fi { 1e-4 } else { 2e3 };
     }
-    double_step::tangent(&model, &st, &mut ws).unwrap();
-    let nx = ws.double_step.n_unknowns();
-    let x0 = ws.double_step.unknowns().to_vec();
+    double_step::tangent(&model, &st, ws, ds).unwrap();
+    let nx = ds.n_unknowns();
+    let x0 = ds.unknowns().to_vec();
     let exact: Vec<f64> = (0..nx * nx)
-        .map(|k| ws.double_step.tangent_entry(k / nx, k % nx))
+        .map(|k| ds.tangent_entry(k / nx, k % nx))
         .collect();
     let mut worst: f64 = 0.0;
     for j in 0..nx {
         let h = if j < fi { 1e-6 } else { 1.0 };
         let mut f = [vec![0.0; nx], vec![0.0; nx]];
         for (sign, out) in [1.0, -1.0].into_iter().zip(f.iter_mut()) {
-            ws.double_step.unknowns_mut().copy_from_slice(&x0);
-            ws.double_step.unknowns_mut()[j] += sign * h;
-            double_step::residual(&model, &st, &mut ws).unwrap();
-            out.copy_from_slice(ws.double_step.residual_values());
+            ds.unknowns_mut().copy_from_slice(&x0);
+            ds.unknowns_mut()[j] += sign * h;
+            double_step::residual(&model, &st, ws, ds).unwrap();
+            out.copy_from_slice(ds.residual_values());
         }
         for i in 0..nx {
             let fd = (f[0][i] - f[1][i]) / (2.0 * h);
@@ -334,7 +347,7 @@ fn a_cloned_state_restarts_identically() {
     }
     let saved = sim.state().clone();
     assert!(
-        !saved.extra.is_empty(),
+        saved.formulation.partition().is_some(),
         "the partition is part of the state"
     );
     let mut sim2 = Simulation::new(sim.model().clone()).unwrap();
@@ -356,7 +369,10 @@ fn a_failed_position_problem_triggers_a_new_partition() {
     let mut sim = Simulation::new(model).unwrap();
     sim.step().unwrap();
     let mut st = sim.state().clone();
-    st.extra[1] = 0.0;
+    match &mut st.formulation {
+        hydraulink::state::FormulationState::DoubleStep(p) => p.pivot_ref = 0.0,
+        other => panic!("double-step state expected, got {other:?}"),
+    }
     sim.set_state(st);
     let mut switched = None;
     for _ in 0..1999 {

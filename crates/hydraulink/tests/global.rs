@@ -14,6 +14,14 @@ use hydraulink::{Model, Simulation};
 
 fn global(mut model: Model) -> Model {
     model.solver.formulation = Formulation::GlobalAli3p;
+    with_natural_model(model)
+}
+
+/// A compiled model switched to a global formulation after its compile: its natural-coordinate
+/// model (`Model::natural`, which the compile builds for a global formulation) built here.
+fn with_natural_model(mut model: Model) -> Model {
+    model.natural =
+        Some(hydraulink::mechanics::global::natural_coordinates::NaturalModel::new(&model));
     model
 }
 
@@ -107,12 +115,30 @@ fn global_ali3p_quickreturn_matches_penalty() {
     compare("quickreturn");
 }
 
+/// The shared buffers and the global formulations' own of a workspace built for a global model.
+fn global_parts(
+    ws: &mut hydraulink::Workspace,
+) -> (
+    &mut hydraulink::buffers::Buffers,
+    &mut hydraulink::mechanics::global::GlobalWorkspace,
+) {
+    use hydraulink::workspace::FormulationWorkspace;
+    match ws {
+        hydraulink::Workspace {
+            buffers,
+            formulation: FormulationWorkspace::GlobalAli3p(g) | FormulationWorkspace::GlobalI1al(g),
+        } => (buffers, g),
+        _ => panic!("a global formulation's workspace"),
+    }
+}
+
 /// Max over columns of ‖exact_j − fd_j‖∞ / ‖exact_j‖∞ (column-major nx × nx).
 /// (vs central differences, vs the full dual-number tangent).
 fn tangent_error(model: Model, steps: usize) -> (f64, f64) {
     let (model, st) = state_after(model, steps);
     let mut ws = hydraulink::Workspace::new(&model);
-    let (exact, dual, fd) = ali3p::tangent_and_central_differences(&model, &st, &mut ws, 1e-6);
+    let (b, g) = global_parts(&mut ws);
+    let (exact, dual, fd) = ali3p::tangent_and_central_differences(&model, &st, b, g, 1e-6);
     (
         worst_column_error(&exact, &fd),
         worst_column_error(&exact, &dual),
@@ -251,6 +277,9 @@ fn drift_with(text: &str, dt: f64, f: Formulation) -> (f64, f64, f64) {
     sp.solver.step_s = dt;
     let mut model = hydraulink::model::compile(&sp).unwrap();
     model.solver.formulation = f;
+    if matches!(f, Formulation::GlobalAli3p | Formulation::GlobalI1al) {
+        model = with_natural_model(model);
+    }
     let r = run(model);
     let ke = r.col("energy.kinetic");
     let pe = r.col("energy.potential");
@@ -319,7 +348,7 @@ tolerance_position = 1e-11
 fn i1al_model_of(name: &str) -> Model {
     let mut model = model_of(name);
     model.solver.formulation = Formulation::GlobalI1al;
-    model
+    with_natural_model(model)
 }
 
 #[test]
@@ -397,8 +426,9 @@ fn global_i1al_structured_tangent_matches_the_dual_tangent() {
         model.solver.duration_s = steps as f64 * model.solver.step_s;
         let (model, st) = state_after(model, steps);
         let mut ws = hydraulink::Workspace::new(&model);
+        let (b, g) = global_parts(&mut ws);
         let (structured, dual) =
-            hydraulink::mechanics::global::i1al::tangent_and_dual(&model, &st, &mut ws);
+            hydraulink::mechanics::global::i1al::tangent_and_dual(&model, &st, b, g);
         let worst = worst_column_error(&dual, &structured);
         eprintln!("{name}: I1AL structured vs dual tangent {worst:.2e} (worst column)");
         assert!(worst < 1e-12, "{name}: structured vs dual tangent {worst}");

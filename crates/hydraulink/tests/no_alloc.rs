@@ -88,7 +88,13 @@ fn penalty_step_loop_on_a_chain_allocates_nothing() {
     let spec: hydraulink::ModelSpec = toml::from_str(&chain::chain_toml(32, 1.0)).unwrap();
     let model = hydraulink::model::compile(&spec).unwrap();
     let mut sim = hydraulink::Simulation::new(model).unwrap();
-    assert!(sim.workspace().schur.enabled);
+    assert!(
+        sim.workspace()
+            .penalty()
+            .expect("a penalty workspace")
+            .schur
+            .enabled
+    );
     assert!(!sim.workspace().ev.dynamics.form_mass);
     let mut row = vec![0.0; sim.n_outputs()];
     sim.step().unwrap();

@@ -7,7 +7,7 @@
 //!   λ ← λ + αΦ of the augmented Lagrangian);
 //! - an explicit tangent-reuse policy ([`TangentPolicy`]) and a contraction-rate divergence test
 //!   ([`NewtonControl::judge`]);
-//! - counted statistics ([`crate::workspace::Counters`]: residuals, tangents, factorizations,
+//! - counted statistics ([`crate::buffers::Counters`]: residuals, tangents, factorizations,
 //!   iterations).
 //!
 //! Scale awareness (issue 10, docs/theory 3.12). The augmented-Lagrangian formulations update
@@ -22,8 +22,8 @@
 //! as a larger one. The round-off floor of [`weight`] keeps an unknown's tolerance above the
 //! resolution of its own value.
 
+use crate::buffers::Counters;
 use crate::model::SolverOptions;
-use crate::workspace::Counters;
 
 /// The step Δt_α [s] at which the model's penalty factor α is taken as given (000 §2.3: α = 1e11
 /// with Δt = 1 ms). Below it, [`step_penalty`] scales α by (Δt_α/Δt)².
@@ -246,57 +246,6 @@ pub fn solve<P: NewtonProblem>(
     }
     problem.counters().iterations += iterations as u64;
     Ok(iterations)
-}
-
-/// The reusable tangent of the active formulation as plain numbers, kept in the `State`
-/// (`State::tangent`), so that a clone of the state carries everything that changes the iterates
-/// and a simulation restored from it continues bit-identically (issue 10, item 5).
-///
-/// Holds the tangent **before** factorization (factoring is deterministic, so a restore factors
-/// it again) and the formulation's side data of the same evaluation (penalty: the friction
-/// elements' velocity signs; multi-rate: ∂p_k+1/∂z). Written at the commit of a step that
-/// refreshed its tangent ([`TangentCache::commit`]), read at the start of a step whose workspace
-/// does not hold it ([`TangentCache::needs_restore`]).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TangentCache {
-    /// Identity of the cached tangent: 0 for none; each step that refreshes it counts one up.
-    pub id: u64,
-    /// The tangent's entries, in the formulation's own layout.
-    pub matrix: Vec<f64>,
-    /// Side data of the same evaluation.
-    pub side: Vec<f64>,
-}
-
-impl TangentCache {
-    /// Whether a workspace holding tangent `ws_id` must restore this one (or drop its own).
-    #[inline]
-    pub fn needs_restore(&self, ws_id: u64) -> bool {
-        ws_id != self.id
-    }
-
-    /// After a successful step: takes the workspace's `pending` tangent of identity `ws_id` if
-    /// the step refreshed it. Allocates only when the sizes grow.
-    #[inline]
-    pub fn commit(&mut self, ws_id: u64, pending: &TangentCache) {
-        if ws_id != self.id {
-            self.matrix.clone_from(&pending.matrix);
-            self.side.clone_from(&pending.side);
-            self.id = ws_id;
-        }
-    }
-
-    /// Records a freshly assembled (not yet factored) tangent `matrix` and its `side` data as
-    /// the pending tangent of a step from a state whose cache has identity `state_id`; returns
-    /// the workspace's new tangent identity.
-    #[inline]
-    pub fn record(&mut self, state_id: u64, matrix: &[f64], side: &[f64]) -> u64 {
-        self.matrix.clear();
-        self.matrix.extend_from_slice(matrix);
-        self.side.clear();
-        self.side.extend_from_slice(side);
-        self.id = state_id.wrapping_add(1).max(1);
-        self.id
-    }
 }
 
 /// What to do after a Newton increment.

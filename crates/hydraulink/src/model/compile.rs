@@ -435,6 +435,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         elements: Vec::new(),
         has_node_compliance: false,
         layout: Default::default(),
+        natural: None,
     };
     // chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders)
     for c in 0..model.hydraulics.cylinders.len() {
@@ -667,6 +668,14 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         }
     }
     model.nonholonomic = rows;
+    // the global formulations' natural-coordinate model (004 §2), from the complete model
+    if matches!(
+        spec.solver.formulation,
+        crate::model::spec::Formulation::GlobalAli3p | crate::model::spec::Formulation::GlobalI1al
+    ) {
+        model.natural =
+            Some(crate::mechanics::global::natural_coordinates::NaturalModel::new(&model));
+    }
     // the layout of the unknowns, once everything it reads is final
     model.layout = crate::model::layout::Layout::new(&model);
     Ok(model)

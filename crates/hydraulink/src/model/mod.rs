@@ -272,6 +272,9 @@ pub struct Model {
     /// The layout of the Newton unknowns x = [z; p; w; e]: offsets, names, units, tolerances
     /// (built last by [`compile`]).
     pub layout: layout::Layout,
+    /// The natural-coordinate model of the global formulations (004 §2), compiled when one of
+    /// them is selected; `None` otherwise.
+    pub natural: Option<crate::mechanics::global::natural_model::NaturalModel>,
 }
 
 impl Model {

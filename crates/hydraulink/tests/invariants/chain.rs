@@ -48,16 +48,16 @@ fn fast_vs_dense(
     let (mut fast, mut dense) = (st0.clone(), st0);
     let mut wf = Workspace::new(model);
     if force_schur {
-        wf.schur.enabled = true;
+        wf.penalty_mut().expect("a penalty workspace").schur.enabled = true;
     }
     let mut wd = Workspace::new(model);
     wd.ev.dynamics.form_mass = true;
     wd.evd.dynamics.form_mass = true;
-    wd.schur.enabled = false;
+    wd.penalty_mut().expect("a penalty workspace").schur.enabled = false;
     let (mut dz, mut dp, mut dke, mut used) = (0.0f64, 0.0f64, 0.0f64, false);
     for _ in 0..steps {
         let rf = step::step(model, &mut fast, &mut wf).expect("fast path steps");
-        used |= wf.schur.is_active();
+        used |= wf.penalty().expect("a penalty workspace").schur.is_active();
         let rd = step::step(model, &mut dense, &mut wd).expect("dense path steps");
         for (a, b) in fast.z.iter().zip(dense.z.iter()) {
             dz = dz.max((a - b).abs());
@@ -84,7 +84,7 @@ fn one_step_fast_vs_dense(
         let mut w = Workspace::new(model);
         w.ev.dynamics.form_mass = true;
         w.evd.dynamics.form_mass = true;
-        w.schur.enabled = false;
+        w.penalty_mut().expect("a penalty workspace").schur.enabled = false;
         w
     };
     let mut st = initialization::initialize(model).expect("initializes");
@@ -96,9 +96,9 @@ fn one_step_fast_vs_dense(
         }
         let (mut a, mut b) = (st.clone(), st.clone());
         let mut wf = Workspace::new(model);
-        wf.schur.enabled = true;
+        wf.penalty_mut().expect("a penalty workspace").schur.enabled = true;
         step::step(model, &mut a, &mut wf).expect("fast path steps");
-        used |= wf.schur.is_active();
+        used |= wf.penalty().expect("a penalty workspace").schur.is_active();
         step::step(model, &mut b, &mut dense_ws()).expect("dense path steps");
         for (x, y) in a.z.iter().zip(b.z.iter()) {
             dz = dz.max((x - y).abs());

@@ -47,7 +47,8 @@ fn check_model(name: &str, model: hydraulink::Model, t_check: f64, hz: f64) {
         for (sign, out) in [(1.0, &mut fp), (-1.0, &mut fm)] {
             ws.ev.x.copy_from_slice(&x0);
             ws.ev.x[j] += sign * h;
-            penalty::residual(&model, &mut ws.ev, &ws.hist, &ws.lambda, &ws.spool_new);
+            let b = &mut ws.buffers;
+            penalty::residual(&model, &mut b.ev, &b.hist, &b.lambda, &b.spool_new);
             out.copy_from_slice(&ws.ev.f);
         }
         for i in 0..nx {

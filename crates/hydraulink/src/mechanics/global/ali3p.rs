@@ -45,7 +45,7 @@
 //! # Stages of [`step`]
 //! natural state (first step: from z, ż, z̈) → spools, history, predictor → Newton (evaluate,
 //! λ update, residual, exact tangent, solve) → λ update at the accepted point →
-//! projections → stroke check → commit (q, q̇, q̈, λ into `State::extra`; z, ż, z̈ recovered;
+//! projections → stroke check → commit (q, q̇, q̈, λ into `State::formulation`; z, ż, z̈ recovered;
 //! p, ṗ; actuator work; energies).
 
 use nalgebra::{DMatrix, DVector};
@@ -53,44 +53,48 @@ use nalgebra::{DMatrix, DVector};
 use super::natural_coordinates::{NatEq, NaturalModel};
 use super::{
     add_port_columns, constraint_values, cylinders, dense_columns, dual_columns, evaluate,
-    form_residual, jacobian_at, trapezoidal_rates, GlobalWorkspace,
+    form_residual, jacobian_at, natural, trapezoidal_rates, GlobalWorkspace,
 };
 use crate::advance;
+use crate::buffers::Buffers;
+use crate::formulation::Stepper;
 use crate::hydraulics::valve_4_3;
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::linalg::{pinv_solve, DenseCholesky, DenseLu, SingularMatrix};
 use crate::model::Model;
-use crate::state::State;
-use crate::workspace::Workspace;
+use crate::state::{FormulationState, NaturalState, State};
 use crate::{StepError, StepReport};
 
-/// Length of the `State::extra` block of the global formulations: 3 nq + m.
-pub fn extra_len(nm: &NaturalModel) -> usize {
-    3 * nm.nq + nm.n_eqs()
-}
-
-/// Fills `st.extra` = [q | q̇ | q̈ | λ] from the relative state when it does not hold a natural
-/// state yet (the first step after `initialize`). λ solves Φ_qᵀ λ = Q − M q̈ in least squares
-/// (minimum norm: the natural constraints are redundant). Allocates, once.
+/// Stage `initialize`: fills `st.formulation` with the natural state [q | q̇ | q̈ | λ] from the
+/// relative state when it does not hold one of this model yet (the first step after
+/// `initialize`). λ solves Φ_qᵀ λ = Q − M q̈ in least squares (minimum norm: the natural
+/// constraints are redundant). Allocates, once.
 pub fn ensure_natural_state(model: &Model, st: &mut State, g: &mut GlobalWorkspace) {
-    let nm = &g.nm;
+    let nm = natural(model);
     let (nq, m) = (nm.nq, nm.n_eqs());
-    if st.extra.len() == extra_len(nm) {
-        return;
+    if let Some(ns) = st.formulation.natural() {
+        if ns.q.len() == nq && ns.lambda.len() == m {
+            return;
+        }
     }
-    st.extra = vec![0.0; extra_len(nm)];
+    let mut ns = NaturalState {
+        q: vec![0.0; nq],
+        qd: vec![0.0; nq],
+        qdd: vec![0.0; nq],
+        lambda: vec![0.0; m],
+    };
     let kin = g.kin.as_mut().expect("global workspace is active");
-    {
-        let (q, rest) = st.extra.split_at_mut(nq);
-        let (qd, rest) = rest.split_at_mut(nq);
-        let (qdd, _) = rest.split_at_mut(nq);
-        nm.from_relative(model, kin, &st.z, &st.zd, &st.zdd, q, qd, qdd);
-    }
-    let (q, qd, qdd) = (
-        &st.extra[..nq],
-        &st.extra[nq..2 * nq],
-        &st.extra[2 * nq..3 * nq],
+    nm.from_relative(
+        model,
+        kin,
+        &st.z,
+        &st.zd,
+        &st.zdd,
+        &mut ns.q,
+        &mut ns.qd,
+        &mut ns.qdd,
     );
+    let (q, qd, qdd) = (&ns.q, &ns.qd, &ns.qdd);
     let ev = &mut g.ev;
     ev.force.copy_from_slice(&nm.gravity_force);
     cylinders(
@@ -115,13 +119,14 @@ pub fn ensure_natural_state(model: &Model, st: &mut State, g: &mut GlobalWorkspa
         }
     }
     let lambda = pinv_solve(&jt, &rhs);
-    st.extra[3 * nq..].copy_from_slice(lambda.as_slice());
+    ns.lambda.copy_from_slice(lambda.as_slice());
+    st.formulation = FormulationState::Natural(ns);
 }
 
 /// Stage `predict`: spools at t_{n+1}, history terms, predictor x⁰ = [q + Δt q̇ + ½Δt² q̈ ;
 /// p + Δt ṗ + ½Δt² p̈] and λ⁰ = λ_n.
 pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_new: &mut [f64]) {
-    let nq = g.nm.nq;
+    let nq = natural(model).nq;
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
@@ -135,11 +140,8 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
         let (_, u1) = st.inputs.step_values(v.input);
         spool_new[n43 + i] = st.trim[i] + u1;
     }
-    let (q, qd, qdd) = (
-        &st.extra[..nq],
-        &st.extra[nq..2 * nq],
-        &st.extra[2 * nq..3 * nq],
-    );
+    let ns = natural_state(st);
+    let (q, qd, qdd) = (&ns.q, &ns.qd, &ns.qdd);
     for i in 0..nq {
         g.hist.qd_hat[i] = -(c1 * q[i] + qd[i]);
         g.hist.qdd_hat[i] = -(c2 * q[i] + 4.0 / dt * qd[i] + qdd[i]);
@@ -149,7 +151,14 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
         g.hist.pd_hat[v] = -(c1 * st.p[v] + st.pd[v]);
         g.x[nq + v] = st.p[v] + dt * st.pd[v] + 0.5 * dt * dt * st.pdd[v];
     }
-    g.lambda.copy_from_slice(&st.extra[3 * nq..]);
+    g.lambda.copy_from_slice(&ns.lambda);
+}
+
+/// The natural state of `st`, which the stage `initialize` ([`ensure_natural_state`]) has filled.
+pub(super) fn natural_state(st: &State) -> &NaturalState {
+    st.formulation
+        .natural()
+        .expect("the natural state is filled by ensure_natural_state before the step")
 }
 
 /// `a` (column-major, leading dimension `nx`) += `scale` · M on the q block.
@@ -197,8 +206,8 @@ pub(super) fn add_jtj(nm: &NaturalModel, jac: &[f64], s: f64, nx: usize, a: &mut
 /// pin and of the pressures (`port_cols`): −(Δt²/4)(∂Q/∂q + (2/Δt) ∂Q/∂q̇), −(Δt²/4) ∂Q/∂p,
 /// −(Δt/2)((Δt/2) ∂h/∂q + ∂h/∂q̇) and (Δt/2)(I − (Δt/2) ∂h/∂p).
 fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
+    let nm = natural(model);
     let GlobalWorkspace {
-        nm,
         x,
         lambda,
         port_cols,
@@ -270,7 +279,7 @@ pub(super) fn newton_failure(
         iterations,
         &g.ev.f,
         &g.diag,
-        |i| tolerances(model, g.nm.nq).atol(i),
+        |i| tolerances(model, natural(model).nq).atol(i),
         &g.labels,
         reason,
     )
@@ -289,8 +298,12 @@ pub(super) fn newton_failure(
 /// contracted by ×5 and Hairer and Wanner's θ/(1 − θ) stopping rule). Reused within a step it
 /// let a spherical pendulum near its Cardan singularity diverge: the full-Newton retry covers
 /// that case. Returns the iteration count of the accepted solve.
-fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepError> {
-    let g = &mut ws.global;
+fn newton(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
+) -> Result<u32, StepError> {
     g.x_predictor.copy_from_slice(&g.x);
     g.lambda_predictor.copy_from_slice(&g.lambda);
     let mut result = Err(StepError::Unavailable {
@@ -298,10 +311,9 @@ fn newton(model: &Model, st: &State, ws: &mut Workspace) -> Result<u32, StepErro
     });
     for tangents in [Tangents::Simplified, Tangents::Full] {
         // every attempt starts from the same predictor and multipliers
-        let g = &mut ws.global;
         g.x.copy_from_slice(&g.x_predictor);
         g.lambda.copy_from_slice(&g.lambda_predictor);
-        result = newton_with(model, st, ws, tangents);
+        result = newton_with(model, st, ws, g, tangents);
         if result.is_ok() {
             break;
         }
@@ -322,7 +334,8 @@ enum Tangents {
 fn newton_with(
     model: &Model,
     st: &State,
-    ws: &mut Workspace,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
     tangents: Tangents,
 ) -> Result<u32, StepError> {
     // After a multiplier update λ ← λ + αΦ the next increment carries the position correction
@@ -340,8 +353,7 @@ fn newton_with(
         },
         Tangents::Full => TangentPolicy::FULL,
     };
-    let Workspace {
-        global,
+    let Buffers {
         spool_new,
         counters,
         ..
@@ -350,7 +362,7 @@ fn newton_with(
         &mut Ali3pNewton {
             model,
             st,
-            g: global,
+            g,
             spools: spool_new,
             counters,
         },
@@ -366,7 +378,7 @@ struct Ali3pNewton<'a> {
     st: &'a State,
     g: &'a mut GlobalWorkspace,
     spools: &'a [f64],
-    counters: &'a mut crate::workspace::Counters,
+    counters: &'a mut crate::buffers::Counters,
 }
 
 impl NewtonProblem for Ali3pNewton<'_> {
@@ -375,7 +387,13 @@ impl NewtonProblem for Ali3pNewton<'_> {
     fn evaluate(&mut self) -> Result<(), StepError> {
         let g = &mut *self.g;
         g.ev.x.copy_from_slice(&g.x);
-        evaluate(self.model, &g.nm, &mut g.ev, &g.hist, self.spools);
+        evaluate(
+            self.model,
+            natural(self.model),
+            &mut g.ev,
+            &g.hist,
+            self.spools,
+        );
         Ok(())
     }
 
@@ -389,7 +407,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
 
     fn form_residual(&mut self) -> Result<(), StepError> {
         let g = &mut *self.g;
-        form_residual(self.model, &g.nm, &mut g.ev, &g.lambda);
+        form_residual(self.model, natural(self.model), &mut g.ev, &g.lambda);
         newton::check_finite(self.st.t_s, self.st.step, &g.ev.f, &g.labels)
     }
 
@@ -418,10 +436,10 @@ impl NewtonProblem for Ali3pNewton<'_> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        tolerances(self.model, self.g.nm.nq)
+        tolerances(self.model, natural(self.model).nq)
     }
 
-    fn counters(&mut self) -> &mut crate::workspace::Counters {
+    fn counters(&mut self) -> &mut crate::buffers::Counters {
         self.counters
     }
 
@@ -448,22 +466,60 @@ fn projection_matrix(model: &Model, nm: &NaturalModel, jac: &[f64], a: &mut [f64
 fn factor_projection(
     model: &Model,
     g: &mut GlobalWorkspace,
-    counters: &mut crate::workspace::Counters,
+    counters: &mut crate::buffers::Counters,
 ) -> Result<bool, SingularMatrix> {
     counters.factorizations += 1;
-    projection_matrix(model, &g.nm, &g.jac, g.projection_chol.values_mut());
+    projection_matrix(
+        model,
+        natural(model),
+        &g.jac,
+        g.projection_chol.values_mut(),
+    );
     if g.projection_chol.factor().is_ok() {
         return Ok(false);
     }
     let lu = g.projection.as_mut().expect("global workspace is active");
-    projection_matrix(model, &g.nm, &g.jac, lu.values_mut());
+    projection_matrix(model, natural(model), &g.jac, lu.values_mut());
     lu.factor().map(|_| true)
 }
 
-/// One step Δt of the global ALI3-P formulation. On error the state is unchanged (except for the
-/// one-time conversion of the initial state into `State::extra`).
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    if !ws.global.active {
+/// The global ALI3-P formulation with unified hydraulics (004 §2–3) as a [`Stepper`].
+pub struct Ali3p;
+
+impl Stepper for Ali3p {
+    type Workspace = GlobalWorkspace;
+
+    fn workspace(model: &Model) -> GlobalWorkspace {
+        GlobalWorkspace::new(model)
+    }
+
+    /// The natural state from the relative one ([`ensure_natural_state`]).
+    fn initialize(model: &Model, st: &mut State, _: &mut Buffers, own: &mut GlobalWorkspace) {
+        if own.active {
+            ensure_natural_state(model, st, own);
+        }
+    }
+
+    fn step(
+        model: &Model,
+        st: &mut State,
+        ws: &mut Buffers,
+        own: &mut GlobalWorkspace,
+    ) -> Result<StepReport, StepError> {
+        step(model, st, ws, own)
+    }
+}
+
+/// One step Δt of the global ALI3-P formulation, from a state whose natural part
+/// [`ensure_natural_state`] has filled. On error the state is unchanged (except for the
+/// one-time conversion of the initial state into `State::formulation`).
+pub fn step(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
+) -> Result<StepReport, StepError> {
+    if !g.active {
         return Err(StepError::Unavailable {
             formulation: model.solver.formulation.name().to_string(),
         });
@@ -473,12 +529,9 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     let c = dt * dt / 4.0;
     let alpha = crate::integrator::newton::step_penalty(&model.solver);
 
-    ensure_natural_state(model, st, &mut ws.global);
-    prepare(model, st, &mut ws.global, &mut ws.spool_new);
-    let iterations = newton(model, st, ws)?;
-
-    let g = &mut ws.global;
-    let nm = &g.nm;
+    prepare(model, st, g, &mut ws.spool_new);
+    let iterations = newton(model, st, ws, g)?;
+    let nm = natural(model);
     let nq = nm.nq;
     // ---- the accepted point: Φ, q̇*, q̈*, and the last multiplier update (004 eq. 6)
     // (only the rates and Φ: the forces of this point are not needed)
@@ -501,7 +554,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
             "singular projection matrix",
         ));
     };
-    let nm = &g.nm;
+    let nm = natural(model);
     let q = &g.x[..nq];
     let solve = |g_chol: &DenseCholesky, g_lu: &mut Option<DenseLu>, v: &mut [f64]| {
         if use_lu {
@@ -550,10 +603,14 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         let p_new = g.x[nq + v];
         (p_new, c1 * p_new + g.hist.pd_hat[v])
     });
-    st.extra[..nq].copy_from_slice(q);
-    st.extra[nq..2 * nq].copy_from_slice(&g.tmp);
-    st.extra[2 * nq..3 * nq].copy_from_slice(&g.tmp2);
-    st.extra[3 * nq..].copy_from_slice(&g.lambda);
+    let ns = st
+        .formulation
+        .natural_mut()
+        .expect("the natural state is filled by ensure_natural_state before the step");
+    ns.q.copy_from_slice(q);
+    ns.qd.copy_from_slice(&g.tmp);
+    ns.qdd.copy_from_slice(&g.tmp2);
+    ns.lambda.copy_from_slice(&g.lambda);
     nm.to_relative(
         model,
         q,
@@ -577,21 +634,21 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
 pub fn tangent_and_central_differences(
     model: &Model,
     st: &State,
-    ws: &mut Workspace,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
     h: f64,
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut st = st.clone();
-    ensure_natural_state(model, &mut st, &mut ws.global);
-    prepare(model, &st, &mut ws.global, &mut ws.spool_new);
+    ensure_natural_state(model, &mut st, g);
+    prepare(model, &st, g, &mut ws.spool_new);
     ws.tangent_valid = false;
-    let g = &mut ws.global;
     let nx = g.x.len();
     g.ev.x.copy_from_slice(&g.x);
-    evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
+    evaluate(model, natural(model), &mut g.ev, &g.hist, &ws.spool_new);
     tangent(model, g, &ws.spool_new);
     let lu = g.tangent.as_mut().expect("global workspace is active");
     let structured = dense_columns(lu);
-    let (nm, hist, lambda, spools) = (&g.nm, &g.hist, &g.lambda, &ws.spool_new);
+    let (nm, hist, lambda, spools) = (natural(model), &g.hist, &g.lambda, &ws.spool_new);
     let dual = dual_columns(&g.x, &mut g.evd, |evd| {
         evaluate(model, nm, evd, hist, spools);
         form_residual(model, nm, evd, lambda);
@@ -604,8 +661,8 @@ pub fn tangent_and_central_differences(
         for sgn in [1.0, -1.0] {
             g.ev.x.copy_from_slice(&x0);
             g.ev.x[j] += sgn * step;
-            evaluate(model, &g.nm, &mut g.ev, &g.hist, &ws.spool_new);
-            form_residual(model, &g.nm, &mut g.ev, &g.lambda);
+            evaluate(model, natural(model), &mut g.ev, &g.hist, &ws.spool_new);
+            form_residual(model, natural(model), &mut g.ev, &g.lambda);
             for i in 0..nx {
                 if sgn > 0.0 {
                     fp[i] = g.ev.f[i];

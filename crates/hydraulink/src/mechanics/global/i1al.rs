@@ -35,18 +35,23 @@
 //! for a monolithic I1AL). ω = 10 rad/s and ξ = 1 ([`OMEGA`], [`XI`]; 002a A.1.2: "similar to
 //! Baumgarte", values not given).
 //!
-//! `State::extra` has the layout of the module [`super`]; λ slot = λ*.
+//! `State::formulation` holds the natural state of the module [`super`]; its λ is λ*.
 
-use super::ali3p::{add_hessian, add_mass, ensure_natural_state, newton_failure, prepare};
+use super::ali3p::{
+    add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure, prepare,
+};
 use super::natural_coordinates::NaturalModel;
-use super::{add_port_columns, cylinders, dense_columns, dual_columns, GlobalWorkspace, NatEval};
+use super::{
+    add_port_columns, cylinders, dense_columns, dual_columns, natural, GlobalWorkspace, NatEval,
+};
 use crate::advance;
+use crate::buffers::Buffers;
+use crate::formulation::Stepper;
 use crate::hydraulics::{self, reduced};
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
-use crate::workspace::Workspace;
 use crate::{StepError, StepReport};
 
 /// Baumgarte-like frequency ω of the constraint combination Ψ [rad/s].
@@ -64,26 +69,25 @@ struct Prev<'a> {
 }
 
 impl<'a> Prev<'a> {
-    /// The step's start values, from the committed state (`State::extra` = [q | q̇ | q̈ | λ]).
-    fn of(st: &'a State, nq: usize) -> Self {
+    /// The step's start values, from the committed state (`State::formulation`: q, q̇, q̈).
+    fn of(st: &'a State) -> Self {
+        let ns = natural_state(st);
         Prev {
-            q: &st.extra[..nq],
-            qd: &st.extra[nq..2 * nq],
-            qdd: &st.extra[2 * nq..3 * nq],
+            q: &ns.q,
+            qd: &ns.qd,
+            qdd: &ns.qdd,
             p: &st.p,
             pd: &st.pd,
         }
     }
 }
 
-/// Stage `predict`: the natural state (first step), spools, pressure predictor and λ*, and
+/// Stage `predict`: spools, pressure predictor and λ*, and
 /// x = [q̈⁰; p⁰] with q̈⁰ = q̈_n.
-fn begin_step(model: &Model, st: &mut State, ws: &mut Workspace) {
-    ensure_natural_state(model, st, &mut ws.global);
-    prepare(model, st, &mut ws.global, &mut ws.spool_new);
-    let g = &mut ws.global;
-    let nq = g.nm.nq;
-    g.x[..nq].copy_from_slice(&st.extra[2 * nq..3 * nq]);
+fn begin_step(model: &Model, st: &mut State, ws: &mut Buffers, g: &mut GlobalWorkspace) {
+    prepare(model, st, g, &mut ws.spool_new);
+    let nq = natural(model).nq;
+    g.x[..nq].copy_from_slice(&natural_state(st).qdd);
 }
 
 /// Evaluates at x = `ev.x` = [q̈; p]: q, q̇ (Newmark), ṗ, Ψ (into `ev.phi`), Q, h, and the
@@ -164,8 +168,8 @@ fn residual<S: Real>(
 /// code ([`super::add_port_columns`]), in the columns the cylinder pins depend on and of the
 /// pressures.
 fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
+    let nm = natural(model);
     let GlobalWorkspace {
-        nm,
         x,
         ev,
         evd,
@@ -245,17 +249,29 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
 /// Diagnostics for tests: the production (structured) tangent and the full dual-number tangent
 /// of the I1AL residual at the start of the next step of `st` (x = [q̈_n; p predictor]),
 /// column-major nx × nx. Allocates.
-pub fn tangent_and_dual(model: &Model, st: &State, ws: &mut Workspace) -> (Vec<f64>, Vec<f64>) {
+pub fn tangent_and_dual(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
+) -> (Vec<f64>, Vec<f64>) {
     let mut st = st.clone();
-    begin_step(model, &mut st, ws);
-    let prev = Prev::of(&st, ws.global.nm.nq);
-    let g: &mut GlobalWorkspace = &mut ws.global;
+    ensure_natural_state(model, &mut st, g);
+    begin_step(model, &mut st, ws, g);
+    let prev = Prev::of(&st);
     g.ev.x.copy_from_slice(&g.x);
-    residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+    residual(
+        model,
+        natural(model),
+        &mut g.ev,
+        &prev,
+        &g.lambda,
+        &ws.spool_new,
+    );
     tangent(model, g, &ws.spool_new);
     let lu = g.tangent.as_mut().expect("global workspace is active");
     let structured = dense_columns(lu);
-    let (nm, lambda, spools) = (&g.nm, &g.lambda, &ws.spool_new);
+    let (nm, lambda, spools) = (natural(model), &g.lambda, &ws.spool_new);
     let dual = dual_columns(&g.x, &mut g.evd, |evd| {
         residual(model, nm, evd, &prev, lambda, spools)
     });
@@ -272,14 +288,15 @@ fn tolerances(model: &Model, nq: usize) -> Tolerances {
         .tolerances_with(nq, s.tol_position / (dt * dt / 4.0), s.tol_relative)
 }
 
-/// Newton–Raphson with the multiplier update from x = `ws.global.x`, λ* = `ws.global.lambda`.
+/// Newton–Raphson with the multiplier update from x = `g.x`, λ* = `g.lambda`.
 /// Tangent policy: the tangent of an earlier step is reused while the increments contract by
 /// ×5 per iteration (recomputed otherwise); `full`: a tangent at every iteration. Returns the
 /// iteration count.
 fn newton(
     model: &Model,
     st: &State,
-    ws: &mut Workspace,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
     prev: &Prev<'_>,
     full: bool,
 ) -> Result<u32, StepError> {
@@ -288,8 +305,7 @@ fn newton(
     } else {
         TangentPolicy::MODIFIED
     };
-    let Workspace {
-        global,
+    let Buffers {
         spool_new,
         counters,
         tangent_valid,
@@ -302,7 +318,7 @@ fn newton(
             model,
             st,
             prev,
-            g: global,
+            g,
             spools: spool_new,
             counters,
             tangent_valid,
@@ -322,10 +338,10 @@ struct I1alNewton<'a, 'p> {
     prev: &'a Prev<'p>,
     g: &'a mut GlobalWorkspace,
     spools: &'a [f64],
-    counters: &'a mut crate::workspace::Counters,
+    counters: &'a mut crate::buffers::Counters,
     tangent_valid: &'a mut bool,
     tangent_id: &'a mut u64,
-    tangent_pending: &'a mut crate::integrator::newton::TangentCache,
+    tangent_pending: &'a mut crate::state::TangentCache,
 }
 
 impl NewtonProblem for I1alNewton<'_, '_> {
@@ -336,7 +352,7 @@ impl NewtonProblem for I1alNewton<'_, '_> {
         g.ev.x.copy_from_slice(&g.x);
         residual(
             self.model,
-            &g.nm,
+            natural(self.model),
             &mut g.ev,
             self.prev,
             &g.lambda,
@@ -352,12 +368,12 @@ impl NewtonProblem for I1alNewton<'_, '_> {
         let c = dt * dt / 4.0;
         let alpha = self.model.solver.penalty * c;
         let g = &mut *self.g;
-        let nq = g.nm.nq;
+        let nq = natural(self.model).nq;
         for ((l, psi), eq) in g
             .lambda
             .iter_mut()
             .zip(g.ev.phi.iter())
-            .zip(g.nm.eqs.iter())
+            .zip(natural(self.model).eqs.iter())
         {
             *l += alpha * psi;
             eq.add_grad(&g.ev.q, c * alpha * psi, &mut g.ev.f[..nq]);
@@ -408,10 +424,10 @@ impl NewtonProblem for I1alNewton<'_, '_> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        tolerances(self.model, self.g.nm.nq)
+        tolerances(self.model, natural(self.model).nq)
     }
 
-    fn counters(&mut self) -> &mut crate::workspace::Counters {
+    fn counters(&mut self) -> &mut crate::buffers::Counters {
         self.counters
     }
 
@@ -423,14 +439,14 @@ impl NewtonProblem for I1alNewton<'_, '_> {
 
 /// Stage `restore`: the state's tangent (`State::tangent`) factored again when the workspace
 /// does not hold it (see `penalty::restore_tangent`).
-fn restore_tangent(st: &State, ws: &mut Workspace) {
+fn restore_tangent(st: &State, ws: &mut Buffers, g: &mut GlobalWorkspace) {
     let cache = &st.tangent;
     if !cache.needs_restore(ws.tangent_id) {
         return;
     }
     ws.tangent_id = cache.id;
     ws.tangent_valid = false;
-    let Some(lu) = ws.global.tangent.as_mut() else {
+    let Some(lu) = g.tangent.as_mut() else {
         return;
     };
     if cache.id == 0 || cache.matrix.len() != lu.values().len() {
@@ -441,21 +457,53 @@ fn restore_tangent(st: &State, ws: &mut Workspace) {
     ws.tangent_valid = lu.factor().is_ok();
 }
 
-/// One step Δt of the global I1AL formulation. On error the state is unchanged (except for the
-/// one-time conversion of the initial state into `State::extra`).
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    if !ws.global.active {
+/// The global index-1 augmented Lagrangian formulation (002) as a [`Stepper`].
+pub struct I1al;
+
+impl Stepper for I1al {
+    type Workspace = GlobalWorkspace;
+
+    fn workspace(model: &Model) -> GlobalWorkspace {
+        GlobalWorkspace::new(model)
+    }
+
+    /// The natural state from the relative one (`ali3p::ensure_natural_state`).
+    fn initialize(model: &Model, st: &mut State, _: &mut Buffers, own: &mut GlobalWorkspace) {
+        if own.active {
+            ensure_natural_state(model, st, own);
+        }
+    }
+
+    fn step(
+        model: &Model,
+        st: &mut State,
+        ws: &mut Buffers,
+        own: &mut GlobalWorkspace,
+    ) -> Result<StepReport, StepError> {
+        step(model, st, ws, own)
+    }
+}
+
+/// One step Δt of the global I1AL formulation, from a state whose natural part
+/// `ali3p::ensure_natural_state` has filled. On error the state is unchanged (except for the
+/// one-time conversion of the initial state into `State::formulation`).
+pub fn step(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    g: &mut GlobalWorkspace,
+) -> Result<StepReport, StepError> {
+    if !g.active {
         return Err(StepError::Unavailable {
             formulation: model.solver.formulation.name().to_string(),
         });
     }
     let dt = model.solver.step_s;
     let alpha = model.solver.penalty * dt * dt / 4.0;
-    restore_tangent(st, ws);
-    begin_step(model, st, ws);
-    let nq = ws.global.nm.nq;
-    let prev = Prev::of(st, nq);
-    let g: &mut GlobalWorkspace = &mut ws.global;
+    restore_tangent(st, ws, g);
+    begin_step(model, st, ws, g);
+    let nq = natural(model).nq;
+    let prev = Prev::of(st);
 
     // ---- Newton–Raphson with the multiplier update: the tangent is reused across steps while
     // it contracts the increments by ×5; if that fails, the step is solved again from its
@@ -463,24 +511,29 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     // pendulum diverge)
     g.x_predictor.copy_from_slice(&g.x);
     g.lambda_predictor.copy_from_slice(&g.lambda);
-    let iterations = match newton(model, st, ws, &prev, false) {
+    let iterations = match newton(model, st, ws, g, &prev, false) {
         Ok(it) => it,
         Err(_) => {
-            let g = &mut ws.global;
             g.x.copy_from_slice(&g.x_predictor);
             g.lambda.copy_from_slice(&g.lambda_predictor);
-            newton(model, st, ws, &prev, true)?
+            newton(model, st, ws, g, &prev, true)?
         }
     };
-    let g: &mut GlobalWorkspace = &mut ws.global;
 
     // ---- the accepted point: q, q̇, Ψ, the last multiplier update, the cylinder ports
     g.ev.x.copy_from_slice(&g.x);
-    residual(model, &g.nm, &mut g.ev, &prev, &g.lambda, &ws.spool_new);
+    residual(
+        model,
+        natural(model),
+        &mut g.ev,
+        &prev,
+        &g.lambda,
+        &ws.spool_new,
+    );
     for (l, psi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
         *l += alpha * psi;
     }
-    let nm = &g.nm;
+    let nm = natural(model);
     let violation = nm
         .eqs
         .iter()
@@ -498,10 +551,14 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     };
     report.cavitation_onsets =
         advance::commit_pressures(model, st, dt, |v| (g.x[nq + v], g.ev.pd[v]));
-    st.extra[..nq].copy_from_slice(&g.ev.q);
-    st.extra[nq..2 * nq].copy_from_slice(&g.ev.qd);
-    st.extra[2 * nq..3 * nq].copy_from_slice(&g.ev.qdd);
-    st.extra[3 * nq..].copy_from_slice(&g.lambda);
+    let ns = st
+        .formulation
+        .natural_mut()
+        .expect("the natural state is filled by ensure_natural_state before the step");
+    ns.q.copy_from_slice(&g.ev.q);
+    ns.qd.copy_from_slice(&g.ev.qd);
+    ns.qdd.copy_from_slice(&g.ev.qdd);
+    ns.lambda.copy_from_slice(&g.lambda);
     nm.to_relative(
         model,
         &g.ev.q,

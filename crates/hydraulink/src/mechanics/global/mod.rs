@@ -2,21 +2,22 @@
 //! (004 §2–3, [`ali3p`]) and the index-1 augmented Lagrangian (002, [`i1al`]), both monolithic
 //! with the hydraulics and integrated by the trapezoidal rule.
 //!
-//! The same TOML model runs unchanged: [`natural_coordinates::NaturalModel`] converts the joint
-//! tree and the cut joints into natural coordinates and constraints, the initial natural state
+//! The same TOML model runs unchanged: [`natural_coordinates::NaturalModel`], compiled into the
+//! model (`Model::natural`) when a global formulation is selected, converts the joint tree and
+//! the cut joints into natural coordinates and constraints, the initial natural state
 //! is computed from the relative one of `initialization`, and after every step the relative
 //! z, ż, z̈ are recovered for the outputs.
 //!
-//! # `State::extra` layout (global formulations)
-//! ```text
-//! extra = [ q (nq) | q̇ (nq) | q̈ (nq) | λ (m) ]     nq = NaturalModel::nq, m = NaturalModel::n_eqs()
-//! ```
-//! An `extra` of another length (a fresh initial state) is filled from z, ż, z̈ at the first
-//! step.
+//! # State (global formulations)
+//! `State::formulation` is `FormulationState::Natural` (`state::NaturalState`): q, q̇, q̈
+//! (nq = `NaturalModel::nq` each) and λ (m = `NaturalModel::n_eqs()`). A state without one of
+//! these sizes (a fresh initial state) is filled from z, ż, z̈ at the first step
+//! (`ali3p::ensure_natural_state`).
 
 pub mod ali3p;
 pub mod i1al;
 pub mod natural_coordinates;
+pub mod natural_model;
 
 use nalgebra::Vector3;
 use num_dual::Dual64;
@@ -24,7 +25,6 @@ use num_dual::Dual64;
 use crate::hydraulics::{self, cylinder, reduced, CylinderMotion};
 use crate::linalg::{DenseCholesky, DenseLu};
 use crate::mechanics::kinematics::Kinematics;
-use crate::model::spec::Formulation;
 use crate::model::Model;
 use crate::real::Real;
 use natural_coordinates::{NatCylinder, NaturalModel};
@@ -143,10 +143,9 @@ pub struct GlobalHistory {
 /// Buffers of the global formulations (allocated only when one is selected).
 #[derive(Debug, Default)]
 pub struct GlobalWorkspace {
-    /// Whether a global formulation is selected (all buffers below are empty otherwise).
+    /// Whether the model carries its natural-coordinate model (`Model::natural`, compiled for a
+    /// global formulation); all buffers below are empty otherwise.
     pub active: bool,
-    /// The natural-coordinate model.
-    pub nm: NaturalModel,
     /// f64 evaluation.
     pub ev: NatEval<f64>,
     /// Dual evaluation (tangent columns).
@@ -189,15 +188,12 @@ pub struct GlobalWorkspace {
 }
 
 impl GlobalWorkspace {
-    /// Buffers for `model` (empty unless a global formulation is selected).
+    /// Buffers for `model` (empty unless it carries its natural-coordinate model: the step then
+    /// reports the formulation unavailable).
     pub fn new(model: &Model) -> Self {
-        if !matches!(
-            model.solver.formulation,
-            Formulation::GlobalAli3p | Formulation::GlobalI1al
-        ) {
+        let Some(nm) = model.natural.as_ref() else {
             return GlobalWorkspace::default();
-        }
-        let nm = NaturalModel::new(model);
+        };
         let (nq, m, nv) = (nm.nq, nm.n_eqs(), model.n_volumes());
         // x = [q; p]: the natural coordinates in place of the layout's z block
         let mut labels = nm.labels.clone();
@@ -219,8 +215,8 @@ impl GlobalWorkspace {
         GlobalWorkspace {
             port_cols,
             active: true,
-            ev: NatEval::new(model, &nm),
-            evd: NatEval::new(model, &nm),
+            ev: NatEval::new(model, nm),
+            evd: NatEval::new(model, nm),
             hist: GlobalHistory {
                 qd_hat: vec![0.0; nq],
                 qdd_hat: vec![0.0; nq],
@@ -241,9 +237,17 @@ impl GlobalWorkspace {
             tmp_m: vec![0.0; m],
             kin: Some(Kinematics::new(model.n_coords())),
             labels,
-            nm,
         }
     }
+}
+
+/// The natural-coordinate model of `model`, compiled with it for a global formulation
+/// (`Model::natural`). Called only where the workspace is active, which it is only then.
+pub fn natural(model: &Model) -> &NaturalModel {
+    model
+        .natural
+        .as_ref()
+        .expect("a global workspace is active only for a model compiled with its natural model")
 }
 
 /// The line port in natural coordinates, the one mapping of (q, q̇) to (n, s, ṡ) for

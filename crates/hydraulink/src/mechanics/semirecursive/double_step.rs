@@ -57,29 +57,28 @@
 //! or when the inner Newton of the step fails, the full-pivot selection is recomputed at z_k
 //! (counted in the state) and the step is (re)started with it. The tangent is then recomputed.
 //!
-//! # `State::extra` layout (length 3 + n + m_rows, m_rows = number of constraint equations)
-//! ```text
-//! extra[0]                 r: number of dependent coordinates (rank of Φ_z at the selection)
-//! extra[1]                 smallest pivot of Φ_z^d at the last selection (reference of the test)
-//! extra[2]                 selections made since t = 0 (the first one included)
-//! extra[3 .. 3+n]          coordinate indices: the r dependent ones, then the n − r independent
-//!                          ones, each group ascending
-//! extra[3+n .. 3+n+r]      the constraint rows used (pivot rows), ascending; the rest is 0
-//! ```
-//! It is written at every committed step, so a cloned state restarts identically. It is empty
-//! before the first step (the initial state is shared by all formulations); the first step selects.
+//! # State
+//! `State::formulation` holds `FormulationState::DoubleStep` (`state::Partition`): r, the number
+//! of dependent coordinates (rank of Φ_z at the selection); the smallest pivot of Φ_z^d at the
+//! last selection (reference of the test); the selections made since t = 0 (the first one
+//! included); the coordinate indices, the r dependent ones then the n − r independent ones, each
+//! group ascending; and the constraint rows used (pivot rows; the first r entries, ascending).
+//! It is written at every committed step, so a cloned state restarts identically. It is
+//! `FormulationState::Relative` before the first step (the initial state is shared by all
+//! formulations); the first step selects.
 
 use num_dual::Dual64;
 
 use crate::advance;
 use crate::assembly::Evaluator;
+use crate::buffers::{Buffers, Counters, History};
+use crate::formulation::Stepper;
 use crate::hydraulics::reduced;
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::mechanics::semirecursive::penalty::{self, StepReport};
 use crate::model::Model;
 use crate::real::{re, Real};
-use crate::state::State;
-use crate::workspace::{Counters, History, Workspace};
+use crate::state::{FormulationState, Partition, State};
 use crate::StepError;
 
 /// Full-pivot elimination stops at a pivot below this fraction of max|Φ_z|: the remaining rows
@@ -93,89 +92,51 @@ pub const INNER_TOLERANCE: f64 = 1e-12;
 /// Iteration cap of the inner position Newton.
 pub const INNER_MAX_ITERATIONS: u32 = 20;
 
-/// Entries of `State::extra` before the coordinate indices.
-const HEADER: usize = 3;
-
-/// The coordinate partition z = [z_d ; z_i] and the constraint rows it solves.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Partition {
-    /// r: number of dependent coordinates.
-    pub n_dep: usize,
-    /// Coordinate indices: dependent (r), then independent (n − r), each ascending.
-    pub order: Vec<usize>,
-    /// Constraint rows used (first r entries, ascending).
-    pub rows: Vec<usize>,
-    /// Smallest pivot of Φ_z^d at the last selection [m or -].
-    pub pivot_ref: f64,
-    /// Selections made since t = 0.
-    pub selections: u64,
+/// A partition sized for `n` coordinates and `m` constraint rows, with no selection yet.
+fn new_partition(n: usize, m: usize) -> Partition {
+    Partition {
+        n_dep: 0,
+        order: (0..n).collect(),
+        rows: vec![0; m],
+        pivot_ref: 0.0,
+        selections: 0,
+    }
 }
 
-impl Partition {
-    fn new(n: usize, m: usize) -> Self {
-        Partition {
-            n_dep: 0,
-            order: (0..n).collect(),
-            rows: vec![0; m],
-            pivot_ref: 0.0,
-            selections: 0,
-        }
+/// Reads the partition held by the state into `part`; false if the state holds none of these
+/// sizes.
+fn load_partition(part: &mut Partition, st: &State) -> bool {
+    let Some(held) = st.formulation.partition() else {
+        return false;
+    };
+    if held.order.len() != part.order.len()
+        || held.rows.len() != part.rows.len()
+        || held.n_dep > part.order.len().min(part.rows.len())
+    {
+        return false;
     }
-    /// Dependent coordinate indices.
-    pub fn dependent(&self) -> &[usize] {
-        &self.order[..self.n_dep]
-    }
-    /// Independent coordinate indices.
-    pub fn independent(&self) -> &[usize] {
-        &self.order[self.n_dep..]
-    }
-    /// Constraint rows solved.
-    pub fn used_rows(&self) -> &[usize] {
-        &self.rows[..self.n_dep]
-    }
+    copy_partition(part, held);
+    true
+}
 
-    /// Reads the partition from `State::extra`; false if it holds none (layout above).
-    fn load(&mut self, extra: &[f64]) -> bool {
-        let (n, m) = (self.order.len(), self.rows.len());
-        if extra.len() != HEADER + n + m {
-            return false;
-        }
-        let r = extra[0] as usize;
-        if r > n.min(m) {
-            return false;
-        }
-        self.n_dep = r;
-        self.pivot_ref = extra[1];
-        self.selections = extra[2] as u64;
-        for (o, e) in self.order.iter_mut().zip(extra[HEADER..HEADER + n].iter()) {
-            *o = *e as usize;
-        }
-        for (o, e) in self.rows.iter_mut().zip(extra[HEADER + n..].iter()) {
-            *o = *e as usize;
-        }
-        true
-    }
+/// `to` = `from`, of the same sizes, without allocating (a derived `clone_from` would).
+fn copy_partition(to: &mut Partition, from: &Partition) {
+    to.n_dep = from.n_dep;
+    to.order.copy_from_slice(&from.order);
+    to.rows.copy_from_slice(&from.rows);
+    to.pivot_ref = from.pivot_ref;
+    to.selections = from.selections;
+}
 
-    /// Writes the partition into `State::extra` (allocates only on the first step).
-    fn store(&self, extra: &mut Vec<f64>) {
-        let (n, m) = (self.order.len(), self.rows.len());
-        if extra.len() != HEADER + n + m {
-            extra.clear();
-            extra.resize(HEADER + n + m, 0.0);
+/// Writes `part` into the state (allocates only on the first step).
+fn store_partition(part: &Partition, st: &mut State) {
+    match &mut st.formulation {
+        FormulationState::DoubleStep(held)
+            if held.order.len() == part.order.len() && held.rows.len() == part.rows.len() =>
+        {
+            copy_partition(held, part)
         }
-        extra[0] = self.n_dep as f64;
-        extra[1] = self.pivot_ref;
-        extra[2] = self.selections as f64;
-        for (e, o) in extra[HEADER..HEADER + n].iter_mut().zip(self.order.iter()) {
-            *e = *o as f64;
-        }
-        for (a, e) in extra[HEADER + n..].iter_mut().enumerate() {
-            *e = if a < self.n_dep {
-                self.rows[a] as f64
-            } else {
-                0.0
-            };
-        }
+        other => *other = FormulationState::DoubleStep(part.clone()),
     }
 }
 
@@ -270,20 +231,12 @@ pub struct DoubleStepWorkspace {
 }
 
 impl DoubleStepWorkspace {
-    /// Buffers for `model`; empty unless `model` uses the double-step formulation.
-    pub fn new(model: &Model) -> Self {
-        if model.solver.formulation != crate::model::spec::Formulation::DoubleStep {
-            return DoubleStepWorkspace::default();
-        }
-        DoubleStepWorkspace::sized(model)
-    }
-
-    /// Buffers for `model` whatever its formulation.
-    fn sized(model: &Model) -> Self {
+    /// Buffers for `model` (whatever its formulation: `first_independent` uses them too).
+    pub fn sized(model: &Model) -> Self {
         let (n, m, nv) = (model.n_coords(), model.n_constraints(), model.n_volumes());
         let nx = n + nv;
         DoubleStepWorkspace {
-            part: Partition::new(n, m),
+            part: new_partition(n, m),
             re: Reduced::new(n, nv),
             du: Reduced::new(n, nv),
             x: vec![0.0; nx],
@@ -438,13 +391,17 @@ fn factor_dependent<S: Real>(
     lu_factor(&mut red.lu[..r * r], r, &mut red.ipiv[..r])
 }
 
-/// Stage `partition`: loads the partition from `st.extra`, or selects one (first step); re-selects
-/// when the smallest pivot of Φ_z^d at z_k has fallen below [`RESELECT_FRACTION`] of its value at
+/// Stage `partition`: loads the partition from `st.formulation`, or selects one (first step);
+/// re-selects when the smallest pivot of Φ_z^d at z_k has fallen below [`RESELECT_FRACTION`] of its value at
 /// the last selection. Returns whether a selection was made.
-fn check_partition(model: &Model, st: &State, ws: &mut Workspace) -> bool {
+fn check_partition(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> bool {
     let n = model.n_coords();
-    let ds = &mut ws.double_step;
-    if !ds.part.load(&st.extra) {
+    if !load_partition(&mut ds.part, st) {
         ds.part.selections = 0;
         select(model, &st.z, &mut ws.ev, ds);
         ws.tangent_valid = false;
@@ -467,14 +424,13 @@ fn check_partition(model: &Model, st: &State, ws: &mut Workspace) -> bool {
 /// step the state holds no partition: it is then selected here at `st.z` (this allocates).
 pub fn first_independent(model: &Model, st: &State) -> f64 {
     let (n, m) = (model.n_coords(), model.n_constraints());
-    if st.extra.len() == HEADER + n + m {
+    if let Some(part) = st
+        .formulation
+        .partition()
+        .filter(|p| p.order.len() == n && p.rows.len() == m && p.n_dep <= n)
+    {
         // read in place (no allocation in the output loop)
-        let r = st.extra[0] as usize;
-        return st
-            .extra
-            .get(HEADER + r)
-            .filter(|_| r < n)
-            .map_or(f64::NAN, |v| *v);
+        return part.independent().first().map_or(f64::NAN, |&i| i as f64);
     }
     let mut ds = DoubleStepWorkspace::sized(model);
     let mut ev = Evaluator::new(model);
@@ -487,7 +443,7 @@ pub fn first_independent(model: &Model, st: &State) -> f64 {
 
 /// Selections made up to `st` (0 before the first step).
 pub fn selections(st: &State) -> u64 {
-    st.extra.get(2).map_or(0, |v| *v as u64)
+    st.formulation.partition().map_or(0, |p| p.selections)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -671,16 +627,15 @@ fn evaluate_reduced<S: Real>(
 /// ([`penalty::prepare`]), the partition (`check_partition`), and x⁰ = [z_i ; p] of the
 /// predictor; the position problem starts from z_d,k + Δt ż_d,k + Δt²/2 z̈_d,k. Returns whether the
 /// partition was selected in this call.
-pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) -> bool {
-    let selected = check_partition(model, st, ws);
+pub fn prepare(model: &Model, st: &State, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) -> bool {
+    let selected = check_partition(model, st, ws, ds);
     penalty::prepare(model, st, ws);
-    gather_predictor(model, ws);
+    gather_predictor(model, ws, ds);
     selected
 }
 
-fn gather_predictor(model: &Model, ws: &mut Workspace) {
+fn gather_predictor(model: &Model, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) {
     let n = model.n_coords();
-    let ds = &mut ws.double_step;
     let fi = ds.part.independent().len();
     ds.re.z.copy_from_slice(&ws.x[..n]);
     for (j, &k) in ds.part.independent().iter().enumerate() {
@@ -693,12 +648,20 @@ fn gather_predictor(model: &Model, ws: &mut Workspace) {
 
 /// The residual f(x) at the unknowns held by the workspace into its residual buffer (see
 /// [`DoubleStepWorkspace::residual_values`]). After [`prepare`].
-pub fn residual(model: &Model, st: &State, ws: &mut Workspace) -> Result<(), StepError> {
-    residual_inner(model, ws).map_err(|pf| position_error(model, st, pf))
+pub fn residual(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<(), StepError> {
+    residual_inner(model, ws, ds).map_err(|pf| position_error(model, st, pf))
 }
 
-fn residual_inner(model: &Model, ws: &mut Workspace) -> Result<(), PositionFailure> {
-    let ds = &mut ws.double_step;
+fn residual_inner(
+    model: &Model,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<(), PositionFailure> {
     let nx = ds.n_unknowns();
     let r = evaluate_reduced(
         model,
@@ -717,16 +680,24 @@ fn residual_inner(model: &Model, ws: &mut Workspace) -> Result<(), PositionFailu
 
 /// Exact tangent ∂f/∂x (000 eq. 37) into the workspace (see
 /// [`DoubleStepWorkspace::tangent_entry`]): one dual pass per unknown. After [`prepare`].
-pub fn tangent(model: &Model, st: &State, ws: &mut Workspace) -> Result<(), StepError> {
-    tangent_inner(model, ws).map_err(|pf| position_error(model, st, pf))
+pub fn tangent(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<(), StepError> {
+    tangent_inner(model, ws, ds).map_err(|pf| position_error(model, st, pf))
 }
 
-fn tangent_inner(model: &Model, ws: &mut Workspace) -> Result<(), PositionFailure> {
+fn tangent_inner(
+    model: &Model,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<(), PositionFailure> {
     let n = model.n_coords();
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let c1 = 2.0 / dt;
-    let ds = &mut ws.double_step;
     let fi = ds.part.independent().len();
     let r = ds.part.n_dep;
     let nx = fi + nv;
@@ -827,7 +798,7 @@ fn position_error(model: &Model, st: &State, pf: PositionFailure) -> StepError {
 /// Stage `restore`: the state's tangent (`State::tangent`, row-major nx × nx of the partition
 /// the state carries) factored again when the workspace does not hold it (see
 /// `penalty::restore_tangent`).
-fn restore_tangent(st: &State, ws: &mut Workspace) {
+fn restore_tangent(st: &State, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) {
     let cache = &st.tangent;
     if !cache.needs_restore(ws.tangent_id) {
         return;
@@ -836,7 +807,6 @@ fn restore_tangent(st: &State, ws: &mut Workspace) {
     ws.tangent_valid = false;
     let len = cache.matrix.len();
     let nx = (len as f64).sqrt().round() as usize;
-    let ds = &mut ws.double_step;
     if cache.id == 0 || nx * nx != len || len > ds.tangent.len() {
         return;
     }
@@ -847,19 +817,48 @@ fn restore_tangent(st: &State, ws: &mut Workspace) {
         lu_factor(&mut ds.tangent_lu[..len], nx, &mut ds.tangent_ipiv[..nx]).is_some();
 }
 
+/// The double-step semi-recursive formulation (000 §2.2) as a [`Stepper`].
+pub struct DoubleStep;
+
+impl Stepper for DoubleStep {
+    type Workspace = DoubleStepWorkspace;
+
+    fn workspace(model: &Model) -> DoubleStepWorkspace {
+        DoubleStepWorkspace::sized(model)
+    }
+
+    /// Nothing here: the partition is selected by the first step's stage `partition`
+    /// (`check_partition`), which also re-selects it later.
+    fn initialize(_: &Model, _: &mut State, _: &mut Buffers, _: &mut DoubleStepWorkspace) {}
+
+    fn step(
+        model: &Model,
+        st: &mut State,
+        ws: &mut Buffers,
+        own: &mut DoubleStepWorkspace,
+    ) -> Result<StepReport, StepError> {
+        step(model, st, ws, own)
+    }
+}
+
 /// One step Δt of the monolithic double-step formulation. On error the state is unchanged.
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
-    restore_tangent(st, ws);
-    let selected = prepare(model, st, ws);
-    match attempt(model, st, ws) {
+pub fn step(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<StepReport, StepError> {
+    restore_tangent(st, ws, ds);
+    let selected = prepare(model, st, ws, ds);
+    match attempt(model, st, ws, ds) {
         Ok(r) => Ok(r),
         Err(Failure::Position(_)) if !selected => {
             // the position problem failed with the old partition: select anew at z_k and retry
-            select(model, &st.z, &mut ws.ev, &mut ws.double_step);
+            select(model, &st.z, &mut ws.ev, ds);
             ws.tangent_valid = false;
             penalty::prepare(model, st, ws);
-            gather_predictor(model, ws);
-            attempt(model, st, ws).map_err(|e| failure_error(model, st, e))
+            gather_predictor(model, ws, ds);
+            attempt(model, st, ws, ds).map_err(|e| failure_error(model, st, e))
         }
         Err(e) => Err(failure_error(model, st, e)),
     }
@@ -877,12 +876,12 @@ fn failure_error(model: &Model, st: &State, e: Failure) -> StepError {
 fn newton_failure(
     model: &Model,
     st: &State,
-    ws: &mut Workspace,
+    ws: &mut Buffers,
+    ds: &DoubleStepWorkspace,
     iterations: u32,
     reason: &str,
 ) -> Failure {
     let n = model.n_coords();
-    let ds = &ws.double_step;
     let fi = ds.part.independent().len();
     ws.ev.f.fill(0.0);
     for (j, &k) in ds.part.independent().iter().enumerate() {
@@ -910,18 +909,19 @@ fn full_index(model: &Model, ds: &DoubleStepWorkspace, j: usize) -> usize {
 struct DoubleStepNewton<'a> {
     model: &'a Model,
     st: &'a State,
-    ws: &'a mut Workspace,
+    ws: &'a mut Buffers,
+    ds: &'a mut DoubleStepWorkspace,
 }
 
 impl NewtonProblem for DoubleStepNewton<'_> {
     type Error = Failure;
 
     fn evaluate(&mut self) -> Result<(), Failure> {
-        residual_inner(self.model, self.ws).map_err(Failure::Position)
+        residual_inner(self.model, self.ws, self.ds).map_err(Failure::Position)
     }
 
     fn form_residual(&mut self) -> Result<(), Failure> {
-        let ds = &self.ws.double_step;
+        let ds = &*self.ds;
         let nx = ds.n_unknowns();
         if let Some(j) = ds.f[..nx].iter().position(|v| !v.is_finite()) {
             return Err(Failure::Step(StepError::NonFinite {
@@ -938,10 +938,9 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     }
 
     fn refresh_tangent(&mut self) -> Result<bool, Failure> {
-        let ws = &mut *self.ws;
-        tangent_inner(self.model, ws).map_err(Failure::Position)?;
+        let (ws, ds) = (&mut *self.ws, &mut *self.ds);
+        tangent_inner(self.model, ws, ds).map_err(Failure::Position)?;
         ws.tangent_valid = false;
-        let ds = &mut ws.double_step;
         let nx = ds.n_unknowns();
         ws.tangent_id = ws
             .tangent_pending
@@ -961,7 +960,7 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     }
 
     fn solve_increment(&mut self) {
-        let ds = &mut self.ws.double_step;
+        let ds = &mut *self.ds;
         let nx = ds.n_unknowns();
         for (d, f) in ds.dx[..nx].iter_mut().zip(ds.f[..nx].iter()) {
             *d = -f;
@@ -975,7 +974,7 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     }
 
     fn iterate(&mut self) -> (&mut [f64], &[f64]) {
-        let ds = &mut self.ws.double_step;
+        let ds = &mut *self.ds;
         let nx = ds.n_unknowns();
         (&mut ds.x[..nx], &ds.dx[..nx])
     }
@@ -984,7 +983,7 @@ impl NewtonProblem for DoubleStepNewton<'_> {
         // x = [z_i; p]: the layout's with the independent coordinates as mechanical block
         let s = &self.model.solver;
         self.model.layout.tolerances_with(
-            self.ws.double_step.part.independent().len(),
+            self.ds.part.independent().len(),
             s.tol_position,
             s.tol_relative,
         )
@@ -995,35 +994,39 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     }
 
     fn failure(&mut self, iterations: u32, reason: &str) -> Failure {
-        newton_failure(self.model, self.st, self.ws, iterations, reason)
+        newton_failure(self.model, self.st, self.ws, self.ds, iterations, reason)
     }
 }
 
 /// Newton on x = [z_i ; p] from the predictor in the workspace, then the commit.
-fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, Failure> {
+fn attempt(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    ds: &mut DoubleStepWorkspace,
+) -> Result<StepReport, Failure> {
     let dt = model.solver.step_s;
     let c1 = 2.0 / dt;
-    let fi = ws.double_step.part.independent().len();
+    let fi = ds.part.independent().len();
 
     // Newton–Raphson (`integrator::newton::solve`) with the reuse policy of the penalty step:
     // the factored exact tangent of an earlier iteration or step is reused while it contracts
     // by ×5 or more per iteration, and recomputed when no valid factors exist or it contracts
     // less.
     let iterations = newton::solve(
-        &mut DoubleStepNewton { model, st, ws },
+        &mut DoubleStepNewton { model, st, ws, ds },
         TangentPolicy::MODIFIED,
         model.solver.max_iterations,
     )?;
 
     // ---- the accepted x: z_d from the position problem, ż, z̈ (000 eqs. 13–15), every element
-    residual_inner(model, ws).map_err(Failure::Position)?;
+    residual_inner(model, ws, ds).map_err(Failure::Position)?;
     ws.counters.residuals += 1;
 
     // ---- end stops
     advance::check_stroke(model, st, &ws.ev.motion).map_err(Failure::Step)?;
 
     // ---- commit
-    let ds = &ws.double_step;
     let mut report = StepReport {
         iterations,
         ..Default::default()
@@ -1036,7 +1039,7 @@ fn attempt(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRepo
     st.zd.copy_from_slice(&ds.re.zd);
     st.zdd.copy_from_slice(&ds.re.zdd);
     st.spool.copy_from_slice(&ws.spool_new);
-    ds.part.store(&mut st.extra);
+    store_partition(&ds.part, st);
     advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
     advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);

@@ -16,6 +16,7 @@ pub mod double_step;
 pub mod penalty;
 pub mod recursive_mass;
 pub mod schur;
+pub mod z_only;
 
 use nalgebra::{Matrix3, Vector3};
 

@@ -23,12 +23,14 @@ use num_dual::Dual64;
 
 use crate::advance;
 use crate::assembly::Evaluator;
+use crate::buffers::{Buffers, Counters, History};
+use crate::formulation::Stepper;
 use crate::hydraulics::{reduced, valve_4_3};
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
+use crate::mechanics::semirecursive::schur::{self, SchurTangent};
 use crate::model::Model;
 use crate::real::Real;
 use crate::state::State;
-use crate::workspace::{Counters, History, Workspace};
 use crate::StepError;
 
 /// Speed below which a friction element's reversal does not trigger a tangent refresh [m/s or
@@ -156,7 +158,7 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
 /// Exact tangent ∂f/∂x into `ws.tangent`: one forward-mode dual pass of the whole residual per
 /// unknown (λ held), every element evaluated by its own law (no pressure-column side path:
 /// callgrind on the four-bar, +1.3 % instructions against the lifted one).
-pub fn tangent(model: &Model, ws: &mut Workspace) {
+pub fn tangent(model: &Model, ws: &mut Buffers) {
     let nx = ws.x.len();
     // the f64 evaluation at x, for the friction directions below (f is left untouched)
     ws.ev.x.copy_from_slice(&ws.x);
@@ -185,7 +187,7 @@ pub fn tangent(model: &Model, ws: &mut Workspace) {
 pub(crate) fn newton_failure(
     model: &Model,
     st: &State,
-    ws: &Workspace,
+    ws: &Buffers,
     iterations: u32,
     reason: &str,
 ) -> StepError {
@@ -202,7 +204,7 @@ pub(crate) fn newton_failure(
 }
 
 /// Stage `predict`: spool positions at t_k+1, history terms, predictor x⁰ and λ⁰ = λ_k.
-pub fn prepare(model: &Model, st: &State, ws: &mut Workspace) {
+pub fn prepare(model: &Model, st: &State, ws: &mut Buffers) {
     let n = model.n_coords();
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
@@ -287,7 +289,8 @@ pub(crate) fn mat_vec(out: &mut [f64], a: &[f64], v: &[f64]) {
 struct PenaltyNewton<'a> {
     model: &'a Model,
     st: &'a State,
-    ws: &'a mut Workspace,
+    ws: &'a mut Buffers,
+    schur: &'a mut SchurTangent,
 }
 
 impl NewtonProblem for PenaltyNewton<'_> {
@@ -360,7 +363,7 @@ impl NewtonProblem for PenaltyNewton<'_> {
             ws.tangent.values(),
             &ws.friction_tangent_sign,
         );
-        Ok(super::schur::factor_tangent(ws))
+        Ok(schur::factor_tangent(ws, self.schur))
     }
 
     fn solve_increment(&mut self) {
@@ -368,7 +371,7 @@ impl NewtonProblem for PenaltyNewton<'_> {
         for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
             *d = -f;
         }
-        super::schur::solve_in_place(ws);
+        schur::solve_in_place(ws, self.schur);
     }
 
     fn iterate(&mut self) -> (&mut [f64], &[f64]) {
@@ -393,7 +396,7 @@ impl NewtonProblem for PenaltyNewton<'_> {
 /// given a cloned state, or a step that failed after refreshing), its factors are rebuilt from
 /// `State::tangent` (or dropped when the state carries none), so the iterates depend on the state
 /// alone.
-fn restore_tangent(st: &State, ws: &mut Workspace) {
+fn restore_tangent(st: &State, ws: &mut Buffers, schur: &mut SchurTangent) {
     let cache = &st.tangent;
     if !cache.needs_restore(ws.tangent_id) {
         return;
@@ -413,18 +416,61 @@ fn restore_tangent(st: &State, ws: &mut Workspace) {
     }
     ws.friction_tangent_sign.copy_from_slice(&cache.side);
     ws.counters.factorizations += 1;
-    super::schur::factor_tangent(ws);
+    schur::factor_tangent(ws, schur);
+}
+
+/// The penalty formulation's own buffers.
+#[derive(Debug)]
+pub struct PenaltyWorkspace {
+    /// The tangent reduced to the joint coordinates (Schur complement of its pressure and
+    /// friction-state block; `mechanics/semirecursive/schur.rs`), when there are enough unknowns.
+    pub schur: SchurTangent,
+}
+
+/// The monolithic penalty formulation (ALI3-P, 000 §2.3): the reference [`Stepper`].
+pub struct Penalty;
+
+impl Stepper for Penalty {
+    type Workspace = PenaltyWorkspace;
+
+    fn workspace(model: &Model) -> PenaltyWorkspace {
+        let (n, nv, nw) = (
+            model.n_coords(),
+            model.n_volumes(),
+            model.n_friction_states(),
+        );
+        PenaltyWorkspace {
+            schur: SchurTangent::new(n, nv + nw, n + nv + nw >= schur::MIN_UNKNOWNS),
+        }
+    }
+
+    /// Nothing: the penalty formulation works on the relative state alone.
+    fn initialize(_: &Model, _: &mut State, _: &mut Buffers, _: &mut PenaltyWorkspace) {}
+
+    fn step(
+        model: &Model,
+        st: &mut State,
+        ws: &mut Buffers,
+        own: &mut PenaltyWorkspace,
+    ) -> Result<StepReport, StepError> {
+        step(model, st, ws, &mut own.schur)
+    }
 }
 
 /// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
-pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
+pub fn step(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    schur: &mut SchurTangent,
+) -> Result<StepReport, StepError> {
     let n = model.n_coords();
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
     let alpha = newton::step_penalty(&model.solver);
 
-    restore_tangent(st, ws);
+    restore_tangent(st, ws, schur);
     prepare(model, st, ws);
 
     // Newton–Raphson (`integrator::newton::solve`). Jacobian-reuse policy (modified Newton):
@@ -433,7 +479,12 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     // per iteration (so a tangent of this step is also refreshed when it contracts poorly: full
     // Newton where the problem changes fast, e.g. at valve switching with large steps).
     let iterations = newton::solve(
-        &mut PenaltyNewton { model, st, ws },
+        &mut PenaltyNewton {
+            model,
+            st,
+            ws,
+            schur,
+        },
         TangentPolicy::MODIFIED,
         model.solver.max_iterations,
     )?;

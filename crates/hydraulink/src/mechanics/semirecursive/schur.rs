@@ -23,13 +23,13 @@
 //! (volumes coupled by a throttle, say) is factored densely; a singular D falls back to the
 //! dense LU of J. Δx is the same Newton increment up to round-off.
 
+use crate::buffers::Buffers;
 use crate::linalg::DenseLu;
-use crate::workspace::Workspace;
 
 /// The Schur-reduced tangent: blocks B, C, D⁻¹ and the factors of S.
 #[derive(Debug)]
 pub struct SchurTangent {
-    /// Whether the reduction may be used (set by `Workspace::new` from the model; tests switch it
+    /// Whether the reduction may be used (set by `Penalty::workspace` from the model; tests switch it
     /// off for the dense reference path).
     pub enabled: bool,
     /// Whether the current tangent factors are the Schur ones.
@@ -286,10 +286,10 @@ fn extent(x: &[f64]) -> (usize, usize) {
 
 /// Factors the penalty tangent assembled in `ws.tangent`: by the Schur reduction when it is
 /// enabled and D is diagonal, else by the dense LU. False (and no reusable tangent) when singular.
-pub(crate) fn factor_tangent(ws: &mut Workspace) -> bool {
-    if ws.schur.enabled {
+pub(crate) fn factor_tangent(ws: &mut Buffers, schur: &mut SchurTangent) -> bool {
+    if schur.enabled {
         ws.tangent_valid = false;
-        match ws.schur.factor(ws.tangent.values()) {
+        match schur.factor(ws.tangent.values()) {
             Some(true) => {
                 ws.tangent_valid = true;
                 return true;
@@ -298,14 +298,14 @@ pub(crate) fn factor_tangent(ws: &mut Workspace) -> bool {
             None => {}
         }
     }
-    ws.schur.active = false;
+    schur.active = false;
     ws.factor_tangent()
 }
 
 /// Δx = J⁻¹ `ws.dx` in place, with the factors of [`factor_tangent`].
-pub(crate) fn solve_in_place(ws: &mut Workspace) {
-    if ws.schur.active {
-        ws.schur.solve_in_place(&mut ws.dx);
+pub(crate) fn solve_in_place(ws: &mut Buffers, schur: &mut SchurTangent) {
+    if schur.active {
+        schur.solve_in_place(&mut ws.dx);
     } else {
         ws.tangent.solve_in_place(&mut ws.dx);
     }
