@@ -2,3 +2,4 @@
 
 pub mod multirate;
 pub mod newton;
+pub mod tolerances;

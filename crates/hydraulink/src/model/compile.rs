@@ -677,7 +677,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             Some(crate::mechanics::global::natural_coordinates::NaturalModel::new(&model));
     }
     // the layout of the unknowns, once everything it reads is final
-    model.layout = crate::model::layout::Layout::new(&model);
+    model.layout = layout(&model);
     Ok(model)
 }
 
@@ -793,4 +793,115 @@ fn compile_elements(
         .any(|e| matches!(e, crate::component::Component::Accumulator(_)));
     model.elements = elements;
     Ok(())
+}
+
+/// The layout of `model`'s unknowns (`model/layout.rs`). Reads the axes, volumes, cylinders, joint friction,
+/// elements, valves, constraint and nonholonomic rows, and the solver tolerances; call it
+/// once these are final.
+pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
+    use crate::element::Element;
+    use crate::integrator::tolerances::Tolerances;
+    use crate::model::layout::{FrictionBlock, FrictionOwner};
+    let s = &model.solver;
+    let mut names: Vec<String> = Vec::new();
+    let mut units: Vec<&'static str> = Vec::new();
+    for a in &model.axes {
+        names.push(a.name.clone());
+        units.push(match a.kind {
+            AxisKind::Revolute => "rad",
+            AxisKind::Prismatic => "m",
+        });
+    }
+    let z = 0..names.len();
+    for v in &model.hydraulics.volumes {
+        names.push(format!("{}.p", v.name));
+        units.push("Pa");
+    }
+    let p = z.end..names.len();
+    let owners = model
+        .hydraulics
+        .cylinders
+        .iter()
+        .enumerate()
+        .map(|(c, cyl)| (cyl.name.as_str(), FrictionOwner::Cylinder(CylinderId(c))))
+        .chain(model.joint_friction.iter().enumerate().map(|(j, jf)| {
+            (
+                jf.joint.as_str(),
+                FrictionOwner::Joint {
+                    index: j,
+                    axis: jf.axis,
+                },
+            )
+        }));
+    let mut friction = Vec::new();
+    for (name, owner) in owners {
+        let start = names.len() - p.end;
+        for state in crate::friction::state_names(owner.law(model)) {
+            names.push(format!("{name}.{state}"));
+            units.push(crate::model::layout::friction_state_unit(state));
+        }
+        friction.push(FrictionBlock {
+            name: name.to_string(),
+            owner,
+            states: start..names.len() - p.end,
+        });
+    }
+    let w = p.end..names.len();
+    let mut element_states = Vec::with_capacity(model.elements.len());
+    for e in &model.elements {
+        let start = names.len();
+        for k in 0..e.n_internal() {
+            names.push(format!("{}.state{k}", e.name()));
+            units.push("-");
+        }
+        element_states.push(start..names.len());
+    }
+    let internal = w.end..names.len();
+    let spools = model
+        .hydraulics
+        .valves
+        .iter()
+        .map(|v| format!("{}.spool", v.name))
+        .chain(
+            model
+                .hydraulics
+                .bridge_valves
+                .iter()
+                .map(|v| format!("{}.opening", v.name)),
+        )
+        .collect();
+    let multipliers = model
+        .constraints
+        .iter()
+        .map(|c| format!("{}.lambda", c.name))
+        .chain(
+            model
+                .nonholonomic
+                .iter()
+                .map(|r| format!("{}.lambda", r.name)),
+        )
+        .collect();
+    let block_atol = [
+        s.tol_position,
+        s.tol_pressure_pa,
+        s.tol_friction_state,
+        s.tol_friction_state,
+    ];
+    let mut layout = crate::model::layout::Layout {
+        names,
+        units,
+        z,
+        p,
+        w,
+        internal,
+        friction,
+        element_states,
+        spools,
+        multipliers,
+        tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
+        block_atol,
+        n_cylinders: model.hydraulics.cylinders.len(),
+    };
+    layout.tolerances = layout.tolerances_with(layout.z.len(), s.tol_position, s.tol_relative);
+    layout
 }

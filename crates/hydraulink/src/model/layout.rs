@@ -1,5 +1,6 @@
 //! [`Layout`]: where every Newton unknown lives, what it is called, its unit and its absolute
-//! tolerance. Built once by [`crate::model::compile`] and stored in the [`Model`]; everything that
+//! tolerance. Built once by [`crate::model::compile`] (`compile::layout`) and stored in the
+//! [`crate::Model`]; everything that
 //! used to re-derive the structure of x (offset walks over the friction states, tolerance
 //! functions, label lists, NaN-check names, output columns) reads it from here.
 //!
@@ -20,9 +21,8 @@
 
 use std::ops::Range;
 
-use crate::element::Element;
-use crate::integrator::newton::Tolerances;
-use crate::model::{AxisId, AxisKind, CylinderId, Friction, Model};
+use crate::integrator::tolerances::Tolerances;
+use crate::model::ids::{AxisId, CylinderId};
 
 /// Which friction element a block of friction states belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,16 +36,6 @@ pub enum FrictionOwner {
         /// The coordinate it acts on.
         axis: AxisId,
     },
-}
-
-impl FrictionOwner {
-    /// The friction law of this element in `model`.
-    pub fn law<'m>(&self, model: &'m Model) -> &'m Friction {
-        match *self {
-            FrictionOwner::Cylinder(c) => &model.hydraulics.cylinders[c.0].friction,
-            FrictionOwner::Joint { index, .. } => &model.joint_friction[index].friction,
-        }
-    }
 }
 
 /// The friction states of one friction element. Every cylinder and every friction joint has
@@ -92,14 +82,14 @@ pub struct Layout {
     /// relative `tolerance_relative` [-].
     pub tolerances: Tolerances,
     /// Absolute tolerances of the blocks z [rad or m], p [Pa], w and e [m or -].
-    block_atol: [f64; 4],
+    pub(super) block_atol: [f64; 4],
     /// Number of cylinders: the friction blocks of the joints follow theirs.
-    n_cylinders: usize,
+    pub(super) n_cylinders: usize,
 }
 
 /// Unit of a friction state from its name: the unit suffix of STYLE convention 2 (`bristle_m`
 /// is in m), dimensionless without one (`film`).
-fn friction_state_unit(name: &str) -> &'static str {
+pub(super) fn friction_state_unit(name: &str) -> &'static str {
     if name.ends_with("_m") {
         "m"
     } else {
@@ -108,7 +98,7 @@ fn friction_state_unit(name: &str) -> &'static str {
 }
 
 impl Default for Layout {
-    /// The layout of a model with no unknowns (a placeholder until [`Layout::new`]).
+    /// The layout of a model with no unknowns (a placeholder until model compile builds it).
     fn default() -> Self {
         Layout {
             names: Vec::new(),
@@ -129,114 +119,6 @@ impl Default for Layout {
 }
 
 impl Layout {
-    /// The layout of `model`'s unknowns. Reads the axes, volumes, cylinders, joint friction,
-    /// elements, valves, constraint and nonholonomic rows, and the solver tolerances; call it
-    /// once these are final.
-    pub fn new(model: &Model) -> Self {
-        let s = &model.solver;
-        let mut names: Vec<String> = Vec::new();
-        let mut units: Vec<&'static str> = Vec::new();
-        for a in &model.axes {
-            names.push(a.name.clone());
-            units.push(match a.kind {
-                AxisKind::Revolute => "rad",
-                AxisKind::Prismatic => "m",
-            });
-        }
-        let z = 0..names.len();
-        for v in &model.hydraulics.volumes {
-            names.push(format!("{}.p", v.name));
-            units.push("Pa");
-        }
-        let p = z.end..names.len();
-        let owners = model
-            .hydraulics
-            .cylinders
-            .iter()
-            .enumerate()
-            .map(|(c, cyl)| (cyl.name.as_str(), FrictionOwner::Cylinder(CylinderId(c))))
-            .chain(model.joint_friction.iter().enumerate().map(|(j, jf)| {
-                (
-                    jf.joint.as_str(),
-                    FrictionOwner::Joint {
-                        index: j,
-                        axis: jf.axis,
-                    },
-                )
-            }));
-        let mut friction = Vec::new();
-        for (name, owner) in owners {
-            let start = names.len() - p.end;
-            for state in crate::friction::state_names(owner.law(model)) {
-                names.push(format!("{name}.{state}"));
-                units.push(friction_state_unit(state));
-            }
-            friction.push(FrictionBlock {
-                name: name.to_string(),
-                owner,
-                states: start..names.len() - p.end,
-            });
-        }
-        let w = p.end..names.len();
-        let mut element_states = Vec::with_capacity(model.elements.len());
-        for e in &model.elements {
-            let start = names.len();
-            for k in 0..e.n_internal() {
-                names.push(format!("{}.state{k}", e.name()));
-                units.push("-");
-            }
-            element_states.push(start..names.len());
-        }
-        let internal = w.end..names.len();
-        let spools = model
-            .hydraulics
-            .valves
-            .iter()
-            .map(|v| format!("{}.spool", v.name))
-            .chain(
-                model
-                    .hydraulics
-                    .bridge_valves
-                    .iter()
-                    .map(|v| format!("{}.opening", v.name)),
-            )
-            .collect();
-        let multipliers = model
-            .constraints
-            .iter()
-            .map(|c| format!("{}.lambda", c.name))
-            .chain(
-                model
-                    .nonholonomic
-                    .iter()
-                    .map(|r| format!("{}.lambda", r.name)),
-            )
-            .collect();
-        let block_atol = [
-            s.tol_position,
-            s.tol_pressure_pa,
-            s.tol_friction_state,
-            s.tol_friction_state,
-        ];
-        let mut layout = Layout {
-            names,
-            units,
-            z,
-            p,
-            w,
-            internal,
-            friction,
-            element_states,
-            spools,
-            multipliers,
-            tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
-            block_atol,
-            n_cylinders: model.hydraulics.cylinders.len(),
-        };
-        layout.tolerances = layout.tolerances_with(layout.z.len(), s.tol_position, s.tol_relative);
-        layout
-    }
-
     /// Number of unknowns of x.
     pub fn n_unknowns(&self) -> usize {
         self.names.len()

@@ -340,3 +340,13 @@ impl Model {
             .sum()
     }
 }
+
+impl layout::FrictionOwner {
+    /// The friction law of this element in `model`.
+    pub fn law<'m>(&self, model: &'m Model) -> &'m Friction {
+        match *self {
+            layout::FrictionOwner::Cylinder(c) => &model.hydraulics.cylinders[c.0].friction,
+            layout::FrictionOwner::Joint { index, .. } => &model.joint_friction[index].friction,
+        }
+    }
+}

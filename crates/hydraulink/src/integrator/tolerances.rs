@@ -1,0 +1,77 @@
+//! Per-unknown weighted tolerances of the Newton test (`integrator::newton`): the absolute
+//! tolerance of each block of unknowns, the relative tolerance and the round-off floor. Plain
+//! data that imports nothing of the crate, so the model's `Layout` can build them.
+
+/// Round-off floor of the weighted norm, in units of the unknown's own spacing ε|x_i|: an
+/// increment below a few ulps of x_i cannot be resolved, so no tolerance asks for one.
+pub const ROUNDOFF_ULPS: f64 = 16.0;
+
+/// Weight of unknown x with absolute tolerance `atol` and relative tolerance `rtol`:
+/// max(atol + rtol |x|, 16 ε |x|). The floor only acts where the tolerances ask for less than
+/// 16 ulps of x (|x| > 2.8e12 Pa at 1e-2 Pa, 2.8e7 m at 1e-7 m).
+#[inline]
+pub fn weight(atol: f64, rtol: f64, x: f64) -> f64 {
+    (atol + rtol * x.abs()).max(ROUNDOFF_ULPS * f64::EPSILON * x.abs())
+}
+
+/// Per-unknown absolute tolerances as up to four consecutive ranges of the unknowns (positions
+/// [rad or m], pressures [Pa], friction states [m or -], …), and the relative tolerance [-].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerances {
+    /// (end, atol): unknowns up to (excluding) `end` after the previous range have tolerance
+    /// `atol`; unknowns after the last range take the last range's.
+    ranges: [(usize, f64); 4],
+    n_ranges: usize,
+    /// Relative tolerance [-].
+    pub rtol: f64,
+}
+
+impl Tolerances {
+    /// Tolerances from `(count, atol)` ranges in the order of the unknowns (at most four).
+    pub fn new(ranges: &[(usize, f64)], rtol: f64) -> Self {
+        assert!(
+            !ranges.is_empty() && ranges.len() <= 4,
+            "Tolerances take one to four ranges (internal invariant)"
+        );
+        let mut r = [(0usize, 0.0f64); 4];
+        let mut end = 0;
+        for (k, (count, atol)) in ranges.iter().enumerate() {
+            end += count;
+            r[k] = (end, *atol);
+        }
+        Tolerances {
+            ranges: r,
+            n_ranges: ranges.len(),
+            rtol,
+        }
+    }
+
+    /// Absolute tolerance of unknown `i`.
+    #[inline]
+    pub fn atol(&self, i: usize) -> f64 {
+        for (end, atol) in &self.ranges[..self.n_ranges] {
+            if i < *end {
+                return *atol;
+            }
+        }
+        self.ranges[self.n_ranges - 1].1
+    }
+
+    /// ν = max_i |Δx_i| / w_i after x ← x + Δx (w: [`weight`] at the updated x); non-finite
+    /// when any weighted entry is.
+    pub fn add_and_measure(&self, x: &mut [f64], dx: &[f64]) -> f64 {
+        let mut norm: f64 = 0.0;
+        let mut finite = true;
+        for (i, (xi, di)) in x.iter_mut().zip(dx.iter()).enumerate() {
+            *xi += *di;
+            let r = di.abs() / weight(self.atol(i), self.rtol, *xi);
+            finite &= r.is_finite();
+            norm = norm.max(r);
+        }
+        if finite {
+            norm
+        } else {
+            f64::NAN
+        }
+    }
+}
