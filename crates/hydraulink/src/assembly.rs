@@ -11,7 +11,7 @@ use crate::mechanics::nonholonomic::{self, NonholonomicEval};
 use crate::mechanics::ports::Line;
 use crate::mechanics::semirecursive::Dynamics;
 use crate::model::Model;
-use crate::real::Real;
+use crate::real::{v3, Real};
 
 /// Buffers of one evaluation, in scalar type `S`.
 #[derive(Debug, Clone)]
@@ -54,7 +54,8 @@ pub struct Evaluator<S: Real> {
     pub joint_velocity: Vec<S>,
     /// Friction F_μ of every joint-friction element [N m or N].
     pub joint_friction_force: Vec<S>,
-    /// Per cylinder, of the last cylinder evaluation: base pin, rod pin, unit direction n.
+    /// Per cylinder, of the last cylinder evaluation: base pin, rod pin, unit direction n
+    /// (p-independent; lifted by `evaluate_pressures`).
     pub cylinder_geometry: Vec<[Vector3<S>; 3]>,
     /// Value of each element's driving input at the evaluation time (1 without input); written
     /// by the step pipeline (`step::sample_element_inputs`) [unit of the input].
@@ -137,6 +138,7 @@ impl<S: Real> Evaluator<S> {
         spools: &[f64],
         acc0: bool,
     ) {
+        self.dynamics.mass_v_valid = false;
         self.kin.positions(model, z);
         self.kin.velocities(model, zd);
         self.dynamics.bodies(model, &self.kin);
@@ -175,6 +177,92 @@ impl<S: Real> Evaluator<S> {
         }
         if !model.nonholonomic.is_empty() {
             nonholonomic::evaluate(model, &self.kin, &mut self.nonholonomic);
+        }
+        hydraulics::pressure_rates(
+            model,
+            p,
+            &self.motion,
+            spools,
+            &mut self.inflow,
+            &mut self.h,
+        );
+    }
+
+    /// Like [`Evaluator::evaluate`] where only the pressures differ from the f64 evaluation
+    /// `base` at the same (z, ż): kinematics, body terms and constraints do not depend on p and
+    /// are lifted from `base`; the cylinder ports, the accumulation and the hydraulics run in `S`.
+    /// Used for the pressure columns of the exact tangent.
+    pub fn evaluate_pressures(
+        &mut self,
+        model: &Model,
+        base: &Evaluator<f64>,
+        p: &[S],
+        spools: &[f64],
+    ) {
+        self.kin.lift_from(&base.kin);
+        self.dynamics.lift_body_terms(&base.dynamics);
+        self.cylinder_forces(model, base, p);
+        self.dynamics.accumulate(model, &self.kin);
+        // M′ z̈ does not depend on p: the tree passes' product of `base` (at the same z̈), if
+        // `base` has one, is taken over by the next `form_residual`
+        if !self.dynamics.form_mass && base.dynamics.mass_v_valid {
+            for (d, s) in self
+                .dynamics
+                .mass_v
+                .iter_mut()
+                .zip(base.dynamics.mass_v.iter())
+            {
+                *d = S::from(*s);
+            }
+            self.dynamics.mass_v_valid = true;
+        }
+        for (d, s) in self
+            .joint_velocity
+            .iter_mut()
+            .zip(base.joint_velocity.iter())
+        {
+            *d = S::from(*s);
+        }
+        self.joint_friction(model, true);
+        if !model.elements.is_empty() {
+            // joint-port elements: generalized forces at the (z, ż) of `base`
+            for (i, e) in model.elements.iter().enumerate() {
+                if let crate::element::MechPort::Joint(a) = e.ports().mech {
+                    let at = base.element_at[i];
+                    let st = crate::element::PortState {
+                        p: [S::zero(); crate::element::MAX_NODES],
+                        position: 0.0,
+                        s: S::from(at.s),
+                        sd: S::from(at.sd),
+                        u: at.u,
+                    };
+                    self.dynamics.force[a.0] += e.evaluate(&st).force;
+                }
+            }
+        }
+        for (d, s) in self
+            .constraints
+            .phi
+            .iter_mut()
+            .zip(base.constraints.phi.iter())
+        {
+            *d = S::from(*s);
+        }
+        for (d, s) in self
+            .constraints
+            .jac
+            .iter_mut()
+            .zip(base.constraints.jac.iter())
+        {
+            *d = S::from(*s);
+        }
+        // B and Ψ do not depend on p
+        let (nh, bnh) = (&mut self.nonholonomic, &base.nonholonomic);
+        for (d, s) in nh.b.iter_mut().zip(bnh.b.iter()) {
+            *d = S::from(*s);
+        }
+        for (d, s) in nh.psi.iter_mut().zip(bnh.psi.iter()) {
+            *d = S::from(*s);
         }
         hydraulics::pressure_rates(
             model,
@@ -242,6 +330,24 @@ impl<S: Real> Evaluator<S> {
             s: self.motion[c].s,
         };
         line.apply(&mut self.dynamics, &cyl.base, &cyl.rod, f);
+    }
+
+    /// Like [`Evaluator::cylinders`] with the port geometry and motion (which do not depend on p)
+    /// lifted from the f64 evaluation `base` at the same (z, ż): only the forces run in `S`.
+    fn cylinder_forces(&mut self, model: &Model, base: &Evaluator<f64>, p: &[S]) {
+        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+            let [rb, rr, n] = base.cylinder_geometry[c];
+            let (rb, rr, n): (Vector3<S>, Vector3<S>, Vector3<S>) = (v3(&rb), v3(&rr), v3(&n));
+            let m = base.motion[c];
+            let sd = S::from(m.sd);
+            self.motion[c] = CylinderMotion {
+                s: S::from(m.s),
+                sd,
+            };
+            self.cylinder_geometry[c] = [rb, rr, n];
+            let r = model.layout.cylinder_friction(crate::model::CylinderId(c));
+            self.cylinder_force_at(c, cyl, r, p, sd);
+        }
     }
 
     /// Cylinder ports: s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base) (000 eq. 45); the force

@@ -60,18 +60,64 @@ impl Tolerances {
     /// ν = max_i |Δx_i| / w_i after x ← x + Δx (w: [`weight`] at the updated x); non-finite
     /// when any weighted entry is.
     pub fn add_and_measure(&self, x: &mut [f64], dx: &[f64]) -> f64 {
+        let n = x.len().min(dx.len());
         let mut norm: f64 = 0.0;
         let mut finite = true;
-        for (i, (xi, di)) in x.iter_mut().zip(dx.iter()).enumerate() {
-            *xi += *di;
-            let r = di.abs() / weight(self.atol(i), self.rtol, *xi);
-            finite &= r.is_finite();
-            norm = norm.max(r);
+        // range by range (the same atol per unknown as [`Tolerances::atol`], without its search
+        // per entry); the last range runs to the end
+        let mut start = 0;
+        for (k, (end, atol)) in self.ranges[..self.n_ranges].iter().enumerate() {
+            let end = if k + 1 == self.n_ranges {
+                n
+            } else {
+                (*end).min(n)
+            };
+            for i in start..end.max(start) {
+                let xi = &mut x[i];
+                *xi += dx[i];
+                let r = dx[i].abs() / weight(*atol, self.rtol, *xi);
+                finite &= r.is_finite();
+                norm = norm.max(r);
+            }
+            start = start.max(end);
         }
         if finite {
             norm
         } else {
             f64::NAN
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The range-by-range walk gives the norm of the per-entry definition w_i = weight(atol(i)),
+    /// bit for bit, for empty ranges, unknowns past the last range and x shorter than the ranges.
+    #[test]
+    fn add_and_measure_is_the_per_entry_norm() {
+        let cases: [&[(usize, f64)]; 4] = [
+            &[(3, 1e-7), (2, 1e-2), (0, 1e-9), (1, 1e-6)],
+            &[(0, 1e-7), (4, 1e-2)],
+            &[(2, 1e-7)],
+            &[(5, 1e-7), (5, 1e-2), (5, 1e-9)],
+        ];
+        for ranges in cases {
+            let t = Tolerances::new(ranges, 1e-9);
+            for n in [0, 1, 4, 6, 9] {
+                let x0: Vec<f64> = (0..n).map(|i| 1e5 * (i as f64 - 2.5)).collect();
+                let dx: Vec<f64> = (0..n).map(|i| 1e-3 / (1.0 + i as f64)).collect();
+                let mut x = x0.clone();
+                let got = t.add_and_measure(&mut x, &dx);
+                let mut want: f64 = 0.0;
+                for i in 0..n {
+                    let xi = x0[i] + dx[i];
+                    assert_eq!(x[i].to_bits(), xi.to_bits());
+                    want = want.max(dx[i].abs() / weight(t.atol(i), t.rtol, xi));
+                }
+                assert_eq!(got.to_bits(), want.to_bits(), "ranges {ranges:?}, n {n}");
+            }
         }
     }
 }

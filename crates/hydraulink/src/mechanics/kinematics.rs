@@ -73,6 +73,25 @@ impl<S: Real> Kinematics<S> {
         }
     }
 
+    /// Copies an f64 evaluation at the same point (derivative parts zero).
+    pub fn lift_from(&mut self, base: &Kinematics<f64>) {
+        fn lift_v<S: Real>(d: &mut [Vector3<S>], s: &[Vector3<f64>]) {
+            for (a, b) in d.iter_mut().zip(s.iter()) {
+                *a = v3(b);
+            }
+        }
+        for (a, b) in self.rot.iter_mut().zip(base.rot.iter()) {
+            *a = crate::real::m3(b);
+        }
+        lift_v(&mut self.pos, &base.pos);
+        lift_v(&mut self.bv, &base.bv);
+        lift_v(&mut self.bw, &base.bw);
+        lift_v(&mut self.vel_v, &base.vel_v);
+        lift_v(&mut self.vel_w, &base.vel_w);
+        lift_v(&mut self.acc0_v, &base.acc0_v);
+        lift_v(&mut self.acc0_w, &base.acc0_w);
+    }
+
     /// Rotation of a frame.
     #[inline]
     pub fn frame_rot(&self, f: Frame) -> Matrix3<S> {

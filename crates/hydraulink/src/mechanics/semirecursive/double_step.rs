@@ -738,20 +738,13 @@ fn tangent_inner(
             ds.counters.position_solves += 1;
             ds.counters.inner_iterations += it as u64;
         } else {
-            // pressures: positions, rates, R_z and z̈ do not depend on p; every element is
-            // evaluated at the converged (z, ż) and the dual p
+            // pressures: positions, rates, R_z and z̈ do not depend on p
             for v in 0..nv {
                 du.p[v] = ds.xd[fi + v];
                 ws.evd.pd[v] = ds.xd[fi + v] * c1 + ws.hist.pd_hat[v];
             }
-            for (d, s) in du.z.iter_mut().zip(ds.re.z.iter()) {
-                *d = Dual64::from(*s);
-            }
-            for (d, s) in du.zd.iter_mut().zip(ds.re.zd.iter()) {
-                *d = Dual64::from(*s);
-            }
             ws.evd
-                .evaluate(model, &du.z, &du.zd, &du.p, &ws.spool_new, true);
+                .evaluate_pressures(model, &ws.ev, &du.p, &ws.spool_new);
             for (d, s) in du.zdd.iter_mut().zip(ds.re.zdd.iter()) {
                 *d = Dual64::from(*s);
             }

@@ -99,6 +99,9 @@ pub struct Dynamics<S: Real> {
     pub form_mass: bool,
     /// M′ v of the last `mass_times`.
     pub mass_v: Vec<S>,
+    /// Whether `mass_v` holds M′ z̈ of the current point, set by the caller who computed or
+    /// lifted it; the penalty residual then uses it instead of recomputing, and clears it.
+    pub mass_v_valid: bool,
     /// Scratch of `mass_times`: Ẑ of the parent, per axis (velocity and angular parts).
     pub rec_pv: Vec<Vector3<S>>,
     /// Scratch of `mass_times`.
@@ -143,6 +146,7 @@ impl<S: Real> Dynamics<S> {
             force: vec![S::zero(); n],
             form_mass: true,
             mass_v: vec![S::zero(); n],
+            mass_v_valid: false,
             rec_pv: vec![Vector3::zeros(); n],
             rec_pw: vec![Vector3::zeros(); n],
             rec_zv: vec![Vector3::zeros(); n],
@@ -198,6 +202,23 @@ impl<S: Real> Dynamics<S> {
         self.body_msum.copy_from_slice(&self.msum);
         self.body_qf.copy_from_slice(&self.qsum_f);
         self.body_qt.copy_from_slice(&self.qsum_t);
+    }
+
+    /// Sets the per-axis slots to the saved body terms of an f64 evaluation at the same point.
+    pub fn lift_body_terms(&mut self, base: &Dynamics<f64>) {
+        for (d, s) in self.msum.iter_mut().zip(base.body_msum.iter()) {
+            *d = SpatialInertia {
+                m: S::from(s.m),
+                h: v3(&s.h),
+                jo: m3(&s.jo),
+            };
+        }
+        for (d, s) in self.qsum_f.iter_mut().zip(base.body_qf.iter()) {
+            *d = v3(s);
+        }
+        for (d, s) in self.qsum_t.iter_mut().zip(base.body_qt.iter()) {
+            *d = v3(s);
+        }
     }
 
     /// Adds a point force `f` [N] at global point `r` on frame `frame`: [F ; r × F] in Z form.

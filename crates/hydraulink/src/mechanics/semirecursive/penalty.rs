@@ -108,7 +108,10 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
     // g_r = αΦ_r + λ_r, then f_z = c (M′ z̈ + Φ_zᵀ g − Q′), row by row; on a tree without
     // the dense M′, M′ z̈ by the tree passes (recursive_mass.rs)
     if !ev.dynamics.form_mass {
-        ev.dynamics.mass_times(model, &ev.kin, &ev.zdd);
+        if !ev.dynamics.mass_v_valid {
+            ev.dynamics.mass_times(model, &ev.kin, &ev.zdd);
+        }
+        ev.dynamics.mass_v_valid = false;
         let (jac, phi) = (&ev.constraints.jac, &ev.constraints.phi);
         for i in 0..n {
             let mut acc = ev.dynamics.mass_v[i] - ev.dynamics.force[i];
@@ -155,19 +158,35 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
     }
 }
 
-/// Exact tangent ∂f/∂x into `ws.tangent`: one forward-mode dual pass of the whole residual per
-/// unknown (λ held), every element evaluated by its own law (no pressure-column side path:
-/// callgrind on the four-bar, +1.3 % instructions against the lifted one).
+/// Exact tangent ∂f/∂x into `ws.tangent`: one forward-mode dual pass of the residual per
+/// unknown (λ held). Pressure columns reuse the p-independent part (kinematics, body terms,
+/// constraints) of an f64 evaluation at the same point.
 pub fn tangent(model: &Model, ws: &mut Buffers) {
+    let n = model.n_coords();
     let nx = ws.x.len();
-    // the f64 evaluation at x, for the friction directions below (f is left untouched)
+    // the f64 evaluation at x the pressure columns build on (f is left untouched)
     ws.ev.x.copy_from_slice(&ws.x);
     evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+    if !ws.ev.dynamics.form_mass {
+        // M′ z̈ at x for the pressure columns (`Evaluator::evaluate_pressures`)
+        ws.ev.dynamics.mass_times(model, &ws.ev.kin, &ws.ev.zdd);
+        ws.ev.dynamics.mass_v_valid = true;
+    }
     for j in 0..nx {
         for k in 0..nx {
             ws.evd.x[k] = Dual64::new(ws.x[k], if k == j { 1.0 } else { 0.0 });
         }
-        residual(model, &mut ws.evd, &ws.hist, &ws.lambda, &ws.spool_new);
+        if j < n {
+            residual(model, &mut ws.evd, &ws.hist, &ws.lambda, &ws.spool_new);
+        } else {
+            trapezoidal_rates(model, &mut ws.evd, &ws.hist);
+            let p = std::mem::take(&mut ws.evd.x);
+            let nv = model.n_volumes();
+            ws.evd
+                .evaluate_pressures(model, &ws.ev, &p[n..n + nv], &ws.spool_new);
+            ws.evd.x = p;
+            form_residual(model, &mut ws.evd, &ws.lambda);
+        }
         let mut a = ws.tangent.matrix_mut();
         for i in 0..nx {
             a[(i, j)] = ws.evd.f[i].eps;
