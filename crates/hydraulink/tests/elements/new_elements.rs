@@ -20,6 +20,7 @@ fn relief() -> relief_valve::ReliefValve {
         cracking_pressure_pa: 1.4e7,
         gradient_m3_s_pa: 1e-3 / 1e6,
         smoothing_pa: 1.4e5,
+        poppet: None,
     }
 }
 
