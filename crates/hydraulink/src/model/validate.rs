@@ -67,10 +67,10 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_algebraic_volumes(spec)?;
     check_inputs(&spec.inputs)?;
     check_solver(&spec.solver)?;
+    check_internal_states(spec)?;
     check_guidance(spec)?;
     crate::friction::compile::check_joints(spec)?;
     crate::friction::compile::check_formulation(spec)?;
-    check_internal_states(spec)?;
     check_nonholonomic(spec, &bodies)?;
     check_something_to_simulate(spec)
 }

@@ -90,6 +90,7 @@ fn at<S: Copy>(p0: S, p1: S, s: S, sd: S) -> PortState<S> {
         sd,
         u: 1.0,
         position: 0.0,
+        internal: [p0; hydraulink::element::MAX_INTERNAL],
     }
 }
 
