@@ -297,6 +297,9 @@ pub struct Context<'a> {
     pub oil_bulk_pa: f64,
     /// Oil density ρ [kg/m³].
     pub density_kg_m3: f64,
+    /// Time step Δt of the solver [s] (an element with internal states bounds its time constants
+    /// by it).
+    pub step_s: f64,
 }
 
 /// What an end stop needs of its cylinder.

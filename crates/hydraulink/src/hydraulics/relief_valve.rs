@@ -27,7 +27,7 @@
 //! At steady state x = x_s and Q = Q_s: the static valve. The valve only dissipates,
 //! Q Δp = a_r x Δp² ≥ 0 while x ≥ 0, and the trapezoidal rule keeps x ≥ 0 for Δt ≤ 2τ (its
 //! amplification (1 − Δt/2τ)/(1 + Δt/2τ) ≥ 0), so a τ below Δt/2 is rejected
-//! (`model::validate`). An opening that lags a falling Δp lets a short reverse flow pass
+//! when it compiles. An opening that lags a falling Δp lets a short reverse flow pass
 //! (Δp < 0 with x > 0), still dissipative, until the poppet has seated.
 
 use serde::{Deserialize, Serialize};
@@ -110,10 +110,24 @@ impl ReliefValveSpec {
         };
         let poppet = match self.poppet_time_constant_s {
             None => None,
-            Some(tau) => Some(PoppetLag {
-                time_constant_s: cx.positive("poppet_time_constant_s", tau)?,
-                rated_conductance_m3_s_pa: q / (p_cr + over + 0.5 * w),
-            }),
+            Some(tau) => {
+                let tau = cx.positive("poppet_time_constant_s", tau)?;
+                // trapezoidal amplification (1 − Δt/2τ)/(1 + Δt/2τ) ≥ 0 keeps x ≥ 0 (module doc)
+                if tau < 0.5 * cx.step_s {
+                    return Err(cx.error(
+                        "poppet_time_constant_s",
+                        format!(
+                            "must be ≥ Δt/2 = {} s (solver.step_s / 2), got {tau} s: the \
+                             trapezoidal rule would drive the poppet opening below 0",
+                            0.5 * cx.step_s
+                        ),
+                    ));
+                }
+                Some(PoppetLag {
+                    time_constant_s: tau,
+                    rated_conductance_m3_s_pa: q / (p_cr + over + 0.5 * w),
+                })
+            }
         };
         Ok(ReliefValve {
             name: self.name.clone(),

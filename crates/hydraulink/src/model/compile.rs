@@ -741,6 +741,7 @@ fn compile_elements(
             cylinder: &cylinder,
             oil_bulk_pa: model.hydraulics.oil_bulk_pa,
             density_kg_m3: model.hydraulics.density_kg_m3,
+            step_s: spec.solver.step_s,
         };
         if es.name().is_empty() {
             return Err(cx.error("name", "must not be empty"));

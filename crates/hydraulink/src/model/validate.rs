@@ -79,8 +79,7 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
 /// poppet lag) are Newton unknowns of the penalty formulation only; every other formulation
 /// would leave them frozen, so it is rejected here, naming the element and its field. The
 /// algebraic-volume elimination would see them at their steady state, so a model with algebraic
-/// volumes is rejected too. A poppet lag τ below Δt/2 is rejected: the trapezoidal rule would
-/// let the opening overshoot below 0 (`hydraulics::relief_valve`).
+/// volumes is rejected too.
 fn check_internal_states(spec: &ModelSpec) -> Result<(), ModelError> {
     for (i, e) in spec.elements.iter().enumerate() {
         let Some(field) = e.internal_state_field() else {
@@ -116,21 +115,6 @@ fn check_internal_states(spec: &ModelSpec) -> Result<(), ModelError> {
                     v.name
                 ),
             ));
-        }
-        if let crate::component::ComponentSpec::ReliefValve(r) = e {
-            let (tau, dt) = (r.poppet_time_constant_s.unwrap_or(0.0), spec.solver.step_s);
-            if tau.is_finite() && dt.is_finite() && tau < 0.5 * dt {
-                let (path, element) = at();
-                return Err(ModelError::new(
-                    path,
-                    element,
-                    format!(
-                        "must be ≥ Δt/2 = {} s (solver.step_s / 2), got {tau} s: the trapezoidal \
-                         rule would drive the poppet opening below 0",
-                        0.5 * dt
-                    ),
-                ));
-            }
         }
     }
     Ok(())
