@@ -48,6 +48,13 @@ pub struct Evaluator<S: Real> {
     pub fstate_rate: Vec<S>,
     /// Their trapezoidal rates ẇ = (2/Δt) w + ŵ̇ (set by the formulation).
     pub fstate_trap: Vec<S>,
+    /// Trial internal states e of the elements (`Layout::internal` order; the relief valve's
+    /// poppet opening) [unit of the state].
+    pub internal: Vec<S>,
+    /// Their rates g(e, ports) from the elements' laws [unit / s].
+    pub internal_rate: Vec<S>,
+    /// Their trapezoidal rates ė = (2/Δt) e + ê̇ (set by the formulation) [unit / s].
+    pub internal_trap: Vec<S>,
     /// Friction force F_μ of every cylinder [N].
     pub friction_force: Vec<S>,
     /// Rate ż of every joint-friction axis [rad/s or m/s].
@@ -76,6 +83,7 @@ impl<S: Real> Evaluator<S> {
             model.hydraulics.cylinders.len(),
         );
         let nw = model.n_friction_states();
+        let ne = model.layout.internal.len();
         Evaluator {
             kin: Kinematics::new(n),
             dynamics: Dynamics::new(n, model.bodies.len()),
@@ -94,11 +102,14 @@ impl<S: Real> Evaluator<S> {
             zd: vec![S::zero(); n],
             zdd: vec![S::zero(); n],
             pd: vec![S::zero(); nv],
-            x: vec![S::zero(); n + nv + nw],
-            f: vec![S::zero(); n + nv + nw],
+            x: vec![S::zero(); n + nv + nw + ne],
+            f: vec![S::zero(); n + nv + nw + ne],
             fstate: vec![S::zero(); nw],
             fstate_rate: vec![S::zero(); nw],
             fstate_trap: vec![S::zero(); nw],
+            internal: vec![S::zero(); ne],
+            internal_rate: vec![S::zero(); ne],
+            internal_trap: vec![S::zero(); ne],
             friction_force: vec![S::zero(); nc],
             joint_velocity: vec![S::zero(); model.joint_friction.len()],
             joint_friction_force: vec![S::zero(); model.joint_friction.len()],
@@ -127,8 +138,10 @@ impl<S: Real> Evaluator<S> {
         constraints::evaluate(model, &self.kin, &mut self.constraints);
     }
 
-    /// Full evaluation at (z, ż, p) with spool positions `spools`: fills M′, Q′ (with the cylinder
-    /// forces), Φ, Φ_z, cylinder motion and forces, and h. With `acc0`, also Φ̇_z ż.
+    /// Full evaluation at (z, ż, p) with spool positions `spools` (friction states from
+    /// `fstate`, the elements' internal states from `internal`): fills M′, Q′ (with the cylinder
+    /// forces), Φ, Φ_z, cylinder motion and forces, h, the friction-state rates and the internal
+    /// rates. With `acc0`, also Φ̇_z ż.
     pub fn evaluate(
         &mut self,
         model: &Model,
@@ -178,11 +191,13 @@ impl<S: Real> Evaluator<S> {
         if !model.nonholonomic.is_empty() {
             nonholonomic::evaluate(model, &self.kin, &mut self.nonholonomic);
         }
-        hydraulics::pressure_rates(
+        hydraulics::pressure_rates_with(
             model,
             p,
             &self.motion,
             spools,
+            &self.internal,
+            &mut self.internal_rate,
             &mut self.inflow,
             &mut self.h,
         );

@@ -20,6 +20,8 @@ pub struct History {
     pub pd_hat: Vec<f64>,
     /// ŵ̇_k = −(2/Δt w_k + ẇ_k) of the friction states (003 Pub II Appendix A).
     pub wd_hat: Vec<f64>,
+    /// ê̇_k = −(2/Δt e_k + ė_k) of the elements' internal states.
+    pub ed_hat: Vec<f64>,
 }
 
 /// Counters of the numerical work (reported, never used for control except the reuse policy).
@@ -48,7 +50,8 @@ pub struct Buffers {
     pub tangent: DenseLu,
     /// Projection matrix M′ + (Δt²/4) α Φ_zᵀ Φ_z and its LU.
     pub projection: DenseLu,
-    /// Newton unknowns x = [z; p; w] of the step being solved (w: friction states).
+    /// Newton unknowns x = [z; p; w; e] of the step being solved (w: friction states, e: the
+    /// elements' internal states).
     pub x: Vec<f64>,
     /// Newton increment.
     pub dx: Vec<f64>,
@@ -97,6 +100,7 @@ impl Buffers {
     pub fn new(model: &Model) -> Self {
         let (n, nv) = (model.n_coords(), model.n_volumes());
         let nw = model.n_friction_states();
+        let nx = n + nv + nw + model.layout.internal.len();
         // The penalty formulation on a tree (no loop-closure or nonholonomic rows, so no
         // projection needs M′): M′ z̈ by the tree passes instead of the dense M′
         // (`recursive_mass.rs`). (With enough unknowns its tangent is Schur-reduced: `schur.rs`.)
@@ -116,14 +120,15 @@ impl Buffers {
                 zdd_hat: vec![0.0; n],
                 pd_hat: vec![0.0; nv],
                 wd_hat: vec![0.0; nw],
+                ed_hat: vec![0.0; model.layout.internal.len()],
             },
-            tangent: DenseLu::new(n + nv + nw),
+            tangent: DenseLu::new(nx),
             projection: DenseLu::new(n),
-            x: vec![0.0; n + nv + nw],
-            dx: vec![0.0; n + nv + nw],
+            x: vec![0.0; nx],
+            dx: vec![0.0; nx],
             lambda: vec![0.0; model.n_constraints() + model.n_nonholonomic()],
             spool_new: vec![0.0; model.n_valve_positions()],
-            diag: vec![0.0; n + nv + nw],
+            diag: vec![0.0; nx],
             tmp: vec![0.0; n.max(1)],
             tmp2: vec![0.0; n.max(1)],
             counters: Counters::default(),

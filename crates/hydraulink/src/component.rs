@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::element::{
     Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    MAX_INTERNAL, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
@@ -67,6 +67,13 @@ impl Element for Component {
     }
     fn n_internal(&self) -> usize {
         dispatch!(self, e => e.n_internal())
+    }
+    fn describe_internal(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe_internal(out))
+    }
+    #[inline]
+    fn steady_internal<S: Real>(&self, at: &PortState<S>, out: &mut [S; MAX_INTERNAL]) {
+        dispatch!(self, e => e.steady_internal(at, out))
     }
     #[inline]
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
@@ -201,6 +208,17 @@ impl ComponentSpec {
             ComponentSpec::PointForce(_) => "point force",
             ComponentSpec::Torque(_) => "torque",
             ComponentSpec::JointForce(_) => "joint force",
+        }
+    }
+    /// The field that gives the element internal states (Newton unknowns of its own), when it
+    /// does: `poppet_time_constant_s` of a relief valve with a poppet lag. Formulations other
+    /// than the penalty one reject the element by this field (`model::validate`).
+    pub fn internal_state_field(&self) -> Option<&'static str> {
+        match self {
+            ComponentSpec::ReliefValve(s) => {
+                s.poppet_time_constant_s.map(|_| "poppet_time_constant_s")
+            }
+            _ => None,
         }
     }
     /// Checks and compiles the element against the names of the model.

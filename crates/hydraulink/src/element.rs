@@ -44,6 +44,10 @@ pub const MAX_NODES: usize = 4;
 /// Largest number of outputs of one element ([`Element::outputs`]).
 pub const MAX_OUTPUTS: usize = 4;
 
+/// Largest number of internal states of one element ([`Element::n_internal`]): the slots of
+/// [`PortState::internal`] and [`PortEffort::internal_rate`].
+pub const MAX_INTERNAL: usize = 2;
+
 /// The mechanical port of an element.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MechPort {
@@ -99,6 +103,9 @@ pub struct PortState<S> {
     /// Position of a valve, the element's internal state that is advanced before Newton (a 4/3
     /// valve's spool U [unit of its input], a bridge valve's opening κ [-]); 0 for the others.
     pub position: f64,
+    /// The element's own internal states e, Newton unknowns of the step ([`Element::n_internal`]
+    /// of them; unused slots 0) [unit of [`Element::describe_internal`]].
+    pub internal: [S; MAX_INTERNAL],
 }
 
 impl<S: Real> PortState<S> {
@@ -110,6 +117,7 @@ impl<S: Real> PortState<S> {
             sd: S::zero(),
             u: 1.0,
             position: 0.0,
+            internal: [S::zero(); MAX_INTERNAL],
         }
     }
 }
@@ -125,6 +133,8 @@ pub struct PortEffort<S> {
     pub force: S,
     /// Point force [N] or torque [N m], in the axes the port names.
     pub vector: Vector3<S>,
+    /// Rates ė = g(e, ports) of the internal states [unit of the state / s] (unused slots 0).
+    pub internal_rate: [S; MAX_INTERNAL],
 }
 
 impl<S: Real> PortEffort<S> {
@@ -135,6 +145,7 @@ impl<S: Real> PortEffort<S> {
             compliance: [S::zero(); MAX_NODES],
             force: S::zero(),
             vector: Vector3::zeros(),
+            internal_rate: [S::zero(); MAX_INTERNAL],
         }
     }
 }
@@ -176,12 +187,22 @@ pub trait Element {
     fn name(&self) -> &str;
     /// Its ports.
     fn ports(&self) -> Ports;
-    /// Number of internal states that are Newton unknowns of its own; none of the current
-    /// elements has one (a valve's position is advanced before Newton and comes in as
-    /// [`PortState::position`]).
+    /// Number of internal states e that are Newton unknowns of its own (at most
+    /// [`MAX_INTERNAL`]): they come in as [`PortState::internal`], their rates ė = g(e, ports)
+    /// go out as [`PortEffort::internal_rate`], and the formulation integrates them with the
+    /// trapezoidal rule in the block e of x (`model::layout`). A relief valve with a poppet lag
+    /// has one; a valve's position is advanced before Newton instead and comes in as
+    /// [`PortState::position`].
     fn n_internal(&self) -> usize {
         0
     }
+    /// Names and units of its internal states (`relief1.poppet`), [`Element::n_internal`] of
+    /// them: the names of their unknowns in x, in errors and in the NaN check.
+    fn describe_internal(&self, _out: &mut Vec<Variable>) {}
+    /// Steady-state internal states (ė = 0) at the port state `at` (its `internal` ignored) into
+    /// `out`: the initial state, and the value used where the states are not unknowns (the
+    /// consistent initial pressures, the algebraic-volume elimination).
+    fn steady_internal<S: Real>(&self, _at: &PortState<S>, _out: &mut [S; MAX_INTERNAL]) {}
     /// Names and units of its outputs, in the order [`Element::outputs`] writes them.
     fn describe(&self, out: &mut Vec<Variable>);
     /// The law: efforts at the port state `at`.
@@ -276,6 +297,9 @@ pub struct Context<'a> {
     pub oil_bulk_pa: f64,
     /// Oil density ρ [kg/m³].
     pub density_kg_m3: f64,
+    /// Time step Δt of the solver [s] (an element with internal states bounds its time constants
+    /// by it).
+    pub step_s: f64,
 }
 
 /// What an end stop needs of its cylinder.

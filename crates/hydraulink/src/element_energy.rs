@@ -41,6 +41,10 @@ pub fn commit(
         };
         let mut at = node_port_state(model, &st.p, &ports.nodes);
         at.u = u;
+        // the element's internal states e (`Layout::element_states`)
+        let r = &model.layout.element_states[i];
+        let e0 = model.layout.internal.start;
+        at.internal[..r.len()].copy_from_slice(&st.internal[r.start - e0..r.end - e0]);
         match ports.mech {
             MechPort::None => {}
             MechPort::Joint(a) => {

@@ -451,6 +451,10 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     }
 
     // 5. accelerations, multipliers, pressure rates
+    // the elements' internal states at their steady state at p (e.g. the poppet's static opening)
+    let mut internal = vec![0.0; model.layout.internal.len()];
+    hydraulics::steady_internal_states(model, &p, &mut internal);
+    ev.internal.copy_from_slice(&internal);
     ev.evaluate(model, &z, &zd, &p, &spool0, true);
     let mm = DMatrix::from_row_slice(n, n, &ev.dynamics.mass);
     // D = [Φ_z; B]: the nonholonomic rows (B z̈ = −Ḃ ż) join the loop closures, so that z̈₀ is
@@ -546,6 +550,8 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         potential0_j: pe,
         formulation: Default::default(),
         friction_rate: ev.fstate_rate.clone(),
+        internal_rate: ev.internal_rate.clone(),
+        internal,
         friction_velocity_m_s: ev
             .motion
             .iter()

@@ -217,6 +217,7 @@ impl Simulation {
         // diagnostics of the initial state
         let spool = state.spool.clone();
         ws.ev.fstate.copy_from_slice(&state.friction);
+        ws.ev.internal.copy_from_slice(&state.internal);
         ws.ev
             .evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
         let mut last = StepReport::default();

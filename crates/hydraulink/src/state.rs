@@ -68,6 +68,12 @@ pub struct State {
     /// Work absorbed by each friction element (cylinders, then joints), D = ∫ F_μ v dt [J]
     /// (trapezoidal rule).
     pub friction_dissipated_j: Vec<f64>,
+    /// Internal states e of the elements (`Layout::internal` order, names
+    /// `Layout::names[Layout::internal]`: the relief valve's `<name>.poppet` [-]), Newton
+    /// unknowns of the penalty formulation; at t = 0 their steady state at the initial pressures.
+    pub internal: Vec<f64>,
+    /// Their rates ė (trapezoidal) [unit of the state / s].
+    pub internal_rate: Vec<f64>,
     /// Energy accounts of the elements (`crate::element`): stored, dissipated, supplied.
     pub elements: crate::component::ElementEnergy,
     /// The reusable Newton tangent of the active formulation (before factorization) and its

@@ -55,6 +55,11 @@ pub fn check_state(model: &Model, st: &State) -> Result<(), StepError> {
             return Err(bad(name));
         }
     }
+    for (o, name) in names(&l.internal).iter().enumerate() {
+        if !finite(&[st.internal[o], st.internal_rate[o]]) {
+            return Err(bad(name));
+        }
+    }
     for (lambda, name) in st.lambda.iter().zip(&l.multipliers) {
         if !lambda.is_finite() {
             return Err(bad(name));

@@ -194,6 +194,14 @@ fn boom_step_loop_allocates_nothing_under_every_formulation() {
     let mut spec = common::spec_of("boom");
     spec.solver.duration_s = 3.5;
     check_spec("boom", &guided(&spec));
+    // the relief valve's poppet lag: an internal state in x (penalty only)
+    let mut spec = common::spec_of("boom");
+    for e in spec.elements.iter_mut() {
+        if let hydraulink::component::ComponentSpec::ReliefValve(r) = e {
+            r.poppet_time_constant_s = Some(5e-3);
+        }
+    }
+    check_spec("boom with poppet lag", &spec);
 }
 
 #[test]

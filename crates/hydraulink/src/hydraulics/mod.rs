@@ -39,6 +39,20 @@ pub fn node_pressure<S: Real>(model: &Model, p: &[S], n: Node) -> S {
 /// `model.elements` with node ports (relief and check valves, accumulators). `spools` holds the
 /// 4/3 valves' spool positions, then the bridge valves' openings κ.
 pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut [S]) {
+    component_flows_with(model, p, spools, &[], &mut [], q);
+}
+
+/// [`component_flows`] with the internal states e of the elements (`Layout::internal`, in its
+/// order; `internal` empty: each element at its steady internal state,
+/// `Element::steady_internal`) and their rates ė = g(e, ports) into `rates` (when not empty).
+pub fn component_flows_with<S: Real>(
+    model: &Model,
+    p: &[S],
+    spools: &[f64],
+    internal: &[S],
+    rates: &mut [S],
+    q: &mut [S],
+) {
     for x in q.iter_mut() {
         *x = S::zero();
     }
@@ -53,10 +67,58 @@ pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut 
     for t in &h.throttles {
         add_flows(model, p, t, 0.0, q);
     }
-    for e in &model.elements {
-        if e.ports().nodes[0].is_some() {
-            add_flows(model, p, e, 0.0, q);
+    let (layout, e0) = (&model.layout, model.layout.internal.start);
+    for (i, e) in model.elements.iter().enumerate() {
+        let ports = e.ports();
+        if ports.nodes[0].is_none() {
+            continue;
         }
+        let r = match layout.element_states.get(i) {
+            Some(r) if !r.is_empty() => r,
+            // no internal states (or the layout not built yet, inside model compile)
+            _ => {
+                add_flows(model, p, e, 0.0, q);
+                continue;
+            }
+        };
+        // an element with internal states: e in, ė out (`Element::n_internal`)
+        let mut at = node_port_state(model, p, &ports.nodes);
+        let local = r.start - e0..r.end - e0;
+        if internal.is_empty() {
+            let mut steady = at.internal;
+            e.steady_internal(&at, &mut steady);
+            at.internal = steady;
+        } else {
+            at.internal[..local.len()].copy_from_slice(&internal[local.clone()]);
+        }
+        let effort = e.evaluate(&at);
+        if !rates.is_empty() {
+            rates[local.clone()].copy_from_slice(&effort.internal_rate[..local.len()]);
+        }
+        for (n, f) in ports.nodes.iter().zip(effort.flow.iter()) {
+            if let Some(Node::Volume(v)) = n {
+                q[v.0] += *f;
+            }
+        }
+    }
+}
+
+/// Steady internal states (`Element::steady_internal`) of every element with internal states at
+/// the pressures `p` into `out` (`Layout::internal` order): the initial e at t = 0.
+pub fn steady_internal_states(model: &Model, p: &[f64], out: &mut [f64]) {
+    let e0 = model.layout.internal.start;
+    for (e, r) in model
+        .elements
+        .iter()
+        .zip(model.layout.element_states.iter())
+    {
+        if r.is_empty() {
+            continue;
+        }
+        let at = node_port_state(model, p, &e.ports().nodes);
+        let mut steady = at.internal;
+        e.steady_internal(&at, &mut steady);
+        out[r.start - e0..r.end - e0].copy_from_slice(&steady[..r.len()]);
     }
 }
 
@@ -119,7 +181,23 @@ pub fn pressure_rates<S: Real>(
     q: &mut [S],
     pd: &mut [S],
 ) {
-    component_flows(model, p, spools, q);
+    pressure_rates_with(model, p, motion, spools, &[], &mut [], q, pd);
+}
+
+/// [`pressure_rates`] with the elements' internal states e and their rates ė into `rates`
+/// ([`component_flows_with`]).
+#[allow(clippy::too_many_arguments)]
+pub fn pressure_rates_with<S: Real>(
+    model: &Model,
+    p: &[S],
+    motion: &[CylinderMotion<S>],
+    spools: &[f64],
+    internal: &[S],
+    rates: &mut [S],
+    q: &mut [S],
+    pd: &mut [S],
+) {
+    component_flows_with(model, p, spools, internal, rates, q);
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
         let extra = model
             .has_node_compliance

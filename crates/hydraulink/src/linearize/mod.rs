@@ -528,6 +528,16 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
             v.name
         )));
     }
+    use crate::element::Element;
+    if let Some(i) = model.elements.iter().position(|e| e.n_internal() > 0) {
+        let l = &model.layout;
+        return Err(LinearizeError::Unsupported(format!(
+            "the internal state '{}' of element '{}' (elements[{i}]; e.g. a relief valve's \
+             poppet_time_constant_s): remove the lag to linearize the static element",
+            l.names[l.element_states[i].start],
+            model.elements[i].name()
+        )));
+    }
     if let Some(v) = model.hydraulics.volumes.iter().find(|v| v.algebraic) {
         return Err(LinearizeError::Unsupported(format!(
             "the algebraic (reduced) volume '{}' (its pressure is not a state)",

@@ -741,6 +741,7 @@ fn compile_elements(
             cylinder: &cylinder,
             oil_bulk_pa: model.hydraulics.oil_bulk_pa,
             density_kg_m3: model.hydraulics.density_kg_m3,
+            step_s: spec.solver.step_s,
         };
         if es.name().is_empty() {
             return Err(cx.error("name", "must not be empty"));
@@ -848,11 +849,20 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
     }
     let w = p.end..names.len();
     let mut element_states = Vec::with_capacity(model.elements.len());
+    let mut vars = Vec::new();
     for e in &model.elements {
         let start = names.len();
-        for k in 0..e.n_internal() {
-            names.push(format!("{}.state{k}", e.name()));
-            units.push("-");
+        // the element names its internal states (`relief1.poppet`) and gives their units
+        vars.clear();
+        e.describe_internal(&mut vars);
+        debug_assert_eq!(
+            vars.len(),
+            e.n_internal(),
+            "describe_internal names every internal state (internal invariant)"
+        );
+        for v in vars.drain(..) {
+            names.push(v.name);
+            units.push(v.unit);
         }
         element_states.push(start..names.len());
     }

@@ -65,7 +65,8 @@ pub struct Layout {
     pub p: Range<usize>,
     /// Friction states w in x.
     pub w: Range<usize>,
-    /// Internal states e of the elements in x (empty: no element has one yet).
+    /// Internal states e of the elements in x (`Element::n_internal`, element by element; a
+    /// relief valve with a poppet lag has one, `<name>.poppet`).
     pub internal: Range<usize>,
     /// The friction elements: cylinders, then friction joints.
     pub friction: Vec<FrictionBlock>,

@@ -67,11 +67,57 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_algebraic_volumes(spec)?;
     check_inputs(&spec.inputs)?;
     check_solver(&spec.solver)?;
+    check_internal_states(spec)?;
     check_guidance(spec)?;
     crate::friction::compile::check_joints(spec)?;
     crate::friction::compile::check_formulation(spec)?;
     check_nonholonomic(spec, &bodies)?;
     check_something_to_simulate(spec)
+}
+
+/// Elements with internal states (`ComponentSpec::internal_state_field`: a relief valve's
+/// poppet lag) are Newton unknowns of the penalty formulation only; every other formulation
+/// would leave them frozen, so it is rejected here, naming the element and its field. The
+/// algebraic-volume elimination would see them at their steady state, so a model with algebraic
+/// volumes is rejected too.
+fn check_internal_states(spec: &ModelSpec) -> Result<(), ModelError> {
+    for (i, e) in spec.elements.iter().enumerate() {
+        let Some(field) = e.internal_state_field() else {
+            continue;
+        };
+        let at = || {
+            (
+                format!("elements[{i}].{field}"),
+                format!("{} '{}'", e.noun(), e.name()),
+            )
+        };
+        let formulation = spec.solver.formulation;
+        if formulation != Formulation::Penalty {
+            let (path, element) = at();
+            return Err(ModelError::new(
+                path,
+                element,
+                format!(
+                    "gives the element an internal state, which only the 'penalty' formulation \
+                     integrates; not supported by formulation '{}'",
+                    formulation.name()
+                ),
+            ));
+        }
+        if let Some(v) = spec.hydraulics.volumes.iter().find(|v| v.algebraic) {
+            let (path, element) = at();
+            return Err(ModelError::new(
+                path,
+                element,
+                format!(
+                    "gives the element an internal state, which the algebraic volume '{}' \
+                     cannot carry (remove the lag or make the volume a state)",
+                    v.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A model needs at least one unknown: a joint coordinate or a hydraulic volume.

@@ -10,6 +10,7 @@ mod friction;
 mod inputs;
 mod new_elements;
 mod old_components;
+mod relief_poppet;
 
 #[path = "../support/loads.rs"]
 mod loads;

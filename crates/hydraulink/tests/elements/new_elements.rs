@@ -20,6 +20,7 @@ fn relief() -> relief_valve::ReliefValve {
         cracking_pressure_pa: 1.4e7,
         gradient_m3_s_pa: 1e-3 / 1e6,
         smoothing_pa: 1.4e5,
+        poppet: None,
     }
 }
 
@@ -89,6 +90,7 @@ fn at<S: Copy>(p0: S, p1: S, s: S, sd: S) -> PortState<S> {
         sd,
         u: 1.0,
         position: 0.0,
+        internal: [p0; hydraulink::element::MAX_INTERNAL],
     }
 }
 

@@ -41,6 +41,7 @@ fn at<S: Copy>(p: [S; MAX_NODES], position: f64, zero: S) -> PortState<S> {
         sd: zero,
         u: 1.0,
         position,
+        internal: [zero; hydraulink::element::MAX_INTERNAL],
     }
 }
 

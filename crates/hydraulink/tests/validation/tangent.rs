@@ -95,6 +95,24 @@ fn tangent_matches_central_differences_fourbar_friction_sliding() {
 }
 
 #[test]
+fn tangent_matches_central_differences_boom_with_poppet_lag() {
+    // x = [z; p; w; e]: the relief valve's poppet opening e = x (an internal state, its row
+    // (Δt²/4)(ė − g)); mid-lift with the relief closed (1.0 s), and held in the end stop with the
+    // relief open (3.0 s)
+    let mut spec = spec_of("boom");
+    for e in spec.elements.iter_mut() {
+        if let hydraulink::component::ComponentSpec::ReliefValve(r) = e {
+            r.poppet_time_constant_s = Some(5e-3);
+        }
+    }
+    let model = hydraulink::model::compile(&spec).unwrap();
+    assert_eq!(model.layout.internal.len(), 1);
+    for t in [1.0, 3.0] {
+        check_model(&format!("boom poppet t={t}"), model.clone(), t, 1e-6);
+    }
+}
+
+#[test]
 fn tangent_matches_central_differences_joint_friction() {
     // joint friction on the pendulum's axis (generalized force and bristle/film rows), swinging
     for law in ["brown_mcphee", "lugre", "modified_lugre"] {

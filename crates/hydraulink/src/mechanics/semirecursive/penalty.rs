@@ -2,14 +2,18 @@
 //! stiffness-orthogonal projections (ALI3-P, 000 §2.3), coupled monolithically with the
 //! hydraulics and integrated with the trapezoidal rule (000 §4).
 //!
-//! Unknowns x = [z ; p ; w] at t_{k+1} (w: friction states, 003 Pub II Appendix A). With the trapezoidal relations (000 eqs. 33–34)
+//! Unknowns x = [z ; p ; w ; e] at t_{k+1} (w: friction states, 003 Pub II Appendix A; e: the
+//! elements' internal states, `Element::n_internal`). With the trapezoidal relations (000 eqs.
+//! 33–34)
 //!
 //! ```text
 //! ż = (2/Δt) z + ẑ̇_k,   z̈ = (4/Δt²) z + ẑ̈_k,   ṗ = (2/Δt) p + p̂̇_k
+//! ẇ = (2/Δt) w + ŵ̇_k,   ė = (2/Δt) e + ê̇_k
 //! ```
-//! the residual is (000 eq. 39)
+//! the residual is (000 eq. 39, with the state rows of 003 Pub II Appendix A)
 //! ```text
-//! f = (Δt²/4) [ M′ z̈ + Φ_zᵀ (α Φ + λ) − Q′(z, ż, p) ;  ṗ − h(p, z, ż) ]
+//! f = (Δt²/4) [ M′ z̈ + Φ_zᵀ (α Φ + λ) − Q′(z, ż, p) ;  ṗ − h(p, z, ż, e) ;
+//!               ẇ − u(ṡ, w) ;  ė − g(e, p) ]
 //! ```
 //! solved by Newton–Raphson with the exact tangent ∂f/∂x (λ held), obtained by forward-mode dual
 //! numbers through the same code that evaluates f. After each solve λ ← λ + α Φ (000 eq. 19).
@@ -97,6 +101,13 @@ fn trapezoidal_rates<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &Histo
         ev.fstate[j] = w;
         ev.fstate_trap[j] = w * c1 + *wh;
     }
+    // internal states e and ė = (2/Δt) e + ê̇ (the same rule, `Layout::internal`)
+    let e0 = model.layout.internal.start;
+    for (j, eh) in hist.ed_hat.iter().enumerate() {
+        let e = ev.x[e0 + j];
+        ev.internal[j] = e;
+        ev.internal_trap[j] = e * c1 + *eh;
+    }
 }
 
 /// Stage `assemble`: f = (Δt²/4)[M′ z̈ + Φ_zᵀ(αΦ + λ) − Q′ ; ṗ − h] from an evaluated point.
@@ -155,6 +166,16 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
     let nv = model.n_volumes();
     for (j, (wt, u)) in ev.fstate_trap.iter().zip(ev.fstate_rate.iter()).enumerate() {
         ev.f[n + nv + j] = (*wt - *u) * c;
+    }
+    // internal-state rows (Δt²/4)(ė − g(e, ports)), scaled like the friction-state rows
+    let e0 = model.layout.internal.start;
+    for (j, (et, g)) in ev
+        .internal_trap
+        .iter()
+        .zip(ev.internal_rate.iter())
+        .enumerate()
+    {
+        ev.f[e0 + j] = (*et - *g) * c;
     }
 }
 
@@ -267,6 +288,12 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Buffers) {
             &mut ws.x[w0 + r.start..w0 + r.end],
         );
     }
+    // internal states: ê̇_k and the predictor e_k + Δt ė_k
+    let e0 = model.layout.internal.start;
+    for (j, (e, ed)) in st.internal.iter().zip(st.internal_rate.iter()).enumerate() {
+        ws.hist.ed_hat[j] = -(c1 * e + ed);
+        ws.x[e0 + j] = e + dt * ed;
+    }
     ws.lambda.copy_from_slice(&st.lambda);
 }
 
@@ -303,7 +330,7 @@ pub(crate) fn mat_vec(out: &mut [f64], a: &[f64], v: &[f64]) {
     }
 }
 
-/// The penalty step's Newton problem: x = [z; p; w] in `ws.x`, f in `ws.ev.f`, the tangent in
+/// The penalty step's Newton problem: x = [z; p; w; e] in `ws.x`, f in `ws.ev.f`, the tangent in
 /// `ws.tangent` (or its Schur reduction).
 struct PenaltyNewton<'a> {
     model: &'a Model,
@@ -398,7 +425,7 @@ impl NewtonProblem for PenaltyNewton<'_> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        // x = [z; p; w] (`model::layout`)
+        // x = [z; p; w; e] (`model::layout`)
         self.model.layout.tolerances
     }
 
@@ -453,13 +480,14 @@ impl Stepper for Penalty {
     type Workspace = PenaltyWorkspace;
 
     fn workspace(model: &Model) -> PenaltyWorkspace {
-        let (n, nv, nw) = (
+        let (n, nv, nw, ne) = (
             model.n_coords(),
             model.n_volumes(),
             model.n_friction_states(),
+            model.layout.internal.len(),
         );
         PenaltyWorkspace {
-            schur: SchurTangent::new(n, nv + nw, n + nv + nw >= schur::MIN_UNKNOWNS),
+            schur: SchurTangent::new(n, nv + nw + ne, n + nv + nw + ne >= schur::MIN_UNKNOWNS),
         }
     }
 
@@ -575,7 +603,7 @@ pub fn step(
     // ż projected in tmp; velocity terms (Φ̇_z ż, cylinder rates) with it, at the same positions
     let zd_proj = std::mem::take(&mut ws.tmp);
     // friction states of the accepted iterate for the cylinder forces at the projected ż
-    ws.ev.fstate.copy_from_slice(&ws.x[n + nv..]);
+    ws.ev.fstate.copy_from_slice(&ws.x[model.layout.w.clone()]);
     ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..n + nv]);
     if !project {
         ws.tmp2[..n].copy_from_slice(&ws.ev.zdd[..n]);
@@ -633,6 +661,16 @@ pub fn step(
         let wd = c1 * w + ws.hist.wd_hat[j];
         st.friction[j] = w;
         st.friction_rate[j] = wd;
+    }
+    let e0 = model.layout.internal.start;
+    for (j, (e, ed)) in st
+        .internal
+        .iter_mut()
+        .zip(st.internal_rate.iter_mut())
+        .enumerate()
+    {
+        *e = ws.x[e0 + j];
+        *ed = c1 * *e + ws.hist.ed_hat[j];
     }
     for (v, m) in st.friction_velocity_m_s.iter_mut().zip(ws.ev.motion.iter()) {
         *v = m.sd;
