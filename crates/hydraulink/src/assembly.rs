@@ -250,6 +250,7 @@ impl<S: Real> Evaluator<S> {
                         s: S::from(at.s),
                         sd: S::from(at.sd),
                         u: at.u,
+                        internal: at.internal.map(S::from),
                     };
                     self.dynamics.force[a.0] += e.evaluate(&st).force;
                 }
@@ -279,11 +280,14 @@ impl<S: Real> Evaluator<S> {
         for (d, s) in nh.psi.iter_mut().zip(bnh.psi.iter()) {
             *d = S::from(*s);
         }
-        hydraulics::pressure_rates(
+        // the elements' internal states e (set by the formulation, dual in their own columns)
+        hydraulics::pressure_rates_with(
             model,
             p,
             &self.motion,
             spools,
+            &self.internal,
+            &mut self.internal_rate,
             &mut self.inflow,
             &mut self.h,
         );
