@@ -10,7 +10,7 @@
 //! ends inside a row. When a write fails, the file is cut back to the last whole row.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::OutputError;
@@ -124,7 +124,11 @@ fn push_f64(out: &mut Vec<u8>, floats: &mut zmij::Buffer, value: f64) {
         return;
     }
     if value == 0.0 {
-        out.extend_from_slice(if value.is_sign_negative() { b"-0" } else { b"0" });
+        out.extend_from_slice(if value.is_sign_negative() {
+            b"-0"
+        } else {
+            b"0"
+        });
         return;
     }
     // Split the shortest representation into its significant digits d1 d2 … dn and the
@@ -216,7 +220,7 @@ fn parse_exponent(text: &[u8]) -> i32 {
 
 /// Writes `value` as [`CsvWriter`] does, to any writer.
 #[cfg(test)]
-fn write_f64(out: &mut impl io::Write, value: f64) -> io::Result<()> {
+fn write_f64(out: &mut impl Write, value: f64) -> std::io::Result<()> {
     let mut text = Vec::with_capacity(32);
     push_f64(&mut text, &mut zmij::Buffer::new(), value);
     out.write_all(&text)

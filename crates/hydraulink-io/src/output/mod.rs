@@ -32,12 +32,16 @@ mod summary;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use compare::{compare_csv, compare_markdown, write_compare_tables, CompareRow};
-pub use csv::CsvWriter;
-pub use friction_curve::write_friction_curve;
 pub use columns::{describe_columns, write_columns, ColumnInfo, COLUMNS_FILE};
+pub use compare::{
+    compare_csv, compare_failures, compare_markdown, write_compare_tables, CompareRow, FAILED_CELL,
+};
+pub use csv::CsvWriter;
 pub use decimate::{decimate_points, Decimated, PLOT_BUCKETS};
-pub use plots::{write_overlay, write_plots, OverlayLine, MAX_POINTS_PER_FIGURE, PLOT_FILES};
+pub use friction_curve::write_friction_curve;
+pub use plots::{
+    write_overlay, write_plots, OverlayLine, OverlayPanel, MAX_POINTS_PER_FIGURE, PLOT_FILES,
+};
 pub use summary::{RunStatistics, RunStatus, Summary};
 
 /// Most steps a run may take without an explicit permission (`hydraulink run --allow-long-run`):
@@ -172,6 +176,31 @@ pub struct RunInfo {
     pub volume_names: Vec<String>,
 }
 
+/// The summary of a run that has not taken its first step: status `running`, no statistics.
+fn starting_summary(info: &RunInfo) -> Summary {
+    Summary {
+        model: info.model.clone(),
+        formulation: info.formulation.clone(),
+        step_s: info.step_s,
+        duration_s: info.duration_s,
+        output_interval_s: info.output_interval_s,
+        status: RunStatus::Running,
+        completed: false,
+        error: None,
+        step_count: 0,
+        output_rows: 0,
+        simulated_time_s: 0.0,
+        wall_clock_s: 0.0,
+        real_time_factor: None,
+        peak_abs_energy_drift_j: None,
+        peak_actuator_work_j: None,
+        peak_constraint_violation: None,
+        newton_iterations_mean: None,
+        newton_iterations_max: None,
+        cavitation_warnings: 0,
+    }
+}
+
 /// Why a run stopped, for [`RunRecorder::finish`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunStop {
@@ -189,8 +218,8 @@ pub enum RunStop {
 /// copy of every step and, at the end, writes `summary.json` and `plots/*.svg`.
 ///
 /// ```text
-/// create(dir, info, columns, row at t = 0)  header, initial row, results.columns.json and a
-///                                           summary.json with status "running" written
+/// create(dir, info, columns, row at t = 0)  summary.json with status "running", CSV header,
+///                                           initial row and results.columns.json written
 /// record_step(row, iterations, onsets) × N  statistics and plot copy of every step; output
 ///                                           rows written
 /// finish(stop, wall_clock_s)                flush CSV, write summary.json (final status) and plots
@@ -222,8 +251,10 @@ pub struct RunRecorder {
 }
 
 impl RunRecorder {
-    /// Creates `dir` (and `dir/plots`), writes the CSV header and the initial row (t = 0),
-    /// `results.columns.json`, and `summary.json` with status `running`.
+    /// Creates `dir` (and `dir/plots`), writes `summary.json` with status `running` (replacing
+    /// an earlier run's), the CSV header and the initial row (t = 0), and
+    /// `results.columns.json`. When the CSV or the column table cannot be written, the summary
+    /// says `output_error` before the error is returned.
     ///
     /// `columns` describe the output labels (`time` first); `initial_row` has one value per
     /// column.
@@ -235,9 +266,23 @@ impl RunRecorder {
     ) -> Result<Self, OutputError> {
         let plots_dir = dir.join(PLOTS_DIR);
         fs::create_dir_all(&plots_dir).map_err(|e| OutputError::io(&plots_dir, e))?;
+        // First of all, replace an earlier run's summary: from here on, summary.json tells
+        // this run's status.
+        let summary_path = dir.join(SUMMARY_FILE);
+        let starting = starting_summary(&info);
+        starting.write(&summary_path)?;
         let labels: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
-        let csv = CsvWriter::create(&dir.join(RESULTS_FILE), &labels)?;
-        write_columns(&dir.join(COLUMNS_FILE), &columns)?;
+        let csv = CsvWriter::create(&dir.join(RESULTS_FILE), &labels)
+            .and_then(|csv| write_columns(&dir.join(COLUMNS_FILE), &columns).map(|()| csv))
+            .inspect_err(|e| {
+                let failed = Summary {
+                    status: RunStatus::OutputError,
+                    error: Some(e.to_string()),
+                    ..starting.clone()
+                };
+                // best effort: the error to report is the first one
+                let _ = failed.write(&summary_path);
+            })?;
         let schedule = OutputSchedule::new(info.step_s, info.duration_s, info.output_interval_s);
         let plot = Decimated::new(columns.len(), info.duration_s, PLOT_BUCKETS);
         let mut recorder = RunRecorder {
@@ -254,10 +299,6 @@ impl RunRecorder {
             last_time_s: 0.0,
         };
         recorder.record(initial_row, true)?;
-        recorder.csv.flush()?;
-        recorder
-            .summary(RunStatus::Running, None, 0.0)
-            .write(&dir.join(SUMMARY_FILE))?;
         Ok(recorder)
     }
 
@@ -608,7 +649,9 @@ mod tests {
         for n in 1..=3 {
             rec.record_step(&row(n, step_s, 3), 3, 0).unwrap();
         }
-        let summary = rec.finish(RunStop::StepFailed("Newton failed".into()), 0.0).unwrap();
+        let summary = rec
+            .finish(RunStop::StepFailed("Newton failed".into()), 0.0)
+            .unwrap();
         assert!(!summary.completed);
         assert_eq!(summary.error.as_deref(), Some("Newton failed"));
         assert_eq!(summary.step_count, 3);
@@ -664,9 +707,13 @@ mod tests {
     fn summary_says_running_from_the_start_and_interrupted_at_a_stop() {
         let dir = temp_dir("running");
         let step_s = 1e-3;
-        let mut rec =
-            RunRecorder::create(&dir, info(step_s, 1.0, step_s), columns(), &row(0, step_s, 0))
-                .unwrap();
+        let mut rec = RunRecorder::create(
+            &dir,
+            info(step_s, 1.0, step_s),
+            columns(),
+            &row(0, step_s, 0),
+        )
+        .unwrap();
         let json = read_summary(&dir);
         assert_eq!(json["status"], "running");
         assert_eq!(json["completed"], false);
@@ -688,10 +735,15 @@ mod tests {
         let lines = read_csv(&dir);
         assert_eq!(lines.len(), 1 + 6);
         assert!(lines.iter().all(|l| l.split(',').count() == labels().len()));
-        let json = RunRecorder::create(&dir, info(step_s, 1.0, step_s), columns(), &row(0, step_s, 0))
-            .unwrap()
-            .finish(RunStop::OutputFailed("disk full".into()), 0.0)
-            .unwrap();
+        let json = RunRecorder::create(
+            &dir,
+            info(step_s, 1.0, step_s),
+            columns(),
+            &row(0, step_s, 0),
+        )
+        .unwrap()
+        .finish(RunStop::OutputFailed("disk full".into()), 0.0)
+        .unwrap();
         assert_eq!(json.status, RunStatus::OutputError);
         assert_eq!(read_summary(&dir)["status"], "output_error");
         assert_eq!(read_summary(&dir)["error"], "disk full");

@@ -225,8 +225,8 @@ pub fn write_plots(
         let panels: Vec<Panel> = picked
             .iter()
             .map(|(spec, cols)| Panel {
-                title: spec.title,
-                y_label: spec.y_label,
+                title: spec.title.to_string(),
+                y_label: spec.y_label.to_string(),
                 log_y: spec.log_y,
                 series: cols
                     .iter()
@@ -260,8 +260,8 @@ struct Series {
 
 /// One chart of a figure.
 struct Panel {
-    title: &'static str,
-    y_label: &'static str,
+    title: String,
+    y_label: String,
     series: Vec<Series>,
     /// Log y axis when every plotted value can be positive; zeros and negatives are left out.
     log_y: bool,
@@ -291,7 +291,7 @@ fn draw_panel<DB: DrawingBackend>(
     let x_range = padded_range(points().map(|p| p.0), 0.0);
     let mut builder = ChartBuilder::on(area);
     builder
-        .caption(panel.title, ("sans-serif", 24))
+        .caption(panel.title.as_str(), ("sans-serif", 24))
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(90);
@@ -310,7 +310,7 @@ fn draw_panel<DB: DrawingBackend>(
         let mut chart = builder
             .build_cartesian_2d(x_range, y_range.clone())
             .map_err(|e| e.to_string())?;
-        draw_lines(&mut chart, panel.y_label, &panel.series, Some(y_range))
+        draw_lines(&mut chart, &panel.y_label, &panel.series, Some(y_range))
     }
 }
 
@@ -387,7 +387,11 @@ pub(crate) fn tick_label(v: f64, range: &Range<f64>) -> String {
     let decimals = (-step_exp).max(0) as usize;
     let text = format!("{v:.decimals$}");
     // no "-0"
-    if text.trim_start_matches('-').bytes().all(|b| b == b'0' || b == b'.') {
+    if text
+        .trim_start_matches('-')
+        .bytes()
+        .all(|b| b == b'0' || b == b'.')
+    {
         text.trim_start_matches('-').to_string()
     } else {
         text
@@ -422,49 +426,57 @@ pub struct OverlayLine {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Writes a one-panel figure with several lines on a common time axis (the overlays of
-/// `hydraulink compare`). Long lines are reduced to the minimum and maximum per time bucket, so
-/// that the figure stays small.
+/// One panel of an overlay figure: its y-axis label (with the unit) and its lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverlayPanel {
+    /// Y-axis label, unit in brackets (`angle [deg]`).
+    pub y_label: String,
+    /// The lines.
+    pub lines: Vec<OverlayLine>,
+}
+
+/// Writes a figure with several lines on a common time axis (the overlays of
+/// `hydraulink compare`), one panel per entry of `panels` that has a line, titled `title`.
+/// Long lines are reduced to the minimum and maximum per time bucket, so that the figure stays
+/// small. Returns whether a file was written (not when no panel has a line).
 pub fn write_overlay(
     path: &Path,
     title: &str,
-    y_label: &str,
-    lines: &[OverlayLine],
-) -> Result<(), OutputError> {
-    let max_points = MAX_POINTS_PER_FIGURE / lines.len().max(1);
-    let series: Vec<Series> = lines
+    panels: &[OverlayPanel],
+) -> Result<bool, OutputError> {
+    let panels: Vec<&OverlayPanel> = panels.iter().filter(|p| !p.lines.is_empty()).collect();
+    if panels.is_empty() {
+        return Ok(false);
+    }
+    let n_lines: usize = panels.iter().map(|p| p.lines.len()).sum();
+    let max_points = MAX_POINTS_PER_FIGURE / n_lines.max(1);
+    let drawn: Vec<Panel> = panels
         .iter()
-        .map(|l| {
-            let finite: Vec<(f64, f64)> = l
-                .points
+        .map(|p| Panel {
+            title: title.to_string(),
+            y_label: p.y_label.clone(),
+            log_y: false,
+            series: p
+                .lines
                 .iter()
-                .copied()
-                .filter(|p| p.0.is_finite() && p.1.is_finite())
-                .collect();
-            Series {
-                name: l.name.clone(),
-                points: decimate_points(&finite, max_points),
-            }
+                .map(|l| {
+                    let finite: Vec<(f64, f64)> = l
+                        .points
+                        .iter()
+                        .copied()
+                        .filter(|p| p.0.is_finite() && p.1.is_finite())
+                        .collect();
+                    Series {
+                        name: l.name.clone(),
+                        points: decimate_points(&finite, max_points),
+                    }
+                })
+                .collect(),
         })
         .collect();
-    let draw = || -> Result<(), String> {
-        let root = SVGBackend::new(path, FIGURE_PX).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let points = || series.iter().flat_map(|s| s.points.iter());
-        let x_range = padded_range(points().map(|p| p.0), 0.0);
-        let y_range = padded_range(points().map(|p| p.1), 0.05);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 24))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(90)
-            .build_cartesian_2d(x_range, y_range.clone())
-            .map_err(|e| e.to_string())?;
-        draw_lines(&mut chart, y_label, &series, Some(y_range))?;
-        root.present().map_err(|e| e.to_string())
-    };
-    draw().map_err(|message| OutputError::Plot {
+    draw_figure(path, &drawn).map_err(|message| OutputError::Plot {
         path: path.to_path_buf(),
         message,
-    })
+    })?;
+    Ok(true)
 }
