@@ -367,34 +367,46 @@ where
     Ok(())
 }
 
-/// The label of tick `v` on an axis spanning `range`, about ten ticks: as many decimals as the
-/// tick spacing needs (`0.25`, `1200`), in exponent notation (`1.5e-6`, `2.50e7`) when the
-/// values are very small or very large, so that neighbouring ticks never read the same.
+/// The label of tick `v` on an axis spanning `range`, about ten ticks: one decimal more than
+/// the tick spacing needs, trailing zeros dropped (`0.25`, `1200`), in exponent notation
+/// (`1.5e-6`, `2.5e7`) when the values are very small or very large, so that neighbouring ticks
+/// never read the same.
 pub(crate) fn tick_label(v: f64, range: &Range<f64>) -> String {
     let span = (range.end - range.start).abs();
     let magnitude = range.start.abs().max(range.end.abs());
     if !span.is_finite() || span <= 0.0 || !v.is_finite() {
         return format!("{v}");
     }
+    if v.abs() < 1e-9 * span {
+        // a tick at zero that the tick arithmetic left at 1e-29
+        return "0".to_string();
+    }
     // tick spacing ~ span / 10, rounded down to a power of ten
     let step_exp = (span / 10.0).log10().floor() as i32;
     let mag_exp = magnitude.log10().floor() as i32;
     if !(-3..6).contains(&mag_exp) || step_exp < -4 {
-        // significant digits: from the magnitude down to the step
-        let digits = (mag_exp - step_exp).clamp(0, 15) as usize;
-        return format!("{v:.digits$e}");
+        // significant digits: from the magnitude down to the step, and one more
+        let digits = (mag_exp - step_exp + 1).clamp(0, 15) as usize;
+        let text = format!("{v:.digits$e}");
+        let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+        return format!("{}e{exponent}", trim_zeros(mantissa));
     }
-    let decimals = (-step_exp).max(0) as usize;
-    let text = format!("{v:.decimals$}");
+    let decimals = (1 - step_exp).max(0) as usize;
+    let text = trim_zeros(&format!("{v:.decimals$}"));
     // no "-0"
-    if text
-        .trim_start_matches('-')
-        .bytes()
-        .all(|b| b == b'0' || b == b'.')
-    {
-        text.trim_start_matches('-').to_string()
+    if text == "-0" {
+        "0".to_string()
     } else {
         text
+    }
+}
+
+/// `1.2500` → `1.25`, `3.000` → `3`, `120` → `120`.
+fn trim_zeros(text: &str) -> String {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text.to_string()
     }
 }
 
@@ -417,6 +429,155 @@ fn padded_range(values: impl Iterator<Item = f64>, pad: f64) -> Range<f64> {
         lo - half..hi + half
     }
 }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::tests::temp_dir;
+    use crate::output::PLOT_BUCKETS;
+
+    fn columns() -> Vec<ColumnInfo> {
+        [
+            ("time", "s"),
+            ("z1.q", "rad"),
+            ("z2.q", "m"),
+            ("V1.p", "Pa"),
+            ("cyl.length", "m"),
+            ("cyl.force", "N"),
+            ("energy.kinetic", "J"),
+            ("energy.potential", "J"),
+            ("energy.actuator_work", "J"),
+            ("energy.drift", "J"),
+            ("constraint.violation", "m or -"),
+            ("newton.iterations", "-"),
+        ]
+        .map(|(n, u)| ColumnInfo::new(n, u, ""))
+        .to_vec()
+    }
+
+    #[test]
+    fn every_figure_has_axes_units_legend_named_like_the_columns() {
+        let dir = temp_dir("plots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let columns = columns();
+        let mut data = Decimated::new(columns.len(), 0.05, PLOT_BUCKETS);
+        for n in 0..50 {
+            let t = n as f64 * 1e-3;
+            let violation = if n == 0 { 0.0 } else { 1e-10 * (1.0 + t) };
+            data.push(&[t, t, -t, 3.5e6, 1.4, 2e4, t, -t, t, 1e-6, violation, 3.0]);
+        }
+        // a stale figure of an earlier run, which this one has no column for
+        std::fs::write(dir.join("flows.svg"), "old").unwrap();
+        let files = write_plots(&dir, &columns, &data).unwrap();
+        assert!(!dir.join("flows.svg").exists(), "no empty figure");
+        let expected = [
+            (
+                "joint_coordinates.svg",
+                vec!["angle [deg]", "position [m]", "z1.q", "z2.q"],
+            ),
+            ("pressures.svg", vec!["pressure [MPa]", "V1.p"]),
+            (
+                "energy.svg",
+                vec!["energy [J]", "drift [J]", "energy.kinetic", "energy.drift"],
+            ),
+            (
+                "constraint_violation.svg",
+                vec!["(log scale)", "constraint.violation"],
+            ),
+            ("newton_iterations.svg", vec!["iterations [-]"]),
+            (
+                "cylinders.svg",
+                vec!["length [m]", "force [kN]", "cyl.length"],
+            ),
+        ];
+        assert_eq!(files.len(), expected.len());
+        for (file, texts) in expected {
+            let svg = std::fs::read_to_string(dir.join(file)).unwrap();
+            assert!(svg.contains(TIME_AXIS), "{file}");
+            for text in texts {
+                assert!(svg.contains(text), "{file}: no '{text}'");
+            }
+        }
+    }
+
+    #[test]
+    fn figures_without_columns_are_not_written() {
+        let dir = temp_dir("plots-empty");
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = Decimated::new(1, 1.0, 10);
+        let files = write_plots(&dir, &[ColumnInfo::new("time", "s", "")], &data).unwrap();
+        assert!(files.is_empty());
+    }
+
+    /// Neighbouring ticks never read the same, however small the span (poles.svg read 0.0 on
+    /// every tick).
+    #[test]
+    fn tick_labels_are_distinct() {
+        for (lo, hi) in [
+            (0.0, 1.0),
+            (-2000.0, 1500.0),
+            (1.0, 1.0 + 1e-9),
+            (-3e-7, 2e-7),
+            (3.4e6, 3.6e6),
+            (0.0, 10.0),
+            (-0.05, 0.0),
+        ] {
+            let range = lo..hi;
+            let labels: Vec<String> = (0..=10)
+                .map(|k| tick_label(lo + (hi - lo) * k as f64 / 10.0, &range))
+                .collect();
+            for w in labels.windows(2) {
+                assert_ne!(w[0], w[1], "{lo}..{hi}: {labels:?}");
+            }
+        }
+        assert_eq!(tick_label(0.25, &(0.0..1.0)), "0.25");
+        assert_eq!(tick_label(-1500.0, &(-2000.0..1500.0)), "-1500");
+        assert_eq!(tick_label(-0.0, &(-1.0..1.0)), "0");
+        assert_eq!(tick_label(2.5e-7, &(-3e-7..3e-7)), "2.5e-7");
+        assert_eq!(tick_label(1.26e-29, &(-1e-13..1e-13)), "0");
+    }
+
+    #[test]
+    fn ranges_are_never_empty() {
+        assert_eq!(padded_range([].into_iter(), 0.05), 0.0..1.0);
+        assert_eq!(padded_range([0.0, 0.0].into_iter(), 0.05), -1.0..1.0);
+        assert_eq!(padded_range([2.0, f64::NAN].into_iter(), 0.0), 1.8..2.2);
+        assert_eq!(padded_range([0.0, 10.0].into_iter(), 0.1), -1.0..11.0);
+    }
+
+    #[test]
+    fn overlays_of_long_lines_stay_small() {
+        let dir = temp_dir("overlay");
+        std::fs::create_dir_all(&dir).unwrap();
+        let line = |name: &str, f: f64| OverlayLine {
+            name: name.into(),
+            points: (0..1_000_000)
+                .map(|n| (n as f64 * 1e-3, (n as f64 * f).sin()))
+                .collect(),
+        };
+        let path = dir.join("overlay.svg");
+        let written = write_overlay(
+            &path,
+            "overlay",
+            &[
+                OverlayPanel {
+                    y_label: "angle [deg]".into(),
+                    lines: vec![line("penalty z1.q", 1e-2), line("double-step z1.q", 2e-2)],
+                },
+                OverlayPanel {
+                    y_label: "position [m]".into(),
+                    lines: Vec::new(),
+                },
+            ],
+        )
+        .unwrap();
+        assert!(written);
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.len() <= 300_000, "{} bytes", svg.len());
+        assert!(svg.contains("penalty z1.q") && !svg.contains("position [m]"));
+        assert!(!write_overlay(&dir.join("none.svg"), "none", &[]).unwrap());
+    }
+}
+
 /// One line of an overlay figure: legend entry and (time \[s\], value) points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OverlayLine {
