@@ -459,8 +459,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let columns = describe_columns(model, &labels);
     let mut row = vec![0.0; labels.len()];
     sim.output_row(&mut row);
-    let mut recorder = RunRecorder::create(&dir, info, columns, &row)?;
+    // before the summary says "running": a Ctrl-C from then on is saved
     watch_for_interrupt();
+    let mut recorder = RunRecorder::create(&dir, info, columns, &row)?;
 
     let progress = progress_bar(recorder.n_steps());
     let started = Instant::now();
