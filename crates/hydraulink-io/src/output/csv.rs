@@ -131,9 +131,28 @@ fn push_f64(out: &mut Vec<u8>, floats: &mut zmij::Buffer, value: f64) {
         });
         return;
     }
-    // Split the shortest representation into its significant digits d1 d2 … dn and the
-    // exponent e of d1 (value = ±d1.d2…dn × 10^e), whatever notation the formatter chose.
     let text = floats.format_finite(value).as_bytes();
+    // Fast paths, where the formatter's notation is already ours: plain in [1e-4, 1e15) but
+    // for a trailing `.0`, exponent below 1e-5 (`1.5e-9`), exponent with a `+` from 1e16 on.
+    let a = value.abs();
+    let has_e = text.contains(&b'e');
+    if (1e-4..1e15).contains(&a) && !has_e {
+        out.extend_from_slice(text.strip_suffix(b".0").unwrap_or(text));
+        return;
+    }
+    if a < 1e-5 && has_e && !text.contains(&b'+') {
+        out.extend_from_slice(text);
+        return;
+    }
+    if a >= 1e16 {
+        if let Some(at) = text.windows(2).position(|w| w == b"e+") {
+            out.extend_from_slice(&text[..=at]);
+            out.extend_from_slice(&text[at + 2..]);
+            return;
+        }
+    }
+    // Otherwise split the shortest representation into its significant digits d1 d2 … dn and
+    // the exponent e of d1 (value = ±d1.d2…dn × 10^e), whatever notation the formatter chose.
     let (negative, text) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),
