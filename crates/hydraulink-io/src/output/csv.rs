@@ -8,6 +8,7 @@
 //!
 //! Rows are formatted into a buffer and written to the file in whole rows only: the file never
 //! ends inside a row. When a write fails, the file is cut back to the last whole row.
+//! [`CsvStream`] does the formatting and writing on a thread of its own.
 
 use std::fs::File;
 use std::io::Write;
@@ -99,6 +100,124 @@ impl CsvWriter {
     }
 }
 
+/// Rows per batch handed to the writer thread of a [`CsvStream`].
+const STREAM_BATCH_ROWS: usize = 512;
+/// Batches that may wait for the writer thread; the producer blocks beyond.
+const STREAM_QUEUE: usize = 4;
+
+/// A [`CsvWriter`] on its own thread: rows are collected into batches on the caller's thread
+/// and formatted and written on the other, so that the simulation does not wait for the
+/// formatting. At most [`STREAM_QUEUE`] batches wait; the memory is bounded.
+#[derive(Debug)]
+pub struct CsvStream {
+    /// The file, for error messages.
+    path: PathBuf,
+    /// Values per row.
+    n_columns: usize,
+    /// Rows not yet handed over, row-major.
+    batch: Vec<f64>,
+    /// To the writer thread; `None` once closed.
+    sender: Option<std::sync::mpsc::SyncSender<Vec<f64>>>,
+    /// The writer thread; returns the first write error.
+    writer: Option<std::thread::JoinHandle<Result<(), OutputError>>>,
+}
+
+impl CsvStream {
+    /// Creates (or truncates) the file at `path`, writes the header `labels` and starts the
+    /// writer thread.
+    pub fn create(path: &Path, labels: &[String]) -> Result<Self, OutputError> {
+        let mut csv = CsvWriter::create(path, labels)?;
+        let n_columns = labels.len();
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<f64>>(STREAM_QUEUE);
+        let writer = std::thread::Builder::new()
+            .name("results.csv".into())
+            .spawn(move || {
+                for batch in receiver {
+                    for row in batch.chunks_exact(n_columns.max(1)) {
+                        csv.write_row(row)?;
+                    }
+                }
+                csv.flush()
+            })
+            .map_err(|e| OutputError::io(path, e))?;
+        Ok(CsvStream {
+            path: path.to_path_buf(),
+            n_columns,
+            batch: Vec::with_capacity(STREAM_BATCH_ROWS * n_columns),
+            sender: Some(sender),
+            writer: Some(writer),
+        })
+    }
+
+    /// Appends one row. A write error of an earlier batch is returned here (or at
+    /// [`CsvStream::finish`]).
+    pub fn write_row(&mut self, row: &[f64]) -> Result<(), OutputError> {
+        self.batch.extend_from_slice(row);
+        if self.batch.len() >= STREAM_BATCH_ROWS * self.n_columns {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// Writes every row and waits for the file to be flushed; the file then ends with a whole
+    /// row. Returns the first write error. Later rows are not written.
+    pub fn finish(&mut self) -> Result<(), OutputError> {
+        let handed = self.hand_over();
+        self.sender = None;
+        let written = match self.writer.take() {
+            Some(writer) => writer.join().unwrap_or_else(|_| {
+                Err(OutputError::io(
+                    &self.path,
+                    std::io::Error::other("the writer thread panicked"),
+                ))
+            }),
+            None => Ok(()),
+        };
+        // the writer's error is the cause of a failed hand-over
+        written.and(handed)
+    }
+
+    /// Bytes held in memory for rows on this thread and in the queue, at most: bounded
+    /// whatever the number of rows.
+    pub fn retained_bytes(&self) -> usize {
+        (STREAM_QUEUE + 2) * STREAM_BATCH_ROWS * self.n_columns * std::mem::size_of::<f64>()
+            + BUFFER_BYTES
+    }
+
+    /// Hands the collected rows to the writer thread.
+    fn hand_over(&mut self) -> Result<(), OutputError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::replace(
+            &mut self.batch,
+            Vec::with_capacity(STREAM_BATCH_ROWS * self.n_columns),
+        );
+        let sent = self.sender.as_ref().map(|s| s.send(batch));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            // the writer stopped: at a write error, which finish() returns
+            _ => {
+                self.sender = None;
+                match self.writer.take().map(|w| w.join()) {
+                    Some(Ok(Err(e))) => Err(e),
+                    _ => Err(OutputError::io(
+                        &self.path,
+                        std::io::Error::other("the writer thread stopped"),
+                    )),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for CsvStream {
+    fn drop(&mut self) {
+        // a recorder dropped without finish(): still end the file with whole rows
+        let _ = self.finish();
+    }
+}
+
 /// Appends a text field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
 fn write_field(out: &mut Vec<u8>, text: &str) {
     if text.contains([',', '"', '\n', '\r']) {
@@ -134,13 +253,13 @@ fn push_f64(out: &mut Vec<u8>, floats: &mut zmij::Buffer, value: f64) {
     let text = floats.format_finite(value).as_bytes();
     // Fast paths, where the formatter's notation is already ours: plain in [1e-4, 1e15) but
     // for a trailing `.0`, exponent below 1e-5 (`1.5e-9`), exponent with a `+` from 1e16 on.
+    // (zmij writes plain for 1e-5 ≤ |v| < 1e16; `same_text_as_std_formatting` checks it.)
     let a = value.abs();
-    let has_e = text.contains(&b'e');
-    if (1e-4..1e15).contains(&a) && !has_e {
+    if (1e-4..1e15).contains(&a) {
         out.extend_from_slice(text.strip_suffix(b".0").unwrap_or(text));
         return;
     }
-    if a < 1e-5 && has_e && !text.contains(&b'+') {
+    if a < 1e-5 && text.contains(&b'e') && !text.contains(&b'+') {
         out.extend_from_slice(text);
         return;
     }

@@ -36,7 +36,7 @@ pub use columns::{describe_columns, write_columns, ColumnInfo, COLUMNS_FILE};
 pub use compare::{
     compare_csv, compare_failures, compare_markdown, write_compare_tables, CompareRow, FAILED_CELL,
 };
-pub use csv::CsvWriter;
+pub use csv::{CsvStream, CsvWriter};
 pub use decimate::{decimate_points, Decimated, PLOT_BUCKETS};
 pub use friction_curve::write_friction_curve;
 pub use plots::{
@@ -234,8 +234,8 @@ pub struct RunRecorder {
     columns: Vec<ColumnInfo>,
     /// Which steps are written.
     schedule: OutputSchedule,
-    /// `results.csv`, written as rows arrive.
-    csv: CsvWriter,
+    /// `results.csv`, written as rows arrive (on a thread of its own).
+    csv: CsvStream,
     /// Statistics over every step.
     stats: RunStatistics,
     /// Min/max per time bucket of every column over every step, for the figures.
@@ -272,7 +272,7 @@ impl RunRecorder {
         let starting = starting_summary(&info);
         starting.write(&summary_path)?;
         let labels: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
-        let csv = CsvWriter::create(&dir.join(RESULTS_FILE), &labels)
+        let csv = CsvStream::create(&dir.join(RESULTS_FILE), &labels)
             .and_then(|csv| write_columns(&dir.join(COLUMNS_FILE), &columns).map(|()| csv))
             .inspect_err(|e| {
                 let failed = Summary {
@@ -364,7 +364,7 @@ impl RunRecorder {
     /// time the run took. Every file is attempted even if an earlier one fails; the first
     /// failure is returned, and a failed CSV flush is recorded in the summary as `output_error`.
     pub fn finish(mut self, stop: RunStop, wall_clock_s: f64) -> Result<Summary, OutputError> {
-        let csv = self.csv.flush();
+        let csv = self.csv.finish();
         let (status, error) = match (&stop, &csv) {
             (RunStop::Completed, Ok(())) if self.n_recorded >= self.n_steps() => {
                 (RunStatus::Completed, None)
