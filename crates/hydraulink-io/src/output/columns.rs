@@ -19,6 +19,9 @@ use super::OutputError;
 /// File name of the column table inside the output directory.
 pub const COLUMNS_FILE: &str = "results.columns.json";
 
+/// The unit of a quantity measured in the unit of an input signal (a 4/3 valve's spool U).
+pub const INPUT_UNIT: &str = "unit of input";
+
 /// One column of `results.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColumnInfo {
@@ -99,11 +102,25 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
         );
     }
     for name in &l.spools {
-        put(
-            name.clone(),
-            "-",
-            "valve spool position or opening (normalized)".into(),
-        );
+        match name.strip_suffix(".spool") {
+            // U is in the unit of the valve's input signal (V in the shipped models)
+            Some(valve) => put(
+                name.clone(),
+                INPUT_UNIT,
+                format!(
+                    "spool position U of valve '{valve}', in the unit of its input signal \
+                     (V in the shipped models)"
+                ),
+            ),
+            None => {
+                let valve = name.strip_suffix(".opening").unwrap_or(name);
+                put(
+                    name.clone(),
+                    "-",
+                    format!("opening κ of bridge valve '{valve}'"),
+                );
+            }
+        }
     }
     for cyl in &model.hydraulics.cylinders {
         let n = &cyl.name;

@@ -32,7 +32,7 @@ mod summary;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use columns::{describe_columns, write_columns, ColumnInfo, COLUMNS_FILE};
+pub use columns::{describe_columns, write_columns, ColumnInfo, COLUMNS_FILE, INPUT_UNIT};
 pub use compare::{
     compare_csv, compare_failures, compare_markdown, write_compare_tables, CompareRow, FAILED_CELL,
 };
