@@ -107,7 +107,7 @@ const STREAM_QUEUE: usize = 4;
 
 /// A [`CsvWriter`] on its own thread: rows are collected into batches on the caller's thread
 /// and formatted and written on the other, so that the simulation does not wait for the
-/// formatting. At most [`STREAM_QUEUE`] batches wait; the memory is bounded.
+/// formatting. At most 4 batches of 512 rows wait; the memory is bounded.
 #[derive(Debug)]
 pub struct CsvStream {
     /// The file, for error messages.

@@ -63,7 +63,8 @@ pub fn snap_output_interval(step_s: f64, output_interval_s: f64) -> (f64, bool) 
     let k = (output_interval_s / step_s).round();
     let k = if k.is_finite() && k >= 1.0 { k } else { 1.0 };
     let snapped = k * step_s;
-    let changed = !((snapped - output_interval_s).abs() <= 1e-9 * output_interval_s.abs());
+    let changed = output_interval_s.is_nan()
+        || (snapped - output_interval_s).abs() > 1e-9 * output_interval_s.abs();
     (snapped, changed)
 }
 
