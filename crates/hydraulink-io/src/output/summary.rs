@@ -63,7 +63,7 @@ pub struct Summary {
     /// Time reached \[s\].
     pub simulated_time_s: f64,
     /// Wall-clock time of the run as timed by the caller \[s\] (`hydraulink run`: the step loop,
-    /// CSV writing included).
+    /// rows handed to the CSV writer thread included).
     pub wall_clock_s: f64,
     /// Simulated time / wall-clock time [-]; `null` when no time was measured.
     pub real_time_factor: Option<f64>,
