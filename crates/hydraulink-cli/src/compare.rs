@@ -3,7 +3,9 @@
 //! For each step and formulation: compile with the overrides, initialize, run every step and keep
 //! the joint coordinates and pressures of every step. Deviations are taken against the first
 //! formulation at the same step (same time grid). Writes DIR/compare.csv, DIR/compare.md and
-//! DIR/plots/overlay_<step>_{joints,pressures}.svg, and prints the table.
+//! DIR/plots/overlay_<step>_{joints,pressures}.svg (lines named like the columns of
+//! results.csv, `penalty z1.q`; angles in degrees), and prints the table with each error once.
+//! Exits with code 1 when any run failed.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -12,7 +14,8 @@ use hydraulink::mechanics::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::Formulation;
 use hydraulink::{ModelSpec, Simulation};
 use hydraulink_io::output::{
-    compare_markdown, write_compare_tables, write_overlay, CompareRow, OverlayLine,
+    compare_failures, compare_markdown, write_compare_tables, write_overlay, CompareRow,
+    OverlayLine, OverlayPanel,
 };
 
 use crate::Failure;
@@ -42,8 +45,12 @@ struct Series {
     t: Vec<f64>,
     /// Joint coordinates, one Vec per coordinate.
     z: Vec<Vec<f64>>,
+    /// Column name (`z1.q`) and unit (`rad` or `m`) of each coordinate.
+    z_columns: Vec<(String, &'static str)>,
     /// Pressures, one Vec per volume.
     p: Vec<Vec<f64>>,
+    /// Column name of each pressure (`V1.p`).
+    p_columns: Vec<String>,
     /// Cylinder lengths s and rates ṡ, one Vec per cylinder (for kinematic-guidance replays).
     s: Vec<Vec<f64>>,
     /// ṡ per cylinder.
@@ -100,7 +107,9 @@ fn run_one(
         },
         t: Vec::new(),
         z: Vec::new(),
+        z_columns: Vec::new(),
         p: Vec::new(),
+        p_columns: Vec::new(),
         s: Vec::new(),
         sd: Vec::new(),
     };
@@ -127,6 +136,13 @@ fn run_one(
     let mut row = vec![0.0; labels.len()];
     let mut s = failed(String::new());
     s.row.error = None;
+    let layout = &sim.model().layout;
+    s.z_columns = layout.names[layout.z.clone()]
+        .iter()
+        .zip(&layout.units[layout.z.clone()])
+        .map(|(name, unit)| (format!("{name}.q"), *unit))
+        .collect();
+    s.p_columns = layout.names[layout.p.clone()].to_vec();
     let record = |sim: &Simulation, s: &mut Series, row: &mut [f64]| {
         sim.output_row(row);
         s.t.push(sim.time_s());
@@ -221,52 +237,80 @@ pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
                     s.row.max_pressure_deviation_pa = max_dev(&cut(&s.p), &cut(&reference.p));
                 }
             }
+            // the error itself is printed once, below the table
             eprintln!(
                 "{} at Δt = {} s: {}",
                 f.name(),
                 step,
-                s.row
-                    .error
-                    .as_deref()
-                    .map(|e| format!("failed: {e}"))
-                    .unwrap_or_else(|| "done".into())
+                if s.row.error.is_some() {
+                    "failed"
+                } else {
+                    "done"
+                }
             );
             runs.push(s);
         }
-        // overlays: every joint coordinate and pressure of every formulation
+        // overlays: every joint coordinate and pressure of every formulation, named like the
+        // columns of results.csv; angles in degrees, positions in m, pressures in MPa
         let tag = format!("{step:e}").replace('.', "p");
-        let lines = |pick: &dyn Fn(&Series) -> &Vec<Vec<f64>>,
-                     names: &dyn Fn(usize) -> String,
-                     scale: f64| {
+        let lines = |unit: Option<&str>, pressures: bool, scale: f64| {
             let mut out = Vec::new();
             for s in &runs {
-                for (i, c) in pick(s).iter().enumerate() {
+                let named: Vec<(&Vec<f64>, &str)> = if pressures {
+                    s.p.iter()
+                        .zip(&s.p_columns)
+                        .map(|(c, n)| (c, n.as_str()))
+                        .collect()
+                } else {
+                    s.z.iter()
+                        .zip(&s.z_columns)
+                        .filter(|(_, (_, u))| Some(*u) == unit)
+                        .map(|(c, (n, _))| (c, n.as_str()))
+                        .collect()
+                };
+                for (c, name) in named {
                     out.push(OverlayLine {
-                        name: format!("{} {}", s.row.formulation, names(i)),
+                        name: format!("{} {name}", s.row.formulation),
                         points: s.t.iter().zip(c).map(|(t, v)| (*t, v * scale)).collect(),
                     });
                 }
             }
             out
         };
-        let zname = |i: usize| format!("z[{i}]");
-        let pname = |i: usize| format!("p[{i}]");
         write_overlay(
             &plots.join(format!("overlay_{tag}_joints.svg")),
             &format!("joint coordinates, Δt = {step} s"),
-            "joint coordinate [rad or m]",
-            &lines(&|s| &s.z, &zname, 1.0),
+            &[
+                OverlayPanel {
+                    y_label: "angle [deg]".into(),
+                    lines: lines(Some("rad"), false, 180.0 / std::f64::consts::PI),
+                },
+                OverlayPanel {
+                    y_label: "position [m]".into(),
+                    lines: lines(Some("m"), false, 1.0),
+                },
+            ],
         )?;
         write_overlay(
             &plots.join(format!("overlay_{tag}_pressures.svg")),
             &format!("pressures, Δt = {step} s"),
-            "pressure [MPa]",
-            &lines(&|s| &s.p, &pname, 1e-6),
+            &[OverlayPanel {
+                y_label: "pressure [MPa]".into(),
+                lines: lines(None, true, 1e-6),
+            }],
         )?;
         rows.extend(runs.into_iter().map(|s| s.row));
     }
     write_compare_tables(&dir, &rows)?;
     println!("{}", compare_markdown(&rows));
     println!("tables and overlays in {}", dir.display());
-    Ok(())
+    let failures = compare_failures(&rows);
+    if failures.is_empty() {
+        return Ok(());
+    }
+    let n_failed: usize = failures.iter().map(|(_, runs)| runs.len()).sum();
+    Err(Failure::run_failed(format!(
+        "{n_failed} of {} runs failed (their errors are listed below the table)",
+        rows.len()
+    )))
 }

@@ -533,7 +533,7 @@ fn write_comparison(
     heading: &str,
     what: &str,
 ) -> Result<(), Failure> {
-    use hydraulink_io::output::{write_overlay, OverlayLine};
+    use hydraulink_io::output::{write_overlay, OverlayLine, OverlayPanel};
     println!("{heading}");
     println!(
         "{:>14}  {:>14}  {:>14}  {:>10}",
@@ -579,12 +579,15 @@ fn write_comparison(
         write_overlay(
             &dir.join(format!("linear_vs_nonlinear_{o}.svg")),
             &format!("{o}: linear (L) vs nonlinear (NL), {what}"),
-            if pressure {
-                "deviation [kPa]"
-            } else {
-                "deviation [rad or m]"
-            },
-            &[line("NL", &c.nonlinear), line("L", &c.linear)],
+            &[OverlayPanel {
+                y_label: if pressure {
+                    "deviation [kPa]"
+                } else {
+                    "deviation [rad or m]"
+                }
+                .into(),
+                lines: vec![line("NL", &c.nonlinear), line("L", &c.linear)],
+            }],
         )?;
     }
     println!(

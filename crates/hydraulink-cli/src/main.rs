@@ -1,17 +1,20 @@
 //! `hydraulink`: simulate a hydraulically actuated machine from a TOML model file.
 //!
 //! ```text
-//! hydraulink run [MODEL] [--out DIR] [--step S] [--duration T] [--formulation NAME]
-//!   read MODEL (or the built-in four-bar)  → parse → apply overrides → compile → initialize
-//!   → step N = round(T / S) times, recording every step         (hydraulink_io::output)
-//!   → DIR/results.csv, DIR/summary.json, DIR/plots/*.svg
+//! hydraulink run [MODEL] [--out DIR] [--step S] [--duration T] [--output-interval S]
+//!                [--formulation NAME] [--allow-long-run]
+//!   read MODEL (or the built-in four-bar)  → parse → apply overrides → compile → check the
+//!   step count → initialize → step N = round(T / S) times, streaming the rows (hydraulink_io::output)
+//!   → DIR/summary.json (running, then how the run stopped), DIR/results.csv,
+//!     DIR/results.columns.json, DIR/plots/*.svg
 //! ```
 //! Exit codes: 0 success; 1 the run failed (a step diverged, or results could not be written);
-//! 2 invalid input (model file, initialization, command line).
+//! 2 invalid input (model file, initialization, command line); 130 interrupted (Ctrl-C).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 mod compare;
@@ -20,13 +23,21 @@ mod linearize;
 
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
-use hydraulink_io::output::{OutputError, RunInfo, RunRecorder, Summary};
+use hydraulink_io::output::{
+    describe_columns, snap_output_interval, OutputError, RunInfo, RunRecorder, RunStop, Summary,
+    MAX_STEPS, MAX_STEPS_WITHOUT_PERMISSION,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Exit code of a run that failed.
 const EXIT_RUN_FAILED: u8 = 1;
 /// Exit code of invalid input (same as clap's usage errors).
 const EXIT_INVALID_INPUT: u8 = 2;
+/// Exit code of a run interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Set by the Ctrl-C / SIGTERM handler; the step loop stops at the next step.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Simulator of hydraulically actuated multibody machines.
 #[derive(Debug, Parser)]
@@ -37,7 +48,7 @@ const EXIT_INVALID_INPUT: u8 = 2;
                   mechanism and a lumped-fluid hydraulic circuit, solved monolithically.\n\n\
                   Models are TOML files in SI units (see models/). Exit codes: 0 success, 1 the run \
                   failed (a step diverged or results could not be written), 2 invalid input (model \
-                  file, initialization or command line).",
+                  file, initialization or command line), 130 interrupted (Ctrl-C).",
     after_help = "Run `hydraulink run --help` for the options of a run."
 )]
 struct Cli {
@@ -50,16 +61,21 @@ enum Command {
     /// Simulate a model and write results.csv, summary.json and plots/*.svg.
     #[command(long_about = "Simulate a model and write its results.\n\n\
         Writes into DIR:\n  \
-        results.csv    one row per output step (solver.output_interval_s, default every step), \
-        the initial and final rows included; SI units\n  \
-        summary.json   settings, peak energy drift, actuator work and constraint violation over \
-        every step, Newton iterations, wall-clock time, real-time factor, cavitation warnings, \
-        and whether the run completed\n  \
-        plots/*.svg    joint coordinates, pressures, energy, constraint violation, Newton \
-        iterations, cylinders\n\n\
+        summary.json          status: \"running\" from the start, then \"completed\", \
+        \"failed\", \"interrupted\" or \"output_error\"; settings, peak energy drift, actuator \
+        work and constraint violation over every step, Newton iterations, wall-clock time, \
+        real-time factor, cavitation warnings\n  \
+        results.csv           one row per output step (--output-interval, default every step), \
+        the initial and final rows included, streamed as the run goes; SI units; whole rows only\n  \
+        results.columns.json  name, unit and description of every column of results.csv\n  \
+        plots/*.svg           joint angles [deg] and positions [m], pressures, flows, energy and \
+        its drift, constraint violation, Newton iterations, cylinders; drawn from the minimum and \
+        maximum per pixel column of every step, so they stay small for any run length\n\n\
         A step that fails ends the run with exit code 1; the rows computed before it, the summary \
-        (completed: false) and the plots are still written. An invalid model exits with code 2 and \
-        names the file and line.")]
+        (status failed) and the plots are still written. Ctrl-C stops the run after the current \
+        step, writes the same files (status interrupted) and exits with code 130. An invalid model \
+        exits with code 2 and names the file and line. A run of more than 10 000 000 steps needs \
+        --allow-long-run.")]
     Run(RunArgs),
     /// Run one model under several formulations and time steps and compare them.
     #[command(
@@ -234,6 +250,24 @@ struct RunArgs {
 
     #[arg(
         long,
+        value_name = "S",
+        value_parser = positive_seconds,
+        allow_negative_numbers = true,
+        help = "Output interval of results.csv [s], > 0: snapped to a whole number of steps \
+                (reported on stderr when snapped). Overrides the model's solver.output_interval_s \
+                (default there: every step)"
+    )]
+    output_interval: Option<f64>,
+
+    #[arg(
+        long,
+        help = "Allow a run of more than 10 000 000 steps (10 000 s at 1 ms). Without it such a \
+                run is refused (exit code 2) before it starts"
+    )]
+    allow_long_run: bool,
+
+    #[arg(
+        long,
         value_name = "NAME",
         help = "Formulation: penalty (semi-recursive ALI3-P, 000 §2.3), double-step, global-ali3p, \
                 global-i1al, kinematic-guidance, multirate (see `hydraulink compare --help` for when \
@@ -395,6 +429,17 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let (spec, applied) = load_spec(&text, &file, args)?;
     let formulation = formulation_name(&spec);
     let model = compile(&spec, &text, &file, args, &applied)?;
+    check_step_count(model.step_s(), model.duration_s(), args.allow_long_run)?;
+    let (output_interval_s, snapped) =
+        snap_output_interval(model.step_s(), model.output_interval_s());
+    if snapped {
+        eprintln!(
+            "note: output interval {} s snapped to {output_interval_s} s, a whole number of steps \
+             of {} s",
+            model.output_interval_s(),
+            model.step_s()
+        );
+    }
     let mut sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
 
     let model = sim.model();
@@ -403,7 +448,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         formulation,
         step_s: model.step_s(),
         duration_s: model.duration_s(),
-        output_interval_s: model.output_interval_s(),
+        output_interval_s,
         volume_names: model.volume_names().to_vec(),
     };
     let dir = args
@@ -411,45 +456,130 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| default_out_dir(&info.model));
     let labels = sim.output_labels();
+    let columns = describe_columns(model, &labels);
     let mut row = vec![0.0; labels.len()];
     sim.output_row(&mut row);
-    let mut recorder = RunRecorder::create(&dir, info, labels, &row)?;
+    // before the summary says "running": a Ctrl-C from then on is saved
+    watch_for_interrupt();
+    let mut recorder = RunRecorder::create(&dir, info, columns, &row)?;
 
     let progress = progress_bar(recorder.n_steps());
     let started = Instant::now();
-    let stepped = step_all(&mut sim, &mut recorder, &mut row, &progress);
+    let stopped = step_all(&mut sim, &mut recorder, &mut row, &progress);
     let wall_clock_s = started.elapsed().as_secs_f64();
     progress.finish_and_clear();
-    let step_error = stepped?;
 
-    let finished = recorder.finish(step_error.as_ref().map(ToString::to_string), wall_clock_s);
-    match (step_error, finished) {
-        (None, Ok(summary)) => {
+    let stop = match &stopped {
+        Stopped::Completed => RunStop::Completed,
+        Stopped::Step(e) => RunStop::StepFailed(e.to_string()),
+        Stopped::Interrupted => RunStop::Interrupted,
+        Stopped::Output(e) => RunStop::OutputFailed(e.to_string()),
+    };
+    let finished = recorder.finish(stop, wall_clock_s);
+    let kept = |summary: &Summary, status: &str| {
+        format!(
+            "the {} rows so far, the summary (status: {status}) and the plots are in {}",
+            summary.output_rows,
+            dir.display()
+        )
+    };
+    match (stopped, finished) {
+        (Stopped::Completed, Ok(summary)) => {
             print_summary(&summary, &dir);
             Ok(())
         }
-        (None, Err(output)) => Err(output.into()),
-        (Some(step), Ok(summary)) => Err(Failure::run_failed(format!(
-            "{step}\nthe {} rows before the failure, the summary and the plots are in {}",
-            summary.output_rows,
-            dir.display()
+        (Stopped::Completed, Err(output)) => Err(output.into()),
+        (Stopped::Step(step), Ok(summary)) => Err(Failure::run_failed(format!(
+            "{step}\n{}",
+            kept(&summary, "failed")
         ))),
-        (Some(step), Err(output)) => Err(Failure::run_failed(format!("{step}\n{output}"))),
+        (Stopped::Step(step), Err(output)) => Err(Failure::run_failed(format!("{step}\n{output}"))),
+        (Stopped::Interrupted, finished) => Err(Failure {
+            message: match finished {
+                Ok(summary) => format!(
+                    "interrupted at t = {} s\n{}",
+                    summary.simulated_time_s,
+                    kept(&summary, "interrupted")
+                ),
+                Err(output) => format!("interrupted\n{output}"),
+            },
+            code: EXIT_INTERRUPTED,
+        }),
+        (Stopped::Output(output), _) => Err(Failure::run_failed(format!(
+            "{output}\nthe run stopped; summary.json says output_error"
+        ))),
     }
 }
 
-/// Runs the steps of the run, recording each one, until the end or the first failed step,
-/// which is returned.
+/// Refuses a run of more steps than [`MAX_STEPS`], or than [`MAX_STEPS_WITHOUT_PERMISSION`]
+/// without `--allow-long-run` (exit code 2).
+fn check_step_count(step_s: f64, duration_s: f64, allowed: bool) -> Result<(), Failure> {
+    let steps = (duration_s / step_s).round();
+    if !(steps.is_finite() && steps <= MAX_STEPS as f64) {
+        return Err(Failure::invalid_input(format!(
+            "the run would take {steps:e} steps (duration {} s / step {} s), more than any run \
+             can (2^53 = {MAX_STEPS}); shorten --duration",
+            seconds(duration_s),
+            seconds(step_s)
+        )));
+    }
+    if steps > MAX_STEPS_WITHOUT_PERMISSION as f64 && !allowed {
+        return Err(Failure::invalid_input(format!(
+            "the run would take {steps} steps (duration {} s / step {} s), more than the limit \
+             of {MAX_STEPS_WITHOUT_PERMISSION} steps for a run without --allow-long-run; pass \
+             --allow-long-run to run it, or shorten --duration",
+            seconds(duration_s),
+            seconds(step_s)
+        )));
+    }
+    Ok(())
+}
+
+/// A time for a message: plain when short, in exponent notation when very large or small.
+fn seconds(v: f64) -> String {
+    if (1e-4..1e7).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// Installs the Ctrl-C / SIGTERM handler that sets [`INTERRUPTED`]. Without it (the handler
+/// could not be installed) Ctrl-C ends the process at once, as before; the summary then still
+/// says `running`.
+fn watch_for_interrupt() {
+    if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
+        eprintln!("warning: Ctrl-C will not save the results: {e}");
+    }
+}
+
+/// How the step loop ended.
+enum Stopped {
+    /// Every step was taken.
+    Completed,
+    /// A step failed.
+    Step(StepError),
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// A row could not be written.
+    Output(OutputError),
+}
+
+/// Runs the steps of the run, recording each one, until the end, the first failed step, an
+/// interruption or a write error.
 fn step_all(
     sim: &mut Simulation,
     recorder: &mut RunRecorder,
     row: &mut [f64],
     progress: &ProgressBar,
-) -> Result<Option<StepError>, OutputError> {
+) -> Stopped {
     for _ in 0..recorder.n_steps() {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            return Stopped::Interrupted;
+        }
         let report = match sim.step() {
             Ok(report) => report,
-            Err(e) => return Ok(Some(e)),
+            Err(e) => return Stopped::Step(e),
         };
         sim.output_row(row);
         if report.cavitation_onsets != 0 {
@@ -457,10 +587,12 @@ fn step_all(
                 progress.suspend(|| eprintln!("warning: {warning}"));
             }
         }
-        recorder.record_step(row, report.iterations, report.cavitation_onsets)?;
+        if let Err(e) = recorder.record_step(row, report.iterations, report.cavitation_onsets) {
+            return Stopped::Output(e);
+        }
         progress.inc(1);
     }
-    Ok(None)
+    Stopped::Completed
 }
 
 /// Parses the model text and applies the command-line overrides to its solver settings.
@@ -478,6 +610,9 @@ fn load_spec(
     }
     if let Some(duration_s) = args.duration {
         spec.solver.duration_s = duration_s;
+    }
+    if let Some(interval_s) = args.output_interval {
+        spec.solver.output_interval_s = Some(interval_s);
     }
     if let Some(name) = &args.formulation {
         // Through serde, so that the valid names are those of the model files and the error
@@ -510,6 +645,11 @@ fn compile(
         let overrides = [
             ("solver.step_s", "--step", args.step.is_some()),
             ("solver.duration_s", "--duration", args.duration.is_some()),
+            (
+                "solver.output_interval_s",
+                "--output-interval",
+                args.output_interval.is_some(),
+            ),
             (
                 "solver.formulation",
                 "--formulation",

@@ -33,7 +33,8 @@ const FOURBAR_COLUMNS: [&str; 21] = [
     "newton.iterations",
 ];
 
-const SUMMARY_KEYS: [&str; 16] = [
+const SUMMARY_KEYS: [&str; 17] = [
+    "status",
     "model",
     "formulation",
     "step_s",
@@ -108,8 +109,43 @@ fn check_fourbar_outputs(dir: &Path) {
     assert_eq!(json["model"], "fourbar");
     assert_eq!(json["formulation"], "penalty");
     assert_eq!(json["completed"], true);
+    assert_eq!(json["status"], "completed");
     assert_eq!(json["error"], serde_json::Value::Null);
     assert_eq!(json["step_count"], 50);
+
+    // every column's unit and meaning, beside the CSV, in the CSV's order
+    let columns: Vec<serde_json::Value> =
+        serde_json::from_str(&fs::read_to_string(dir.join("results.columns.json")).unwrap())
+            .unwrap();
+    let names: Vec<&str> = columns
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, header);
+    let unit = |name: &str| {
+        columns.iter().find(|c| c["name"] == name).unwrap()["unit"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    for (name, expected) in [
+        ("time", "s"),
+        ("z1.q", "rad"),
+        ("z1.qd", "rad/s"),
+        ("V1.p", "Pa"),
+        ("cylinder.force", "N"),
+        ("energy.drift", "J"),
+        ("newton.iterations", "-"),
+    ] {
+        assert_eq!(unit(name), expected, "{name}");
+    }
+    for c in &columns {
+        assert!(
+            !c["unit"].as_str().unwrap().is_empty()
+                && !c["description"].as_str().unwrap().is_empty(),
+            "column without unit or description: {c}"
+        );
+    }
     assert_eq!(json["output_rows"], 51);
     assert!(json["newton_iterations_max"].as_u64().unwrap() >= 1);
 
@@ -524,4 +560,219 @@ fn a_bad_value_from_set_names_the_option_not_a_file_line() {
         text.contains("--set cylinder.friction={ type = \"lugre\", static_n = 100.0 }"),
         "{text}"
     );
+}
+
+#[test]
+fn output_interval_is_snapped_to_whole_steps_and_reported() {
+    let dir = temp_dir("output-interval");
+    let out = hydraulink(&[
+        "run",
+        "--duration",
+        "0.05",
+        "--output-interval",
+        "0.0025",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("snapped to 0.003 s"), "{err}");
+    let json = summary(&dir);
+    assert_eq!(json["output_interval_s"], 0.003);
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let times: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    // every 3rd step (0 … 48 ms), then the final row at 50 ms
+    assert_eq!(times.len(), 17 + 1, "{times:?}");
+    for (k, t) in times[..17].iter().enumerate() {
+        assert!((t - 3e-3 * k as f64).abs() < 1e-12, "{times:?}");
+    }
+    assert!((times[17] - 0.05).abs() < 1e-12);
+    // an interval that is a whole number of steps is not reported
+    let out = hydraulink(&[
+        "run",
+        "--duration",
+        "0.01",
+        "--output-interval",
+        "0.002",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(!stderr(&out).contains("snapped"), "{}", stderr(&out));
+    // below one step: invalid, naming the option
+    let out = hydraulink(&[
+        "run",
+        "--output-interval",
+        "0.0001",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--output-interval"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_long_run_needs_allow_long_run() {
+    let dir = temp_dir("long-run");
+    for duration in ["20000", "1e300"] {
+        let out = hydraulink(&[
+            "run",
+            "--duration",
+            duration,
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("steps"), "{err}");
+        assert!(!dir.join("results.csv").exists());
+    }
+    let err = stderr(&hydraulink(&["run", "--duration", "20000"]));
+    assert!(
+        err.contains("--allow-long-run") && err.contains("10000000"),
+        "{err}"
+    );
+    // past 2^53 steps not even with the flag
+    let out = hydraulink(&["run", "--duration", "1e300", "--allow-long-run"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Ctrl-C (SIGINT) during a run: the summary said "running" until then, and says
+/// "interrupted" after; the CSV ends with a whole row; exit code 130.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_saves_the_run_as_interrupted() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = temp_dir("interrupt");
+    let child = Command::new(env!("CARGO_BIN_EXE_hydraulink"))
+        .args(["run", "--duration", "1000", "--out", dir.to_str().unwrap()])
+        .env("CI", "true")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let running = fs::read_to_string(dir.join("summary.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|j| j["status"] == "running");
+        if running && fs::metadata(dir.join("results.csv")).is_ok_and(|m| m.len() > 100_000) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the run never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let json = summary(&dir);
+    assert_eq!(json["status"], "interrupted");
+    assert_eq!(json["completed"], false);
+    let steps = json["step_count"].as_u64().unwrap();
+    assert!(steps > 0 && steps < 1_000_000, "{steps}");
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert!(csv.ends_with('\n'));
+    let n_columns = csv.lines().next().unwrap().split(',').count();
+    let mut rows = 0;
+    for line in csv.lines().skip(1) {
+        let values: Vec<f64> = line.split(',').map(|v| v.parse().unwrap()).collect();
+        assert_eq!(values.len(), n_columns);
+        rows += 1;
+    }
+    assert_eq!(rows, steps + 1, "every step and the initial row, whole");
+    assert_eq!(json["output_rows"], rows);
+}
+
+/// A results.csv that cannot be written (the disk is full): exit 1, and the summary, which
+/// an earlier complete run left, says output_error.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_write_error_is_recorded_in_the_summary() {
+    let dir = temp_dir("disk-full");
+    let out = hydraulink(&["run", "--duration", "0.01", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert_eq!(summary(&dir)["status"], "completed");
+    fs::remove_file(dir.join("results.csv")).unwrap();
+    std::os::unix::fs::symlink("/dev/full", dir.join("results.csv")).unwrap();
+    let out = hydraulink(&["run", "--duration", "0.01", "--out", dir.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("results.csv"), "{err}");
+    let json = summary(&dir);
+    assert_eq!(json["status"], "output_error");
+    assert_eq!(json["completed"], false);
+    assert!(json["error"].as_str().unwrap().contains("results.csv"));
+}
+
+/// A comparison with failed runs exits 1, marks their cells as failed (not 0.000e0), and
+/// prints each error once.
+#[test]
+fn compare_with_failed_runs_exits_1_and_marks_them() {
+    let dir = temp_dir("compare-failed");
+    let out = hydraulink(&[
+        "compare",
+        "--formulations",
+        "penalty,double-step",
+        "--steps",
+        "0.001,0.002",
+        "--duration",
+        "0.02",
+        "--set",
+        "solver.max_iterations=1",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let (stdout, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{stdout}{err}");
+    assert!(err.contains("4 of 4 runs failed"), "{err}");
+    let csv = fs::read_to_string(dir.join("compare.csv")).unwrap();
+    for line in csv.lines().skip(1) {
+        assert!(line.contains(",no,") && line.contains(",failed,"), "{line}");
+        assert!(!line.contains("0.000e0"), "{line}");
+    }
+    // each error once: in the list below the table, not in the progress lines
+    let all = format!("{stdout}{err}");
+    for line in stdout.lines().filter(|l| l.starts_with("- ")) {
+        let error = line.split(" failed: ").nth(1).unwrap();
+        assert_eq!(all.matches(error).count(), 1, "{error} in:\n{all}");
+    }
+}
+
+#[test]
+fn compare_overlays_are_named_like_the_columns_in_degrees() {
+    let dir = temp_dir("compare-names");
+    let out = hydraulink(&[
+        "compare",
+        "--formulations",
+        "penalty,double-step",
+        "--duration",
+        "0.02",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let joints = fs::read_to_string(dir.join("plots/overlay_1e-3_joints.svg")).unwrap();
+    assert!(joints.contains("penalty z1.q") && joints.contains("angle [deg]"));
+    assert!(!joints.contains("z[0]") && !joints.contains("rad or m"));
+    let pressures = fs::read_to_string(dir.join("plots/overlay_1e-3_pressures.svg")).unwrap();
+    assert!(pressures.contains("double-step V1.p"));
 }

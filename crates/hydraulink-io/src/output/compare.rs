@@ -54,25 +54,48 @@ fn opt(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.3e}")).unwrap_or_else(|| "-".into())
 }
 
+/// The text of a cell that a failed run has no value for.
+pub const FAILED_CELL: &str = "failed";
+
 fn cells(r: &CompareRow) -> [String; 12] {
+    let failed = r.error.is_some();
+    // a failed run's statistics are not results: its cells say so instead of showing 0
+    let value = |text: String| {
+        if failed {
+            FAILED_CELL.to_string()
+        } else {
+            text
+        }
+    };
     [
         r.formulation.clone(),
         format!("{}", r.step_s),
-        if r.error.is_none() {
-            "yes".into()
-        } else {
-            "no".into()
-        },
+        if failed { "no".into() } else { "yes".into() },
         r.steps.to_string(),
-        format!("{:.3}", r.iterations_mean),
-        r.iterations_max.to_string(),
-        format!("{:.4}", r.wall_s),
-        format!("{:.1}", r.real_time_factor),
-        format!("{:.3e}", r.peak_constraint_violation),
-        format!("{:.3e}", r.peak_energy_drift_j),
-        opt(r.max_joint_deviation),
-        opt(r.max_pressure_deviation_pa),
+        value(format!("{:.3}", r.iterations_mean)),
+        value(r.iterations_max.to_string()),
+        value(format!("{:.4}", r.wall_s)),
+        value(format!("{:.1}", r.real_time_factor)),
+        value(format!("{:.3e}", r.peak_constraint_violation)),
+        value(format!("{:.3e}", r.peak_energy_drift_j)),
+        value(opt(r.max_joint_deviation)),
+        value(opt(r.max_pressure_deviation_pa)),
     ]
+}
+
+/// The failed runs grouped by their error, in order of first appearance: each error once, with
+/// the runs (`penalty at Δt = 0.001 s`) it stopped.
+pub fn compare_failures(rows: &[CompareRow]) -> Vec<(String, Vec<String>)> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for r in rows {
+        let Some(error) = &r.error else { continue };
+        let run = format!("{} at Δt = {} s", r.formulation, r.step_s);
+        match groups.iter_mut().find(|(e, _)| e == error) {
+            Some((_, runs)) => runs.push(run),
+            None => groups.push((error.clone(), vec![run])),
+        }
+    }
+    groups
 }
 
 /// The table as CSV text (header first).
@@ -86,7 +109,8 @@ pub fn compare_csv(rows: &[CompareRow]) -> String {
     s
 }
 
-/// The table as Markdown, with the errors of failed runs listed below it.
+/// The table as Markdown, with the errors of the failed runs listed below it, each error once
+/// with the runs it stopped.
 pub fn compare_markdown(rows: &[CompareRow]) -> String {
     let mut s = format!(
         "| {} |\n|{}\n",
@@ -96,14 +120,8 @@ pub fn compare_markdown(rows: &[CompareRow]) -> String {
     for r in rows {
         let _ = writeln!(s, "| {} |", cells(r).join(" | "));
     }
-    for r in rows.iter().filter(|r| r.error.is_some()) {
-        let _ = writeln!(
-            s,
-            "\n- {} at Δt = {} s failed: {}",
-            r.formulation,
-            r.step_s,
-            r.error.as_deref().unwrap_or_default()
-        );
+    for (error, runs) in compare_failures(rows) {
+        let _ = writeln!(s, "\n- {} failed: {error}", runs.join(", "));
     }
     s
 }
@@ -139,6 +157,26 @@ mod tests {
             max_joint_deviation: if name == "penalty" { None } else { Some(1e-6) },
             max_pressure_deviation_pa: None,
         }
+    }
+
+    #[test]
+    fn failed_cells_say_failed_and_each_error_is_listed_once() {
+        let rows = [
+            row("penalty", None),
+            row("double-step", Some("Newton failed")),
+            row("global-i1al", Some("Newton failed")),
+            row("multirate", Some("other")),
+        ];
+        let csv = compare_csv(&rows);
+        let failed_line = csv.lines().nth(2).unwrap();
+        assert!(failed_line.starts_with("double-step,0.001,no,10,failed,failed"));
+        assert!(!failed_line.contains("e0") && !failed_line.contains("1000.0"));
+        let md = compare_markdown(&rows);
+        assert_eq!(md.matches("Newton failed").count(), 1, "{md}");
+        assert!(md.contains(
+            "- double-step at Δt = 0.001 s, global-i1al at Δt = 0.001 s failed: Newton failed"
+        ));
+        assert_eq!(compare_failures(&rows).len(), 2);
     }
 
     #[test]

@@ -1,23 +1,35 @@
 //! `results.csv`: a header of output labels, then one line per output row, written as the rows
-//! arrive through a buffer that is flushed at the end (also when the run fails).
+//! arrive.
 //!
 //! Numbers are written at full precision: the shortest decimal that reads back to the same `f64`,
 //! in plain notation for 1e-4 ≤ |v| < 1e15 (`0.001`, `3500000`) and in exponent notation
-//! otherwise (`1.5e-9`). `NaN` and `inf` are written as such.
+//! otherwise (`1.5e-9`). `NaN` and `inf` are written as such. (The digits come from `zmij`, the
+//! text is the same as Rust's `{}` / `{:e}` would give.)
+//!
+//! Rows are formatted into a buffer and written to the file in whole rows only: the file never
+//! ends inside a row. When a write fails, the file is cut back to the last whole row.
+//! [`CsvStream`] does the formatting and writing on a thread of its own.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::OutputError;
+
+/// Bytes buffered before they are written to the file.
+const BUFFER_BYTES: usize = 1 << 16;
 
 /// Writes a CSV file row by row.
 #[derive(Debug)]
 pub struct CsvWriter {
     /// The file, for error messages.
     path: PathBuf,
-    /// The buffered file.
-    out: BufWriter<File>,
+    /// The file.
+    file: File,
+    /// Whole rows not yet written to the file.
+    buffer: Vec<u8>,
+    /// Bytes of whole rows written to the file.
+    committed: u64,
 }
 
 impl CsvWriter {
@@ -26,62 +38,330 @@ impl CsvWriter {
         let file = File::create(path).map_err(|e| OutputError::io(path, e))?;
         let mut writer = CsvWriter {
             path: path.to_path_buf(),
-            out: BufWriter::new(file),
+            file,
+            buffer: Vec::with_capacity(BUFFER_BYTES + 4096),
+            committed: 0,
         };
-        writer
-            .write_header(labels)
-            .map_err(|e| OutputError::io(path, e))?;
+        for (i, label) in labels.iter().enumerate() {
+            if i > 0 {
+                writer.buffer.push(b',');
+            }
+            write_field(&mut writer.buffer, label);
+        }
+        writer.buffer.push(b'\n');
+        writer.flush()?;
         Ok(writer)
     }
 
-    /// Appends one row.
+    /// Appends one row (written to the file once the buffer is full, or at [`CsvWriter::flush`]).
     pub fn write_row(&mut self, row: &[f64]) -> Result<(), OutputError> {
-        self.write_values(row)
-            .map_err(|e| OutputError::io(&self.path, e))
-    }
-
-    /// Writes the buffered rows to the file.
-    pub fn flush(&mut self) -> Result<(), OutputError> {
-        self.out.flush().map_err(|e| OutputError::io(&self.path, e))
-    }
-
-    fn write_header(&mut self, labels: &[String]) -> io::Result<()> {
-        for (i, label) in labels.iter().enumerate() {
-            if i > 0 {
-                self.out.write_all(b",")?;
-            }
-            write_field(&mut self.out, label)?;
-        }
-        self.out.write_all(b"\n")
-    }
-
-    fn write_values(&mut self, row: &[f64]) -> io::Result<()> {
+        let mut floats = zmij::Buffer::new();
         for (i, &value) in row.iter().enumerate() {
             if i > 0 {
-                self.out.write_all(b",")?;
+                self.buffer.push(b',');
             }
-            write_f64(&mut self.out, value)?;
+            push_f64(&mut self.buffer, &mut floats, value);
         }
-        self.out.write_all(b"\n")
+        self.buffer.push(b'\n');
+        if self.buffer.len() >= BUFFER_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the buffered rows to the file. On failure the file is cut back to its last whole
+    /// row and the buffered rows are dropped.
+    pub fn flush(&mut self) -> Result<(), OutputError> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let written = self
+            .file
+            .write_all(&self.buffer)
+            .and_then(|()| self.file.flush());
+        match written {
+            Ok(()) => {
+                self.committed += self.buffer.len() as u64;
+                self.buffer.clear();
+                Ok(())
+            }
+            Err(e) => {
+                self.buffer.clear();
+                // best effort: the error to report is the write's
+                let _ = self.file.set_len(self.committed);
+                Err(OutputError::io(&self.path, e))
+            }
+        }
+    }
+
+    /// Bytes held in memory (the row buffer), bounded whatever the number of rows.
+    pub fn retained_bytes(&self) -> usize {
+        self.buffer.capacity()
     }
 }
 
-/// Writes a text field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
-fn write_field(out: &mut impl Write, text: &str) -> io::Result<()> {
+/// Rows per batch handed to the writer thread of a [`CsvStream`].
+const STREAM_BATCH_ROWS: usize = 512;
+/// Batches that may wait for the writer thread; the producer blocks beyond.
+const STREAM_QUEUE: usize = 4;
+
+/// A [`CsvWriter`] on its own thread: rows are collected into batches on the caller's thread
+/// and formatted and written on the other, so that the simulation does not wait for the
+/// formatting. At most 4 batches of 512 rows wait; the memory is bounded.
+#[derive(Debug)]
+pub struct CsvStream {
+    /// The file, for error messages.
+    path: PathBuf,
+    /// Values per row.
+    n_columns: usize,
+    /// Rows not yet handed over, row-major.
+    batch: Vec<f64>,
+    /// To the writer thread; `None` once closed.
+    sender: Option<std::sync::mpsc::SyncSender<Vec<f64>>>,
+    /// The writer thread; returns the first write error.
+    writer: Option<std::thread::JoinHandle<Result<(), OutputError>>>,
+}
+
+impl CsvStream {
+    /// Creates (or truncates) the file at `path`, writes the header `labels` and starts the
+    /// writer thread.
+    pub fn create(path: &Path, labels: &[String]) -> Result<Self, OutputError> {
+        let mut csv = CsvWriter::create(path, labels)?;
+        let n_columns = labels.len();
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<f64>>(STREAM_QUEUE);
+        let writer = std::thread::Builder::new()
+            .name("results.csv".into())
+            .spawn(move || {
+                for batch in receiver {
+                    for row in batch.chunks_exact(n_columns.max(1)) {
+                        csv.write_row(row)?;
+                    }
+                }
+                csv.flush()
+            })
+            .map_err(|e| OutputError::io(path, e))?;
+        Ok(CsvStream {
+            path: path.to_path_buf(),
+            n_columns,
+            batch: Vec::with_capacity(STREAM_BATCH_ROWS * n_columns),
+            sender: Some(sender),
+            writer: Some(writer),
+        })
+    }
+
+    /// Appends one row. A write error of an earlier batch is returned here (or at
+    /// [`CsvStream::finish`]).
+    pub fn write_row(&mut self, row: &[f64]) -> Result<(), OutputError> {
+        self.batch.extend_from_slice(row);
+        if self.batch.len() >= STREAM_BATCH_ROWS * self.n_columns {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// Writes every row and waits for the file to be flushed; the file then ends with a whole
+    /// row. Returns the first write error. Later rows are not written.
+    pub fn finish(&mut self) -> Result<(), OutputError> {
+        let handed = self.hand_over();
+        self.sender = None;
+        let written = match self.writer.take() {
+            Some(writer) => writer.join().unwrap_or_else(|_| {
+                Err(OutputError::io(
+                    &self.path,
+                    std::io::Error::other("the writer thread panicked"),
+                ))
+            }),
+            None => Ok(()),
+        };
+        // the writer's error is the cause of a failed hand-over
+        written.and(handed)
+    }
+
+    /// Bytes held in memory for rows on this thread and in the queue, at most: bounded
+    /// whatever the number of rows.
+    pub fn retained_bytes(&self) -> usize {
+        (STREAM_QUEUE + 2) * STREAM_BATCH_ROWS * self.n_columns * std::mem::size_of::<f64>()
+            + BUFFER_BYTES
+    }
+
+    /// Hands the collected rows to the writer thread.
+    fn hand_over(&mut self) -> Result<(), OutputError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::replace(
+            &mut self.batch,
+            Vec::with_capacity(STREAM_BATCH_ROWS * self.n_columns),
+        );
+        let sent = self.sender.as_ref().map(|s| s.send(batch));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            // the writer stopped: at a write error, which finish() returns
+            _ => {
+                self.sender = None;
+                match self.writer.take().map(|w| w.join()) {
+                    Some(Ok(Err(e))) => Err(e),
+                    _ => Err(OutputError::io(
+                        &self.path,
+                        std::io::Error::other("the writer thread stopped"),
+                    )),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for CsvStream {
+    fn drop(&mut self) {
+        // a recorder dropped without finish(): still end the file with whole rows
+        let _ = self.finish();
+    }
+}
+
+/// Appends a text field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
+fn write_field(out: &mut Vec<u8>, text: &str) {
     if text.contains([',', '"', '\n', '\r']) {
-        write!(out, "\"{}\"", text.replace('"', "\"\""))
+        out.push(b'"');
+        out.extend_from_slice(text.replace('"', "\"\"").as_bytes());
+        out.push(b'"');
     } else {
-        out.write_all(text.as_bytes())
+        out.extend_from_slice(text.as_bytes());
     }
 }
 
-/// Writes the shortest decimal that reads back to `value` (see the module doc).
-fn write_f64(out: &mut impl Write, value: f64) -> io::Result<()> {
-    if value == 0.0 || (1e-4..1e15).contains(&value.abs()) {
-        write!(out, "{value}")
-    } else {
-        write!(out, "{value:e}")
+/// Appends the shortest decimal that reads back to `value` (see the module doc).
+fn push_f64(out: &mut Vec<u8>, floats: &mut zmij::Buffer, value: f64) {
+    if !value.is_finite() {
+        let text: &[u8] = if value.is_nan() {
+            b"NaN"
+        } else if value > 0.0 {
+            b"inf"
+        } else {
+            b"-inf"
+        };
+        out.extend_from_slice(text);
+        return;
     }
+    if value == 0.0 {
+        out.extend_from_slice(if value.is_sign_negative() {
+            b"-0"
+        } else {
+            b"0"
+        });
+        return;
+    }
+    let text = floats.format_finite(value).as_bytes();
+    // Fast paths, where the formatter's notation is already ours: plain in [1e-4, 1e15) but
+    // for a trailing `.0`, exponent below 1e-5 (`1.5e-9`), exponent with a `+` from 1e16 on.
+    // (zmij writes plain for 1e-5 ≤ |v| < 1e16; `same_text_as_std_formatting` checks it.)
+    let a = value.abs();
+    if (1e-4..1e15).contains(&a) {
+        out.extend_from_slice(text.strip_suffix(b".0").unwrap_or(text));
+        return;
+    }
+    if a < 1e-5 && text.contains(&b'e') && !text.contains(&b'+') {
+        out.extend_from_slice(text);
+        return;
+    }
+    if a >= 1e16 {
+        if let Some(at) = text.windows(2).position(|w| w == b"e+") {
+            out.extend_from_slice(&text[..=at]);
+            out.extend_from_slice(&text[at + 2..]);
+            return;
+        }
+    }
+    // Otherwise split the shortest representation into its significant digits d1 d2 … dn and
+    // the exponent e of d1 (value = ±d1.d2…dn × 10^e), whatever notation the formatter chose.
+    let (negative, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let (mantissa, exp10) = match text.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(at) => (&text[..at], parse_exponent(&text[at + 1..])),
+        None => (text, 0),
+    };
+    let mut digits = [0u8; 40];
+    let mut n = 0;
+    let mut point = None; // digits before the decimal point
+    let mut leading = true;
+    let mut leading_zeros_after_point = 0i32;
+    for &b in mantissa {
+        if b == b'.' {
+            point = Some(n);
+            continue;
+        }
+        if leading && b == b'0' {
+            if point.is_some() {
+                leading_zeros_after_point += 1;
+            }
+            continue;
+        }
+        leading = false;
+        if n < digits.len() {
+            digits[n] = b;
+            n += 1;
+        }
+    }
+    let int_digits = point.unwrap_or(n) as i32;
+    // with no non-zero digit before the point, d1 sits after the leading zeros
+    let e = if int_digits > 0 {
+        int_digits - 1 + exp10
+    } else {
+        -1 - leading_zeros_after_point + exp10
+    };
+    while n > 1 && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    let digits = &digits[..n];
+    if negative {
+        out.push(b'-');
+    }
+    if (-4..15).contains(&e) {
+        // plain: 1e-4 ≤ |v| < 1e15
+        if e < 0 {
+            out.extend_from_slice(b"0.");
+            out.extend(std::iter::repeat_n(b'0', (-e - 1) as usize));
+            out.extend_from_slice(digits);
+        } else {
+            let before = e as usize + 1;
+            if digits.len() <= before {
+                out.extend_from_slice(digits);
+                out.extend(std::iter::repeat_n(b'0', before - digits.len()));
+            } else {
+                out.extend_from_slice(&digits[..before]);
+                out.push(b'.');
+                out.extend_from_slice(&digits[before..]);
+            }
+        }
+    } else {
+        out.push(digits[0]);
+        if digits.len() > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.push(b'e');
+        let _ = write!(out, "{e}");
+    }
+}
+
+/// The integer of an exponent's text (`-9`, `+20`, `20`).
+fn parse_exponent(text: &[u8]) -> i32 {
+    let (sign, digits) = match text.split_first() {
+        Some((b'-', rest)) => (-1, rest),
+        Some((b'+', rest)) => (1, rest),
+        _ => (1, text),
+    };
+    sign * digits
+        .iter()
+        .fold(0i32, |acc, &b| acc * 10 + i32::from(b.wrapping_sub(b'0')))
+}
+
+/// Writes `value` as [`CsvWriter`] does, to any writer.
+#[cfg(test)]
+fn write_f64(out: &mut impl Write, value: f64) -> std::io::Result<()> {
+    let mut text = Vec::with_capacity(32);
+    push_f64(&mut text, &mut zmij::Buffer::new(), value);
+    out.write_all(&text)
 }
 
 #[cfg(test)]
@@ -92,6 +372,15 @@ mod tests {
         let mut out = Vec::new();
         write_f64(&mut out, value).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// The text of the formatter before `zmij`: Rust's own shortest round-trip output.
+    fn std_formatted(value: f64) -> String {
+        if value == 0.0 || (1e-4..1e15).contains(&value.abs()) {
+            format!("{value}")
+        } else {
+            format!("{value:e}")
+        }
     }
 
     #[test]
@@ -119,11 +408,55 @@ mod tests {
         }
     }
 
+    /// The fast path writes exactly what `{}` / `{:e}` wrote, over every magnitude and at the
+    /// boundaries of the two notations.
+    #[test]
+    fn same_text_as_std_formatting() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut values = vec![
+            1e-4,
+            9.999999999999999e-5,
+            1e15,
+            999999999999999.9,
+            -0.0,
+            f64::MAX,
+            -f64::MIN_POSITIVE,
+            5e-324,
+            123456789012345.6,
+            0.00012345,
+            f64::NEG_INFINITY,
+        ];
+        for _ in 0..200_000 {
+            // xorshift: random bit patterns cover every exponent
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(f64::from_bits(x));
+            let decimal = (x % 2_000_000) as f64 * 10f64.powi((x >> 40) as i32 % 40 - 20);
+            values.push(decimal);
+        }
+        let mut same = 0;
+        let n = values.len();
+        for v in values.into_iter().filter(|v| !v.is_nan()) {
+            let (fast, std) = (formatted(v), std_formatted(v));
+            if fast == std {
+                same += 1;
+                continue;
+            }
+            // Both are shortest: at 17 digits they may pick a different last digit of the
+            // interval that reads back to v. Same notation, same length, same value.
+            assert_eq!(fast.parse::<f64>().unwrap().to_bits(), v.to_bits(), "{v:?}");
+            assert_eq!(fast.len(), std.len(), "{fast} vs {std}");
+            assert_eq!(fast.contains('e'), std.contains('e'), "{fast} vs {std}");
+        }
+        assert!(same * 1000 > n * 999, "{same} of {n} identical");
+    }
+
     #[test]
     fn labels_with_commas_or_quotes_are_quoted() {
         let mut out = Vec::new();
         for label in ["V1.p", "a,b", "say \"hi\""] {
-            write_field(&mut out, label).unwrap();
+            write_field(&mut out, label);
             out.push(b'|');
         }
         assert_eq!(

@@ -19,6 +19,7 @@ use nalgebra::DMatrix;
 use plotters::prelude::*;
 use serde_json::{json, Value};
 
+use super::plots::tick_label;
 use super::OutputError;
 
 fn rows(m: &DMatrix<f64>) -> Value {
@@ -176,12 +177,17 @@ pub fn write_pole_map(path: &Path, modes: &[Mode], title: &str) -> Result<(), Ou
                 .margin(12)
                 .x_label_area_size(45)
                 .y_label_area_size(80)
-                .build_cartesian_2d(xr, yr)
+                .build_cartesian_2d(xr.clone(), yr.clone())
                 .map_err(|e| e.to_string())?;
+            // ticks with the decimals their spacing needs (they all read 0.0 before)
+            let x_ticks = |v: &f64| tick_label(*v, &xr);
+            let y_ticks = |v: &f64| tick_label(*v, &yr);
             chart
                 .configure_mesh()
                 .x_desc("Re λ [1/s]")
                 .y_desc("Im λ [1/s]")
+                .x_label_formatter(&x_ticks)
+                .y_label_formatter(&y_ticks)
                 .draw()
                 .map_err(|e| e.to_string())?;
             chart

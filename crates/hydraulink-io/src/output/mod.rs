@@ -1,21 +1,29 @@
 //! Result writers: the files a run leaves in its output directory.
 //!
 //! ```text
-//! DIR/results.csv     one row per output step; the columns are the simulation's output labels
-//!                     (`time` first), every value in SI units at full precision        (csv.rs)
-//! DIR/summary.json    settings, peaks over every step, Newton statistics, timing, outcome
-//!                                                                                    (summary.rs)
-//! DIR/plots/*.svg     joint coordinates, pressures, energy, constraint violation, Newton
-//!                     iterations, cylinders; drawn from the output rows            (plots.rs)
+//! DIR/results.csv           one row per output step; the columns are the simulation's output
+//!                           labels (`time` first), every value in SI units at full precision (csv.rs)
+//! DIR/results.columns.json  name, unit and meaning of every column of results.csv  (columns.rs)
+//! DIR/summary.json          status (running, then completed, failed, interrupted or
+//!                           output_error), settings, peaks over every step, Newton statistics,
+//!                           timing                                                  (summary.rs)
+//! DIR/plots/*.svg           joint angles and positions, pressures, flows, energy and drift,
+//!                           constraint violation, Newton iterations, cylinders; drawn from the
+//!                           min/max per pixel column of every step        (plots.rs, decimate.rs)
 //! ```
 //!
-//! A [`RunRecorder`] is created with the output labels and the initial row (t = 0), receives one
-//! row per step, writes the rows chosen by the [`OutputSchedule`] to `results.csv` as they arrive,
-//! and in [`RunRecorder::finish`] writes `summary.json` and the figures. Nothing here runs the
-//! simulation: the recorder only sees labels and numbers, so it is tested with synthetic rows.
+//! A [`RunRecorder`] is created with the columns and the initial row (t = 0): it writes the CSV
+//! header, the column table and a `running` summary at once. It then receives one row per step,
+//! streams the rows chosen by the [`OutputSchedule`] to `results.csv`, and keeps of every step
+//! only the statistics and the plot copy ([`Decimated`]), both of a fixed size: memory does not
+//! grow with the run's length. [`RunRecorder::finish`] writes the final summary and the figures,
+//! whatever stopped the run ([`RunStop`]). Nothing here runs the simulation: the recorder only
+//! sees columns and numbers, so it is tested with synthetic rows.
 
+mod columns;
 mod compare;
 mod csv;
+mod decimate;
 mod friction_curve;
 pub mod linear;
 mod plots;
@@ -24,11 +32,41 @@ mod summary;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use compare::{compare_csv, compare_markdown, write_compare_tables, CompareRow};
-pub use csv::CsvWriter;
+pub use columns::{describe_columns, write_columns, ColumnInfo, COLUMNS_FILE, INPUT_UNIT};
+pub use compare::{
+    compare_csv, compare_failures, compare_markdown, write_compare_tables, CompareRow, FAILED_CELL,
+};
+pub use csv::{CsvStream, CsvWriter};
+pub use decimate::{decimate_points, Decimated, PLOT_BUCKETS};
 pub use friction_curve::write_friction_curve;
-pub use plots::{write_overlay, write_plots, OverlayLine, PLOT_FILES};
-pub use summary::{RunStatistics, Summary};
+pub use plots::{
+    write_overlay, write_plots, OverlayLine, OverlayPanel, MAX_POINTS_PER_FIGURE, PLOT_FILES,
+};
+pub use summary::{RunStatistics, RunStatus, Summary};
+
+/// Most steps a run may take without an explicit permission (`hydraulink run --allow-long-run`):
+/// 10 million, e.g. 10 000 s at Δt = 1 ms. Such a run writes gigabytes of CSV at an output every
+/// step and takes many minutes; a typo in `--duration` should not start it.
+pub const MAX_STEPS_WITHOUT_PERMISSION: u64 = 10_000_000;
+
+/// Most steps any run may take: 2^53, the last step count an `f64` time index counts exactly.
+pub const MAX_STEPS: u64 = 1 << 53;
+
+/// The output interval snapped to a whole number of steps: k Δt with k = round(interval / Δt),
+/// at least 1. Returns the snapped interval \[s\] and whether it differs from the requested one
+/// (by more than a rounding error of 1e-9 relative). Non-finite or non-positive input gives
+/// one step.
+pub fn snap_output_interval(step_s: f64, output_interval_s: f64) -> (f64, bool) {
+    if !(step_s.is_finite() && step_s > 0.0) {
+        return (output_interval_s, false);
+    }
+    let k = (output_interval_s / step_s).round();
+    let k = if k.is_finite() && k >= 1.0 { k } else { 1.0 };
+    let snapped = k * step_s;
+    let changed = output_interval_s.is_nan()
+        || (snapped - output_interval_s).abs() > 1e-9 * output_interval_s.abs();
+    (snapped, changed)
+}
 
 /// File name of the result table inside the output directory.
 pub const RESULTS_FILE: &str = "results.csv";
@@ -139,13 +177,53 @@ pub struct RunInfo {
     pub volume_names: Vec<String>,
 }
 
-/// Records a run: writes `results.csv` row by row, keeps the statistics of every step and, at
-/// the end, writes `summary.json` and `plots/*.svg`.
+/// The summary of a run that has not taken its first step: status `running`, no statistics.
+fn starting_summary(info: &RunInfo) -> Summary {
+    Summary {
+        model: info.model.clone(),
+        formulation: info.formulation.clone(),
+        step_s: info.step_s,
+        duration_s: info.duration_s,
+        output_interval_s: info.output_interval_s,
+        status: RunStatus::Running,
+        completed: false,
+        error: None,
+        step_count: 0,
+        output_rows: 0,
+        simulated_time_s: 0.0,
+        wall_clock_s: 0.0,
+        real_time_factor: None,
+        peak_abs_energy_drift_j: None,
+        peak_actuator_work_j: None,
+        peak_constraint_violation: None,
+        newton_iterations_mean: None,
+        newton_iterations_max: None,
+        cavitation_warnings: 0,
+    }
+}
+
+/// Why a run stopped, for [`RunRecorder::finish`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunStop {
+    /// Every requested step was taken.
+    Completed,
+    /// A step failed; its message.
+    StepFailed(String),
+    /// The user interrupted the run (Ctrl-C) between two steps.
+    Interrupted,
+    /// Writing a result file failed; its message.
+    OutputFailed(String),
+}
+
+/// Records a run: streams `results.csv` row by row, keeps the statistics and a fixed-size plot
+/// copy of every step and, at the end, writes `summary.json` and `plots/*.svg`.
 ///
 /// ```text
-/// create(dir, info, labels, row at t = 0)       header + initial row written
-/// record_step(row, iterations, onsets)  × N     statistics of every step; output rows written
-/// finish(error, wall_clock_s)                   flush CSV, write summary.json and plots
+/// create(dir, info, columns, row at t = 0)  summary.json with status "running", CSV header,
+///                                           initial row and results.columns.json written
+/// record_step(row, iterations, onsets) × N  statistics and plot copy of every step; output
+///                                           rows written
+/// finish(stop, wall_clock_s)                flush CSV, write summary.json (final status) and plots
 /// ```
 #[derive(Debug)]
 pub struct RunRecorder {
@@ -153,16 +231,20 @@ pub struct RunRecorder {
     dir: PathBuf,
     /// Run settings.
     info: RunInfo,
-    /// Column labels, `time` first.
-    labels: Vec<String>,
+    /// The columns, `time` first.
+    columns: Vec<ColumnInfo>,
     /// Which steps are written.
     schedule: OutputSchedule,
-    /// `results.csv`, written as rows arrive.
-    csv: CsvWriter,
+    /// `results.csv`, written as rows arrive (on a thread of its own).
+    csv: CsvStream,
     /// Statistics over every step.
     stats: RunStatistics,
-    /// The output rows, row-major (`labels.len()` values each), kept for the figures.
-    rows: Vec<f64>,
+    /// Min/max per time bucket of every column over every step, for the figures.
+    plot: Decimated,
+    /// Column of `newton.iterations`: left out of the plot copy at t = 0 (no Newton solve).
+    iterations_column: Option<usize>,
+    /// Rows written to `results.csv` (the initial row included).
+    output_rows: u64,
     /// Steps recorded after the initial row.
     n_recorded: u64,
     /// Time of the last recorded row \[s\].
@@ -170,27 +252,50 @@ pub struct RunRecorder {
 }
 
 impl RunRecorder {
-    /// Creates `dir` (and `dir/plots`), writes the CSV header and the initial row (t = 0).
+    /// Creates `dir` (and `dir/plots`), writes `summary.json` with status `running` (replacing
+    /// an earlier run's), the CSV header and the initial row (t = 0), and
+    /// `results.columns.json`. When the CSV or the column table cannot be written, the summary
+    /// says `output_error` before the error is returned.
     ///
-    /// `labels` are the output labels (`time` first); `initial_row` has one value per label.
+    /// `columns` describe the output labels (`time` first); `initial_row` has one value per
+    /// column.
     pub fn create(
         dir: &Path,
         info: RunInfo,
-        labels: Vec<String>,
+        columns: Vec<ColumnInfo>,
         initial_row: &[f64],
     ) -> Result<Self, OutputError> {
         let plots_dir = dir.join(PLOTS_DIR);
         fs::create_dir_all(&plots_dir).map_err(|e| OutputError::io(&plots_dir, e))?;
-        let csv = CsvWriter::create(&dir.join(RESULTS_FILE), &labels)?;
+        // First of all, replace an earlier run's summary: from here on, summary.json tells
+        // this run's status.
+        let summary_path = dir.join(SUMMARY_FILE);
+        let starting = starting_summary(&info);
+        starting.write(&summary_path)?;
+        let labels: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+        let csv = CsvStream::create(&dir.join(RESULTS_FILE), &labels)
+            .and_then(|csv| write_columns(&dir.join(COLUMNS_FILE), &columns).map(|()| csv))
+            .inspect_err(|e| {
+                let failed = Summary {
+                    status: RunStatus::OutputError,
+                    error: Some(e.to_string()),
+                    ..starting.clone()
+                };
+                // best effort: the error to report is the first one
+                let _ = failed.write(&summary_path);
+            })?;
         let schedule = OutputSchedule::new(info.step_s, info.duration_s, info.output_interval_s);
+        let plot = Decimated::new(columns.len(), info.duration_s, PLOT_BUCKETS);
         let mut recorder = RunRecorder {
             dir: dir.to_path_buf(),
             stats: RunStatistics::new(&labels),
+            iterations_column: labels.iter().position(|l| l == "newton.iterations"),
             info,
-            labels,
+            columns,
             schedule,
             csv,
-            rows: Vec::new(),
+            plot,
+            output_rows: 0,
             n_recorded: 0,
             last_time_s: 0.0,
         };
@@ -213,9 +318,21 @@ impl RunRecorder {
         &self.dir
     }
 
-    /// Records the row after a converged step: updates the statistics with it, and writes it if
-    /// the schedule selects this step. `iterations` are the step's Newton iterations;
-    /// `cavitation_onsets` has bit i set when volume i fell below 0 Pa (absolute) in the step.
+    /// The columns, `time` first.
+    pub fn columns(&self) -> &[ColumnInfo] {
+        &self.columns
+    }
+
+    /// Bytes the recorder holds on the heap for rows (CSV buffer and plot copy): fixed when the
+    /// run starts, whatever the number of rows.
+    pub fn retained_bytes(&self) -> usize {
+        self.csv.retained_bytes() + self.plot.retained_bytes()
+    }
+
+    /// Records the row after a converged step: updates the statistics and the plot copy with it,
+    /// and writes it if the schedule selects this step. `iterations` are the step's Newton
+    /// iterations; `cavitation_onsets` has bit i set when volume i fell below 0 Pa (absolute) in
+    /// the step.
     pub fn record_step(
         &mut self,
         row: &[f64],
@@ -243,25 +360,41 @@ impl RunRecorder {
             })
     }
 
-    /// Ends the run: flushes `results.csv`, writes `summary.json` and the figures, and returns
-    /// the summary. `error` is the message of the step that failed (`None` for a complete run);
-    /// `wall_clock_s` \[s\] is the time the run took. Every file is attempted even if an earlier
-    /// one fails; the first failure is returned.
-    pub fn finish(
-        mut self,
-        error: Option<String>,
-        wall_clock_s: f64,
-    ) -> Result<Summary, OutputError> {
-        let csv = self.csv.flush();
-        let summary = self.summary(error, wall_clock_s);
+    /// Ends the run: flushes `results.csv` (whole rows only), writes `summary.json` with the
+    /// status of `stop` and the figures, and returns the summary. `wall_clock_s` \[s\] is the
+    /// time the run took. Every file is attempted even if an earlier one fails; the first
+    /// failure is returned, and a failed CSV flush is recorded in the summary as `output_error`.
+    pub fn finish(mut self, stop: RunStop, wall_clock_s: f64) -> Result<Summary, OutputError> {
+        let csv = self.csv.finish();
+        let (status, error) = match (&stop, &csv) {
+            (RunStop::Completed, Ok(())) if self.n_recorded >= self.n_steps() => {
+                (RunStatus::Completed, None)
+            }
+            (RunStop::Completed, Ok(())) => (
+                RunStatus::Failed,
+                Some(format!(
+                    "stopped after {} of {} steps",
+                    self.n_recorded,
+                    self.n_steps()
+                )),
+            ),
+            (RunStop::StepFailed(e), _) => (RunStatus::Failed, Some(e.clone())),
+            (RunStop::Interrupted, _) => (
+                RunStatus::Interrupted,
+                Some(format!("interrupted at t = {} s", self.last_time_s)),
+            ),
+            (RunStop::OutputFailed(e), _) => (RunStatus::OutputError, Some(e.clone())),
+            (RunStop::Completed, Err(e)) => (RunStatus::OutputError, Some(e.to_string())),
+        };
+        let summary = self.summary(status, error, wall_clock_s);
         let json = summary.write(&self.dir.join(SUMMARY_FILE));
-        let plots = write_plots(&self.dir.join(PLOTS_DIR), &self.labels, &self.rows);
+        let plots = write_plots(&self.dir.join(PLOTS_DIR), &self.columns, &self.plot);
         csv.and(json).and(plots)?;
         Ok(summary)
     }
 
-    /// The summary of the run so far.
-    pub fn summary(&self, error: Option<String>, wall_clock_s: f64) -> Summary {
+    /// The summary of the run so far, with `status` and `error`.
+    pub fn summary(&self, status: RunStatus, error: Option<String>, wall_clock_s: f64) -> Summary {
         let simulated_time_s = self.last_time_s;
         let real_time_factor =
             (wall_clock_s > 0.0 && self.n_recorded > 0).then(|| simulated_time_s / wall_clock_s);
@@ -271,10 +404,11 @@ impl RunRecorder {
             step_s: self.info.step_s,
             duration_s: self.info.duration_s,
             output_interval_s: self.info.output_interval_s,
-            completed: error.is_none() && self.n_recorded >= self.n_steps(),
+            status,
+            completed: status == RunStatus::Completed,
             error,
             step_count: self.n_recorded,
-            output_rows: (self.rows.len() / self.labels.len().max(1)) as u64,
+            output_rows: self.output_rows,
             simulated_time_s,
             wall_clock_s,
             real_time_factor,
@@ -287,18 +421,27 @@ impl RunRecorder {
         }
     }
 
-    /// Observes a row for the statistics and, if `write`, writes and keeps it.
+    /// Observes a row for the statistics and the plot copy and, if `write`, writes it.
     fn record(&mut self, row: &[f64], write: bool) -> Result<(), OutputError> {
         assert_eq!(
             row.len(),
-            self.labels.len(),
-            "an output row has one value per output label"
+            self.columns.len(),
+            "an output row has one value per output column"
         );
         self.stats.observe_row(row);
         self.last_time_s = row.first().copied().unwrap_or(f64::NAN);
+        match self.iterations_column {
+            // the initial row has no Newton solve: its 0 is not plotted
+            Some(c) if self.n_recorded == 0 => {
+                let mut initial = row.to_vec();
+                initial[c] = f64::NAN;
+                self.plot.push(&initial);
+            }
+            _ => self.plot.push(row),
+        }
         if write {
             self.csv.write_row(row)?;
-            self.rows.extend_from_slice(row);
+            self.output_rows += 1;
         }
         Ok(())
     }
@@ -337,6 +480,23 @@ mod tests {
         ]
         .map(String::from)
         .to_vec()
+    }
+
+    fn columns() -> Vec<ColumnInfo> {
+        labels()
+            .into_iter()
+            .map(|name| {
+                let unit = match name.as_str() {
+                    "time" | "cyl.length" => "s",
+                    "z1.q" => "rad",
+                    "V1.p" | "V2.p" => "Pa",
+                    "cyl.force" => "N",
+                    n if n.starts_with("energy") => "J",
+                    _ => "-",
+                };
+                ColumnInfo::new(name, unit, "")
+            })
+            .collect()
     }
 
     fn info(step_s: f64, duration_s: f64, output_interval_s: f64) -> RunInfo {
@@ -434,7 +594,7 @@ mod tests {
         let mut rec = RunRecorder::create(
             &dir,
             info(step_s, duration_s, 5e-3),
-            labels(),
+            columns(),
             &row(0, step_s, 0),
         )
         .unwrap();
@@ -446,7 +606,7 @@ mod tests {
             let onsets = if n == 7 { 0b10 } else { 0 };
             rec.record_step(&row(n, step_s, it), it, onsets).unwrap();
         }
-        let summary = rec.finish(None, 0.5).unwrap();
+        let summary = rec.finish(RunStop::Completed, 0.5).unwrap();
 
         let lines = read_csv(&dir);
         assert_eq!(lines[0], labels().join(","));
@@ -483,14 +643,16 @@ mod tests {
         let mut rec = RunRecorder::create(
             &dir,
             info(step_s, 1.0, step_s),
-            labels(),
+            columns(),
             &row(0, step_s, 0),
         )
         .unwrap();
         for n in 1..=3 {
             rec.record_step(&row(n, step_s, 3), 3, 0).unwrap();
         }
-        let summary = rec.finish(Some("Newton failed".into()), 0.0).unwrap();
+        let summary = rec
+            .finish(RunStop::StepFailed("Newton failed".into()), 0.0)
+            .unwrap();
         assert!(!summary.completed);
         assert_eq!(summary.error.as_deref(), Some("Newton failed"));
         assert_eq!(summary.step_count, 3);
@@ -502,7 +664,8 @@ mod tests {
         assert_eq!(json["completed"], false);
         assert_eq!(json["error"], "Newton failed");
         assert_eq!(json["real_time_factor"], serde_json::Value::Null);
-        for file in PLOT_FILES {
+        assert_eq!(json["status"], "failed");
+        for file in ["joint_coordinates.svg", "pressures.svg", "energy.svg"] {
             let svg = fs::read_to_string(dir.join(PLOTS_DIR).join(file)).unwrap();
             assert!(svg.contains("<svg"), "{file}");
         }
@@ -512,9 +675,9 @@ mod tests {
     fn recorder_with_only_the_initial_row() {
         let dir = temp_dir("initial-only");
         let rec =
-            RunRecorder::create(&dir, info(1e-3, 0.0, 1e-3), labels(), &row(0, 1e-3, 0)).unwrap();
+            RunRecorder::create(&dir, info(1e-3, 0.0, 1e-3), columns(), &row(0, 1e-3, 0)).unwrap();
         assert_eq!(rec.n_steps(), 0);
-        let summary = rec.finish(None, 0.0).unwrap();
+        let summary = rec.finish(RunStop::Completed, 0.0).unwrap();
         assert!(summary.completed);
         assert_eq!(summary.newton_iterations_mean, None);
         assert_eq!(summary.newton_iterations_max, None);
@@ -525,7 +688,7 @@ mod tests {
     fn cavitation_warnings_name_the_volumes() {
         let dir = temp_dir("cavitation");
         let rec =
-            RunRecorder::create(&dir, info(1e-3, 1.0, 1e-3), labels(), &row(0, 1e-3, 0)).unwrap();
+            RunRecorder::create(&dir, info(1e-3, 1.0, 1e-3), columns(), &row(0, 1e-3, 0)).unwrap();
         let warnings: Vec<String> = rec.cavitation_warnings(1.2344, 0b11 | 1 << 5).collect();
         assert_eq!(
             warnings,
@@ -535,5 +698,118 @@ mod tests {
                 "volume '?' pressure below 0 Pa (absolute) at t = 1.234 s",
             ]
         );
+    }
+
+    fn read_summary(dir: &Path) -> serde_json::Value {
+        serde_json::from_str(&fs::read_to_string(dir.join(SUMMARY_FILE)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn summary_says_running_from_the_start_and_interrupted_at_a_stop() {
+        let dir = temp_dir("running");
+        let step_s = 1e-3;
+        let mut rec = RunRecorder::create(
+            &dir,
+            info(step_s, 1.0, step_s),
+            columns(),
+            &row(0, step_s, 0),
+        )
+        .unwrap();
+        let json = read_summary(&dir);
+        assert_eq!(json["status"], "running");
+        assert_eq!(json["completed"], false);
+        // the column table is there from the start
+        let table: Vec<ColumnInfo> =
+            serde_json::from_str(&fs::read_to_string(dir.join(COLUMNS_FILE)).unwrap()).unwrap();
+        assert_eq!(table, columns());
+        for n in 1..=5 {
+            rec.record_step(&row(n, step_s, 2), 2, 0).unwrap();
+        }
+        let summary = rec.finish(RunStop::Interrupted, 0.1).unwrap();
+        assert_eq!(summary.status, RunStatus::Interrupted);
+        let json = read_summary(&dir);
+        assert_eq!(json["status"], "interrupted");
+        assert_eq!(json["completed"], false);
+        assert!(json["error"].as_str().unwrap().contains("interrupted"));
+        assert_eq!(json["step_count"], 5);
+        // whole rows only: every line has every column
+        let lines = read_csv(&dir);
+        assert_eq!(lines.len(), 1 + 6);
+        assert!(lines.iter().all(|l| l.split(',').count() == labels().len()));
+        let json = RunRecorder::create(
+            &dir,
+            info(step_s, 1.0, step_s),
+            columns(),
+            &row(0, step_s, 0),
+        )
+        .unwrap()
+        .finish(RunStop::OutputFailed("disk full".into()), 0.0)
+        .unwrap();
+        assert_eq!(json.status, RunStatus::OutputError);
+        assert_eq!(read_summary(&dir)["status"], "output_error");
+        assert_eq!(read_summary(&dir)["error"], "disk full");
+    }
+
+    /// 2 million steps: the recorder's memory does not grow with the rows, and every figure
+    /// stays below 300 KB.
+    #[test]
+    fn memory_is_bounded_and_figures_small_on_a_long_run() {
+        let dir = temp_dir("long");
+        let (step_s, duration_s) = (1e-3, 2000.0);
+        let mut rec = RunRecorder::create(
+            &dir,
+            info(step_s, duration_s, 1.0),
+            columns(),
+            &row(0, step_s, 0),
+        )
+        .unwrap();
+        let mut r = row(0, step_s, 0);
+        let mut sizes = Vec::new();
+        for n in 1..=rec.n_steps() {
+            let t = n as f64 * step_s;
+            // a fast oscillation: every bucket has a distinct min and max
+            r[0] = t;
+            r[1] = (t * 40.0).sin();
+            r[3] = 1e6 * (1.0 + (t * 33.0).cos());
+            r[11] = 1e-3 * (t * 50.0).sin();
+            rec.record_step(&r, 3, 0).unwrap();
+            if n % 500_000 == 0 {
+                sizes.push(rec.retained_bytes());
+            }
+        }
+        assert!(sizes.windows(2).all(|w| w[0] == w[1]), "{sizes:?}");
+        assert!(sizes[0] < 4 << 20, "{} bytes", sizes[0]);
+        let summary = rec.finish(RunStop::Completed, 1.0).unwrap();
+        assert!(summary.completed);
+        assert_eq!(summary.output_rows, 2001);
+        for file in PLOT_FILES {
+            let path = dir.join(PLOTS_DIR).join(file);
+            if let Ok(meta) = fs::metadata(&path) {
+                assert!(meta.len() <= 300_000, "{file}: {} bytes", meta.len());
+            }
+        }
+        let energy = fs::read_to_string(dir.join(PLOTS_DIR).join("energy.svg")).unwrap();
+        assert!(energy.contains("drift [J]") && energy.contains("energy.drift"));
+        let joints = fs::read_to_string(dir.join(PLOTS_DIR).join("joint_coordinates.svg")).unwrap();
+        assert!(joints.contains("angle [deg]") && joints.contains("z1.q"));
+        assert!(!joints.contains("position [m]"), "no empty panel");
+    }
+
+    #[test]
+    fn output_interval_is_snapped_to_whole_steps() {
+        assert_eq!(snap_output_interval(1e-3, 1e-3), (1e-3, false));
+        let (snapped, changed) = snap_output_interval(1e-3, 2.6e-3);
+        assert!(changed);
+        assert!((snapped - 3e-3).abs() < 1e-15);
+        // 0.01 / 0.001 is 10 up to rounding: not reported
+        assert!(!snap_output_interval(1e-3, 0.01).1);
+        // below one step: one step
+        assert_eq!(snap_output_interval(1e-3, 1e-4), (1e-3, true));
+        // the snapped interval gives evenly spaced rows
+        let (snapped, _) = snap_output_interval(0.2, 0.5);
+        let s = OutputSchedule::new(0.2, 2.2, snapped);
+        let rows = output_steps(&s);
+        assert!((snapped - 0.6).abs() < 1e-15);
+        assert_eq!(rows, [0, 3, 6, 9, 11]);
     }
 }

@@ -1,17 +1,21 @@
-//! The figures of a run (000 §6), drawn from the output rows as SVG.
+//! The figures of a run (000 §6), drawn as SVG from the run's plot copy ([`Decimated`]: the
+//! minimum and maximum of each column per pixel column), so that a figure's size does not grow
+//! with the run's length.
 //!
-//! | file                       | columns                                          | y axis             |
-//! |----------------------------|--------------------------------------------------|--------------------|
-//! | `joint_coordinates.svg`    | every `<joint>.q`                                | \[rad or m\]       |
-//! | `pressures.svg`            | every `<volume>.p`                               | \[MPa\]            |
-//! | `energy.svg`               | `energy.kinetic/potential/actuator_work/friction_dissipated/drift` | \[J\] |
-//! | `constraint_violation.svg` | `constraint.violation`                           | log scale when > 0 |
-//! | `newton_iterations.svg`    | `newton.iterations` (steps only)                 | \[-\]              |
-//! | `cylinders.svg`            | `<cyl>.length` above `<cyl>.force`               | \[m\], \[kN\]      |
+//! | file                       | columns (legend = column name)                    | y axes               |
+//! |----------------------------|---------------------------------------------------|----------------------|
+//! | `joint_coordinates.svg`    | every `<joint>.q`: angles, then positions         | \[deg\], \[m\]       |
+//! | `pressures.svg`            | every pressure `<volume>.p`                       | \[MPa\]              |
+//! | `flows.svg`                | every column in m³/s (valve, pump, relief flows)  | \[L/min\]            |
+//! | `energy.svg`               | `energy.kinetic/potential/actuator_work/friction_dissipated`, then `energy.drift` | \[J\], \[J\] |
+//! | `constraint_violation.svg` | `constraint.violation`                            | log scale when > 0   |
+//! | `newton_iterations.svg`    | `newton.iterations` (steps only)                  | \[-\]                |
+//! | `cylinders.svg`            | `<cyl>.length` above `<cyl>.force`                | \[m\], \[kN\]        |
 //!
-//! Every figure is written, with axes and a legend, even when the model has no column for it, so
-//! that a run always leaves the same files. Non-finite values are left out of the lines. Text is
-//! written as SVG `<text>` elements; no font is needed to draw it.
+//! A panel with no column is left out, and a figure with no panel is not written (a stale file
+//! of that name from an earlier run is removed). Non-finite values are left out of the lines.
+//! Tick labels carry as many decimals as the tick spacing needs. Text is written as SVG
+//! `<text>` elements; no font is needed to draw it.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -21,22 +25,29 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::columns::ColumnInfo;
+use super::decimate::{decimate_points, Decimated};
 use super::OutputError;
 
-/// The figure files, in the order they are written.
-pub const PLOT_FILES: [&str; 6] = [
+/// Every figure file a run can write, in the order they are written.
+pub const PLOT_FILES: [&str; 7] = [
     "joint_coordinates.svg",
     "pressures.svg",
+    "flows.svg",
     "energy.svg",
     "constraint_violation.svg",
     "newton_iterations.svg",
     "cylinders.svg",
 ];
 
+/// Most points drawn in one figure, over all its lines: bounds the SVG size (about 10 bytes a
+/// point) whatever the run's length.
+pub const MAX_POINTS_PER_FIGURE: usize = 12_000;
+
 /// Size of a one-panel figure \[px\].
 const FIGURE_PX: (u32, u32) = (1000, 600);
-/// Size of a two-panel figure \[px\].
-const TWO_PANEL_PX: (u32, u32) = (1000, 1000);
+/// Height of each panel of a figure with more than one \[px\].
+const PANEL_PX: u32 = 500;
 /// Line colours, in order (Tableau 10); more series cycle through them.
 const COLORS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
@@ -53,141 +64,190 @@ const COLORS: [RGBColor; 10] = [
 /// Label of every time axis.
 const TIME_AXIS: &str = "time [s]";
 
-/// Writes every figure of [`PLOT_FILES`] into `dir` from the output rows `rows` (row-major,
-/// `labels.len()` values each, `time` in the first column). Returns the files written.
-pub fn write_plots(
-    dir: &Path,
-    labels: &[String],
-    rows: &[f64],
-) -> Result<Vec<PathBuf>, OutputError> {
-    let table = Table { labels, rows };
-    let energy = [
-        ("energy.kinetic", "kinetic"),
-        ("energy.potential", "potential"),
-        ("energy.actuator_work", "actuator work"),
-        ("energy.friction_dissipated", "friction work"),
-        ("energy.drift", "drift"),
-    ];
-    let figures: [(&str, Vec<Panel>); 6] = [
+/// Which columns a panel draws, and how.
+struct PanelSpec {
+    title: &'static str,
+    y_label: &'static str,
+    /// Picks a column by its name and unit.
+    pick: fn(&ColumnInfo) -> bool,
+    /// Display value = scale × SI value.
+    scale: f64,
+    log_y: bool,
+}
+
+impl PanelSpec {
+    const fn linear(
+        title: &'static str,
+        y_label: &'static str,
+        pick: fn(&ColumnInfo) -> bool,
+        scale: f64,
+    ) -> Self {
+        PanelSpec {
+            title,
+            y_label,
+            pick,
+            scale,
+            log_y: false,
+        }
+    }
+}
+
+fn is_energy_term(c: &ColumnInfo) -> bool {
+    [
+        "energy.kinetic",
+        "energy.potential",
+        "energy.actuator_work",
+        "energy.friction_dissipated",
+    ]
+    .contains(&c.name.as_str())
+}
+
+/// The panels of each file of [`PLOT_FILES`].
+fn figure_specs() -> [(&'static str, Vec<PanelSpec>); 7] {
+    [
         (
             PLOT_FILES[0],
-            vec![Panel::linear(
-                "Joint coordinates",
-                "joint coordinate [rad or m]",
-                table.series_with_suffix(".q", 1.0),
-            )],
+            vec![
+                PanelSpec::linear(
+                    "Joint angles",
+                    "angle [deg]",
+                    |c| c.name.ends_with(".q") && c.unit == "rad",
+                    180.0 / std::f64::consts::PI,
+                ),
+                PanelSpec::linear(
+                    "Joint positions",
+                    "position [m]",
+                    |c| c.name.ends_with(".q") && c.unit == "m",
+                    1.0,
+                ),
+            ],
         ),
         (
             PLOT_FILES[1],
-            vec![Panel::linear(
+            vec![PanelSpec::linear(
                 "Pressures",
                 "pressure [MPa]",
-                table.series_with_suffix(".p", 1e-6),
+                |c| c.name.ends_with(".p") && c.unit == "Pa",
+                1e-6,
             )],
         ),
         (
             PLOT_FILES[2],
-            vec![Panel::linear(
-                "Energy balance",
-                "energy [J]",
-                energy
-                    .iter()
-                    .filter_map(|&(label, name)| table.series(label, name, 1.0, 0))
-                    .collect(),
+            vec![PanelSpec::linear(
+                "Flows",
+                "flow [L/min]",
+                |c| c.unit == "m^3/s",
+                6e4,
             )],
         ),
         (
             PLOT_FILES[3],
-            vec![Panel {
+            vec![
+                PanelSpec::linear("Energy balance", "energy [J]", is_energy_term, 1.0),
+                PanelSpec::linear(
+                    "Energy drift",
+                    "drift [J]",
+                    |c| c.name == "energy.drift",
+                    1.0,
+                ),
+            ],
+        ),
+        (
+            PLOT_FILES[4],
+            vec![PanelSpec {
                 title: "Constraint violation",
                 y_label: "constraint violation ‖Φ‖",
-                series: table
-                    .series("constraint.violation", "‖Φ‖", 1.0, 0)
-                    .into_iter()
-                    .collect(),
+                pick: |c| c.name == "constraint.violation",
+                scale: 1.0,
                 log_y: true,
             }],
         ),
         (
-            PLOT_FILES[4],
-            // The initial row has no Newton solve.
-            vec![Panel::linear(
+            PLOT_FILES[5],
+            vec![PanelSpec::linear(
                 "Newton iterations per step",
                 "iterations [-]",
-                table
-                    .series("newton.iterations", "iterations", 1.0, 1)
-                    .into_iter()
-                    .collect(),
+                |c| c.name == "newton.iterations",
+                1.0,
             )],
         ),
         (
-            PLOT_FILES[5],
+            PLOT_FILES[6],
             vec![
-                Panel::linear(
+                PanelSpec::linear(
                     "Cylinder length",
                     "length [m]",
-                    table.series_with_suffix(".length", 1.0),
+                    |c| c.name.ends_with(".length") && c.unit == "m",
+                    1.0,
                 ),
-                Panel::linear(
+                PanelSpec::linear(
                     "Cylinder force",
                     "force [kN]",
-                    table.series_with_suffix(".force", 1e-3),
+                    |c| c.name.ends_with(".force") && c.unit == "N",
+                    1e-3,
                 ),
             ],
         ),
-    ];
-    figures
-        .iter()
-        .map(|(file, panels)| {
-            let path = dir.join(file);
-            draw_figure(&path, panels).map_err(|message| OutputError::Plot {
-                path: path.clone(),
-                message,
-            })?;
-            Ok(path)
-        })
-        .collect()
+    ]
 }
 
-/// Output rows with their labels.
-struct Table<'a> {
-    labels: &'a [String],
-    /// Row-major values, `labels.len()` per row.
-    rows: &'a [f64],
-}
-
-impl Table<'_> {
-    /// The rows from `first_row` on.
-    fn rows(&self, first_row: usize) -> impl Iterator<Item = &[f64]> {
-        self.rows
-            .chunks_exact(self.labels.len().max(1))
-            .skip(first_row)
-    }
-
-    /// The column `label` scaled by `scale` against time, as the series `name`.
-    fn series(&self, label: &str, name: &str, scale: f64, first_row: usize) -> Option<Series> {
-        let column = self.labels.iter().position(|l| l == label)?;
-        let points = self
-            .rows(first_row)
-            .map(|row| (row[0], scale * row[column]))
-            .filter(|(t, v)| t.is_finite() && v.is_finite())
-            .collect();
-        Some(Series {
-            name: name.to_string(),
-            points,
-        })
-    }
-
-    /// Every column whose label ends with `suffix`, named by the label without it.
-    fn series_with_suffix(&self, suffix: &str, scale: f64) -> Vec<Series> {
-        self.labels
+/// Writes the figures of [`PLOT_FILES`] that have data into `dir`, from the plot copy `data`
+/// of a table laid out as `columns` (`time` first). A figure with no column is not written,
+/// and a file of its name left from an earlier run is removed. Returns the files written.
+pub fn write_plots(
+    dir: &Path,
+    columns: &[ColumnInfo],
+    data: &Decimated,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let mut written = Vec::new();
+    for (file, specs) in figure_specs() {
+        let path = dir.join(file);
+        let picked: Vec<(&PanelSpec, Vec<usize>)> = specs
             .iter()
-            .filter_map(|label| {
-                let name = label.strip_suffix(suffix)?;
-                self.series(label, name, scale, 0)
+            .map(|s| {
+                let cols = (1..columns.len())
+                    .filter(|&i| (s.pick)(&columns[i]))
+                    .collect();
+                (s, cols)
             })
-            .collect()
+            .filter(|(_, cols): &(_, Vec<usize>)| !cols.is_empty())
+            .collect();
+        if picked.is_empty() {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(OutputError::io(&path, e)),
+            }
+            continue;
+        }
+        let n_lines: usize = picked.iter().map(|(_, cols)| cols.len()).sum();
+        let max_points = MAX_POINTS_PER_FIGURE / n_lines.max(1);
+        let panels: Vec<Panel> = picked
+            .iter()
+            .map(|(spec, cols)| Panel {
+                title: spec.title.to_string(),
+                y_label: spec.y_label.to_string(),
+                log_y: spec.log_y,
+                series: cols
+                    .iter()
+                    .map(|&i| Series {
+                        name: columns[i].name.clone(),
+                        points: data
+                            .series(i, max_points)
+                            .into_iter()
+                            .map(|(t, v)| (t, spec.scale * v))
+                            .collect(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        draw_figure(&path, &panels).map_err(|message| OutputError::Plot {
+            path: path.clone(),
+            message,
+        })?;
+        written.push(path);
     }
+    Ok(written)
 }
 
 /// One line of a chart.
@@ -200,28 +260,17 @@ struct Series {
 
 /// One chart of a figure.
 struct Panel {
-    title: &'static str,
-    y_label: &'static str,
+    title: String,
+    y_label: String,
     series: Vec<Series>,
     /// Log y axis when every plotted value can be positive; zeros and negatives are left out.
     log_y: bool,
 }
 
-impl Panel {
-    fn linear(title: &'static str, y_label: &'static str, series: Vec<Series>) -> Self {
-        Panel {
-            title,
-            y_label,
-            series,
-            log_y: false,
-        }
-    }
-}
-
 /// Draws `panels` one above the other into the SVG file `path`.
 fn draw_figure(path: &Path, panels: &[Panel]) -> Result<(), String> {
     let size = if panels.len() > 1 {
-        TWO_PANEL_PX
+        (FIGURE_PX.0, PANEL_PX * panels.len() as u32)
     } else {
         FIGURE_PX
     };
@@ -242,7 +291,7 @@ fn draw_panel<DB: DrawingBackend>(
     let x_range = padded_range(points().map(|p| p.0), 0.0);
     let mut builder = ChartBuilder::on(area);
     builder
-        .caption(panel.title, ("sans-serif", 24))
+        .caption(panel.title.as_str(), ("sans-serif", 24))
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(90);
@@ -255,36 +304,45 @@ fn draw_panel<DB: DrawingBackend>(
         let mut chart = builder
             .build_cartesian_2d(x_range, (lo / 2.0..hi * 2.0).log_scale())
             .map_err(|e| e.to_string())?;
-        draw_lines(&mut chart, &y_label, &panel.series, true)
+        draw_lines(&mut chart, &y_label, &panel.series, None)
     } else {
         let y_range = padded_range(points().map(|p| p.1), 0.05);
         let mut chart = builder
-            .build_cartesian_2d(x_range, y_range)
+            .build_cartesian_2d(x_range, y_range.clone())
             .map_err(|e| e.to_string())?;
-        draw_lines(&mut chart, panel.y_label, &panel.series, false)
+        draw_lines(&mut chart, &panel.y_label, &panel.series, Some(y_range))
     }
 }
 
-/// Draws the mesh, the lines and the legend. On a log axis (`log_y`), values ≤ 0 are left out
-/// and the ticks are labelled `1e-9`.
+/// Draws the mesh, the lines and the legend. `linear_y` is the range of a linear y axis, whose
+/// ticks get as many decimals as their spacing needs; on a log axis (`None`), values ≤ 0 are
+/// left out and the ticks are labelled `1e-9`.
 fn draw_lines<'a, DB, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>,
     y_label: &str,
     series: &[Series],
-    log_y: bool,
+    linear_y: Option<Range<f64>>,
 ) -> Result<(), String>
 where
     DB: DrawingBackend + 'a,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    let log_y = linear_y.is_none();
     let power_of_ten = |v: &f64| format!("{v:.0e}");
+    let x_range = chart.x_range();
+    let x_ticks = |v: &f64| tick_label(*v, &x_range);
+    let y_range = linear_y.unwrap_or(0.0..1.0);
+    let y_ticks = |v: &f64| tick_label(*v, &y_range);
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(TIME_AXIS)
         .y_desc(y_label)
         .axis_desc_style(("sans-serif", 18))
-        .label_style(("sans-serif", 14));
+        .label_style(("sans-serif", 14))
+        .x_label_formatter(&x_ticks);
     if log_y {
         mesh.y_label_formatter(&power_of_ten);
+    } else {
+        mesh.y_label_formatter(&y_ticks);
     }
     mesh.draw().map_err(|e| e.to_string())?;
     for (i, s) in series.iter().enumerate() {
@@ -309,6 +367,49 @@ where
     Ok(())
 }
 
+/// The label of tick `v` on an axis spanning `range`, about ten ticks: one decimal more than
+/// the tick spacing needs, trailing zeros dropped (`0.25`, `1200`), in exponent notation
+/// (`1.5e-6`, `2.5e7`) when the values are very small or very large, so that neighbouring ticks
+/// never read the same.
+pub(crate) fn tick_label(v: f64, range: &Range<f64>) -> String {
+    let span = (range.end - range.start).abs();
+    let magnitude = range.start.abs().max(range.end.abs());
+    if !span.is_finite() || span <= 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    if v.abs() < 1e-9 * span {
+        // a tick at zero that the tick arithmetic left at 1e-29
+        return "0".to_string();
+    }
+    // tick spacing ~ span / 10, rounded down to a power of ten
+    let step_exp = (span / 10.0).log10().floor() as i32;
+    let mag_exp = magnitude.log10().floor() as i32;
+    if !(-3..6).contains(&mag_exp) || step_exp < -4 {
+        // significant digits: from the magnitude down to the step, and one more
+        let digits = (mag_exp - step_exp + 1).clamp(0, 15) as usize;
+        let text = format!("{v:.digits$e}");
+        let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+        return format!("{}e{exponent}", trim_zeros(mantissa));
+    }
+    let decimals = (1 - step_exp).max(0) as usize;
+    let text = trim_zeros(&format!("{v:.decimals$}"));
+    // no "-0"
+    if text == "-0" {
+        "0".to_string()
+    } else {
+        text
+    }
+}
+
+/// `1.2500` → `1.25`, `3.000` → `3`, `120` → `120`.
+fn trim_zeros(text: &str) -> String {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text.to_string()
+    }
+}
+
 /// The range of the finite `values`, widened by `pad` of its width on each side; a single
 /// value or no value gives a range of width 2 (or 2 |v| / 10) around it.
 fn padded_range(values: impl Iterator<Item = f64>, pad: f64) -> Range<f64> {
@@ -328,76 +429,111 @@ fn padded_range(values: impl Iterator<Item = f64>, pad: f64) -> Range<f64> {
         lo - half..hi + half
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::output::tests::temp_dir;
+    use crate::output::PLOT_BUCKETS;
 
-    fn labels() -> Vec<String> {
+    fn columns() -> Vec<ColumnInfo> {
         [
-            "time",
-            "z1.q",
-            "z2.q",
-            "V1.p",
-            "cyl.length",
-            "cyl.force",
-            "energy.kinetic",
-            "energy.potential",
-            "energy.actuator_work",
-            "energy.drift",
-            "constraint.violation",
-            "newton.iterations",
+            ("time", "s"),
+            ("z1.q", "rad"),
+            ("z2.q", "m"),
+            ("V1.p", "Pa"),
+            ("cyl.length", "m"),
+            ("cyl.force", "N"),
+            ("energy.kinetic", "J"),
+            ("energy.potential", "J"),
+            ("energy.actuator_work", "J"),
+            ("energy.drift", "J"),
+            ("constraint.violation", "m or -"),
+            ("newton.iterations", "-"),
         ]
-        .map(String::from)
+        .map(|(n, u)| ColumnInfo::new(n, u, ""))
         .to_vec()
     }
 
     #[test]
-    fn every_figure_has_axes_units_and_legend() {
+    fn every_figure_has_axes_units_legend_named_like_the_columns() {
         let dir = temp_dir("plots");
         std::fs::create_dir_all(&dir).unwrap();
-        let labels = labels();
-        let mut rows = Vec::new();
+        let columns = columns();
+        let mut data = Decimated::new(columns.len(), 0.05, PLOT_BUCKETS);
         for n in 0..50 {
             let t = n as f64 * 1e-3;
             let violation = if n == 0 { 0.0 } else { 1e-10 * (1.0 + t) };
-            rows.extend([t, t, -t, 3.5e6, 1.4, 2e4, t, -t, t, 1e-6, violation, 3.0]);
+            data.push(&[t, t, -t, 3.5e6, 1.4, 2e4, t, -t, t, 1e-6, violation, 3.0]);
         }
-        let files = write_plots(&dir, &labels, &rows).unwrap();
-        assert_eq!(files.len(), PLOT_FILES.len());
+        // a stale figure of an earlier run, which this one has no column for
+        std::fs::write(dir.join("flows.svg"), "old").unwrap();
+        let files = write_plots(&dir, &columns, &data).unwrap();
+        assert!(!dir.join("flows.svg").exists(), "no empty figure");
         let expected = [
-            vec!["joint coordinate [rad or m]", "z1", "z2"],
-            vec!["pressure [MPa]", "V1"],
-            vec![
-                "energy [J]",
-                "kinetic",
-                "potential",
-                "actuator work",
-                "drift",
-            ],
-            vec!["(log scale)", "‖Φ‖"],
-            vec!["iterations [-]"],
-            vec!["length [m]", "force [kN]", "cyl"],
+            (
+                "joint_coordinates.svg",
+                vec!["angle [deg]", "position [m]", "z1.q", "z2.q"],
+            ),
+            ("pressures.svg", vec!["pressure [MPa]", "V1.p"]),
+            (
+                "energy.svg",
+                vec!["energy [J]", "drift [J]", "energy.kinetic", "energy.drift"],
+            ),
+            (
+                "constraint_violation.svg",
+                vec!["(log scale)", "constraint.violation"],
+            ),
+            ("newton_iterations.svg", vec!["iterations [-]"]),
+            (
+                "cylinders.svg",
+                vec!["length [m]", "force [kN]", "cyl.length"],
+            ),
         ];
-        for (file, texts) in files.iter().zip(expected) {
-            let svg = std::fs::read_to_string(file).unwrap();
-            assert!(svg.contains("<svg"), "{}", file.display());
-            assert!(svg.contains(TIME_AXIS), "{}", file.display());
+        assert_eq!(files.len(), expected.len());
+        for (file, texts) in expected {
+            let svg = std::fs::read_to_string(dir.join(file)).unwrap();
+            assert!(svg.contains(TIME_AXIS), "{file}");
             for text in texts {
-                assert!(svg.contains(text), "{}: no '{text}'", file.display());
+                assert!(svg.contains(text), "{file}: no '{text}'");
             }
         }
     }
 
     #[test]
-    fn figures_without_columns_or_rows_are_still_written() {
+    fn figures_without_columns_are_not_written() {
         let dir = temp_dir("plots-empty");
         std::fs::create_dir_all(&dir).unwrap();
-        let files = write_plots(&dir, &["time".to_string()], &[]).unwrap();
-        for file in files {
-            assert!(std::fs::read_to_string(file).unwrap().contains("<svg"));
+        let data = Decimated::new(1, 1.0, 10);
+        let files = write_plots(&dir, &[ColumnInfo::new("time", "s", "")], &data).unwrap();
+        assert!(files.is_empty());
+    }
+
+    /// Neighbouring ticks never read the same, however small the span (poles.svg read 0.0 on
+    /// every tick).
+    #[test]
+    fn tick_labels_are_distinct() {
+        for (lo, hi) in [
+            (0.0, 1.0),
+            (-2000.0, 1500.0),
+            (1.0, 1.0 + 1e-9),
+            (-3e-7, 2e-7),
+            (3.4e6, 3.6e6),
+            (0.0, 10.0),
+            (-0.05, 0.0),
+        ] {
+            let range = lo..hi;
+            let labels: Vec<String> = (0..=10)
+                .map(|k| tick_label(lo + (hi - lo) * k as f64 / 10.0, &range))
+                .collect();
+            for w in labels.windows(2) {
+                assert_ne!(w[0], w[1], "{lo}..{hi}: {labels:?}");
+            }
         }
+        assert_eq!(tick_label(0.25, &(0.0..1.0)), "0.25");
+        assert_eq!(tick_label(-1500.0, &(-2000.0..1500.0)), "-1500");
+        assert_eq!(tick_label(-0.0, &(-1.0..1.0)), "0");
+        assert_eq!(tick_label(2.5e-7, &(-3e-7..3e-7)), "2.5e-7");
+        assert_eq!(tick_label(1.26e-29, &(-1e-13..1e-13)), "0");
     }
 
     #[test]
@@ -406,6 +542,39 @@ mod tests {
         assert_eq!(padded_range([0.0, 0.0].into_iter(), 0.05), -1.0..1.0);
         assert_eq!(padded_range([2.0, f64::NAN].into_iter(), 0.0), 1.8..2.2);
         assert_eq!(padded_range([0.0, 10.0].into_iter(), 0.1), -1.0..11.0);
+    }
+
+    #[test]
+    fn overlays_of_long_lines_stay_small() {
+        let dir = temp_dir("overlay");
+        std::fs::create_dir_all(&dir).unwrap();
+        let line = |name: &str, f: f64| OverlayLine {
+            name: name.into(),
+            points: (0..1_000_000)
+                .map(|n| (n as f64 * 1e-3, (n as f64 * f).sin()))
+                .collect(),
+        };
+        let path = dir.join("overlay.svg");
+        let written = write_overlay(
+            &path,
+            "overlay",
+            &[
+                OverlayPanel {
+                    y_label: "angle [deg]".into(),
+                    lines: vec![line("penalty z1.q", 1e-2), line("double-step z1.q", 2e-2)],
+                },
+                OverlayPanel {
+                    y_label: "position [m]".into(),
+                    lines: Vec::new(),
+                },
+            ],
+        )
+        .unwrap();
+        assert!(written);
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.len() <= 300_000, "{} bytes", svg.len());
+        assert!(svg.contains("penalty z1.q") && !svg.contains("position [m]"));
+        assert!(!write_overlay(&dir.join("none.svg"), "none", &[]).unwrap());
     }
 }
 
@@ -418,44 +587,57 @@ pub struct OverlayLine {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Writes a one-panel figure with several lines on a common time axis (the overlays of
-/// `hydraulink compare`).
+/// One panel of an overlay figure: its y-axis label (with the unit) and its lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverlayPanel {
+    /// Y-axis label, unit in brackets (`angle [deg]`).
+    pub y_label: String,
+    /// The lines.
+    pub lines: Vec<OverlayLine>,
+}
+
+/// Writes a figure with several lines on a common time axis (the overlays of
+/// `hydraulink compare`), one panel per entry of `panels` that has a line, titled `title`.
+/// Long lines are reduced to the minimum and maximum per time bucket, so that the figure stays
+/// small. Returns whether a file was written (not when no panel has a line).
 pub fn write_overlay(
     path: &Path,
     title: &str,
-    y_label: &str,
-    lines: &[OverlayLine],
-) -> Result<(), OutputError> {
-    let series: Vec<Series> = lines
+    panels: &[OverlayPanel],
+) -> Result<bool, OutputError> {
+    let panels: Vec<&OverlayPanel> = panels.iter().filter(|p| !p.lines.is_empty()).collect();
+    if panels.is_empty() {
+        return Ok(false);
+    }
+    let n_lines: usize = panels.iter().map(|p| p.lines.len()).sum();
+    let max_points = MAX_POINTS_PER_FIGURE / n_lines.max(1);
+    let drawn: Vec<Panel> = panels
         .iter()
-        .map(|l| Series {
-            name: l.name.clone(),
-            points: l
-                .points
+        .map(|p| Panel {
+            title: title.to_string(),
+            y_label: p.y_label.clone(),
+            log_y: false,
+            series: p
+                .lines
                 .iter()
-                .copied()
-                .filter(|p| p.1.is_finite())
+                .map(|l| {
+                    let finite: Vec<(f64, f64)> = l
+                        .points
+                        .iter()
+                        .copied()
+                        .filter(|p| p.0.is_finite() && p.1.is_finite())
+                        .collect();
+                    Series {
+                        name: l.name.clone(),
+                        points: decimate_points(&finite, max_points),
+                    }
+                })
                 .collect(),
         })
         .collect();
-    let draw = || -> Result<(), String> {
-        let root = SVGBackend::new(path, FIGURE_PX).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let points = || series.iter().flat_map(|s| s.points.iter());
-        let x_range = padded_range(points().map(|p| p.0), 0.0);
-        let y_range = padded_range(points().map(|p| p.1), 0.05);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 24))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(90)
-            .build_cartesian_2d(x_range, y_range)
-            .map_err(|e| e.to_string())?;
-        draw_lines(&mut chart, y_label, &series, false)?;
-        root.present().map_err(|e| e.to_string())
-    };
-    draw().map_err(|message| OutputError::Plot {
+    draw_figure(path, &drawn).map_err(|message| OutputError::Plot {
         path: path.to_path_buf(),
         message,
-    })
+    })?;
+    Ok(true)
 }

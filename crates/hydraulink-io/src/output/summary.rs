@@ -19,6 +19,23 @@ const ACTUATOR_WORK: &str = "energy.actuator_work";
 /// Output label of the constraint violation column.
 const CONSTRAINT_VIOLATION: &str = "constraint.violation";
 
+/// How a run stands, as `summary.json` tells it: `running` from the start, then how it stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The run has started and not stopped yet (or the process was killed without a chance to
+    /// update the file).
+    Running,
+    /// Every step of the requested duration converged and every file was written.
+    Completed,
+    /// A step failed (Newton diverged, a state left its range); `error` says which.
+    Failed,
+    /// The run was interrupted (Ctrl-C, SIGTERM) between two steps.
+    Interrupted,
+    /// Writing a result file failed; `error` names the file.
+    OutputError,
+}
+
 /// The content of `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -32,9 +49,12 @@ pub struct Summary {
     pub duration_s: f64,
     /// Output interval of `results.csv` \[s\].
     pub output_interval_s: f64,
-    /// Whether every step of the requested duration converged.
+    /// `running` while the run goes on, then how it stopped.
+    pub status: RunStatus,
+    /// Whether every step of the requested duration converged (status `completed`).
     pub completed: bool,
-    /// The message of the step that failed, or `null`.
+    /// What stopped the run early (the failed step, the interruption, the file that could not
+    /// be written), or `null`.
     pub error: Option<String>,
     /// Converged steps.
     pub step_count: u64,
@@ -43,7 +63,7 @@ pub struct Summary {
     /// Time reached \[s\].
     pub simulated_time_s: f64,
     /// Wall-clock time of the run as timed by the caller \[s\] (`hydraulink run`: the step loop,
-    /// CSV writing included).
+    /// rows handed to the CSV writer thread included).
     pub wall_clock_s: f64,
     /// Simulated time / wall-clock time [-]; `null` when no time was measured.
     pub real_time_factor: Option<f64>,
@@ -62,13 +82,19 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Writes the summary as pretty-printed JSON to `path`.
+    /// Writes the summary as pretty-printed JSON to `path`, through a temporary file renamed
+    /// over it, so that a reader never sees half a summary.
     pub fn write(&self, path: &Path) -> Result<(), OutputError> {
         let io = |e| OutputError::io(path, e);
-        let mut out = BufWriter::new(File::create(path).map_err(io)?);
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = std::path::PathBuf::from(tmp);
+        let mut out = BufWriter::new(File::create(&tmp).map_err(io)?);
         serde_json::to_writer_pretty(&mut out, self).map_err(|e| io(e.into()))?;
         out.write_all(b"\n").map_err(io)?;
-        out.flush().map_err(io)
+        out.flush().map_err(io)?;
+        drop(out);
+        std::fs::rename(&tmp, path).map_err(io)
     }
 }
 
@@ -198,6 +224,7 @@ mod tests {
             step_s: 1e-3,
             duration_s: 1.0,
             output_interval_s: 1e-3,
+            status: RunStatus::Completed,
             completed: true,
             error: None,
             step_count: 1000,
@@ -224,6 +251,7 @@ mod tests {
             "formulation",
             "step_s",
             "duration_s",
+            "status",
             "completed",
             "error",
             "step_count",
@@ -239,6 +267,7 @@ mod tests {
             assert!(keys.contains(&key), "{key}");
         }
         assert_eq!(json["error"], serde_json::Value::Null);
+        assert_eq!(json["status"], "completed");
         assert_eq!(serde_json::from_value::<Summary>(json).unwrap(), summary);
     }
 }
