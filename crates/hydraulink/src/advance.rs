@@ -16,10 +16,14 @@ pub fn check_stroke(
     for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
         let la = motion[c].s - cyl.retracted_length_m;
         // an end stop (`mechanics::end_stop`) holds the piston up to its largest penetration
-        let stop = model.elements.iter().find_map(|e| match e {
-            crate::component::Component::EndStop(s) if s.cylinder.index == c => Some(s),
-            _ => None,
-        });
+        // its end-stop element, found once at compile (`Model::cylinder_end_stop`)
+        let stop = match model.cylinder_end_stop.get(c).copied().flatten() {
+            Some(i) => match &model.elements[i] {
+                crate::component::Component::EndStop(s) => Some(s),
+                _ => None,
+            },
+            None => None,
+        };
         if let Some(stop) = stop {
             let penetration = (-la).max(la - cyl.stroke_m);
             if penetration > stop.max_penetration_m {

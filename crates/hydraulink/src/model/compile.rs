@@ -434,6 +434,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         nonholonomic: Vec::new(),
         elements: Vec::new(),
         has_node_compliance: false,
+        cylinder_end_stop: Vec::new(),
         layout: Default::default(),
         natural: None,
     };
@@ -792,6 +793,14 @@ fn compile_elements(
     model.has_node_compliance = elements
         .iter()
         .any(|e| matches!(e, crate::component::Component::Accumulator(_)));
+    // the end-stop element of each cylinder, if any (read by `advance::check_stroke` every step)
+    model.cylinder_end_stop = (0..model.hydraulics.cylinders.len())
+        .map(|c| {
+            elements.iter().position(
+                |e| matches!(e, crate::component::Component::EndStop(s) if s.cylinder.index == c),
+            )
+        })
+        .collect();
     model.elements = elements;
     Ok(())
 }

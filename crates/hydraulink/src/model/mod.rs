@@ -272,6 +272,9 @@ pub struct Model {
     /// The layout of the Newton unknowns x = [z; p; w; e]: offsets, names, units, tolerances
     /// (built last by [`compile`]).
     pub layout: layout::Layout,
+    /// Per cylinder (`CylinderId` order), the index in [`Model::elements`] of its end-stop
+    /// element, if it has one.
+    pub cylinder_end_stop: Vec<Option<usize>>,
     /// The natural-coordinate model of the global formulations (004 §2), compiled when one of
     /// them is selected; `None` otherwise.
     pub natural: Option<crate::mechanics::global::natural_model::NaturalModel>,
