@@ -273,6 +273,49 @@ pub mod flow_element {
     }
 }
 
+/// The parts of the [`Element`] impl that the four-port valves (4/3 valve, bridge valve) share:
+/// ports P, T, A, B with a driving input, the valve position as the first output, the flows
+/// into A and B, and the throttling loss.
+pub mod valve_element {
+    use super::*;
+
+    /// Nodes P, T, A, B (in that order), no mechanical port, driven by input `input`.
+    pub fn ports(p: Node, t: Node, a: Node, b: Node, input: usize) -> Ports {
+        Ports {
+            nodes: [Some(p), Some(t), Some(a), Some(b)],
+            mech: MechPort::None,
+            input: Some(input),
+        }
+    }
+    /// `<name>.<position>` (the valve position), `<name>.flow_a`, `<name>.flow_b` [m³/s].
+    pub fn describe(name: &str, position: &str, out: &mut Vec<Variable>) {
+        for (q, unit) in [(position, "1"), ("flow_a", "m^3/s"), ("flow_b", "m^3/s")] {
+            out.push(Variable {
+                name: format!("{name}.{q}"),
+                unit,
+            });
+        }
+    }
+    /// Throttling loss −Σ p_i Q_i [W] ([`absorbed_power`]).
+    pub fn power(at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        Power {
+            dissipated_w: absorbed_power(at, e),
+            ..Default::default()
+        }
+    }
+    /// Outputs: the position, the flows into A and B.
+    pub fn outputs(
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        out[0] = at.position;
+        out[1] = e.flow[2];
+        out[2] = e.flow[3];
+        3
+    }
+}
+
 /// What an element's compile step may look up in the model being compiled; every lookup names
 /// the element and the field `elements[i].<field>` in its error.
 pub struct Context<'a> {

@@ -17,7 +17,7 @@
 //! `<name>.spool`, `<name>.flow_a`, `<name>.flow_b`.
 
 use crate::element::{
-    absorbed_power, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
+    valve_element, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
     MAX_OUTPUTS,
 };
 use crate::hydraulics::orifice;
@@ -116,19 +116,10 @@ impl Element for Valve43 {
         &self.name
     }
     fn ports(&self) -> Ports {
-        Ports {
-            nodes: [Some(self.p), Some(self.t), Some(self.a), Some(self.b)],
-            mech: MechPort::None,
-            input: Some(self.input),
-        }
+        valve_element::ports(self.p, self.t, self.a, self.b, self.input)
     }
     fn describe(&self, out: &mut Vec<Variable>) {
-        for (q, unit) in [("spool", "1"), ("flow_a", "m^3/s"), ("flow_b", "m^3/s")] {
-            out.push(Variable {
-                name: format!("{}.{q}", self.name),
-                unit,
-            });
-        }
+        valve_element::describe(&self.name, "spool", out)
     }
     /// 000 eq. 26 at the spool U = `at.position`: flows into P, T, A, B.
     #[inline]
@@ -139,10 +130,7 @@ impl Element for Valve43 {
         e
     }
     fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
-        Power {
-            dissipated_w: absorbed_power(at, e),
-            ..Default::default()
-        }
+        valve_element::power(at, e)
     }
     fn domain(&self) -> EnergyDomain {
         EnergyDomain::Hydraulic
@@ -153,9 +141,6 @@ impl Element for Valve43 {
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
-        out[0] = at.position;
-        out[1] = e.flow[2];
-        out[2] = e.flow[3];
-        3
+        valve_element::outputs(at, e, out)
     }
 }
