@@ -490,7 +490,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         }
         (Stopped::Completed, Err(output)) => Err(output.into()),
         (Stopped::Step(step), Ok(summary)) => Err(Failure::run_failed(format!(
-            "{step}\n{}",
+            "{step}\n{}{}",
+            step_advice(&step, sim.model().step_s()),
             kept(&summary, "failed")
         ))),
         (Stopped::Step(step), Err(output)) => Err(Failure::run_failed(format!("{step}\n{output}"))),
@@ -508,6 +509,20 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         (Stopped::Output(output), _) => Err(Failure::run_failed(format!(
             "{output}\nthe run stopped; summary.json says output_error"
         ))),
+    }
+}
+
+/// What to try after a failed step: for a Newton failure, a smaller step (the stiff oil columns
+/// limit the step at which Newton converges from the predictor); empty otherwise. Ends with a
+/// newline when not empty.
+fn step_advice(error: &StepError, step_s: f64) -> String {
+    match error {
+        StepError::NewtonFailed { .. } => format!(
+            "hint: the time step {step_s} s may be too large for this machine's stiffest oil \
+             column; try --step {:e} (a tenth), or raise solver.max_iterations\n",
+            step_s / 10.0
+        ),
+        _ => String::new(),
     }
 }
 

@@ -309,6 +309,11 @@ fn failed_step_exits_1_and_keeps_the_rows() {
         message.contains(error),
         "stderr: {message}\nsummary: {error}"
     );
+    // a Newton failure says what to try (issue 11: `--step 0.5` failed with no advice)
+    assert!(
+        message.contains("hint:") && message.contains("--step 1e-4"),
+        "{message}"
+    );
     let steps = json["step_count"].as_u64().unwrap();
     assert!(
         steps < 1200,

@@ -49,6 +49,33 @@ pub fn locate_init_error(text: &str, error: &InitError) -> Option<usize> {
             )?;
             line_of_path(text, &format!("cut_joints[{index}]"))
         }
+        InitError::OutOfStroke { cylinder, .. } => {
+            let doc = DeTable::parse(text).ok()?;
+            let index = named_index(
+                doc.get_ref(),
+                &[
+                    Segment::Key("hydraulics".into()),
+                    Segment::Key("cylinders".into()),
+                ],
+                cylinder,
+            )?;
+            line_of_path(
+                text,
+                &format!("hydraulics.cylinders[{index}].retracted_length_m"),
+            )
+        }
+        InitError::UndeterminedPressures { volumes, .. } => {
+            let doc = DeTable::parse(text).ok()?;
+            let index = named_index(
+                doc.get_ref(),
+                &[
+                    Segment::Key("hydraulics".into()),
+                    Segment::Key("volumes".into()),
+                ],
+                volumes.first()?,
+            )?;
+            line_of_path(text, &format!("hydraulics.volumes[{index}]"))
+        }
         _ => None,
     }
 }

@@ -131,15 +131,8 @@ fn set_at(root: &mut Value, path: &[Seg], value: Value) -> Result<(), String> {
                     .as_table_mut()
                     .ok_or_else(|| format!("{here} is not a table, it has no key '{k}'"))?;
                 if last {
-                    if k == "type" && t.get("type").is_some_and(|old| *old != value) {
-                        // a new variant of a tagged table: the old variant's fields go, but
-                        // not the name (an element of `[[elements]]` stays addressable)
-                        let name = t.remove("name");
-                        t.clear();
-                        if let Some(name) = name {
-                            t.insert("name".into(), name);
-                        }
-                    }
+                    // a new variant of a tagged table keeps every key for now; the caller
+                    // drops those the new variant does not know (`prune_unknown`)
                     t.insert(k.clone(), value);
                     return Ok(());
                 }
@@ -175,6 +168,47 @@ fn set_at(root: &mut Value, path: &[Seg], value: Value) -> Result<(), String> {
     Ok(())
 }
 
+/// The table at `path` (keys and indices), if there is one.
+fn table_at<'a>(root: &'a mut Value, path: &[Seg]) -> Option<&'a mut Table> {
+    let mut cur = root;
+    for seg in path {
+        cur = match seg {
+            Seg::Key(k) => cur.as_table_mut()?.get_mut(k)?,
+            Seg::Index(i) => cur.as_array_mut()?.get_mut(*i)?,
+        };
+    }
+    cur.as_table_mut()
+}
+
+/// The field named by a serde "unknown field `x`" message.
+fn unknown_field(message: &str) -> Option<&str> {
+    let rest = message.split("unknown field `").nth(1)?;
+    rest.split('`').next()
+}
+
+/// After the `type` of the table at `table` changed: drops, one at a time, the keys of that
+/// table that the new variant rejects as unknown (the old variant's own fields), and keeps the
+/// fields both variants have (a joint's `parent` and `child`, a valve's ports, a friction law's
+/// `static_n`).
+fn prune_unknown(root: &mut Value, table: &[Seg]) {
+    let n_keys = table_at(root, table).map_or(0, |t| t.len());
+    for _ in 0..n_keys {
+        let message = match ModelSpec::deserialize(root.clone()) {
+            Ok(_) => return,
+            Err(e) => e.to_string(),
+        };
+        let Some(field) = unknown_field(&message) else {
+            return;
+        };
+        let Some(t) = table_at(root, table) else {
+            return;
+        };
+        if field == "type" || field == "name" || t.remove(field).is_none() {
+            return;
+        }
+    }
+}
+
 /// One applied override: the `PATH=VALUE` text as given and the model path it resolved to
 /// (e.g. `V1.hose_volume_m3=-1` → `hydraulics.volumes[0].hose_volume_m3`).
 #[derive(Debug, Clone, PartialEq)]
@@ -205,6 +239,8 @@ pub fn apply_overrides_traced(
         text: text.to_string(),
         message,
     };
+    // the first override whose check failed only for a missing field, and its path
+    let mut pending: Option<(String, String)> = None;
     let mut root = Value::try_from(spec)
         .map_err(|e| err("", format!("the model cannot be written as TOML: {e}")))?;
     for text in sets {
@@ -255,19 +291,39 @@ pub fn apply_overrides_traced(
         let full = show(&segs);
         set_at(&mut root, &segs, parse_value(value))
             .map_err(|m| err(text, format!("unknown path '{full}': {m}")))?;
+        if matches!(segs.last(), Some(Seg::Key(k)) if k == "type") {
+            prune_unknown(&mut root, &segs[..segs.len() - 1]);
+        }
         applied.push(Applied {
             text: text.clone(),
             path: full.clone(),
         });
-        // check after each override, so the error names this one
-        ModelSpec::deserialize(root.clone()).map_err(|e| {
-            err(
-                text,
-                format!("'{full}': {}", e.to_string().trim_end().replace('\n', " ")),
-            )
-        })?;
+        // check after each override, so the error names this one; a field that a new `type`
+        // lacks may come in a later override, so that error waits for the end
+        match ModelSpec::deserialize(root.clone()) {
+            Ok(_) => pending = None,
+            Err(e) => {
+                let message = format!("'{full}': {}", e.to_string().trim_end().replace('\n', " "));
+                if message.contains("missing field") {
+                    if pending.is_none() {
+                        pending = Some((text.clone(), full.clone()));
+                    }
+                } else {
+                    return Err(err(text, message));
+                }
+            }
+        }
     }
-    let spec = ModelSpec::deserialize(root).map_err(|e| err("", e.to_string()))?;
+    let spec = ModelSpec::deserialize(root).map_err(|e| match &pending {
+        Some((text, full)) => err(
+            text,
+            format!(
+                "'{full}': {} (a new `type` keeps the fields it shares with the old one; give the others with more --set options)",
+                e.to_string().trim_end().replace('\n', " ")
+            ),
+        ),
+        None => err("", e.to_string()),
+    })?;
     Ok((spec, applied))
 }
 
@@ -336,14 +392,68 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // another type keeps the name and drops the old type's fields: serde then names the
-        // first field the new type lacks (each override is checked on its own)
+        // another type keeps the name and the fields both types have (inlet, outlet, cracking
+        // pressure) and drops the others: serde then names the first field the new type lacks,
+        // at the end, against the override that switched the type
         let e = apply_overrides(&boom, &["check.type=relief_valve".into()]).unwrap_err();
         assert!(e.message.contains("elements[1].type"), "{e}");
-        assert!(e.message.contains("missing field `inlet`"), "{e}");
+        assert!(e.message.contains("missing field"), "{e}");
+        assert!(!e.message.contains("`inlet`"), "{e}");
+        assert_eq!(e.text, "check.type=relief_valve");
         // an unknown field of an element names the element's fields
         let e = apply_overrides(&boom, &["relief.cracking_pa=1".into()]).unwrap_err();
         assert!(e.message.contains("cracking_pressure_pa"), "{e}");
+    }
+
+    #[test]
+    fn type_switches_keep_shared_fields_and_wait_for_missing_ones() {
+        // issue 11: both of these failed with "missing field"
+        let fourbar = crate::parse_model(crate::DEFAULT_MODEL, "fourbar.toml").unwrap();
+        let s = apply_overrides(&fourbar, &["z1.type=prismatic".into()]).unwrap();
+        assert_eq!(
+            s.joints[0].kind,
+            hydraulink::model::spec::JointKind::Prismatic
+        );
+        assert_eq!(
+            (s.joints[0].parent.as_str(), s.joints[0].child.as_str()),
+            ("ground", "body1")
+        );
+        let s = apply_overrides(
+            &fourbar,
+            &[
+                "U.signal.type=sine".into(),
+                "U.signal.amplitude=1".into(),
+                "U.signal.frequency_hz=2".into(),
+            ],
+        )
+        .unwrap();
+        match &s.inputs[0].signal {
+            hydraulink::inputs::SignalSpec::Sine {
+                amplitude,
+                frequency_hz,
+                phase_rad,
+                offset,
+            } => assert_eq!(
+                (*amplitude, *frequency_hz, *phase_rad, *offset),
+                (1.0, 2.0, 0.0, 0.0)
+            ),
+            other => panic!("{other:?}"),
+        }
+        // a required field never given: named at the end, against the type switch
+        let e = apply_overrides(
+            &fourbar,
+            &["U.signal.type=sine".into(), "U.signal.amplitude=1".into()],
+        )
+        .unwrap_err();
+        assert_eq!(e.text, "U.signal.type=sine", "{e}");
+        assert!(e.message.contains("missing field `frequency_hz`"), "{e}");
+        // a later override's own error is still its own
+        let e = apply_overrides(
+            &fourbar,
+            &["U.signal.type=sine".into(), "U.signal.amplitud=1".into()],
+        )
+        .unwrap_err();
+        assert_eq!(e.text, "U.signal.amplitud=1", "{e}");
     }
 
     #[test]

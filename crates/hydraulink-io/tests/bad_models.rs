@@ -142,6 +142,9 @@ bad_models! {
     zero_mass: Model, "body 'body2'", "bodies[1].mass_kg";
     negative_mass: Model, "body 'body1'", "bodies[0].mass_kg";
     negative_hose_volume: Model, "volume 'V2'", "hydraulics.volumes[1].hose_volume_m3";
+    negative_initial_pressure: Model, "volume 'V3'", "hydraulics.volumes[2].p0_pa";
+    negative_tank_pressure: Model, "tank 'T'", "hydraulics.tanks[0].pressure_pa";
+    pump_below_tank: Model, "pump 'P'", "hydraulics.pumps[0].pressure_pa";
     zero_piston_diameter: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].piston_diameter_m";
     rod_not_thinner_than_piston: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].rod_diameter_m";
     nan_value: Model, "body 'body3'", "bodies[2].com[1]";
@@ -340,6 +343,75 @@ fn loop_that_cannot_close_points_at_the_cut_joint() {
         .find(|(_, line)| line.starts_with("[[cut_joints]]"))
         .map(|(i, _)| i);
     assert_eq!(locate_init_error(&text, &error), header);
+}
+
+#[test]
+fn free_chamber_pressures_ask_for_p0() {
+    // The boom with p0_pa of its rod side VB removed: behind the closed valve the cylinder force
+    // fixes only p_A A_A − p_B A_B, so both chamber pressures are free. The minimum-norm solve
+    // used to pick a split silently (issue 11); now it is a located error asking for one p0_pa.
+    let boom = include_str!("../../../models/boom.toml");
+    let text = boom.replacen("p0_pa = 1.0e6\n", "", 1);
+    assert_ne!(text, boom, "the VB p0_pa line was not found");
+    let model = match compile_model(&text, "boom.toml") {
+        Ok(model) => model,
+        Err(e) => panic!("{e}"),
+    };
+    let error = match hydraulink::initialization::initialize(&model) {
+        Err(error) => error,
+        Ok(_) => panic!("free chamber pressures were chosen silently"),
+    };
+    match &error {
+        InitError::UndeterminedPressures { volumes, missing } => {
+            assert_eq!(volumes, &["VA".to_string(), "VB".to_string()], "{error}");
+            assert_eq!(*missing, 1, "{error}");
+        }
+        _ => panic!("{error}"),
+    }
+    assert!(error.to_string().contains("give p0_pa"), "{error}");
+    // located at VA's [[hydraulics.volumes]] entry
+    let va = (1..)
+        .zip(text.lines())
+        .find(|(_, line)| line.starts_with("name = \"VA\""))
+        .map(|(i, _)| i - 1);
+    assert_eq!(locate_init_error(&text, &error), va);
+    // the shipped boom (VB given) starts
+    let shipped = compile_model(boom, "boom.toml").expect("boom compiles");
+    assert!(hydraulink::initialization::initialize(&shipped).is_ok());
+}
+
+#[test]
+fn cylinder_outside_its_stroke_at_start_is_bad_input() {
+    // A too-long retracted length (s0 = √2 m < 1.5 m) and a too-short one (0.2 m + 1.1 m
+    // stroke = 1.3 m < √2 m) put the piston outside its stroke in the
+    // initial pose: an initialization error naming the cylinder and its fields, located at
+    // retracted_length_m (issue 11), not a run failure at the first step.
+    for (from, to) in [
+        ("retracted_length_m = 1.1", "retracted_length_m = 1.5"),
+        ("retracted_length_m = 1.1", "retracted_length_m = 0.2"),
+    ] {
+        let text = DEFAULT_MODEL.replacen(from, to, 1);
+        assert_ne!(text, DEFAULT_MODEL, "line `{from}` not found");
+        let model = compile_model(&text, "fourbar.toml").expect("compiles");
+        let error = match hydraulink::initialization::initialize(&model) {
+            Err(error) => error,
+            Ok(_) => panic!("{to}: a piston outside its stroke was accepted"),
+        };
+        assert!(
+            matches!(&error, InitError::OutOfStroke { cylinder, .. } if cylinder == "cylinder"),
+            "{error}"
+        );
+        let shown = error.to_string();
+        assert!(
+            shown.contains("retracted_length_m") && shown.contains("q0"),
+            "{shown}"
+        );
+        let line = (1..)
+            .zip(text.lines())
+            .find(|(_, l)| l.starts_with("retracted_length_m"))
+            .map(|(i, _)| i);
+        assert_eq!(locate_init_error(&text, &error), line);
+    }
 }
 
 /// One body on a fixed joint: no coordinates.

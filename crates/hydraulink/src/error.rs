@@ -115,6 +115,27 @@ pub enum InitError {
     /// No static equilibrium could be found.
     #[error("static equilibrium: {0}")]
     Statics(String),
+    /// A cylinder's piston is outside its stroke in the assembled initial pose.
+    #[error("cylinder '{cylinder}': outside its stroke at t = 0: the pin-to-pin length in the initial pose is {length_m:.6} m, but the cylinder spans {retracted_m:.6} m (field retracted_length_m) to {:.6} m (retracted_length_m + stroke_m); check those fields and the joints' q0 (in radians)", retracted_m + stroke_m)]
+    OutOfStroke {
+        /// The cylinder.
+        cylinder: String,
+        /// Pin-to-pin length s in the initial pose [m].
+        length_m: f64,
+        /// Its `retracted_length_m` [m].
+        retracted_m: f64,
+        /// Its `stroke_m` [m].
+        stroke_m: f64,
+    },
+    /// The statics fix only combinations of some initial pressures (two chambers of a cylinder
+    /// behind a closed valve: the force fixes p_A A_A − p_B A_B, not each pressure).
+    #[error("static equilibrium: the initial pressures of {} are not determined: the cylinder forces and zero net flows fix only a combination of them (e.g. p_A A_A - p_B A_B behind a closed valve); give p0_pa for {} of them", volume_list(volumes), missing)]
+    UndeterminedPressures {
+        /// The volumes whose pressures are free, in model order.
+        volumes: Vec<String>,
+        /// How many of them need a `p0_pa` (the dimension of the free set).
+        missing: usize,
+    },
     /// A NaN or infinite value appeared in a stage of the initialization, or its least-squares
     /// solve failed.
     #[error("{element}: {stage}: {reason}")]
@@ -156,5 +177,15 @@ fn valid_input_names(valid: &[String]) -> String {
     } else {
         let quoted: Vec<String> = valid.iter().map(|n| format!("'{n}'")).collect();
         format!("the model's inputs are {}", quoted.join(", "))
+    }
+}
+
+/// `'V1', 'V2' and 'V3'`.
+fn volume_list(v: &[String]) -> String {
+    let q: Vec<String> = v.iter().map(|n| format!("volume '{n}'")).collect();
+    match q.len() {
+        0 => String::new(),
+        1 => q[0].clone(),
+        n => format!("{} and {}", q[..n - 1].join(", "), q[n - 1]),
     }
 }

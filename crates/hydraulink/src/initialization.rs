@@ -184,6 +184,20 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     let zd0 = vec![0.0; n];
     ev.evaluate(model, &z, &zd0, &zeros_p, &spool0, false);
     let ncyl = model.hydraulics.cylinders.len();
+    // every piston inside its stroke in the assembled pose: a run would otherwise stop at its
+    // first step with a divergence, though the cause is the model's numbers
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let (s, la) = (ev.motion[c].s, ev.motion[c].s - cyl.retracted_length_m);
+        // (a non-finite length is left to the numerical checks, which name the joint behind it)
+        if s.is_finite() && !(0.0..=cyl.stroke_m).contains(&la) {
+            return Err(InitError::OutOfStroke {
+                cylinder: cyl.name.clone(),
+                length_m: s,
+                retracted_m: cyl.retracted_length_m,
+                stroke_m: cyl.stroke_m,
+            });
+        }
+    }
     let mut p: Vec<f64> = model
         .hydraulics
         .volumes
@@ -405,6 +419,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                             .into(),
                     ));
                 }
+                determined(model, &unknown, &jm)?;
                 ok = true;
                 break;
             }
@@ -599,4 +614,57 @@ pub(crate) fn pressure_guess(model: &Model) -> f64 {
     } else {
         known.iter().sum::<f64>() / known.len() as f64
     }
+}
+
+/// Refuses a static pressure solve whose Jacobian `jm` (rows equilibrated to unit maximum,
+/// columns: the `unknown` volumes, then the trims) is rank deficient in the pressure columns:
+/// the statics then fix only a combination of those pressures, and the minimum-norm step would
+/// pick one silently. The volumes named are those with a share of the null space of J
+/// (|v_k| > 1e-6 in a unit null vector), and the error asks for p0_pa of as many as the null
+/// space has dimensions.
+fn determined(model: &Model, unknown: &[usize], jm: &DMatrix<f64>) -> Result<(), InitError> {
+    let nu = jm.ncols();
+    if nu == 0 || jm.nrows() == 0 {
+        return Ok(());
+    }
+    // J is row-equilibrated (each row's largest entry 1), so a singular value below
+    // 1e-10 · σ_max · nu is rank loss, not scaling.
+    let svd = jm.clone().svd(false, true);
+    let v_t = match svd.v_t {
+        Some(v) => v,
+        None => return Ok(()),
+    };
+    let s_max = svd.singular_values.iter().cloned().fold(0.0, f64::max);
+    let tol = 1e-10 * s_max * nu as f64;
+    // nalgebra's thin SVD has min(rows, cols) singular values; rows ≥ cols here (checked
+    // before the solve), so every column direction has one
+    let mut free = vec![false; unknown.len()];
+    let mut missing = 0;
+    for (k, &sigma) in svd.singular_values.iter().enumerate() {
+        if sigma > tol {
+            continue;
+        }
+        let row = v_t.row(k);
+        // only the pressure columns: a free trim is the bridge valve's own affair
+        let mut any = false;
+        for (i, f) in free.iter_mut().enumerate() {
+            if row[i].abs() > 1e-6 {
+                *f = true;
+                any = true;
+            }
+        }
+        missing += usize::from(any);
+    }
+    if missing == 0 {
+        return Ok(());
+    }
+    Err(InitError::UndeterminedPressures {
+        volumes: unknown
+            .iter()
+            .zip(free.iter())
+            .filter(|(_, f)| **f)
+            .map(|(&u, _)| model.hydraulics.volumes[u].name.clone())
+            .collect(),
+        missing,
+    })
 }

@@ -492,6 +492,14 @@ fn check_hydraulics(
         }
         if let Some(p0) = volume.p0_pa {
             at.finite("p0_pa", p0)?;
+            // lumped-fluid pressures are absolute: a negative start is a sign or gauge mistake
+            // (it would also never raise the cavitation warning, which counts crossings of 0)
+            if p0 < 0.0 {
+                return Err(at.error(
+                    "p0_pa",
+                    format!("must be >= 0 (absolute pressure in Pa), got {p0}; a gauge pressure needs the ambient 1.013e5 Pa added"),
+                ));
+            }
         }
     }
     for (prefix, kind, list, noun) in [
@@ -513,6 +521,30 @@ fn check_hydraulics(
             node_names.add(&at, &source.name)?;
             nodes.insert(source.name.as_str(), kind);
             at.finite("pressure_pa", source.pressure_pa)?;
+            at.non_negative("pressure_pa", source.pressure_pa)?;
+        }
+    }
+    // a pump must push oil towards every tank
+    let highest_tank = hydraulics
+        .tanks
+        .iter()
+        .map(|t| (t.pressure_pa, t.name.as_str()))
+        .fold(None, |m: Option<(f64, &str)>, x| match m {
+            Some(y) if y.0 >= x.0 => Some(y),
+            _ => Some(x),
+        });
+    if let Some((p_tank, tank)) = highest_tank {
+        for (i, pump) in hydraulics.pumps.iter().enumerate() {
+            if pump.pressure_pa <= p_tank {
+                let at = At::element("hydraulics.pumps", i, "pump", &pump.name);
+                return Err(at.error(
+                    "pressure_pa",
+                    format!(
+                        "{} Pa is not above the pressure of tank '{tank}' ({p_tank} Pa): a pump must supply a higher pressure than every tank",
+                        pump.pressure_pa
+                    ),
+                ));
+            }
         }
     }
 
@@ -1810,10 +1842,24 @@ mod tests {
         );
         let e = error_after(|s| s.hydraulics.pumps[0].pressure_pa = f64::NAN);
         assert_error(&e, "hydraulics.pumps[0].pressure_pa", "pump 'P'", "finite");
-        // Any finite pressure is accepted (gauge pressures may be negative).
-        let mut spec = fourbar();
-        spec.hydraulics.tanks[0].pressure_pa = -1e5;
-        assert_eq!(validate(&spec), Ok(()));
+        // Pressures are absolute (the cavitation warning is at 0 Pa): a negative source pressure
+        // is a gauge or sign mistake (issue 11), and so is a pump not above every tank.
+        let e = error_after(|s| s.hydraulics.tanks[0].pressure_pa = -1e5);
+        assert_error(
+            &e,
+            "hydraulics.tanks[0].pressure_pa",
+            "tank 'T'",
+            "0 or greater",
+        );
+        let e = error_after(|s| s.hydraulics.pumps[0].pressure_pa = 1e5);
+        assert_error(
+            &e,
+            "hydraulics.pumps[0].pressure_pa",
+            "pump 'P'",
+            "not above",
+        );
+        let e = error_after(|s| s.hydraulics.volumes[2].p0_pa = Some(-1.0));
+        assert_error(&e, "hydraulics.volumes[2].p0_pa", "volume 'V3'", "absolute");
     }
 
     #[test]
