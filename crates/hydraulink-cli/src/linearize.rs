@@ -290,6 +290,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             x0.extend_from_slice(&point.p);
             x0.extend_from_slice(&point.spool);
             x0.extend_from_slice(&point.friction);
+            x0.extend_from_slice(&point.internal);
             let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
             hydraulink::linearize::set_element_time(&model, &mut ev, point.t_s);
             let zero = vec![0.0; model.n_coords()];
@@ -362,6 +363,8 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
         "spool": point.spool, "lambda": point.lambda,
         "friction_states": hydraulink::linearize::friction_state_names(&model),
         "friction": point.friction,
+        "internal_states": hydraulink::linearize::internal_state_names(&model),
+        "internal": point.internal,
     });
     hydraulink_io::output::linear::write_linear_model(
         &dir,
