@@ -86,7 +86,8 @@ pub(crate) struct LinearizeArgs {
         value_delimiter = ',',
         help = "Outputs: coordinates (`phi2`), rates (`phi2.rate`), pressures (`V1.p`), spools \
                   (`DCV.spool`), cylinder lengths and forces (`cylinder.length`, \
-                  `cylinder.force`), friction states (`cylinder.bristle_m`) [default: all]"
+                  `cylinder.force`), friction states (`cylinder.bristle_m`), internal states \
+                  of elements (`relief.poppet`) [default: all]"
     )]
     outputs: Vec<String>,
 
