@@ -1224,8 +1224,8 @@ fn random_direction(scale: &[f64], seed: u64) -> Vec<f64> {
 /// the relief valve's poppet lag (τ = 5 ms), about three states of its run: t = 0 (at rest, Vp
 /// at 12 MPa, below the 14 MPa cracking pressure: the relief valve closed, x⁰ = 0), t = 1 s
 /// (lifting, Vp at 14.58 MPa, x⁰ = 0.43) and t = 3 s (held in the end stop, the relief valve
-/// blowing off the pump's delivery, Vp at 15.30 MPa, x⁰ = 1.12). The reference z̈⁰ is taken from the index-1
-/// equations so that it satisfies eq. 9 exactly.
+/// blowing off the pump's delivery, Vp at 15.30 MPa, x⁰ = 1.12). The reference z̈⁰ is taken from
+/// the index-1 equations so that it satisfies eq. 9 exactly.
 ///
 /// * names: `relief.poppet` last, after the spool, in the exact and the finite-difference state,
 ///   in the full variables and as an output (a unit row of C);

@@ -24,7 +24,8 @@
 //! are [u_z, u_ż, u_p, 0, u_w] mapped to the states like the p rows (u_z + u_ż V̄̄ on z̃, u_ż T0 on
 //! ż̃_i). The internal states e of the elements (the relief valve's poppet opening) follow w the
 //! same way: the z̈_i rows get m0⁻¹T0ᵀQ_e, the p rows H_e (the flows pass the opening), the w rows
-//! u_e, and the e rows are [g_z, g_ż, g_p, g_U, g_w, g_e] mapped to the states. The spool rows (−1/τ, and 1/τ in B) are the dual-number partials of the step's own law
+//! u_e, and the e rows are [g_z, g_ż, g_p, g_U, g_w, g_e] mapped to the states. The spool rows
+//! (−1/τ, and 1/τ in B) are the dual-number partials of the step's own law
 //! `hydraulics::valve_4_3::spool_rate`. All derivatives come from [`super::derivatives`].
 //! With l nonholonomic rows B ż = 0 (`mechanics::nonholonomic`), D = [Φ_z; B] replaces Φ_z in
 //! T0, V̄̄, Uₐ, Vₐ and the contraction; x_ad (l coordinates whose rates follow from B) become

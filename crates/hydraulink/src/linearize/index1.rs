@@ -6,15 +6,15 @@
 //! ```text
 //!   | M    D_Rᵀ | | z̈ |   | Q(z, ż, p, w) + g |
 //!   | D_R   0   | | Λ | = | −Ḋ_R ż             |     D = [Φ_z; B], D_R its independent rows (eq. 96)
-//!   F(X) = (ż, z̈, H(z, ż, p, U, w, e), f_U(U, U_ref), u(z, ż, w), g(e, p))       (eq. 98)
+//!   F(X) = (ż, z̈, H(z, ż, p, U, w, e), f_U(U, U_ref), u(z, ż, w), ė(e, p))       (eq. 98)
 //! ```
 //! f_U is the spool law of the step (`hydraulics::valve_4_3::spool_rate`), u the friction-state
-//! rates (003 Pub II eqs. 25, 28, 30), g the rates of the elements' internal states from their
-//! own laws (`PortEffort::internal_rate`, e.g. the relief valve's poppet lag). Redundant rows of D (a 3-D cut joint closing a planar loop)
-//! are dropped: they carry no information on z̈, and the remaining saddle-point system is solved
-//! by LU with full pivoting. (An SVD pseudo-inverse of the whole system, the former solve, has a
-//! backward error near 1e-9 here, which the system's condition number, 6e5 for the four-bar of
-//! 000, turned into 2e-4 errors in z̈.)
+//! rates (003 Pub II eqs. 25, 28, 30), ė the rates of the elements' internal states from their
+//! own laws (`PortEffort::internal_rate`, e.g. the relief valve's poppet lag). Redundant rows of
+//! D (a 3-D cut joint closing a planar loop) are dropped: they carry no information on z̈, and
+//! the remaining saddle-point system is solved by LU with full pivoting. (An SVD pseudo-inverse
+//! of the whole system, the former solve, has a backward error near 1e-9 here, which the
+//! system's condition number, 6e5 for the four-bar of 000, turned into 2e-4 errors in z̈.)
 
 use nalgebra::{DMatrix, DVector};
 
