@@ -23,8 +23,8 @@
 //!   coordinate, rate, pressure and spool; zero eigenvalues counted and the spurious ones labelled.
 //!
 //! Every state, input and output has a name: `phi2`, `phi2.rate`, `V1.p`, `DCV.spool`,
-//! `cylinder.bristle_m`, `cylinder.film`, `DCV.u_ref`, `phi2.force`, `cylinder.length`,
-//! `cylinder.force`.
+//! `cylinder.bristle_m`, `cylinder.film`, `relief.poppet`, `DCV.u_ref`, `phi2.force`,
+//! `cylinder.length`, `cylinder.force`.
 //!
 //! Friction states w (LuGre bristle q, modified-LuGre film h; 003 Pub II eqs. 25–34) of cylinder
 //! seals and of joints are states of the index-1 system, ẇ = u(v, w): both methods linearize
