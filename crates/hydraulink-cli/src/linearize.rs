@@ -86,7 +86,8 @@ pub(crate) struct LinearizeArgs {
         value_delimiter = ',',
         help = "Outputs: coordinates (`phi2`), rates (`phi2.rate`), pressures (`V1.p`), spools \
                   (`DCV.spool`), cylinder lengths and forces (`cylinder.length`, \
-                  `cylinder.force`), friction states (`cylinder.bristle_m`) [default: all]"
+                  `cylinder.force`), friction states (`cylinder.bristle_m`), internal states \
+                  of elements (`relief.poppet`) [default: all]"
     )]
     outputs: Vec<String>,
 
@@ -290,6 +291,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             x0.extend_from_slice(&point.p);
             x0.extend_from_slice(&point.spool);
             x0.extend_from_slice(&point.friction);
+            x0.extend_from_slice(&point.internal);
             let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
             hydraulink::linearize::set_element_time(&model, &mut ev, point.t_s);
             let zero = vec![0.0; model.n_coords()];
@@ -362,6 +364,8 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
         "spool": point.spool, "lambda": point.lambda,
         "friction_states": hydraulink::linearize::friction_state_names(&model),
         "friction": point.friction,
+        "internal_states": hydraulink::linearize::internal_state_names(&model),
+        "internal": point.internal,
     });
     hydraulink_io::output::linear::write_linear_model(
         &dir,

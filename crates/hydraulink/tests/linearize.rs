@@ -1193,3 +1193,317 @@ fn boom_elements_linearize_against_the_nonlinear_rhs() {
         );
     }
 }
+
+/// `models/boom.toml` with the relief valve's poppet lag τ = 5 ms (issue 10 items 8/10): the
+/// opening `relief.poppet` is the element's internal state e.
+fn boom_with_poppet_lag(tau: f64) -> Model {
+    let mut spec = spec_of("boom");
+    for e in spec.elements.iter_mut() {
+        if let hydraulink::component::ComponentSpec::ReliefValve(r) = e {
+            r.poppet_time_constant_s = Some(tau);
+        }
+    }
+    hydraulink::model::compile(&spec).expect("compiles")
+}
+
+/// A deterministic direction with entries uniform in ±`scale[j]` (a 64-bit LCG, seed `seed`).
+fn random_direction(scale: &[f64], seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    scale
+        .iter()
+        .map(|&c| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            c * (2.0 * ((s >> 11) as f64 / (1u64 << 53) as f64) - 1.0)
+        })
+        .collect()
+}
+
+/// Issue 10 items 8/10: an element's internal state is a state of the linear model. The boom with
+/// the relief valve's poppet lag (τ = 5 ms), about three states of its run: t = 0 (at rest, Vp
+/// at 12 MPa, below the 14 MPa cracking pressure: the relief valve closed, x⁰ = 0), t = 1 s
+/// (lifting, Vp at 14.58 MPa, x⁰ = 0.43) and t = 3 s (held in the end stop, the relief valve
+/// blowing off the pump's delivery, Vp at 15.30 MPa, x⁰ = 1.12). The reference z̈⁰ is taken from
+/// the index-1 equations so that it satisfies eq. 9 exactly.
+///
+/// * names: `relief.poppet` last, after the spool, in the exact and the finite-difference state,
+///   in the full variables and as an output (a unit row of C);
+/// * the e row from the law ẋ = (x_s(Δp) − x)/τ, Q = a_r x Δp (relief_valve.rs):
+///   ∂ẋ/∂x = −1/τ and ∂ẋ/∂p_Vp = x_s′(Δp)/τ (x_s′ in dual numbers from `static_opening`), 0 on
+///   every other state. Closed, x_s ≡ 0 near Δp⁰, so the row is −1/τ on the diagonal alone: it
+///   decouples and −1/τ = −200 1/s is an eigenvalue of A (left eigenvector the unit row). Open,
+///   ∂ẋ/∂p_Vp ≠ 0 and the mode couples;
+/// * the p rows pass the opening: ∂ṗ_Vp/∂x ≠ 0 (Q = a_r x Δp, even closed);
+/// * A·δx against the central difference of the nonlinear right-hand side along 8 random δx
+///   (entries uniform within the natural scales) and along every state, to the tolerance of
+///   `assert_a_matches_rhs`;
+/// * the exact spectrum against the finite-difference counterpart's (relative step 1e-7): no
+///   constraints, so no spurious zeros, every eigenvalue to 1e-6;
+#[test]
+fn relief_poppet_lag_is_linearized() {
+    use hydraulink::linearize::{parse_output, OperatingPoint, OutputSel};
+    use hydraulink::Simulation;
+    use num_dual::Dual64;
+    let tau = 5e-3;
+    let model = boom_with_poppet_lag(tau);
+    let relief = match model
+        .elements
+        .iter()
+        .find(|e| e.name() == "relief")
+        .expect("relief valve")
+    {
+        hydraulink::component::Component::ReliefValve(r) => r.clone(),
+        _ => panic!("'relief' is a relief valve"),
+    };
+    let lag = relief.poppet.expect("poppet lag");
+    assert_eq!(model.layout.internal.len(), 1);
+    let vp = model.volume_names.iter().position(|n| n == "Vp").unwrap();
+    let p_tank = 1e5;
+    let mut sim = Simulation::new(model.clone()).expect("init");
+    for (t, open) in [(0.0, false), (1.0, true), (3.0, true)] {
+        while sim.time_s() < t - 1e-9 {
+            sim.step().expect("step");
+        }
+        let what = format!("boom with poppet lag at t = {t} s");
+        let mut pt = OperatingPoint::from_state(sim.state());
+        assert_eq!(pt.internal.len(), 1);
+        let dp = pt.p[vp] - p_tank;
+        println!(
+            "{what}: Δp = {dp} Pa, x = {}, p = {:?}",
+            pt.internal[0], pt.p
+        );
+        if open {
+            assert!(
+                dp > relief.cracking_pressure_pa + relief.smoothing_pa && pt.internal[0] > 0.0,
+                "{what}: the relief valve is open"
+            );
+        } else {
+            assert!(
+                dp < relief.cracking_pressure_pa && pt.internal[0] == 0.0,
+                "{what}: the relief valve is closed"
+            );
+        }
+        {
+            let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+            hydraulink::linearize::set_element_time(&model, &mut ev, pt.t_s);
+            let mut xx = pt.z.clone();
+            xx.extend_from_slice(&pt.zd);
+            xx.extend_from_slice(&pt.p);
+            xx.extend_from_slice(&pt.spool);
+            xx.extend_from_slice(&pt.friction);
+            xx.extend_from_slice(&pt.internal);
+            let u_ref: Vec<f64> = model
+                .hydraulics
+                .valves
+                .iter()
+                .map(|v| model.inputs[v.input].value(pt.t_s))
+                .collect();
+            let f = index1::rhs(&model, &mut ev, &xx, &u_ref, &[0.0]);
+            pt.zdd = f[1..2].to_vec();
+        }
+        let lin = linearize(
+            &model,
+            &pt,
+            &ExactOptions {
+                inputs: all_inputs(&model),
+                outputs: all_outputs(&model),
+                ..Default::default()
+            },
+        )
+        .expect("linearization");
+        let ss = &lin.ss;
+        let ns = ss.states.len();
+        // names: e last, after the spool, in every variable set
+        assert_eq!(ss.states[ns - 1], "relief.poppet", "{what}");
+        assert_eq!(ss.states[ns - 2], "DCV.spool", "{what}");
+        assert_eq!(full_names(&model).last().unwrap(), "relief.poppet");
+        let o = parse_output(&model, "relief.poppet").expect("output");
+        assert_eq!(o, OutputSel::InternalState(0));
+        let oi = ss
+            .outputs
+            .iter()
+            .position(|s| s == "relief.poppet")
+            .unwrap();
+        for j in 0..ns {
+            assert_eq!(ss.c[(oi, j)], if j == ns - 1 { 1.0 } else { 0.0 });
+        }
+        // the e row from the law
+        let e = ns - 1;
+        let pcol = ss.states.iter().position(|s| s == "Vp.p").unwrap();
+        let xs_slope = hydraulink::hydraulics::relief_valve::static_opening(
+            &relief,
+            &lag,
+            Dual64::new(dp, 1.0),
+        )
+        .eps;
+        for j in 0..ns {
+            let want = if j == e {
+                -1.0 / tau
+            } else if j == pcol {
+                xs_slope / tau
+            } else {
+                0.0
+            };
+            assert!(
+                (ss.a[(e, j)] - want).abs() <= 1e-12 * want.abs(),
+                "{what}: A[relief.poppet][{}] = {:e}, want {want:e}",
+                ss.states[j],
+                ss.a[(e, j)]
+            );
+        }
+        if open {
+            assert!(xs_slope > 0.0, "{what}: ∂ẋ/∂p ≠ 0 when open");
+        } else {
+            assert_eq!(xs_slope, 0.0, "{what}: ∂ẋ/∂p = 0 when closed");
+        }
+        // the flow passes the opening: ∂ṗ_Vp/∂x = −(ṗ per inflow) a_r Δp ≠ 0
+        assert!(
+            ss.a[(pcol, e)] < 0.0,
+            "{what}: ∂ṗ_Vp/∂x = {}",
+            ss.a[(pcol, e)]
+        );
+        // A·δx against the nonlinear right-hand side
+        let mut scale = natural_scale(&ss.states);
+        scale[e] = 1e-3;
+        for seed in 1..=8u64 {
+            let x = random_direction(&scale, seed);
+            let ax = &ss.a * nalgebra::DVector::from_column_slice(&x);
+            let fd = rhs_directional_derivative(&model, &pt, &lin, &x, 1e-3).expect("rhs");
+            for i in 0..ns {
+                let row_scale: f64 = (0..ns).map(|k| (ss.a[(i, k)] * scale[k]).abs()).sum();
+                let tol = 1e-5 * ax[i].abs().max(fd[i].abs()) + 1e-8 * row_scale;
+                assert!(
+                    (ax[i] - fd[i]).abs() <= tol,
+                    "{what}: direction {seed}, row {}: A δx = {:e}, nonlinear {:e}",
+                    ss.states[i],
+                    ax[i],
+                    fd[i]
+                );
+            }
+        }
+        assert_a_matches_rhs(&model, &pt, &lin, &scale, 1e-300, &what);
+        // the poppet mode; the counterpart's spectrum
+        let me = modes(ss, &EigenOptions::default()).expect("eigen");
+        print_modes(&me, &full_names(&model));
+        let nearest = |m: &[Mode], v: f64| {
+            m.iter()
+                .map(|x| (x.value - nalgebra::Complex::new(v, 0.0)).norm())
+                .fold(f64::INFINITY, f64::min)
+        };
+        if !open {
+            assert!(
+                nearest(&me, -1.0 / tau) <= 1e-9 / tau,
+                "{what}: −1/τ is an eigenvalue"
+            );
+        }
+        let fd = finite_difference::linearize(&model, &pt, 1e-7, StepKind::Relative, &[], &[])
+            .expect("fd");
+        assert_eq!(fd.states, full_names(&model));
+        assert_eq!(
+            fd.states, ss.states,
+            "{what}: one coordinate, the same state"
+        );
+        let mf = modes(&fd, &EigenOptions::default()).expect("eigen");
+        let err = max_rel_error(&me, &mf);
+        println!("{what}: exact vs finite differences, max rel. error {err:.2e}");
+        assert!(err < 1e-6, "{what}: {err}");
+    }
+}
+
+/// The equilibrium carries the internal states at their steady value (issue 10 items 8/10): the
+/// 001 four-bar (`models/fourbar3d.toml`) with a relief valve from the pump (7.6 MPa) to the tank,
+/// cracking at 5 MPa, with a poppet lag τ = 5 ms. Its flow runs from source to source, so the
+/// equilibrium (z⁰, p⁰) is the four-bar's own, bit for bit, and e⁰ is the steady opening
+/// x_s(7.5 MPa) of `Element::steady_internal`. The e row only sees the fixed source pressures:
+/// A gains the decoupled row −1/τ, so the spectrum is Table 3's (to 1e-9, the tolerance of
+/// `paper_001_table3_eigenvalues`) plus −1/τ = −200 1/s; the finite-difference counterpart agrees
+/// (relative step 1e-7) on every non-zero eigenvalue to 1e-6, and A·x matches the nonlinear
+/// right-hand side along every state.
+#[test]
+fn relief_poppet_lag_at_a_static_equilibrium() {
+    use hydraulink::element::{Element, PortState};
+    let tau = 5e-3;
+    let path = format!("{}/../../models/fourbar3d.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("shipped model exists");
+    let text = format!(
+        "{text}
+[[elements]]
+type = \"relief_valve\"
+name = \"relief\"
+inlet = \"P\"
+outlet = \"T\"
+cracking_pressure_pa = 5.0e6
+pressure_override_pa = 1.0e6
+rated_flow_m3_s = 1.0e-3
+poppet_time_constant_s = {tau:e}
+"
+    );
+    let model = hydraulink::model::compile(&spec_from(&text)).expect("compiles");
+    let plain = model_of("fourbar3d");
+    let (eq, lin) = exact_of(&model);
+    let (eq0, lin0) = exact_of(&plain);
+    assert_eq!(eq.point.z, eq0.point.z);
+    assert_eq!(eq.point.p, eq0.point.p);
+    // e⁰ = x_s(Δp) with Δp = 7.6 − 0.1 MPa, from the element's own steady state
+    let relief = model
+        .elements
+        .iter()
+        .find(|e| e.name() == "relief")
+        .expect("relief");
+    let mut at = PortState::<f64>::zero();
+    at.p[0] = 7.6e6;
+    at.p[1] = 1e5;
+    let mut steady = at.internal;
+    relief.steady_internal(&at, &mut steady);
+    assert!(steady[0] > 0.0, "open at 7.5 MPa");
+    assert_eq!(eq.point.internal, vec![steady[0]]);
+    // the state: Table 3's plus the poppet, last
+    let ns = lin.ss.states.len();
+    assert_eq!(ns, lin0.ss.states.len() + 1);
+    assert_eq!(lin.ss.states[..ns - 1], lin0.ss.states[..]);
+    assert_eq!(lin.ss.states[ns - 1], "relief.poppet");
+    for j in 0..ns {
+        let want = if j == ns - 1 { -1.0 / tau } else { 0.0 };
+        assert!(
+            (lin.ss.a[(ns - 1, j)] - want).abs() <= 1e-12 * want.abs(),
+            "A[relief.poppet][{}] = {:e}",
+            lin.ss.states[j],
+            lin.ss.a[(ns - 1, j)]
+        );
+    }
+    let m = modes(&lin.ss, &EigenOptions::default()).expect("eigen");
+    let m0 = modes(&lin0.ss, &EigenOptions::default()).expect("eigen");
+    print_modes(&m, &full_names(&model));
+    for want in m0
+        .iter()
+        .map(|x| x.value)
+        .chain([nalgebra::Complex::new(-1.0 / tau, 0.0)])
+    {
+        let got = m
+            .iter()
+            .map(|x| x.value)
+            .min_by(|a, b| (a - want).norm().total_cmp(&(b - want).norm()))
+            .expect("modes");
+        assert!(
+            (got - want).norm() <= 1e-9 * want.norm().max(1.0),
+            "eigenvalue {want} -> {got}"
+        );
+    }
+    let scale = natural_scale(&lin.ss.states);
+    assert_a_matches_rhs(
+        &model,
+        &eq.point,
+        &lin,
+        &scale,
+        1e-300,
+        "four-bar with poppet",
+    );
+    let fd = finite_difference::linearize(&model, &eq.point, 1e-7, StepKind::Relative, &[], &[])
+        .expect("fd");
+    assert_eq!(fd.states.last().unwrap(), "relief.poppet");
+    let mf = modes(&fd, &EigenOptions::default()).expect("eigen");
+    let err = max_rel_error(&m, &mf);
+    println!("four-bar with poppet: exact vs finite differences, max rel. error {err:.2e}");
+    assert!(err < 1e-6, "{err}");
+}

@@ -104,8 +104,9 @@ pub fn component_flows_with<S: Real>(
 }
 
 /// Steady internal states (`Element::steady_internal`) of every element with internal states at
-/// the pressures `p` into `out` (`Layout::internal` order): the initial e at t = 0.
-pub fn steady_internal_states(model: &Model, p: &[f64], out: &mut [f64]) {
+/// the pressures `p` into `out` (`Layout::internal` order): the initial e at t = 0, and the
+/// internal states of a static equilibrium (`linearize::equilibrium`, dual in p).
+pub fn steady_internal_states<S: Real>(model: &Model, p: &[S], out: &mut [S]) {
     let e0 = model.layout.internal.start;
     for (e, r) in model
         .elements

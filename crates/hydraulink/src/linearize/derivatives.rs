@@ -3,11 +3,15 @@
 //! (`finite_difference.rs`); it imports neither.
 //!
 //! ```text
-//!   M z̈ + Dᵀ Λ = Q(z, ż, p, w),   ṗ = H(z, ż, p, U, w),   U̇ = f_U(U, U_ref),   ẇ = u(z, ż, w)
-//!   columns of z, ż, p, w: one dual-number pass of the simulator's `Evaluator` each
-//!   H_U:   one-sided differences on the side chosen by [`SpoolSide`] (note 001 E.6)
+//!   M z̈ + Dᵀ Λ = Q(z, ż, p, w, e),   ṗ = H(z, ż, p, U, w, e),   U̇ = f_U(U, U_ref),
+//!   ẇ = u(z, ż, w),   ė = g(z, ż, p, U, e)
+//!   columns of z, ż, p, w, e: one dual-number pass of the simulator's `Evaluator` each
+//!   H_U, g_U: one-sided differences on the side chosen by [`SpoolSide`] (note 001 E.6)
 //!   f_U:   `hydraulics::valve_4_3::spool_rate`, the step's spool law, in dual numbers
 //! ```
+//! e are the elements' internal states (`Layout::internal`; the relief valve's poppet opening),
+//! g their rates from the element's own law (`PortEffort::internal_rate`) in dual numbers: the
+//! e column carries ∂/∂e into the flows (H_e) and into g (g_e), the p columns ∂/∂p into g.
 //! w are the friction states (LuGre bristle q, modified-LuGre q and film h; 003 Pub II
 //! eqs. 25–34). Their laws contain |v|, kinked at v = 0: a friction element at rest has no
 //! derivative in its velocity v, only two one-sided ones (num-dual takes the side from the sign
@@ -91,6 +95,25 @@ pub struct Derivatives {
     pub u_p: DMatrix<f64>,
     /// u_w.
     pub u_w: DMatrix<f64>,
+    /// Q_e (n × n_e): generalized forces against the elements' internal states.
+    pub q_e: DMatrix<f64>,
+    /// H_e (n_v × n_e): pressure rates against the internal states (the flows pass them).
+    pub h_e: DMatrix<f64>,
+    /// u_e (n_w × n_e): friction-state rates against the internal states.
+    pub u_e: DMatrix<f64>,
+    /// Internal-state rates ė = g: g_z, g_ż (n_e × n), g_p (n_e × n_v), g_U (n_e × n_u, one-sided
+    /// like H_U), g_w (n_e × n_w), g_e (n_e × n_e) [unit of the state / s per unit].
+    pub g_z: DMatrix<f64>,
+    /// g_ż.
+    pub g_zd: DMatrix<f64>,
+    /// g_p.
+    pub g_p: DMatrix<f64>,
+    /// g_U.
+    pub g_u: DMatrix<f64>,
+    /// g_w.
+    pub g_w: DMatrix<f64>,
+    /// g_e.
+    pub g_e: DMatrix<f64>,
     /// Cylinder length and force rows: ∂s/∂z (n_c × n), ∂F/∂z, ∂F/∂ż, ∂F/∂p, ∂F/∂w.
     pub s_z: DMatrix<f64>,
     /// ∂F/∂z.
@@ -101,6 +124,8 @@ pub struct Derivatives {
     pub f_p: DMatrix<f64>,
     /// ∂F/∂w.
     pub f_w: DMatrix<f64>,
+    /// ∂F/∂e.
+    pub f_e: DMatrix<f64>,
     /// Λ⁰ used in the contraction (m loop-closure multipliers, then l nonholonomic ones).
     pub lambda: DVector<f64>,
 }
@@ -112,6 +137,7 @@ enum Seed {
     Zd(usize),
     P(usize),
     W(usize),
+    E(usize),
 }
 
 /// ∂/∂v of (F_μ, u_1, u_2) of one friction law at velocity `v` (its sign bit picks the side at
@@ -131,7 +157,7 @@ fn friction_velocity_slopes(
     [f.eps, rates[0].eps, rates[1].eps]
 }
 
-/// Exact derivatives at `pt` (one dual pass per column of z, ż, p and w; see the module doc).
+/// Exact derivatives at `pt` (one dual pass per column of z, ż, p, w and e; see the module doc).
 pub fn derivatives(
     model: &Model,
     pt: &OperatingPoint,
@@ -146,9 +172,11 @@ pub fn derivatives(
         model.hydraulics.valves.len(),
     );
     let nw = model.n_friction_states();
+    let n_int = model.layout.internal.len();
     super::set_element_time(model, ev, pt.t_s);
     let mut ef = super::evaluator_at::<f64>(model, pt.t_s);
     ef.fstate.copy_from_slice(&pt.friction);
+    ef.internal.copy_from_slice(&pt.internal);
     ef.evaluate(model, &pt.z, &pt.zd, &pt.p, &pt.spool, true);
     let mass = DMatrix::from_row_slice(n, n, &ef.dynamics.mass);
     let force = DVector::from_column_slice(&ef.dynamics.force);
@@ -191,11 +219,21 @@ pub fn derivatives(
         u_zd: DMatrix::zeros(nw, n),
         u_p: DMatrix::zeros(nw, nv),
         u_w: DMatrix::zeros(nw, nw),
+        q_e: DMatrix::zeros(n, n_int),
+        h_e: DMatrix::zeros(nv, n_int),
+        u_e: DMatrix::zeros(nw, n_int),
+        g_z: DMatrix::zeros(n_int, n),
+        g_zd: DMatrix::zeros(n_int, n),
+        g_p: DMatrix::zeros(n_int, nv),
+        g_u: DMatrix::zeros(n_int, nu),
+        g_w: DMatrix::zeros(n_int, nw),
+        g_e: DMatrix::zeros(n_int, n_int),
         s_z: DMatrix::zeros(nc, n),
         f_z: DMatrix::zeros(nc, n),
         f_zd: DMatrix::zeros(nc, n),
         f_p: DMatrix::zeros(nc, nv),
         f_w: DMatrix::zeros(nc, nw),
+        f_e: DMatrix::zeros(nc, n_int),
         lambda,
     };
     let elements = friction_elements(model);
@@ -208,25 +246,29 @@ pub fn derivatives(
     let mut zd: Vec<Dual64> = pt.zd.iter().map(|&x| Dual64::from(x)).collect();
     let mut p: Vec<Dual64> = pt.p.iter().map(|&x| Dual64::from(x)).collect();
     let w0: Vec<Dual64> = pt.friction.iter().map(|&x| Dual64::from(x)).collect();
+    let e0: Vec<Dual64> = pt.internal.iter().map(|&x| Dual64::from(x)).collect();
     let seeds = (0..n)
         .map(Seed::Z)
         .chain((0..n).map(Seed::Zd))
         .chain((0..nv).map(Seed::P))
-        .chain((0..nw).map(Seed::W));
+        .chain((0..nw).map(Seed::W))
+        .chain((0..n_int).map(Seed::E));
     for seed in seeds {
         ev.fstate.copy_from_slice(&w0);
+        ev.internal.copy_from_slice(&e0);
         match seed {
             Seed::Z(j) => z[j].eps = 1.0,
             Seed::Zd(j) => zd[j].eps = 1.0,
             Seed::P(j) => p[j].eps = 1.0,
             Seed::W(j) => ev.fstate[j].eps = 1.0,
+            Seed::E(j) => ev.internal[j].eps = 1.0,
         }
         ev.evaluate(model, &z, &zd, &p, &pt.spool, true);
         match seed {
             Seed::Z(j) => z[j].eps = 0.0,
             Seed::Zd(j) => zd[j].eps = 0.0,
             Seed::P(j) => p[j].eps = 0.0,
-            Seed::W(_) => {}
+            Seed::W(_) | Seed::E(_) => {}
         }
         let velocity = |ev: &Evaluator<Dual64>, port: FrictionPort| match port {
             FrictionPort::Cylinder(c) => ev.motion[c].sd,
@@ -285,6 +327,9 @@ pub fn derivatives(
                 for k in 0..nw {
                     d.u_z[(k, j)] = ev.fstate_rate[k].eps;
                 }
+                for k in 0..n_int {
+                    d.g_z[(k, j)] = ev.internal_rate[k].eps;
+                }
                 for (e, el) in elements.iter().enumerate() {
                     v_z[(e, j)] = velocity(ev, el.port).eps;
                 }
@@ -308,6 +353,9 @@ pub fn derivatives(
                 for k in 0..nw {
                     d.u_zd[(k, j)] = ev.fstate_rate[k].eps;
                 }
+                for k in 0..n_int {
+                    d.g_zd[(k, j)] = ev.internal_rate[k].eps;
+                }
                 for (e, el) in elements.iter().enumerate() {
                     v_zd[(e, j)] = velocity(ev, el.port).eps;
                 }
@@ -325,6 +373,9 @@ pub fn derivatives(
                 for k in 0..nw {
                     d.u_p[(k, j)] = ev.fstate_rate[k].eps;
                 }
+                for k in 0..n_int {
+                    d.g_p[(k, j)] = ev.internal_rate[k].eps;
+                }
             }
             Seed::W(j) => {
                 for i in 0..n {
@@ -338,6 +389,26 @@ pub fn derivatives(
                 }
                 for k in 0..nw {
                     d.u_w[(k, j)] = ev.fstate_rate[k].eps;
+                }
+                for k in 0..n_int {
+                    d.g_w[(k, j)] = ev.internal_rate[k].eps;
+                }
+            }
+            Seed::E(j) => {
+                for i in 0..n {
+                    d.q_e[(i, j)] = ev.dynamics.force[i].eps;
+                }
+                for v in 0..nv {
+                    d.h_e[(v, j)] = ev.h[v].eps;
+                }
+                for cy in 0..nc {
+                    d.f_e[(cy, j)] = ev.cylinder_force[cy].eps;
+                }
+                for k in 0..nw {
+                    d.u_e[(k, j)] = ev.fstate_rate[k].eps;
+                }
+                for k in 0..n_int {
+                    d.g_e[(k, j)] = ev.internal_rate[k].eps;
                 }
             }
         }
@@ -392,8 +463,13 @@ pub fn derivatives(
             }
         }
     }
-    // H_U: one-sided differences (H is linear in U on each side of 0, note E.6)
-    let h0 = ef.h.clone();
+    // H_U and g_U: one-sided differences (H is linear in U on each side of 0, note E.6); the
+    // column holds H (n_v rows), then g (n_e rows)
+    let h0: Vec<f64> =
+        ef.h.iter()
+            .chain(ef.internal_rate.iter())
+            .copied()
+            .collect();
     let mut spool = pt.spool.clone();
     for i in 0..nu {
         let u0 = pt.spool[i];
@@ -403,6 +479,7 @@ pub fn derivatives(
             ef.evaluate(model, &pt.z, &pt.zd, &pt.p, spool, false);
             spool[i] = u0;
             ef.h.iter()
+                .chain(ef.internal_rate.iter())
                 .zip(h0.iter())
                 .map(|(a, b)| (a - b) / delta)
                 .collect::<Vec<f64>>()
@@ -419,6 +496,9 @@ pub fn derivatives(
         for v in 0..nv {
             d.h_u[(v, i)] = col[v];
         }
+        for k in 0..n_int {
+            d.g_u[(k, i)] = col[nv + k];
+        }
     }
     // spool law (000 eq. 27, 001 eq. 4): the step's own `spool_rate`, in dual numbers
     let u_ref = super::valve_references(model, pt.t_s);
@@ -431,7 +511,7 @@ pub fn derivatives(
     d
 }
 
-/// C = (output rows over the full variables (z̃, ż̃, p̃, Ũ, w̃)) · `to_full`.
+/// C = (output rows over the full variables (z̃, ż̃, p̃, Ũ, w̃, ẽ)) · `to_full`.
 pub fn output_matrix(
     model: &Model,
     outputs: &[OutputSel],
@@ -443,9 +523,10 @@ pub fn output_matrix(
         model.n_volumes(),
         model.hydraulics.valves.len(),
     );
-    let nw = model.n_friction_states();
+    let (nw, ne) = (model.n_friction_states(), model.layout.internal.len());
     let nfull = to_full.nrows();
     let o_w = 2 * n + nv + nu;
+    let o_e = o_w + nw;
     let mut g = DMatrix::<f64>::zeros(outputs.len(), nfull);
     for (i, o) in outputs.iter().enumerate() {
         match *o {
@@ -461,8 +542,10 @@ pub fn output_matrix(
                 g.view_mut((i, n), (1, n)).copy_from(&d.f_zd.row(c));
                 g.view_mut((i, 2 * n), (1, nv)).copy_from(&d.f_p.row(c));
                 g.view_mut((i, o_w), (1, nw)).copy_from(&d.f_w.row(c));
+                g.view_mut((i, o_e), (1, ne)).copy_from(&d.f_e.row(c));
             }
             OutputSel::FrictionState(k) => g[(i, o_w + k)] = 1.0,
+            OutputSel::InternalState(k) => g[(i, o_e + k)] = 1.0,
         }
     }
     g * to_full

@@ -1,6 +1,7 @@
 //! Eigen-analysis of a linear model ẋ = A x (001 §4.2, Table 3): eigenvalues by faer's
 //! non-symmetric solver after diagonal balancing, natural frequencies, damping ratios, time
-//! constants, and mode shapes mapped back to every coordinate, rate, pressure and spool.
+//! constants, and mode shapes mapped back to every coordinate, rate, pressure, spool, friction
+//! state and internal state of an element.
 //!
 //! ```text
 //!   balancing:  A_b = D⁻¹ A D, D = diag(2^k) (Parlett–Reinsch: row and column norms equalized;
@@ -57,7 +58,7 @@ pub struct Mode {
     pub time_constant_s: f64,
     /// Mode shape over the state (unit largest entry of the coordinate part if any).
     pub state_shape: Vec<Complex<f64>>,
-    /// Mode shape over the full variables (z, ż, p, U), same normalization.
+    /// Mode shape over the full variables (z, ż, p, U, w, e), same normalization.
     pub full_shape: Vec<Complex<f64>>,
 }
 

@@ -14,6 +14,9 @@
 //!                   are solved with F_μ = 0, so their pre-sliding states are those of
 //!                   `friction::rest_states` at zero load (bristle q = 0, film h = 0; 003 Pub II).
 //!                   Any |σ0 q| ≤ F_s would also be at rest; the unloaded seal is the choice.
+//! 5. internal:      the elements' internal states at their steady state ė = 0 at the pressures
+//!                   (`Element::steady_internal`, e.g. the poppet's static opening x_s(Δp)), also
+//!                   inside step 3, so the flows there are the static ones.
 //! ```
 //! For the four-bar of 001: φ2 held at 60°, p3 = 3.5 MPa prescribed, U = 0 → p1 = p2 =
 //! 2.820479 MPa, φ32 = 322.0956°, φ43 = 266.4167° (note B.6).
@@ -108,6 +111,7 @@ pub fn equilibrium(
     let zd0 = vec![Dual64::from(0.0); n];
     let zdual: Vec<Dual64> = z.iter().map(|&x| Dual64::from(x)).collect();
     let mut evd = super::evaluator_at::<Dual64>(model, opts.time_s);
+    let mut internal = vec![0.0; model.layout.internal.len()];
     let nu = ml + unknown.len();
     let neq = n + nv;
     let mut jm = DMatrix::<f64>::zeros(neq, nu);
@@ -121,6 +125,8 @@ pub fn equilibrium(
             let pd: Vec<Dual64> = (0..nv)
                 .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
                 .collect();
+            // 5. e = e_s(p), dual in p: the flows are the static valve's
+            crate::hydraulics::steady_internal_states(model, &pd, &mut evd.internal);
             evd.evaluate(model, &zdual, &zd0, &pd, &spool, false);
             for i in 0..n {
                 let mut f = evd.dynamics.force[i];
@@ -190,6 +196,8 @@ pub fn equilibrium(
     }
     // final residual at the converged point
     let zd = vec![0.0; n];
+    crate::hydraulics::steady_internal_states(model, &p, &mut internal);
+    ev.internal.copy_from_slice(&internal);
     ev.evaluate(model, &z, &zd, &p, &spool, false);
     let mut force_res: f64 = 0.0;
     let mut scale: f64 = 1.0;
@@ -235,6 +243,7 @@ pub fn equilibrium(
             spool,
             lambda,
             friction,
+            internal,
         },
         held,
         cylinder_force_n: ev.cylinder_force.clone(),
@@ -246,7 +255,7 @@ pub fn equilibrium(
 /// A simulation [`State`](crate::State) at the equilibrium, for
 /// [`Simulation::set_state`](crate::Simulation::set_state): the simulator's initialization
 /// (consistent accelerations, pressure rates, energies) with the positions, pressures, spools,
-/// multipliers and friction states of `eq`. This is how a run starts exactly at rest at the linearization point.
+/// multipliers, friction states and internal states of `eq`. This is how a run starts exactly at rest at the linearization point.
 pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, crate::InitError> {
     let mut st = crate::initialization::initialize(model)?;
     let (n, nv) = (model.n_coords(), model.n_volumes());
@@ -265,8 +274,11 @@ pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, cr
     st.friction_rate.iter_mut().for_each(|x| *x = 0.0);
     st.friction_velocity_m_s.iter_mut().for_each(|x| *x = 0.0);
     st.friction_power_w.iter_mut().for_each(|x| *x = 0.0);
+    st.internal.copy_from_slice(&pt.internal);
+    st.internal_rate.iter_mut().for_each(|x| *x = 0.0);
     let mut ev = super::evaluator_at::<f64>(model, pt.t_s);
     ev.fstate.copy_from_slice(&st.friction);
+    ev.internal.copy_from_slice(&st.internal);
     ev.evaluate(model, &st.z, &st.zd, &st.p, &st.spool, false);
     let (ke, pe) = crate::mechanics::energy::energies(model, &ev.dynamics, &st.zd);
     st.energy0_j = ke + pe;

@@ -5,6 +5,7 @@
 //! ```text
 //!   M(z) z̈ + Φ_zᵀ λ = Q(z, ż, p, w),   Φ(z) = 0,   ṗ = H(z, ż, p, U),   U̇ = (U_ref − U)/τ,
 //!   ẇ = u(z, ż, w)    (friction states, 003 Pub II eqs. 25, 28, 30)
+//!   ė = g(z, ż, p, U, e)   (internal states of the elements, `Element::evaluate`)
 //! ```
 //! About a reference solution (z⁰, ż⁰, z̈⁰, λ⁰, p⁰, U⁰) with the partition z = (z_i, z_d)
 //! (independent, dependent; independent rows of Φ_z only):
@@ -21,14 +22,17 @@
 //! ```
 //! The friction states w follow U: the z̈_i rows get m0⁻¹T0ᵀQ_w, the p rows H_w, and the w rows
 //! are [u_z, u_ż, u_p, 0, u_w] mapped to the states like the p rows (u_z + u_ż V̄̄ on z̃, u_ż T0 on
-//! ż̃_i). The spool rows (−1/τ, and 1/τ in B) are the dual-number partials of the step's own law
+//! ż̃_i). The internal states e of the elements (the relief valve's poppet opening) follow w the
+//! same way: the z̈_i rows get m0⁻¹T0ᵀQ_e, the p rows H_e (the flows pass the opening), the w rows
+//! u_e, and the e rows are [g_z, g_ż, g_p, g_U, g_w, g_e] mapped to the states. The spool rows
+//! (−1/τ, and 1/τ in B) are the dual-number partials of the step's own law
 //! `hydraulics::valve_4_3::spool_rate`. All derivatives come from [`super::derivatives`].
 //! With l nonholonomic rows B ż = 0 (`mechanics::nonholonomic`), D = [Φ_z; B] replaces Φ_z in
 //! T0, V̄̄, Uₐ, Vₐ and the contraction; x_ad (l coordinates whose rates follow from B) become
 //! states with ẋ_ad = U0^nh ẋ_ai + V0^{nh,ai} x̃_ai + V0^{nh,ad} x̃_ad, and A is the eq. 61 matrix
-//! on (x_ai, ẋ_ai, x_ad, p, U, w) with l spurious zero eigenvalues (docs/theory 9.8).
+//! on (x_ai, ẋ_ai, x_ad, p, U, w, e) with l spurious zero eigenvalues (docs/theory 9.8).
 //! (Uₐ, Vₐ are the paper's U, V of eqs. 38–40, renamed: note E.16.) Every derivative is exact:
-//! one dual-number pass of the simulator's `Evaluator` per column of z, ż, p and w. The
+//! one dual-number pass of the simulator's `Evaluator` per column of z, ż, p, w and e. The
 //! multiplier-contracted Hessian ∂(Φ_zᵀλ⁰)/∂z = Σ λ⁰_k ∂²Φ_k/∂z² comes from the dual part of the
 //! analytic Φ_z, so no second-order duals are needed. H_U: the 4/3 valve flow is linear in U on
 //! each side of U = 0 but kinked at 0 (note E.6); it is taken by a one-sided difference on the
@@ -46,8 +50,8 @@ use crate::linalg::pinv_solve;
 use crate::linearize::derivatives::{derivatives, output_matrix, Derivatives, SpoolSide};
 use crate::linearize::index1::rhs;
 use crate::linearize::{
-    friction_state_names, input_name, output_name, partition, InputSel, LinearizeError,
-    OperatingPoint, OutputSel, Partition, StateSpace,
+    friction_state_names, input_name, internal_state_names, output_name, partition, InputSel,
+    LinearizeError, OperatingPoint, OutputSel, Partition, StateSpace,
 };
 use crate::model::Model;
 
@@ -251,14 +255,15 @@ pub fn linearize_with(
         .try_inverse()
         .ok_or_else(|| LinearizeError::SingularPartition("m0 = T0ᵀ M T0 is singular".into()))?;
     let rs = &r0 * &vbb + &s0;
-    // state (z_ai, ż_ai, z_ad, p, U, w): offsets
-    let nw = model.n_friction_states();
+    // state (z_ai, ż_ai, z_ad, p, U, w, e): offsets
+    let (nw, ne) = (model.n_friction_states(), model.layout.internal.len());
     let (o_v, o_ad, o_p, o_u) = (f, 2 * f, 2 * f + l, 2 * f + l + nv);
     let o_w = o_u + nu;
-    let ns = o_w + nw;
-    // map to the full variable set (z, ż, p, U, w): z̃ = V0^{h,ai} z̃_ai + V0^{h,ad} z̃_ad,
+    let o_e = o_w + nw;
+    let ns = o_e + ne;
+    // map to the full variable set (z, ż, p, U, w, e): z̃ = V0^{h,ai} z̃_ai + V0^{h,ad} z̃_ad,
     // ż̃ = T0 ż̃_ai + V̄̄ z̃ (eq. 35)
-    let nfull = 2 * n + nv + nu + nw;
+    let nfull = 2 * n + nv + nu + nw + ne;
     let mut to_full = DMatrix::<f64>::zeros(nfull, ns);
     to_full.view_mut((0, 0), (n, f)).copy_from(&v0h_ai);
     to_full.view_mut((0, o_ad), (n, l)).copy_from(&v0h_ad);
@@ -270,7 +275,7 @@ pub fn linearize_with(
         .copy_from(&(&vbb * &v0h_ad));
     to_full.view_mut((n, o_v), (n, f)).copy_from(&t0);
     to_full
-        .view_mut((2 * n, o_p), (nv + nu + nw, nv + nu + nw))
+        .view_mut((2 * n, o_p), (nv + nu + nw + ne, nv + nu + nw + ne))
         .fill_with_identity();
     let mut a = DMatrix::<f64>::zeros(ns, ns);
     // eq. 61
@@ -286,6 +291,9 @@ pub fn linearize_with(
     // friction states enter the forces like the pressures: m0⁻¹ T0ᵀ Q_w
     a.view_mut((o_v, o_w), (f, nw))
         .copy_from(&(&m0inv * &t0t * &d.q_w));
+    // and so do the elements' internal states: m0⁻¹ T0ᵀ Q_e
+    a.view_mut((o_v, o_e), (f, ne))
+        .copy_from(&(&m0inv * &t0t * &d.q_e));
     a.view_mut((o_ad, 0), (l, f)).copy_from(&v0nh_ai);
     a.view_mut((o_ad, o_v), (l, f)).copy_from(&u0nh);
     a.view_mut((o_ad, o_ad), (l, l)).copy_from(&v0nh_ad);
@@ -295,6 +303,7 @@ pub fn linearize_with(
     a.view_mut((o_p, o_p), (nv, nv)).copy_from(&d.h_p);
     a.view_mut((o_p, o_u), (nv, nu)).copy_from(&d.h_u);
     a.view_mut((o_p, o_w), (nv, nw)).copy_from(&d.h_w);
+    a.view_mut((o_p, o_e), (nv, ne)).copy_from(&d.h_e); // the flows pass the internal states
     for i in 0..nu {
         a[(o_u + i, o_u + i)] = d.spool_u[i]; // eq. 56: ∂U̇/∂U of the spool law
     }
@@ -306,7 +315,22 @@ pub fn linearize_with(
         g.view_mut((0, n), (nw, n)).copy_from(&d.u_zd);
         g.view_mut((0, 2 * n), (nw, nv)).copy_from(&d.u_p);
         g.view_mut((0, 2 * n + nv + nu), (nw, nw)).copy_from(&d.u_w);
+        g.view_mut((0, 2 * n + nv + nu + nw), (nw, ne))
+            .copy_from(&d.u_e);
         a.view_mut((o_w, 0), (nw, ns)).copy_from(&(g * &to_full));
+    }
+    // internal states of the elements: ė = g(z, ż, p, U, w, e) from the element's own law over
+    // the full variables, mapped to the states like the pressure and friction rows
+    if ne > 0 {
+        let mut g = DMatrix::<f64>::zeros(ne, nfull);
+        g.view_mut((0, 0), (ne, n)).copy_from(&d.g_z);
+        g.view_mut((0, n), (ne, n)).copy_from(&d.g_zd);
+        g.view_mut((0, 2 * n), (ne, nv)).copy_from(&d.g_p);
+        g.view_mut((0, 2 * n + nv), (ne, nu)).copy_from(&d.g_u);
+        g.view_mut((0, 2 * n + nv + nu), (ne, nw)).copy_from(&d.g_w);
+        g.view_mut((0, 2 * n + nv + nu + nw), (ne, ne))
+            .copy_from(&d.g_e);
+        a.view_mut((o_e, 0), (ne, ns)).copy_from(&(g * &to_full));
     }
     // inputs
     let mut b = DMatrix::<f64>::zeros(ns, opts.inputs.len());
@@ -358,7 +382,8 @@ pub fn linearize_with(
     })
 }
 
-/// State names: independent coordinates, their rates, pressures, spools, friction states.
+/// State names: independent coordinates, their rates, pressures, spools, friction states,
+/// internal states of the elements.
 pub fn state_names(model: &Model, independent: &[usize]) -> Vec<String> {
     let mut s: Vec<String> = independent
         .iter()
@@ -378,17 +403,19 @@ pub fn state_names(model: &Model, independent: &[usize]) -> Vec<String> {
             .map(|v| format!("{}.spool", v.name)),
     );
     s.extend(friction_state_names(model));
+    s.extend(internal_state_names(model));
     s
 }
 
 /// The directional derivative of the model's own nonlinear right-hand side along the state
-/// direction `x` (independent coordinates, their rates, pressures, spools), by central
+/// direction `x` (independent coordinates, their rates, pressures, spools, friction and internal
+/// states), by central
 /// differences of step `eps`: the check of A (ẋ = A x) against the nonlinear model.
 ///
 /// At X⁰ ± εx the dependent coordinates are solved from Φ(z) = 0 with the independent ones held,
 /// and the dependent rates from Φ_z ż = 0; the right-hand side is the index-1 one of
 /// [`super::index1::rhs`] (valve references and input forces at `pt`). The result is
-/// d/dε (ż_i, z̈_i, ż_ad, ṗ, U̇, ẇ) = A x + O(ε²).
+/// d/dε (ż_i, z̈_i, ż_ad, ṗ, U̇, ẇ, ė) = A x + O(ε²).
 pub fn rhs_directional_derivative(
     model: &Model,
     pt: &OperatingPoint,
@@ -402,7 +429,7 @@ pub fn rhs_directional_derivative(
         model.n_volumes(),
         model.hydraulics.valves.len(),
     );
-    let nw = model.n_friction_states();
+    let (nw, ne) = (model.n_friction_states(), model.layout.internal.len());
     let part = &lin.partition;
     let (ai, ad) = (&part.independent, &part.nonholonomic_dependent);
     let (f, l) = (ai.len(), ad.len());
@@ -464,7 +491,7 @@ pub fn rhs_directional_derivative(
                 zd[k] = zdep[(i, 0)];
             }
         }
-        let mut xx = Vec::with_capacity(2 * n + nv + nu + nw);
+        let mut xx = Vec::with_capacity(2 * n + nv + nu + nw + ne);
         xx.extend_from_slice(&z);
         xx.extend_from_slice(&zd);
         for v in 0..nv {
@@ -476,8 +503,11 @@ pub fn rhs_directional_derivative(
         for k in 0..nw {
             xx.push(pt.friction[k] + sign * eps * x[2 * f + l + nv + nu + k]);
         }
+        for k in 0..ne {
+            xx.push(pt.internal[k] + sign * eps * x[2 * f + l + nv + nu + nw + k]);
+        }
         let full = rhs(model, &mut ev, &xx, &u_ref, &vec![0.0; n]);
-        let mut out = Vec::with_capacity(2 * f + l + nv + nu + nw);
+        let mut out = Vec::with_capacity(2 * f + l + nv + nu + nw + ne);
         out.extend(ai.iter().map(|&k| full[k]));
         out.extend(ai.iter().map(|&k| full[n + k]));
         out.extend(ad.iter().map(|&k| full[k]));

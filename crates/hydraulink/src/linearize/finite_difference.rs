@@ -1,6 +1,7 @@
 //! The conventional counterpart (001 §4.5, eqs. 95–100; reference note 001 A.5): central finite
 //! differences of the index-1 right-hand side F(X) ([`super::index1::rhs`]) in the full variable
-//! set X = (z, ż, p, U, w) (w: friction states).
+//! set X = (z, ż, p, U, w, e) (w: friction states; e: internal states of the elements, such as
+//! the relief valve's poppet opening).
 //!
 //! ```text
 //!   J_:j ≈ [F(X⁰ + h_j e_j) − F(X⁰ − h_j e_j)] / (2 h_j)                          (eq. 100)
@@ -47,13 +48,14 @@ pub fn linearize(
         model.n_volumes(),
         model.hydraulics.valves.len(),
     );
-    let nx = 2 * n + nv + nu + model.n_friction_states();
+    let nx = 2 * n + nv + nu + model.n_friction_states() + model.layout.internal.len();
     let mut x0 = Vec::with_capacity(nx);
     x0.extend_from_slice(&pt.z);
     x0.extend_from_slice(&pt.zd);
     x0.extend_from_slice(&pt.p);
     x0.extend_from_slice(&pt.spool[..nu]);
     x0.extend_from_slice(&pt.friction);
+    x0.extend_from_slice(&pt.internal);
     let u_ref: Vec<f64> = super::valve_references(model, pt.t_s);
     let zero_f = vec![0.0; n];
     let mut ev = super::evaluator_at::<f64>(model, pt.t_s);

@@ -1,19 +1,20 @@
 //! The index-1 right-hand side F(X) of 001 eq. 98 in the full variable set
-//! X = (z, ż, p, U, w): the model's own nonlinear equations, which the finite-difference method
+//! X = (z, ż, p, U, w, e): the model's own nonlinear equations, which the finite-difference method
 //! differentiates (001 §4.5) and which the exact A is checked against
 //! (`exact::rhs_directional_derivative`).
 //!
 //! ```text
 //!   | M    D_Rᵀ | | z̈ |   | Q(z, ż, p, w) + g |
 //!   | D_R   0   | | Λ | = | −Ḋ_R ż             |     D = [Φ_z; B], D_R its independent rows (eq. 96)
-//!   F(X) = (ż, z̈, H(z, ż, p, U, w), f_U(U, U_ref), u(z, ż, w))                 (eq. 98)
+//!   F(X) = (ż, z̈, H(z, ż, p, U, w, e), f_U(U, U_ref), u(z, ż, w), ė(e, p))       (eq. 98)
 //! ```
 //! f_U is the spool law of the step (`hydraulics::valve_4_3::spool_rate`), u the friction-state
-//! rates (003 Pub II eqs. 25, 28, 30). Redundant rows of D (a 3-D cut joint closing a planar loop)
-//! are dropped: they carry no information on z̈, and the remaining saddle-point system is solved
-//! by LU with full pivoting. (An SVD pseudo-inverse of the whole system, the former solve, has a
-//! backward error near 1e-9 here, which the system's condition number, 6e5 for the four-bar of
-//! 000, turned into 2e-4 errors in z̈.)
+//! rates (003 Pub II eqs. 25, 28, 30), ė the rates of the elements' internal states from their
+//! own laws (`PortEffort::internal_rate`, e.g. the relief valve's poppet lag). Redundant rows of
+//! D (a 3-D cut joint closing a planar loop) are dropped: they carry no information on z̈, and
+//! the remaining saddle-point system is solved by LU with full pivoting. (An SVD pseudo-inverse
+//! of the whole system, the former solve, has a backward error near 1e-9 here, which the
+//! system's condition number, 6e5 for the four-bar of 000, turned into 2e-4 errors in z̈.)
 
 use nalgebra::{DMatrix, DVector};
 
@@ -22,9 +23,12 @@ use crate::hydraulics::valve_4_3;
 use crate::linalg::pinv_solve;
 use crate::model::Model;
 
-/// F(X) of eq. 98 (see the module doc). `x` = (z, ż, p, U, w) with n, n, n_v, n_u (4/3 valves)
-/// and n_w (friction states) entries; `u_ref`: the valves' reference signals; `gen_force`: extra
-/// generalized forces g on the coordinates [N m or N]. The result has the layout of `x`.
+/// F(X) of eq. 98 (see the module doc). `x` = (z, ż, p, U, w, e) with n, n, n_v, n_u (4/3
+/// valves), n_w (friction states) and n_e (internal states of the elements, `Layout::internal`)
+/// entries; `u_ref`: the valves' reference signals; `gen_force`: extra generalized forces g on
+/// the coordinates [N m or N]. The result has the layout of `x`.
+///
+/// Panics if `x` does not have 2n + n_v + n_u + n_w + n_e entries (a caller's bug).
 pub fn rhs(
     model: &Model,
     ev: &mut Evaluator<f64>,
@@ -42,8 +46,15 @@ pub fn rhs(
     let (z, rest) = x.split_at(n);
     let (zd, rest) = rest.split_at(n);
     let (p, rest) = rest.split_at(nv);
-    let (u, w) = rest.split_at(nu);
+    let (u, rest) = rest.split_at(nu);
+    let (w, e) = rest.split_at(model.n_friction_states());
+    assert_eq!(
+        e.len(),
+        model.layout.internal.len(),
+        "index1::rhs: x must hold the internal states e after w"
+    );
     ev.fstate.copy_from_slice(w);
+    ev.internal.copy_from_slice(e);
     ev.evaluate(model, z, zd, p, u, true);
     // D = [Φ_z; B], D z̈ = −Ḋ ż (eq. 95)
     let mut dm = DMatrix::<f64>::zeros(m, n);
@@ -97,5 +108,6 @@ pub fn rhs(
         f.push(valve_4_3::spool_rate(u[i], u_ref[i], v.time_constant_s));
     }
     f.extend_from_slice(&ev.fstate_rate);
+    f.extend_from_slice(&ev.internal_rate);
     f
 }

@@ -23,12 +23,17 @@
 //!   coordinate, rate, pressure and spool; zero eigenvalues counted and the spurious ones labelled.
 //!
 //! Every state, input and output has a name: `phi2`, `phi2.rate`, `V1.p`, `DCV.spool`,
-//! `cylinder.bristle_m`, `cylinder.film`, `DCV.u_ref`, `phi2.force`, `cylinder.length`,
-//! `cylinder.force`.
+//! `cylinder.bristle_m`, `cylinder.film`, `relief.poppet`, `DCV.u_ref`, `phi2.force`,
+//! `cylinder.length`, `cylinder.force`.
 //!
 //! Friction states w (LuGre bristle q, modified-LuGre film h; 003 Pub II eqs. 25–34) of cylinder
 //! seals and of joints are states of the index-1 system, ẇ = u(v, w): both methods linearize
 //! them, after the spools, in the layout of `State::friction` (cylinders, then joints).
+//!
+//! The elements' internal states e (`Element::n_internal`, block e of `Model::layout`; the relief
+//! valve's poppet opening `relief.poppet`) are states too, ė = g(e, p, …) from the element's own
+//! law (`PortEffort::internal_rate`): both methods linearize them last, after w, in the layout of
+//! `State::internal`.
 
 pub mod derivatives;
 pub mod eigen;
@@ -102,6 +107,10 @@ pub struct OperatingPoint {
     /// Friction states w⁰ in the layout of `State::friction`: cylinders, then friction joints;
     /// LuGre bristle q [m], modified-LuGre bristle q [m] and film h [-] (003 Pub II).
     pub friction: Vec<f64>,
+    /// Internal states e⁰ of the elements in the layout of `State::internal`
+    /// (`Layout::internal`) [unit of `Element::describe_internal`, e.g. the relief valve's poppet
+    /// opening [-]]; at a static equilibrium their steady values (`Element::steady_internal`).
+    pub internal: Vec<f64>,
 }
 
 impl OperatingPoint {
@@ -116,6 +125,7 @@ impl OperatingPoint {
             spool: state.spool.clone(),
             lambda: state.lambda.clone(),
             friction: state.friction.clone(),
+            internal: state.internal.clone(),
         }
     }
 }
@@ -151,9 +161,13 @@ pub enum OutputSel {
     /// Friction state `k` of w (layout of `State::friction`): a bristle deflection [m] or a
     /// film [-].
     FrictionState(usize),
+    /// Internal state `k` of the elements (layout of `State::internal`, e.g. `relief.poppet`)
+    /// [unit of `Element::describe_internal`].
+    InternalState(usize),
 }
 
-/// Names of the full (dependent) variable set (z, ż, p, U, w): the space mode shapes map back to.
+/// Names of the full (dependent) variable set (z, ż, p, U, w, e): the space mode shapes map back
+/// to.
 pub fn full_names(model: &Model) -> Vec<String> {
     let l = &model.layout;
     let mut v: Vec<String> = l.names[l.z.clone()].to_vec();
@@ -167,6 +181,7 @@ pub fn full_names(model: &Model) -> Vec<String> {
             .map(|v| format!("{}.spool", v.name)),
     );
     v.extend(friction_state_names(model));
+    v.extend(internal_state_names(model));
     v
 }
 
@@ -226,6 +241,12 @@ pub fn friction_state_names(model: &Model) -> Vec<String> {
     model.layout.friction_state_names().to_vec()
 }
 
+/// Names of the elements' internal states e (`relief.poppet`): the layout's, from
+/// `Element::describe_internal`.
+pub fn internal_state_names(model: &Model) -> Vec<String> {
+    model.layout.names[model.layout.internal.clone()].to_vec()
+}
+
 /// Name of an input.
 pub fn input_name(model: &Model, i: InputSel) -> String {
     match i {
@@ -245,6 +266,7 @@ pub fn output_name(model: &Model, o: OutputSel) -> String {
         OutputSel::CylinderLength(c) => format!("{}.length", model.hydraulics.cylinders[c].name),
         OutputSel::CylinderForce(c) => format!("{}.force", model.hydraulics.cylinders[c].name),
         OutputSel::FrictionState(k) => friction_state_names(model)[k].clone(),
+        OutputSel::InternalState(k) => internal_state_names(model)[k].clone(),
     }
 }
 
@@ -336,6 +358,7 @@ pub(crate) fn element_signal_force(
                 crate::component::signal_value(&model.inputs, &model.elements[i], pt.t_s) + du;
         }
         ev.fstate.copy_from_slice(&pt.friction);
+        ev.internal.copy_from_slice(&pt.internal);
         ev.evaluate(model, &pt.z, &pt.zd, &pt.p, &pt.spool, false);
         ev.dynamics.force.clone()
     };
@@ -349,7 +372,7 @@ pub(crate) fn element_signal_force(
 }
 
 /// Every output: coordinates, rates, pressures, spools, cylinder lengths and forces, friction
-/// states.
+/// states, internal states of the elements.
 pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
     let mut v: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
     v.extend((0..model.n_coords()).map(OutputSel::Rate));
@@ -358,6 +381,7 @@ pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
     v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderLength));
     v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderForce));
     v.extend((0..model.n_friction_states()).map(OutputSel::FrictionState));
+    v.extend((0..model.layout.internal.len()).map(OutputSel::InternalState));
     v
 }
 
@@ -392,7 +416,7 @@ pub fn parse_input(model: &Model, s: &str) -> Result<InputSel, LinearizeError> {
 }
 
 /// Parses an output name (`phi2`, `phi2.rate`, `V1.p` or `V1`, `DCV.spool`, `cylinder.length`,
-/// `cylinder.force`, `cylinder.bristle_m`).
+/// `cylinder.force`, `cylinder.bristle_m`, `relief.poppet`).
 pub fn parse_output(model: &Model, s: &str) -> Result<OutputSel, LinearizeError> {
     for o in all_outputs(model) {
         if output_name(model, o) == s {
@@ -431,7 +455,7 @@ pub struct StateSpace {
     pub inputs: Vec<String>,
     /// Output names.
     pub outputs: Vec<String>,
-    /// Map from the state to the full variable set (z̃, ż̃, p̃, Ũ) named by [`full_names`]
+    /// Map from the state to the full variable set (z̃, ż̃, p̃, Ũ, w̃, ẽ) named by [`full_names`]
     /// (n_full × n_states): mode shapes are mapped back with it.
     pub to_full: DMatrix<f64>,
     /// Number of joint coordinates at the head of the full variable set (mode shapes are
@@ -520,22 +544,13 @@ pub(crate) fn valve_references(model: &Model, t_s: f64) -> Vec<f64> {
 }
 
 /// Rejects what the linearization does not cover, naming it: open-centre bridge valves and
-/// algebraic volumes. (Friction states of every law are linearized.)
+/// algebraic volumes. (Friction states of every law and the elements' internal states are
+/// linearized.)
 pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
     if let Some(v) = model.hydraulics.bridge_valves.first() {
         return Err(LinearizeError::Unsupported(format!(
             "the open-centre bridge valve '{}' (its opening is not a state)",
             v.name
-        )));
-    }
-    use crate::element::Element;
-    if let Some(i) = model.elements.iter().position(|e| e.n_internal() > 0) {
-        let l = &model.layout;
-        return Err(LinearizeError::Unsupported(format!(
-            "the internal state '{}' of element '{}' (elements[{i}]; e.g. a relief valve's \
-             poppet_time_constant_s): remove the lag to linearize the static element",
-            l.names[l.element_states[i].start],
-            model.elements[i].name()
         )));
     }
     if let Some(v) = model.hydraulics.volumes.iter().find(|v| v.algebraic) {

@@ -62,6 +62,8 @@ fn simulation_at(model: Model, pt: &OperatingPoint) -> Result<Simulation, Linear
     st.spool = pt.spool.clone();
     st.friction = pt.friction.clone();
     st.friction_rate.iter_mut().for_each(|x| *x = 0.0);
+    st.internal = pt.internal.clone();
+    st.internal_rate.iter_mut().for_each(|x| *x = 0.0);
     st.lambda = pt.lambda.clone();
     st.lambda.resize(ncon, 0.0);
     sim.set_state(st);
@@ -82,6 +84,7 @@ fn output_deviation(
             OutputSel::Pressure(v) => s.p[v] - pt.p[v],
             OutputSel::Spool(i) => s.spool[i] - pt.spool[i],
             OutputSel::FrictionState(k) => s.friction[k] - pt.friction[k],
+            OutputSel::InternalState(k) => s.internal[k] - pt.internal[k],
             OutputSel::CylinderLength(_) | OutputSel::CylinderForce(_) => f64::NAN,
         })
         .collect()
@@ -101,7 +104,7 @@ fn trapezoidal(ss: &StateSpace, dt: f64) -> Result<(DMatrix<f64>, DMatrix<f64>),
 /// A valve pulse of amplitude `delta` on `[t_on, t_off)`, simulated to `t_end` (see the module
 /// doc). `ss` must have been linearized about `pt` (a static equilibrium) with the valve's
 /// reference among its inputs and state-type outputs (coordinates, rates, pressures, spools,
-/// friction states)
+/// friction and internal states)
 /// `outputs`, in the same order as `ss.outputs`.
 #[allow(clippy::too_many_arguments)]
 pub fn valve_pulse(
@@ -176,7 +179,7 @@ pub fn valve_pulse(
 }
 
 /// The linear state x of `ss` at the simulation state `s`: each state's deviation from `pt`,
-/// found by name in the full variable set (z, ż, p, U, w) of [`full_names`].
+/// found by name in the full variable set (z, ż, p, U, w, e) of [`full_names`].
 fn state_deviation(
     model: &Model,
     ss: &StateSpace,
@@ -184,17 +187,18 @@ fn state_deviation(
     s: &crate::state::State,
 ) -> Result<DVector<f64>, LinearizeError> {
     let names = full_names(model);
-    let full = |z: &[f64], zd: &[f64], p: &[f64], u: &[f64], w: &[f64]| -> Vec<f64> {
+    let full = |z: &[f64], zd: &[f64], p: &[f64], u: &[f64], w: &[f64], e: &[f64]| -> Vec<f64> {
         let nu = model.hydraulics.valves.len();
         let mut v = z.to_vec();
         v.extend_from_slice(zd);
         v.extend_from_slice(p);
         v.extend_from_slice(&u[..nu]);
         v.extend_from_slice(w);
+        v.extend_from_slice(e);
         v
     };
-    let now = full(&s.z, &s.zd, &s.p, &s.spool, &s.friction);
-    let at0 = full(&pt.z, &pt.zd, &pt.p, &pt.spool, &pt.friction);
+    let now = full(&s.z, &s.zd, &s.p, &s.spool, &s.friction, &s.internal);
+    let at0 = full(&pt.z, &pt.zd, &pt.p, &pt.spool, &pt.friction, &pt.internal);
     let mut x = DVector::<f64>::zeros(ss.states.len());
     for (j, name) in ss.states.iter().enumerate() {
         let k = names.iter().position(|n| n == name).ok_or_else(|| {

@@ -1,8 +1,9 @@
 //! The relief valve's first-order poppet lag: the element with an internal state (issue 10,
 //! items 1 and 8). Its law against central differences on both sides of the cracking pressure,
 //! the step response of the lag, the static limit, the energy account (the valve only
-//! dissipates), the layout and NaN-check names, and its rejection by name by every other
-//! formulation and by `linearize`.
+//! dissipates), the layout and NaN-check names, its rejection by name by every other
+//! formulation, and its state in `linearize` (the linear model itself is checked in
+//! `tests/linearize.rs`, `relief_poppet_lag_is_linearized`).
 
 use hydraulink::element::{Element, PortState};
 use hydraulink::hydraulics::relief_valve::{self, PoppetLag, ReliefValve};
@@ -343,24 +344,22 @@ fn poppet_lag_is_rejected_by_every_other_formulation_by_name() {
 }
 
 #[test]
-fn poppet_lag_is_rejected_by_linearize_by_name() {
-    use hydraulink::linearize::equilibrium::{equilibrium, EquilibriumOptions};
+fn poppet_lag_is_a_state_of_linearize() {
     use hydraulink::linearize::exact::{linearize, ExactOptions};
-    use hydraulink::linearize::{LinearizeError, OperatingPoint};
+    use hydraulink::linearize::finite_difference::{self, StepKind};
+    use hydraulink::linearize::OperatingPoint;
     let model = hydraulink::model::compile(&boom(Some(5e-3), 1e-3, 1.0)).unwrap();
-    let check = |e: LinearizeError| match e {
-        LinearizeError::Unsupported(msg) => {
-            assert!(
-                msg.contains("'relief.poppet'") && msg.contains("'relief'"),
-                "{msg}"
-            )
-        }
-        other => panic!("{other}"),
-    };
-    check(equilibrium(&model, &EquilibriumOptions::default()).expect_err("rejected"));
     let sim = Simulation::new(model.clone()).unwrap();
     let pt = OperatingPoint::from_state(sim.state());
-    check(linearize(&model, &pt, &ExactOptions::default()).expect_err("rejected"));
+    assert_eq!(pt.internal, sim.state().internal);
+    let lin = linearize(&model, &pt, &ExactOptions::default()).expect("linearized");
+    assert_eq!(
+        lin.ss.states.last().map(String::as_str),
+        Some("relief.poppet")
+    );
+    let fd = finite_difference::linearize(&model, &pt, 1e-7, StepKind::Relative, &[], &[])
+        .expect("linearized");
+    assert_eq!(fd.states, lin.ss.states);
 }
 
 #[test]
