@@ -111,19 +111,12 @@ pub fn hydraulic_force<S: Real>(c: &Cylinder, pa: S, pb: S) -> S {
     pa * c.area_a_m2 - pb * c.area_b_m2
 }
 
-/// Friction force F_μ [N], opposing ṡ, of a law without internal states (`crate::friction`).
-/// Laws with states (LuGre) go through [`force_and_friction`].
-#[inline]
-pub fn friction_force<S: Real>(c: &Cylinder, f_hyd: S, sd: S) -> S {
-    debug_assert_eq!(crate::friction::n_states(&c.friction), 0);
-    crate::friction::force(&c.friction, f_hyd, sd, &[])
-}
-
-/// Net force F = p_A A_A − p_B A_B − F_μ [N] (laws without internal states).
+/// Net force F = p_A A_A − p_B A_B − F_μ [N] of a law without internal states (the natural
+/// coordinates' cylinder ports); laws with states (LuGre) go through [`force_and_friction`].
 #[inline]
 pub fn force<S: Real>(c: &Cylinder, pa: S, pb: S, sd: S) -> S {
-    let fh = hydraulic_force(c, pa, pb);
-    fh - friction_force(c, fh, sd)
+    debug_assert_eq!(crate::friction::n_states(&c.friction), 0);
+    force_and_friction(c, pa, pb, sd, &[]).0
 }
 
 /// (F, F_μ) [N] with the friction states `w` of this cylinder (003 Pub II eq. 11: F_cyl =
@@ -217,12 +210,8 @@ impl Element for Cylinder {
     /// difference F ṡ. Nothing is stored (the oil's energy is the nodes').
     fn power(&self, at: &PortState<f64>, _e: &PortEffort<f64>) -> Power {
         let fh = hydraulic_force(self, at.p[0], at.p[1]);
-        let fm = crate::friction::force(
-            &self.friction,
-            fh,
-            at.sd,
-            &at.internal[..self.n_friction_states()],
-        );
+        let w = &at.internal[..self.n_friction_states()];
+        let (_, fm) = force_and_friction(self, at.p[0], at.p[1], at.sd, w);
         Power {
             stored_j: 0.0,
             dissipated_w: line_power(fm, at.sd),
