@@ -136,15 +136,14 @@ fn columns(model: &Model) -> Vec<Column> {
     for (i, name) in l.spools.iter().enumerate() {
         put(name.clone(), Source::ValvePosition(i));
     }
-    // each cylinder: its outputs (`Element::describe`), then its work account
-    let mut vars = Vec::new();
-    for (cylinder, cyl) in m.hydraulics.cylinders.iter().enumerate() {
-        vars.clear();
+    for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
+        // its outputs (`Element::describe`: length, velocity, force), then its work account
+        let mut vars = Vec::new();
         crate::element::Element::describe(cyl, &mut vars);
-        for (k, v) in vars.drain(..).enumerate() {
-            put(v.name, Source::CylinderOutput { cylinder, k });
+        for (k, v) in vars.into_iter().enumerate() {
+            put(v.name, Source::CylinderOutput { cylinder: c, k });
         }
-        put(format!("{}.work", cyl.name), Source::CylinderWork(cylinder));
+        put(format!("{}.work", cyl.name), Source::CylinderWork(c));
     }
     for (label, source) in [
         ("energy.kinetic", Source::KineticEnergy),
@@ -175,6 +174,7 @@ fn columns(model: &Model) -> Vec<Column> {
         }
     }
     // elements (`crate::element`): their outputs, then energy accounts
+    let mut vars = Vec::new();
     for (element, e) in m.elements.iter().enumerate() {
         vars.clear();
         e.describe(&mut vars);
