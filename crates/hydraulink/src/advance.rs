@@ -1,7 +1,7 @@
 //! Stage `advance`, shared by every formulation: the end-stop check, the committed pressures
 //! with their rates and cavitation onsets, the actuator work, and the clock.
 
-use crate::hydraulics::{reduced, CylinderMotion};
+use crate::hydraulics::{cylinder, reduced, CylinderMotion};
 use crate::model::Model;
 use crate::state::State;
 use crate::StepError;
@@ -75,11 +75,13 @@ pub fn commit_pressures(
     onsets
 }
 
-/// Actuator work by the trapezoidal rule, W_c += Δt/2 (P_c,k + P_c,k+1), P = F ṡ; then the
-/// clock: t = (k + 1) Δt from the step count, so no round-off accumulates.
+/// Actuator work by the trapezoidal rule, W_c += Δt/2 (P_c,k + P_c,k+1), P = F ṡ the
+/// cylinder's mechanical power (`cylinder::line_power`, `Cylinder::mechanical_power`) with the
+/// force the formulation applied; then the clock: t = (k + 1) Δt from the step count, so no
+/// round-off accumulates.
 pub fn work_and_clock(st: &mut State, force: &[f64], motion: &[CylinderMotion<f64>], dt: f64) {
     for (c, (f, m)) in force.iter().zip(motion.iter()).enumerate() {
-        let power = f * m.sd;
+        let power = cylinder::line_power(*f, m.sd);
         st.actuator_work_j[c] += 0.5 * dt * (st.actuator_power_w[c] + power);
         st.actuator_power_w[c] = power;
     }
@@ -108,7 +110,8 @@ pub fn joint_friction_work(st: &mut State, model: &crate::model::Model, friction
 /// call it reports the net work ∫ F ṡ dt and D = 0: the drift is the same.
 pub fn friction_work(st: &mut State, friction: &[f64], motion: &[CylinderMotion<f64>], dt: f64) {
     for (c, (f, m)) in friction.iter().zip(motion.iter()).enumerate() {
-        let power = f * m.sd;
+        // the cylinder's friction power F_μ ṡ (its `Element::power`, `dissipated_w`)
+        let power = cylinder::line_power(*f, m.sd);
         let d = 0.5 * dt * (st.friction_power_w[c] + power);
         st.friction_dissipated_j[c] += d;
         st.actuator_work_j[c] += d;

@@ -327,7 +327,9 @@ impl<S: Real> Evaluator<S> {
 
     /// The force of cylinder `c` at rod speed `sd` from its stored geometry [r_base, r_rod, n]:
     /// F(p, ṡ, w) and the friction state rates from `fstate[r]` (003 Pub II eqs. 22–34), F n on
-    /// the rod pin and −F n on the base pin; `r`: its states, `Layout::cylinder_friction`.
+    /// the rod pin and −F n on the base pin; `r`: its states, `Layout::cylinder_friction`. The
+    /// cylinder element's fast path: the law functions its `Element::evaluate` calls
+    /// (`tests/elements/cylinder.rs` checks that both agree).
     fn cylinder_force_at(
         &mut self,
         c: usize,

@@ -34,6 +34,7 @@
 //! The value set is part of the [`State`], so a cloned state carries it and replays exactly.
 //! An unknown name is an [`InputError::Unknown`] that lists the model's input names.
 
+use crate::element::{PortEffort, PortState};
 use crate::model::Model;
 use crate::state::State;
 use crate::workspace::Workspace;
@@ -63,12 +64,14 @@ enum Source {
     Pressure(usize),
     /// Spool U or opening κ of valve position i.
     ValvePosition(usize),
-    /// s_c [m].
-    CylinderLength(usize),
-    /// ṡ_c [m/s].
-    CylinderVelocity(usize),
-    /// F_c [N].
-    CylinderForce(usize),
+    /// Output `k` of cylinder `cylinder` ([`crate::element::Element::outputs`] of the
+    /// [`crate::model::Cylinder`]: s, ṡ, F).
+    CylinderOutput {
+        /// Index into `Hydraulics::cylinders`.
+        cylinder: usize,
+        /// Index into its outputs.
+        k: usize,
+    },
     /// W_c [J].
     CylinderWork(usize),
     /// KE [J].
@@ -134,12 +137,12 @@ fn columns(model: &Model) -> Vec<Column> {
         put(name.clone(), Source::ValvePosition(i));
     }
     for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
-        put(format!("{}.length", cyl.name), Source::CylinderLength(c));
-        put(
-            format!("{}.velocity", cyl.name),
-            Source::CylinderVelocity(c),
-        );
-        put(format!("{}.force", cyl.name), Source::CylinderForce(c));
+        // its outputs (`Element::describe`: length, velocity, force), then its work account
+        let mut vars = Vec::new();
+        crate::element::Element::describe(cyl, &mut vars);
+        for (k, v) in vars.into_iter().enumerate() {
+            put(v.name, Source::CylinderOutput { cylinder: c, k });
+        }
         put(format!("{}.work", cyl.name), Source::CylinderWork(c));
     }
     for (label, source) in [
@@ -354,6 +357,7 @@ impl Simulation {
         // the outputs of one element at a time, computed at its first column
         let mut buf = [0.0; crate::element::MAX_OUTPUTS];
         let mut buffered = None;
+        let (mut cylinder_buf, mut cylinder_buffered) = ([0.0; crate::element::MAX_OUTPUTS], None);
         for (out, c) in row.iter_mut().zip(&self.columns) {
             *out = match c.source {
                 Source::Time => st.t_s,
@@ -361,9 +365,22 @@ impl Simulation {
                 Source::Rate(i) => st.zd[i],
                 Source::Pressure(v) => st.p[v],
                 Source::ValvePosition(i) => st.spool[i],
-                Source::CylinderLength(c) => ws.ev.motion[c].s,
-                Source::CylinderVelocity(c) => ws.ev.motion[c].sd,
-                Source::CylinderForce(c) => ws.ev.cylinder_force[c],
+                Source::CylinderOutput { cylinder, k } => {
+                    if cylinder_buffered != Some(cylinder) {
+                        // the port state and force of the formulation's last evaluation
+                        let (motion, mut e) = (ws.ev.motion[cylinder], PortEffort::zero());
+                        e.force = ws.ev.cylinder_force[cylinder];
+                        let at = PortState {
+                            s: motion.s,
+                            sd: motion.sd,
+                            ..PortState::zero()
+                        };
+                        let cyl = &m.hydraulics.cylinders[cylinder];
+                        crate::element::Element::outputs(cyl, &at, &e, &mut cylinder_buf);
+                        cylinder_buffered = Some(cylinder);
+                    }
+                    cylinder_buf[k]
+                }
                 Source::CylinderWork(c) => st.actuator_work_j[c],
                 Source::KineticEnergy => self.last.kinetic_j,
                 Source::PotentialEnergy => self.last.potential_j - self.initial_potential(),

@@ -11,7 +11,9 @@ use crate::hydraulics::fluid;
 use crate::model::{Model, Volume, VolumeId};
 use crate::real::Real;
 
-/// Total volume V [m³], its rate V̇ [m³/s] and wall compliance Σ V_s/B_s [m³/Pa].
+/// Total volume V [m³], its rate V̇ [m³/s] and wall compliance Σ V_s/B_s [m³/Pa]. The chambers
+/// enter through `cylinder::chamber_volume`, the law whose rates are the cylinder element's
+/// displacement flows (the fast path of `hydraulics::cylinder`).
 #[inline]
 pub fn geometry<S: Real>(
     model: &Model,

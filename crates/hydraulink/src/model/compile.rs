@@ -307,23 +307,11 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
     for (i, cs) in h.cylinders.iter().enumerate() {
         let el = format!("cylinder '{}'", cs.name);
         let p = |f: &str| format!("hydraulics.cylinders[{i}].{f}");
-        let base = marker(&cs.base.body, &cs.base.marker, &p("base.marker"), &el)?;
-        let rod = marker(&cs.rod.body, &cs.rod.marker, &p("rod.marker"), &el)?;
-        let aa = std::f64::consts::PI * cs.piston_diameter_m.powi(2) / 4.0;
-        let ab = aa - std::f64::consts::PI * cs.rod_diameter_m.powi(2) / 4.0;
-        cylinders.push(Cylinder {
-            name: cs.name.clone(),
-            base,
-            rod,
-            area_a_m2: aa,
-            area_b_m2: ab,
-            stroke_m: cs.stroke_m,
-            retracted_length_m: cs.retracted_length_m,
-            vol_a: volume(&cs.piston_side, &p("piston_side"), &el)?,
-            vol_b: volume(&cs.rod_side, &p("rod_side"), &el)?,
-            wall_bulk_pa: cs.wall_bulk_modulus_pa,
-            friction: crate::friction::compile::seal_friction(&cs.friction),
-        });
+        cylinders.push(crate::hydraulics::cylinder::compile(
+            cs,
+            &|field, end| marker(&end.body, &end.marker, &p(field), &el),
+            &|field, name| volume(name, &p(field), &el),
+        )?);
     }
     let mut bridge_valves = Vec::new();
     for (i, bs) in h.bridge_valves.iter().enumerate() {

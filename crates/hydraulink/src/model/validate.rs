@@ -34,8 +34,8 @@ use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 use crate::error::ModelError;
 use crate::model::spec::Formulation;
 use crate::model::spec::{
-    AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, CylinderSpec, FrictionSpec, GroundSpec,
-    HydraulicsSpec, InputSpec, JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values,
+    AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, GroundSpec, HydraulicsSpec, InputSpec,
+    JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values,
 };
 
 /// The reserved name of the fixed frame; joint parents, cut-joint bodies and cylinder ends may
@@ -598,7 +598,13 @@ fn check_hydraulics(
     for (i, cylinder) in hydraulics.cylinders.iter().enumerate() {
         let at = At::element("hydraulics.cylinders", i, "cylinder", &cylinder.name);
         components.add(&at, &cylinder.name)?;
-        check_cylinder(spec, &at, cylinder, body_index, &nodes)?;
+        let checks = CylinderChecks {
+            spec,
+            at: &at,
+            body_index,
+            nodes: &nodes,
+        };
+        crate::hydraulics::cylinder::check(cylinder, &checks)?;
     }
 
     for (i, valve) in hydraulics.bridge_valves.iter().enumerate() {
@@ -655,87 +661,39 @@ fn check_hydraulics(
     Ok(())
 }
 
-fn check_cylinder(
-    spec: &ModelSpec,
-    at: &At,
-    cylinder: &CylinderSpec,
-    body_index: &BTreeMap<&str, usize>,
-    nodes: &BTreeMap<&str, NodeKind>,
-) -> Result<(), ModelError> {
-    check_attachment(spec, at, "base", &cylinder.base, body_index)?;
-    check_attachment(spec, at, "rod", &cylinder.rod, body_index)?;
-    if cylinder.rod.body == cylinder.base.body {
-        return Err(at.error(
-            "rod.body",
-            format!(
-                "is the same body as base.body ('{}'); a cylinder acts between two bodies",
-                cylinder.base.body
-            ),
-        ));
+/// The model side of a cylinder's spec check (`hydraulics::cylinder::check`, where the
+/// checks live): field errors in this file's messages, bodies, markers and volumes.
+struct CylinderChecks<'a> {
+    spec: &'a ModelSpec,
+    at: &'a At,
+    body_index: &'a BTreeMap<&'a str, usize>,
+    nodes: &'a BTreeMap<&'a str, NodeKind>,
+}
+
+impl crate::hydraulics::cylinder::SpecChecks for CylinderChecks<'_> {
+    fn path(&self, field: &str) -> String {
+        self.at.path(field)
     }
-    let piston = at.positive("piston_diameter_m", cylinder.piston_diameter_m)?;
-    let rod = at.non_negative("rod_diameter_m", cylinder.rod_diameter_m)?;
-    if rod >= piston {
-        return Err(at.error(
-            "rod_diameter_m",
-            format!(
-                "{rod:?} m is not smaller than the piston diameter {piston:?} m; the rod-side \
-                 annulus would have no area"
-            ),
-        ));
+    fn element(&self) -> &str {
+        &self.at.element
     }
-    // the areas compile derives, A_A = π d²/4 and A_B = A_A − π d_r²/4, must be finite and positive
-    let area_a = std::f64::consts::PI * piston.powi(2) / 4.0;
-    if !(area_a.is_finite() && area_a > 0.0) {
-        return Err(at.error(
-            "piston_diameter_m",
-            format!("{piston:?} m is out of range: the piston area π d²/4 is {area_a:?} m²"),
-        ));
+    fn error(&self, field: &str, message: String) -> ModelError {
+        self.at.error(field, message)
     }
-    let area_b = area_a - std::f64::consts::PI * rod.powi(2) / 4.0;
-    if area_b <= 0.0 {
-        return Err(at.error(
-            "rod_diameter_m",
-            format!("{rod:?} m leaves a rod-side annulus area of {area_b:?} m²"),
-        ));
+    fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        self.at.finite(field, x)
     }
-    at.positive("stroke_m", cylinder.stroke_m)?;
-    at.positive("retracted_length_m", cylinder.retracted_length_m)?;
-    volume_ref(at, "piston_side", &cylinder.piston_side, nodes)?;
-    volume_ref(at, "rod_side", &cylinder.rod_side, nodes)?;
-    if cylinder.rod_side == cylinder.piston_side {
-        return Err(at.error(
-            "rod_side",
-            format!(
-                "is the same volume as piston_side ('{}'); the two chambers must belong to \
-                 different volumes",
-                cylinder.piston_side
-            ),
-        ));
+    fn positive(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        self.at.positive(field, x)
     }
-    if let Some(bulk) = cylinder.wall_bulk_modulus_pa {
-        at.positive("wall_bulk_modulus_pa", bulk)?;
+    fn non_negative(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        self.at.non_negative(field, x)
     }
-    match cylinder.friction {
-        FrictionSpec::None => Ok(()),
-        FrictionSpec::Viscous { coefficient_n_s_m } => at
-            .non_negative("friction.coefficient_n_s_m", coefficient_n_s_m)
-            .map(drop),
-        FrictionSpec::Efficiency {
-            efficiency,
-            velocity_scale_m_s,
-        } => {
-            let eta = at.finite("friction.efficiency", efficiency)?;
-            if !(eta > 0.0 && eta <= 1.0) {
-                return Err(at.error(
-                    "friction.efficiency",
-                    format!("must be in (0, 1], got {eta:?}"),
-                ));
-            }
-            at.positive("friction.velocity_scale_m_s", velocity_scale_m_s)
-                .map(drop)
-        }
-        ref seal => crate::friction::compile::validate(&at.path("friction"), &at.element, seal),
+    fn attachment(&self, field: &str, end: &AttachmentSpec) -> Result<(), ModelError> {
+        check_attachment(self.spec, self.at, field, end, self.body_index)
+    }
+    fn volume(&self, field: &str, name: &str) -> Result<(), ModelError> {
+        volume_ref(self.at, field, name, self.nodes)
     }
 }
 
@@ -1361,7 +1319,8 @@ fn key_segment(key: &str) -> String {
 mod tests {
     use super::*;
     use crate::model::spec::{
-        FluidSpec, PressureSourceSpec, ThrottleSpec, Valve43Spec, VolumeSpec,
+        CylinderSpec, FluidSpec, FrictionSpec, PressureSourceSpec, ThrottleSpec, Valve43Spec,
+        VolumeSpec,
     };
 
     fn body(name: &str, mass_kg: f64, markers: &[(&str, [f64; 3])]) -> BodySpec {

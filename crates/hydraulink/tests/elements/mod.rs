@@ -1,11 +1,12 @@
 //! Element laws: the dual-number derivatives (which build the Newton tangent) agree with central
 //! differences, on both sides of every branch switch (STYLE conventions 5 and 8).
 
-use hydraulink::hydraulics::{cylinder, fluid, orifice, valve_4_3};
+use hydraulink::hydraulics::{cylinder as cylinder_law, fluid, orifice, valve_4_3};
 use hydraulink::model::{Cylinder, Frame, FramePoint, Friction, Node, Valve43, VolumeId, V3};
 use num_dual::Dual64;
 use proptest::prelude::*;
 
+mod cylinder;
 mod friction;
 mod inputs;
 mod new_elements;
@@ -104,11 +105,11 @@ proptest! {
             let c = cyl(fr);
             // the efficiency law has |F_h|: stay off F_h = 0
             prop_assume!((pa * c.area_a_m2 - pb * c.area_b_m2).abs() > 10.0);
-            let a = d(|x| cylinder::force(&c, x, Dual64::from(pb), Dual64::from(sd)), pa);
-            let b = fd(|x| cylinder::force(&c, x, pb, sd), pa, 1.0);
+            let a = d(|x| cylinder_law::force(&c, x, Dual64::from(pb), Dual64::from(sd)), pa);
+            let b = fd(|x| cylinder_law::force(&c, x, pb, sd), pa, 1.0);
             prop_assert!(close(a, b, c.area_a_m2));
-            let a = d(|x| cylinder::force(&c, Dual64::from(pa), Dual64::from(pb), x), sd);
-            let b = fd(|x| cylinder::force(&c, pa, pb, x), sd, 1e-7);
+            let a = d(|x| cylinder_law::force(&c, Dual64::from(pa), Dual64::from(pb), x), sd);
+            let b = fd(|x| cylinder_law::force(&c, pa, pb, x), sd, 1e-7);
             // scale of ∂F/∂ṡ: the steepest slope of the law (friction build-up (1 − η)|F_h|/v_s,
             // or c); round-off of the difference quotient is ≈ ε|F|/h relative to it.
             let scale = (pa * c.area_a_m2 + pb * c.area_b_m2) * 0.12 / 1e-3 + 1e5;
