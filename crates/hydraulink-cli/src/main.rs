@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+mod check;
 mod compare;
 mod friction_curve;
 mod linearize;
@@ -118,6 +119,16 @@ enum Command {
         poles.svg."
     )]
     Linearize(linearize::LinearizeArgs),
+    /// Validate a model, assemble it and solve its statics; print the initial state.
+    #[command(
+        long_about = "Validate a model, assemble it (close its loops from q0), solve its \
+        statics and print the initial state without running: the joint coordinates, every \
+        pressure with the rule that fixed it (given p0_pa, a cylinder's static force, zero net \
+        flow), each cylinder's length, how much of its stroke is out and its force, and the \
+        elements. Exit code 0 when the model can start, 2 (with the file, line, element and \
+        field) when it cannot."
+    )]
+    Check(check::CheckArgs),
 }
 
 /// The options of `hydraulink friction-curve`.
@@ -333,6 +344,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare_command(args),
         Command::FrictionCurve(args) => friction_curve_command(args),
         Command::Linearize(args) => linearize::linearize_command(args),
+        Command::Check(args) => check::check_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

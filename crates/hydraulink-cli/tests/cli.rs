@@ -781,3 +781,45 @@ fn compare_overlays_are_named_like_the_columns_in_degrees() {
     let pressures = fs::read_to_string(dir.join("plots/overlay_1e-3_pressures.svg")).unwrap();
     assert!(pressures.contains("double-step V1.p"));
 }
+
+#[test]
+fn check_prints_the_initial_state_without_running() {
+    // issue 11: `hydraulink check MODEL` validates, assembles, solves the statics and prints
+    // the initial state: pressures with the rule that fixed each, cylinder forces, stroke out
+    let boom = repo_file("models/boom.toml");
+    let output = hydraulink(&["check", boom.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    for expected in [
+        "valid, assembled, in static equilibrium",
+        "Vp",
+        "given: p0_pa",
+        "solved: the static force of cylinder 'cylinder'",
+        "of 0.6000 m stroke out",
+        "pushing",
+        "relief",
+    ] {
+        assert!(
+            text.contains(expected),
+            "`{expected}` missing from:\n{text}"
+        );
+    }
+    // the boom's cylinder starts with 0.2142 m of its 0.6 m stroke out (√2 − 1.2 m)
+    assert!(text.contains("0.2142 m of 0.6000 m"), "{text}");
+    // the four-bar: p1 = p2 solved, the throttle's zero flow and the cylinder force (5.0243 MPa)
+    let output = hydraulink(&["check"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(text.contains("5.0243 MPa"), "{text}");
+    // a model that cannot start: exit 2, with the line
+    let dir = temp_dir("check-bad");
+    let (path, line) = fourbar_with(&dir, "retracted_length_m = 1.1", "retracted_length_m = 1.5");
+    let output = hydraulink(&["check", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!(":{line}:"))
+            && stderr(&output).contains("outside its stroke"),
+        "{}",
+        stderr(&output)
+    );
+}
