@@ -233,6 +233,16 @@ impl ComponentSpec {
             ComponentSpec::JointForce(s) => &s.name,
         }
     }
+    /// The node names of a 4/3 valve, bridge valve or throttle (what connects a volume for the
+    /// checks of `model::validate`); empty for the other elements.
+    pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
+        match self {
+            ComponentSpec::Valve43(v) => v.node_names().to_vec(),
+            ComponentSpec::BridgeValve(v) => v.node_names().to_vec(),
+            ComponentSpec::Throttle(t) => t.node_names().to_vec(),
+            _ => Vec::new(),
+        }
+    }
     /// The noun used in error messages (`relief valve 'R1'`).
     pub fn noun(&self) -> &'static str {
         match self {

@@ -25,6 +25,8 @@ use crate::element::{
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
 use crate::model::ids::Node;
+use crate::model::spec::ModelSpec;
+use crate::model::validate::{flow_constant_finite, input_ref, node_ref, volume_ref, At, Nodes};
 use crate::real::Real;
 
 /// How the offset of a bridge valve's opening is set.
@@ -82,6 +84,44 @@ fn default_trim() -> TrimSpec {
 }
 
 impl BridgeValveSpec {
+    /// Its nodes P, T, A, B by name.
+    pub fn node_names(&self) -> [&str; 4] {
+        [&self.port_p, &self.port_t, &self.port_a, &self.port_b]
+    }
+
+    /// Validation against the spec (`model::validate`, before compile): the nodes and the input
+    /// exist (the work ports are two different volumes), the numbers are finite, the constants
+    /// > 0 and the flow constant representable. `at` is `hydraulics.bridge_valves[i]` or
+    /// `elements[i]`.
+    pub(crate) fn validate(
+        &self,
+        at: &At,
+        nodes: &Nodes,
+        spec: &ModelSpec,
+    ) -> Result<(), ModelError> {
+        node_ref(at, "port_p", &self.port_p, nodes)?;
+        node_ref(at, "port_t", &self.port_t, nodes)?;
+        volume_ref(at, "port_a", &self.port_a, nodes)?;
+        volume_ref(at, "port_b", &self.port_b, nodes)?;
+        if self.port_b == self.port_a {
+            return Err(at.error("port_b", "work ports A and B must be different volumes"));
+        }
+        at.positive("discharge_coefficient", self.discharge_coefficient)?;
+        at.positive("max_area_m2", self.max_area_m2)?;
+        flow_constant_finite(
+            at,
+            "max_area_m2",
+            self.discharge_coefficient * self.max_area_m2,
+            &spec.hydraulics.fluid,
+        )?;
+        at.positive("laminar_dp_pa", self.laminar_dp_pa)?;
+        input_ref(at, "input", &self.input, &spec.inputs)?;
+        if let TrimSpec::Value(v) = self.trim {
+            at.finite("trim", v)?;
+        }
+        Ok(())
+    }
+
     /// Checks the fields and resolves the nodes and the input; every error names the element
     /// and the field.
     pub fn compile(&self, cx: &Context) -> Result<BridgeValve, ModelError> {

@@ -26,6 +26,8 @@ use crate::element::{
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
 use crate::model::ids::Node;
+use crate::model::spec::ModelSpec;
+use crate::model::validate::{input_ref, node_ref, volume_ref, At, Nodes};
 use crate::real::Real;
 use num_dual::Dual64;
 
@@ -66,6 +68,41 @@ fn default_laminar() -> f64 {
 }
 
 impl Valve43Spec {
+    /// Its nodes P, T, A, B by name.
+    pub fn node_names(&self) -> [&str; 4] {
+        [&self.port_p, &self.port_t, &self.port_a, &self.port_b]
+    }
+
+    /// Validation against the spec (`model::validate`, before compile): the nodes and the input
+    /// exist (the work ports are two different volumes), the numbers are finite and the
+    /// constants > 0. `at` is `hydraulics.valves[i]` or `elements[i]`.
+    pub(crate) fn validate(
+        &self,
+        at: &At,
+        nodes: &Nodes,
+        spec: &ModelSpec,
+    ) -> Result<(), ModelError> {
+        node_ref(at, "port_p", &self.port_p, nodes)?;
+        node_ref(at, "port_t", &self.port_t, nodes)?;
+        volume_ref(at, "port_a", &self.port_a, nodes)?;
+        volume_ref(at, "port_b", &self.port_b, nodes)?;
+        if self.port_b == self.port_a {
+            return Err(at.error(
+                "port_b",
+                format!(
+                    "is the same volume as port_a ('{}'); work ports A and B must differ",
+                    self.port_a
+                ),
+            ));
+        }
+        at.positive("flow_constant", self.flow_constant)?;
+        at.positive("time_constant_s", self.time_constant_s)?;
+        at.positive("laminar_dp_pa", self.laminar_dp_pa)?;
+        input_ref(at, "input", &self.input, &spec.inputs)?;
+        at.finite("spool0", self.spool0)?;
+        Ok(())
+    }
+
     /// Checks the fields and resolves the nodes and the input; every error names the element
     /// and the field.
     pub fn compile(&self, cx: &Context) -> Result<Valve43, ModelError> {
