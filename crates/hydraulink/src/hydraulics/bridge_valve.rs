@@ -91,7 +91,7 @@ impl BridgeValveSpec {
 
     /// Validation against the spec (`model::validate`, before compile): the nodes and the input
     /// exist (the work ports are two different volumes), the numbers are finite, the constants
-    /// > 0 and the flow constant representable. `at` is `hydraulics.bridge_valves[i]` or
+    /// positive and the flow constant representable. `at` is `hydraulics.bridge_valves[i]` or
     /// `elements[i]`.
     pub(crate) fn validate(
         &self,

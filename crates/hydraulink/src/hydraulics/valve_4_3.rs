@@ -75,7 +75,7 @@ impl Valve43Spec {
 
     /// Validation against the spec (`model::validate`, before compile): the nodes and the input
     /// exist (the work ports are two different volumes), the numbers are finite and the
-    /// constants > 0. `at` is `hydraulics.valves[i]` or `elements[i]`.
+    /// constants positive. `at` is `hydraulics.valves[i]` or `elements[i]`.
     pub(crate) fn validate(
         &self,
         at: &At,

@@ -6,7 +6,8 @@
 //!   M z̈ + Dᵀ Λ = Q(z, ż, p, w),   ṗ = H(z, ż, p, U, w),   U̇ = f_U(U, U_ref),   ẇ = u(z, ż, w)
 //!   columns of z, ż, p, w: one dual-number pass of the simulator's `Evaluator` each
 //!   H_U:   one-sided differences on the side chosen by [`SpoolSide`] (note 001 E.6)
-//!   f_U:   `Element::position_rate` (the 4/3 valve: `valve_4_3::spool_rate`), the step's spool law, in dual numbers
+//!   f_U:   `Element::position_rate` (the 4/3 valve's `valve_4_3::spool_rate`), the step's
+//!          spool law, in dual numbers
 //! ```
 //! w are the friction states (LuGre bristle q, modified-LuGre q and film h; 003 Pub II
 //! eqs. 25–34). Their laws contain |v|, kinked at v = 0: a friction element at rest has no
