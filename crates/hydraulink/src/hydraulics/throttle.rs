@@ -86,7 +86,7 @@ impl ThrottleSpec {
         Ok(())
     }
 
-    /// Checks the fields and resolves the nodes (after [`ThrottleSpec::validate`]).
+    /// Checks the fields and resolves the nodes (after `ThrottleSpec::validate`).
     pub fn compile(&self, cx: &Context) -> Result<Throttle, ModelError> {
         let from = cx.node("from", &self.from)?;
         let to = cx.node("to", &self.to)?;
