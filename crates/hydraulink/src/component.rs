@@ -67,6 +67,7 @@ impl Element for Component {
     fn name(&self) -> &str {
         dispatch!(self, e => e.name())
     }
+    #[inline]
     fn ports(&self) -> Ports {
         dispatch!(self, e => e.ports())
     }
@@ -131,6 +132,7 @@ impl Component {
         dispatch!(self, e => e.name())
     }
     /// [`Element::ports`].
+    #[inline]
     pub fn ports(&self) -> Ports {
         dispatch!(self, e => e.ports())
     }

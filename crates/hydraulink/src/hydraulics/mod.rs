@@ -69,17 +69,22 @@ pub fn component_flows_with<S: Real>(
         if ports.nodes[0].is_none() {
             continue;
         }
+        let mut at = node_port_state(model, p, &ports.nodes);
+        at.position = position;
         let r = match layout.element_states.get(i) {
             Some(r) if !r.is_empty() => r,
             // no internal states (or the layout not built yet, inside model compile)
             _ => {
-                add_flows(model, p, e, position, q);
+                let effort = e.evaluate(&at);
+                for (n, f) in ports.nodes.iter().zip(effort.flow.iter()) {
+                    if let Some(Node::Volume(v)) = n {
+                        q[v.0] += *f;
+                    }
+                }
                 continue;
             }
         };
         // an element with internal states: e in, ė out (`Element::n_internal`)
-        let mut at = node_port_state(model, p, &ports.nodes);
-        at.position = position;
         let local = r.start - e0..r.end - e0;
         if internal.is_empty() {
             let mut steady = at.internal;

@@ -367,6 +367,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         nonholonomic: Vec::new(),
         elements: Vec::new(),
         has_node_compliance: false,
+        has_mechanical_elements: false,
         cylinder_end_stop: Vec::new(),
         layout: Default::default(),
         natural: None,
@@ -751,6 +752,7 @@ fn compile_elements(
         }
         elements.push(e);
     }
+    model.has_mechanical_elements = elements.iter().any(|e| e.is_mechanical());
     model.has_node_compliance = elements
         .iter()
         .any(|e| matches!(e, crate::component::Component::Accumulator(_)));

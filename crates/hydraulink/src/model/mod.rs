@@ -258,11 +258,15 @@ pub struct Model {
     pub joint_friction: Vec<JointFriction>,
     /// Nonholonomic rows B(z) ż = 0 (knife edges, rolling discs).
     pub nonholonomic: Vec<NonholonomicRow>,
-    /// Elements of the element model (`crate::element`): valves, accumulators, end stops,
-    /// spring–dampers, loads, in the order of the model file's `[[elements]]`.
+    /// Elements of the element model (`crate::element`): the hydraulics sections' 4/3 valves,
+    /// bridge valves and throttles first, then the model file's `[[elements]]` in file order
+    /// (relief and check valves, accumulators, end stops, spring–dampers, loads, …).
     pub elements: Vec<crate::component::Component>,
     /// Some element adds compliance to a node (an accumulator).
     pub has_node_compliance: bool,
+    /// Some element has a mechanical port (`Component::is_mechanical`): without one the
+    /// evaluators skip the element port loops.
+    pub has_mechanical_elements: bool,
     /// The layout of the Newton unknowns x = [z; p; w; e]: offsets, names, units, tolerances
     /// (built last by [`compile`]).
     pub layout: layout::Layout,
