@@ -281,9 +281,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
                 finite_difference::linearize(&model, &point, args.step, kind, &inputs, &outputs)
                     .map_err(bad)?;
             let u_ref: Vec<f64> = model
-                .hydraulics
-                .valves
-                .iter()
+                .valves_4_3()
                 .map(|v| model.inputs[v.input].value(point.t_s))
                 .collect();
             let mut x0 = point.z.clone();
@@ -424,7 +422,7 @@ fn after_time_comparison(
             return Ok(());
         }
     };
-    let mut inputs: Vec<InputSel> = (0..model.hydraulics.valves.len())
+    let mut inputs: Vec<InputSel> = (0..model.valves_4_3().count())
         .map(InputSel::ValveReference)
         .collect();
     inputs.extend(
@@ -482,7 +480,7 @@ fn pulse_comparison(
             "--pulse needs --method exact about the equilibrium",
         ));
     }
-    if model.hydraulics.valves.is_empty() {
+    if model.valves_4_3().next().is_none() {
         return Err(Failure::invalid_input(
             "--pulse: the model has no 4/3 valve",
         ));

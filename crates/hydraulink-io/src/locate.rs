@@ -404,6 +404,8 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
         .and_then(|table| table.get("type"))
         .and_then(|kind| kind.get_ref().as_str());
     match kind {
+        // the 4/3 and bridge valves are named `valve`, as in their hydraulics sections
+        Some("valve_4_3") | Some("bridge_valve") => "valve",
         Some("relief_valve") => "relief valve",
         Some("check_valve") => "check valve",
         Some("throttle") => "throttle",
@@ -637,6 +639,16 @@ name = "wheel"
             "nonholonomic constraint 'wheel'"
         );
         assert_eq!(element(""), "model");
+    }
+
+    #[test]
+    fn valve_elements_are_valves() {
+        let text = "[[elements]]\ntype = \"valve_4_3\"\nname = \"DCV\"\n\n\
+                    [[elements]]\ntype = \"bridge_valve\"\nname = \"BV\"\n";
+        let doc = DeTable::parse(text).unwrap_or_else(|e| panic!("{e}"));
+        let element = |path: &str| element_of(doc.get_ref(), &parse_path(path).unwrap_or_default());
+        assert_eq!(element("elements[0].port_a"), "valve 'DCV'");
+        assert_eq!(element("elements[1].trim"), "valve 'BV'");
     }
 
     #[test]

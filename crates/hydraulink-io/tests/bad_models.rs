@@ -201,6 +201,7 @@ bad_elements! {
     accumulator_zero_precharge: "accumulator 'accumulator'", "elements[3].precharge_pressure_pa";
     end_stop_penetration_half_stroke: "end stop 'cylinder_stops'", "elements[0].max_penetration_m";
     throttle_element_same_nodes: "throttle 'bleed'", "elements[4].to";
+    element_valve_port_b_is_tank: "valve 'DCV'", "elements[4].port_b";
     // Elements: internal states (a relief valve's poppet lag).
     poppet_lag_under_multirate: "relief valve 'relief'", "elements[2].poppet_time_constant_s";
     poppet_lag_below_half_step: "relief valve 'relief'", "elements[2].poppet_time_constant_s";

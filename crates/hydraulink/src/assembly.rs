@@ -156,7 +156,7 @@ impl<S: Real> Evaluator<S> {
         self.kin.velocities(model, zd);
         self.dynamics.bodies(model, &self.kin);
         // elements on body ports (p-independent: saved with the body terms)
-        if !model.elements.is_empty() {
+        if model.has_mechanical_elements {
             crate::mechanics::ports::body_forces(
                 &model.elements,
                 &self.element_u,
@@ -173,7 +173,7 @@ impl<S: Real> Evaluator<S> {
             self.joint_velocity[j] = zd[jf.axis.0];
         }
         self.joint_friction(model, true);
-        if !model.elements.is_empty() {
+        if model.has_mechanical_elements {
             crate::mechanics::ports::joint_forces(
                 &model.elements,
                 &self.element_u,
@@ -239,7 +239,7 @@ impl<S: Real> Evaluator<S> {
             *d = S::from(*s);
         }
         self.joint_friction(model, true);
-        if !model.elements.is_empty() {
+        if model.has_mechanical_elements {
             // joint-port elements: generalized forces at the (z, ż) of `base`
             for (i, e) in model.elements.iter().enumerate() {
                 if let crate::element::MechPort::Joint(a) = e.ports().mech {

@@ -10,9 +10,11 @@ use crate::element::{
 };
 use crate::error::ModelError;
 use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
+use crate::hydraulics::bridge_valve::{BridgeValve, BridgeValveSpec};
 use crate::hydraulics::check_valve::{CheckValve, CheckValveSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
+use crate::hydraulics::valve_4_3::{Valve43, Valve43Spec};
 use crate::inputs::{InputValues, Signal};
 use crate::mechanics::end_stop::{EndStop, EndStopSpec};
 use crate::mechanics::external_load::{ExternalLoad, JointForceSpec, PointForceSpec, TorqueSpec};
@@ -22,6 +24,10 @@ use crate::real::Real;
 /// Every element kind: one arm each (the spec side is [`ComponentSpec`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Component {
+    /// 4/3 closed-centre directional control valve (a spool position).
+    Valve43(Valve43),
+    /// Open-centre bridge valve (an opening position).
+    BridgeValve(BridgeValve),
     /// Direct-acting pressure-relief valve.
     ReliefValve(ReliefValve),
     /// Check valve.
@@ -42,6 +48,8 @@ pub enum Component {
 macro_rules! dispatch {
     ($c:expr, $e:ident => $body:expr) => {
         match $c {
+            Component::Valve43($e) => $body,
+            Component::BridgeValve($e) => $body,
             Component::ReliefValve($e) => $body,
             Component::CheckValve($e) => $body,
             Component::Throttle($e) => $body,
@@ -59,11 +67,34 @@ impl Element for Component {
     fn name(&self) -> &str {
         dispatch!(self, e => e.name())
     }
+    #[inline]
     fn ports(&self) -> Ports {
         dispatch!(self, e => e.ports())
     }
     fn describe(&self, out: &mut Vec<Variable>) {
         dispatch!(self, e => e.describe(out))
+    }
+    #[inline]
+    fn n_position(&self) -> usize {
+        dispatch!(self, e => e.n_position())
+    }
+    fn describe_position(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe_position(out))
+    }
+    #[inline]
+    fn position_has_rate(&self) -> bool {
+        dispatch!(self, e => e.position_has_rate())
+    }
+    fn initial_position(&self, trim: f64, u0: f64) -> f64 {
+        dispatch!(self, e => e.initial_position(trim, u0))
+    }
+    #[inline]
+    fn advance_position(&self, position: f64, trim: f64, u0: f64, u1: f64, dt: f64) -> f64 {
+        dispatch!(self, e => e.advance_position(position, trim, u0, u1, dt))
+    }
+    #[inline]
+    fn position_rate<S: Real>(&self, position: S, u: S) -> S {
+        dispatch!(self, e => e.position_rate(position, u))
     }
     fn n_internal(&self) -> usize {
         dispatch!(self, e => e.n_internal())
@@ -101,6 +132,7 @@ impl Component {
         dispatch!(self, e => e.name())
     }
     /// [`Element::ports`].
+    #[inline]
     pub fn ports(&self) -> Ports {
         dispatch!(self, e => e.ports())
     }
@@ -160,6 +192,11 @@ impl Component {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ComponentSpec {
+    /// `valve_4_3` (the fields of a `[[hydraulics.valves]]` entry).
+    #[serde(rename = "valve_4_3")]
+    Valve43(Valve43Spec),
+    /// `bridge_valve` (the fields of a `[[hydraulics.bridge_valves]]` entry).
+    BridgeValve(BridgeValveSpec),
     /// `relief_valve`.
     ReliefValve(ReliefValveSpec),
     /// `check_valve`.
@@ -185,6 +222,8 @@ impl ComponentSpec {
     /// The element's name.
     pub fn name(&self) -> &str {
         match self {
+            ComponentSpec::Valve43(s) => &s.name,
+            ComponentSpec::BridgeValve(s) => &s.name,
             ComponentSpec::ReliefValve(s) => &s.name,
             ComponentSpec::CheckValve(s) => &s.name,
             ComponentSpec::Throttle(s) => &s.name,
@@ -196,9 +235,20 @@ impl ComponentSpec {
             ComponentSpec::JointForce(s) => &s.name,
         }
     }
+    /// The node names of a 4/3 valve, bridge valve or throttle (what connects a volume for the
+    /// checks of `model::validate`); empty for the other elements.
+    pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
+        match self {
+            ComponentSpec::Valve43(v) => v.node_names().to_vec(),
+            ComponentSpec::BridgeValve(v) => v.node_names().to_vec(),
+            ComponentSpec::Throttle(t) => t.node_names().to_vec(),
+            _ => Vec::new(),
+        }
+    }
     /// The noun used in error messages (`relief valve 'R1'`).
     pub fn noun(&self) -> &'static str {
         match self {
+            ComponentSpec::Valve43(_) | ComponentSpec::BridgeValve(_) => "valve",
             ComponentSpec::ReliefValve(_) => "relief valve",
             ComponentSpec::CheckValve(_) => "check valve",
             ComponentSpec::Throttle(_) => "throttle",
@@ -224,6 +274,8 @@ impl ComponentSpec {
     /// Checks and compiles the element against the names of the model.
     pub fn compile(&self, cx: &Context) -> Result<Component, ModelError> {
         match self {
+            ComponentSpec::Valve43(s) => s.compile(cx).map(Component::Valve43),
+            ComponentSpec::BridgeValve(s) => s.compile(cx).map(Component::BridgeValve),
             ComponentSpec::ReliefValve(s) => s.compile(cx).map(Component::ReliefValve),
             ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
             ComponentSpec::Throttle(s) => s.compile(cx).map(Component::Throttle),

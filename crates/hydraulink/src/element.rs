@@ -203,6 +203,42 @@ pub trait Element {
     /// `out`: the initial state, and the value used where the states are not unknowns (the
     /// consistent initial pressures, the algebraic-volume elimination).
     fn steady_internal<S: Real>(&self, _at: &PortState<S>, _out: &mut [S; MAX_INTERNAL]) {}
+    /// Number of valve positions (0 or 1): an element state advanced before Newton (not a
+    /// Newton unknown) by [`Element::advance_position`], that comes in as
+    /// [`PortState::position`] (a 4/3 valve's spool U, a bridge valve's opening κ). The
+    /// positions of all elements, in element order, are `State::spool`
+    /// (`Layout::element_position` gives each element's slot).
+    fn n_position(&self) -> usize {
+        0
+    }
+    /// Name and unit of its position (`DCV.spool`), [`Element::n_position`] of them: a column of
+    /// the results, a name of the linearization and of the NaN check.
+    fn describe_position(&self, _out: &mut Vec<Variable>) {}
+    /// True when the position follows the rate law [`Element::position_rate`] (a state of the
+    /// ODE, advanced substep by substep by the multi-rate formulation and linearized as a state);
+    /// false when the step sets it from the input and it is held over the step.
+    fn position_has_rate(&self) -> bool {
+        false
+    }
+    /// Position at t = 0 [unit of the position] from the element's trim (`State::trim`: a bridge
+    /// valve's κ₀, fixed or solved by the static initialization; 0 for the others) and the input
+    /// value u(0) [unit of the input].
+    fn initial_position(&self, _trim: f64, _u0: f64) -> f64 {
+        0.0
+    }
+    /// Stage `advance valves`: the position at t_k+1 from `position` at t_k, the element's
+    /// `trim`, the input values u(t_k) = `u0` and u(t_k+1) = `u1` (`Signal::step_values`) over
+    /// `dt` [s]. The exact law the step uses (a 4/3 valve: the closed-form trapezoidal step of
+    /// [`Element::position_rate`]).
+    fn advance_position(&self, position: f64, _trim: f64, _u0: f64, _u1: f64, _dt: f64) -> f64 {
+        position
+    }
+    /// The position law ẋ = f(x, u) [unit of the position / s], for any scalar (`f64` in the
+    /// step, `Dual64` in the linearization); written once. Zero for a position without a rate
+    /// ([`Element::position_has_rate`] false).
+    fn position_rate<S: Real>(&self, _position: S, _u: S) -> S {
+        S::zero()
+    }
     /// Names and units of its outputs, in the order [`Element::outputs`] writes them.
     fn describe(&self, out: &mut Vec<Variable>);
     /// The law: efforts at the port state `at`.
@@ -274,8 +310,8 @@ pub mod flow_element {
 }
 
 /// The parts of the [`Element`] impl that the four-port valves (4/3 valve, bridge valve) share:
-/// ports P, T, A, B with a driving input, the valve position as the first output, the flows
-/// into A and B, and the throttling loss.
+/// ports P, T, A, B with a driving input, the valve position ([`Element::describe_position`]),
+/// the flows into A and B as outputs, and the throttling loss.
 pub mod valve_element {
     use super::*;
 
@@ -287,12 +323,19 @@ pub mod valve_element {
             input: Some(input),
         }
     }
-    /// `<name>.<position>` (the valve position), `<name>.flow_a`, `<name>.flow_b` [m³/s].
-    pub fn describe(name: &str, position: &str, out: &mut Vec<Variable>) {
-        for (q, unit) in [(position, "1"), ("flow_a", "m^3/s"), ("flow_b", "m^3/s")] {
+    /// The position `<name>.<position>` [-, or the unit of the input].
+    pub fn describe_position(name: &str, position: &str, out: &mut Vec<Variable>) {
+        out.push(Variable {
+            name: format!("{name}.{position}"),
+            unit: "1",
+        });
+    }
+    /// `<name>.flow_a`, `<name>.flow_b` [m³/s].
+    pub fn describe(name: &str, out: &mut Vec<Variable>) {
+        for q in ["flow_a", "flow_b"] {
             out.push(Variable {
                 name: format!("{name}.{q}"),
-                unit,
+                unit: "m^3/s",
             });
         }
     }
@@ -303,16 +346,11 @@ pub mod valve_element {
             ..Default::default()
         }
     }
-    /// Outputs: the position, the flows into A and B.
-    pub fn outputs(
-        at: &PortState<f64>,
-        e: &PortEffort<f64>,
-        out: &mut [f64; MAX_OUTPUTS],
-    ) -> usize {
-        out[0] = at.position;
-        out[1] = e.flow[2];
-        out[2] = e.flow[3];
-        3
+    /// Outputs: the flows into A and B.
+    pub fn outputs(e: &PortEffort<f64>, out: &mut [f64; MAX_OUTPUTS]) -> usize {
+        out[0] = e.flow[2];
+        out[1] = e.flow[3];
+        2
     }
 }
 
@@ -418,6 +456,25 @@ impl Context<'_> {
                 format!("no marker '{marker}' on body '{body}' (or no such body)"),
             )
         })
+    }
+    /// A named input (required).
+    pub fn required_input(&self, field: &str, name: &str) -> Result<usize, ModelError> {
+        if name.is_empty() {
+            return Err(self.error(field, "must not be empty"));
+        }
+        (self.input)(name).ok_or_else(|| self.error(field, format!("unknown input '{name}'")))
+    }
+    /// The work ports A and B of a four-port valve: two different volumes.
+    pub fn work_ports(&self, a: &str, b: &str) -> Result<(Node, Node), ModelError> {
+        let na = self.volume("port_a", a)?;
+        let nb = self.volume("port_b", b)?;
+        if na == nb {
+            return Err(self.error(
+                "port_b",
+                format!("is the same volume as port_a ('{a}'); work ports A and B must differ"),
+            ));
+        }
+        Ok((na, nb))
     }
     /// An input, if named.
     pub fn input(&self, field: &str, name: &Option<String>) -> Result<Option<usize>, ModelError> {

@@ -41,6 +41,10 @@ pub fn commit(
         };
         let mut at = node_port_state(model, &st.p, &ports.nodes);
         at.u = u;
+        // its valve position (`Layout::element_position`)
+        if let Some(slot) = model.layout.element_position[i] {
+            at.position = st.spool[slot];
+        }
         // the element's internal states e (`Layout::element_states`)
         let r = &model.layout.element_states[i];
         let e0 = model.layout.internal.start;

@@ -22,6 +22,7 @@ use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
 use crate::assembly::Evaluator;
+use crate::element::Element;
 use crate::hydraulics::{self, cylinder};
 use crate::inputs::InputValues;
 use crate::linalg::{pinv_solve, try_pinv_solve, KernelError};
@@ -179,8 +180,18 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
 
     // 3. statics: forces with zero pressures contribute nothing but friction, which is zero at rest
     let zeros_p = vec![0.0; nv];
-    let mut spool0: Vec<f64> = model.hydraulics.valves.iter().map(|v| v.spool0).collect();
-    spool0.resize(model.n_valve_positions(), 0.0);
+    // valve positions with a rate law at their initial value, the others (set from the trim
+    // and the input) at 0 until the trims are known
+    let spool0: Vec<f64> = model
+        .position_elements()
+        .map(|(_, e)| {
+            if e.position_has_rate() {
+                e.initial_position(0.0, 0.0)
+            } else {
+                0.0
+            }
+        })
+        .collect();
     let zd0 = vec![0.0; n];
     ev.evaluate(model, &z, &zd0, &zeros_p, &spool0, false);
     let ncyl = model.hydraulics.cylinders.len();
@@ -293,22 +304,24 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
 
     // 4. pressures, and the trims of bridge valves marked "solve" (004 eq. 32: κ₀ and the
     // pressures together)
-    let n43 = model.hydraulics.valves.len();
+    // the bridge valves and their slots in `State::spool`
+    let bridges: Vec<(usize, &crate::model::BridgeValve)> = model
+        .position_elements()
+        .filter_map(|(slot, e)| match e {
+            crate::component::Component::BridgeValve(v) => Some((slot, v)),
+            _ => None,
+        })
+        .collect();
     // the model's signals, sampled for the first step (no value set from outside yet)
     let inputs = InputValues::new(&model.inputs, 0.0, model.solver.step_s);
-    let mut trim: Vec<f64> = model
-        .hydraulics
-        .bridge_valves
-        .iter()
-        .map(|v| v.trim.unwrap_or(0.0))
-        .collect();
+    let mut trim: Vec<f64> = bridges.iter().map(|(_, v)| v.trim.unwrap_or(0.0)).collect();
     let unknown_trims: Vec<usize> = (0..trim.len())
-        .filter(|&i| model.hydraulics.bridge_valves[i].trim.is_none())
+        .filter(|&i| bridges[i].1.trim.is_none())
         .collect();
     let positions = |trim: &[f64]| -> Vec<f64> {
         let mut s = spool0.clone();
-        for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {
-            s[n43 + i] = trim[i] + inputs.value_at(&model.inputs, v.input, 0.0);
+        for (i, (slot, v)) in bridges.iter().enumerate() {
+            s[*slot] = v.initial_position(trim[i], inputs.value_at(&model.inputs, v.input, 0.0));
         }
         s
     };
@@ -431,6 +444,11 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         }
     }
     let spool0 = positions(&trim);
+    // the trims by position slot (`State::trim`; 0 for positions without one)
+    let mut trims = vec![0.0; spool0.len()];
+    for (i, (slot, _)) in bridges.iter().enumerate() {
+        trims[*slot] = trim[i];
+    }
 
     // 4b. friction states (003 Pub II): steady sliding at the initial ṡ; at rest, pre-sliding
     // carries the static load F_h − F_required (σ0 q = load, film h = 0)
@@ -557,7 +575,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         p,
         spool: spool0,
         inputs,
-        trim,
+        trim: trims,
         lambda,
         actuator_work_j: vec![0.0; power.len()],
         actuator_power_w: power,

@@ -33,14 +33,17 @@ pub struct State {
     pub pd: Vec<f64>,
     /// p̈ estimate (ṗ_k − ṗ_k−1)/Δt [Pa/s²], for the second-order pressure predictor.
     pub pdd: Vec<f64>,
-    /// Valve positions: the 4/3 valves' spools U [unit of the input], then the bridge valves'
-    /// openings κ [-].
+    /// Valve positions of the elements that have one (`Element::n_position`), element by element
+    /// (slots `Layout::element_position`, names `Layout::spools`): a 4/3 valve's spool U [unit of
+    /// the input], a bridge valve's opening κ [-]. Advanced before Newton (stage `advance
+    /// valves`, `hydraulics::advance_positions`).
     pub spool: Vec<f64>,
     /// The named inputs (valve references U, guidance references): per input, the value set from
     /// outside (`Simulation::set_input`), if any, and the pair (u(t_k), u(t_k+1)) sampled for
     /// the step from `t_s` (stage `sample inputs`).
     pub inputs: InputValues,
-    /// Trim κ₀ of each bridge valve (fixed, or solved by the static initialization) [-].
+    /// Trim of each valve position, by slot as `spool`: a bridge valve's κ₀ (fixed, or solved by
+    /// the static initialization) [-]; 0 for the others.
     pub trim: Vec<f64>,
     /// Loop-closure multipliers λ (000 eq. 19) [N or N m].
     pub lambda: Vec<f64>,

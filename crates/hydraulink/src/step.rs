@@ -6,7 +6,9 @@
 //! 3. the formulation (`formulation::Stepper`, dispatched through the closed enum
 //!    `workspace::FormulationWorkspace`): its stage `initialize` (its own state from the
 //!    relative one, at the first step), then its step (see `mechanics::semirecursive::penalty`
-//!    for the reference one): valve update → history and predictor → the one Newton solver
+//!    for the reference one): advance valves (every element's valve position at t_k+1 by its
+//!    own `Element::advance_position`, `hydraulics::advance_positions`) → history and
+//!    predictor → the one Newton solver
 //!    (`integrator::newton`: residual of every element through its ports, exact tangent,
 //!    solve, λ update) → projections → end stops and commit;
 //! 4. stage `elements` (`element::commit`): element outputs and energy accounts at the

@@ -202,7 +202,7 @@ fn paper_001_table3_eigenvalues() {
                 "{name}: λ5 {} vs {l5}",
                 got5.value.re
             );
-            let tau = model.hydraulics.valves[0].time_constant_s;
+            let tau = model.valves_4_3().next().unwrap().time_constant_s;
             let got6 = find(-1.0 / tau, 0.0);
             assert!(rel(got6.value.re, -1.0 / tau) < 1e-12, "λ6 = −1/τ");
         }
@@ -948,7 +948,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
         }
         // at rest and in motion (valve opened to U = 2 V at t = 0.02 s)
         let mut moving_model = model.clone();
-        let u_sig = moving_model.hydraulics.valves[0].input;
+        let u_sig = moving_model.valves_4_3().next().unwrap().input;
         moving_model.inputs[u_sig] = hydraulink::inputs::Signal::PiecewiseConstant {
             times: vec![0.0, 0.02],
             values: vec![0.0, 2.0],
@@ -1294,9 +1294,7 @@ fn relief_poppet_lag_is_linearized() {
             xx.extend_from_slice(&pt.friction);
             xx.extend_from_slice(&pt.internal);
             let u_ref: Vec<f64> = model
-                .hydraulics
-                .valves
-                .iter()
+                .valves_4_3()
                 .map(|v| model.inputs[v.input].value(pt.t_s))
                 .collect();
             let f = index1::rhs(&model, &mut ev, &xx, &u_ref, &[0.0]);

@@ -10,20 +10,159 @@
 //! ```
 //! At κ = κ₀ both work ports see a pressure-divider equilibrium; κ − κ₀ steers the cylinder.
 //!
-//! An element with four node ports in the order P, T, A, B and internal state
-//! `<name>.opening` (κ, set before Newton, [`crate::element::PortState::position`]); outputs
-//! `<name>.opening`, `<name>.flow_a`, `<name>.flow_b`.
+//! An element with four node ports in the order P, T, A, B and the valve position
+//! `<name>.opening` (κ = κ₀ + u(t_k+1), set before Newton by [`Element::advance_position`] and
+//! held over the step, read as [`crate::element::PortState::position`]); outputs
+//! `<name>.flow_a`, `<name>.flow_b`. In a model file `[[hydraulics.bridge_valves]]`, or
+//! `[[elements]]` with `type = "bridge_valve"`.
+
+use serde::{Deserialize, Serialize};
 
 use crate::element::{
-    valve_element, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
+    valve_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
     MAX_OUTPUTS,
 };
+use crate::error::ModelError;
 use crate::hydraulics::orifice;
 use crate::model::ids::Node;
+use crate::model::spec::ModelSpec;
+use crate::model::validate::{flow_constant_finite, input_ref, node_ref, volume_ref, At, Nodes};
 use crate::real::Real;
 
-/// Compiled open-centre bridge valve (see `spec::BridgeValveSpec`).
-#[derive(Debug, Clone)]
+/// How the offset of a bridge valve's opening is set.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum TrimSpec {
+    /// A fixed value.
+    Value(f64),
+    /// `"solve"`: solved by the static initialization together with the pressures (004 eq. 32).
+    Keyword(String),
+}
+
+/// Open-centre proportional valve, `[[hydraulics.bridge_valves]]` or `[[elements]]` with
+/// `type = "bridge_valve"`: four orifices whose areas follow the opening κ (004 eq. 31):
+///
+/// ```text
+///   P→A: A_max κ     A→T: A_max (1 − κ)     P→B: A_max (1 − κ)     B→T: A_max κ
+///   Q = C_d A √(2|Δp|/ρ) along the path direction only (004 eq. 29, δ gating: no reverse flow),
+///   linear below `laminar_dp_pa`.
+/// ```
+/// κ = trim + input(t), clamped to [0, 1].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeValveSpec {
+    /// Unique name.
+    pub name: String,
+    /// Supply node.
+    pub port_p: String,
+    /// Return node.
+    pub port_t: String,
+    /// Work port A (a volume).
+    pub port_a: String,
+    /// Work port B (a volume).
+    pub port_b: String,
+    /// Discharge coefficient C_d [-].
+    pub discharge_coefficient: f64,
+    /// Area of each orifice at full opening A_max [m²].
+    pub max_area_m2: f64,
+    /// Laminar-transition pressure difference [Pa] (004 has none; it keeps the slope finite).
+    #[serde(default = "default_bridge_laminar")]
+    pub laminar_dp_pa: f64,
+    /// Name of the input signal added to the trim.
+    pub input: String,
+    /// Offset of the opening: a number, or `"solve"` for the static initialization.
+    #[serde(default = "default_trim")]
+    pub trim: TrimSpec,
+}
+
+fn default_bridge_laminar() -> f64 {
+    1.0e4
+}
+
+fn default_trim() -> TrimSpec {
+    TrimSpec::Value(0.0)
+}
+
+impl BridgeValveSpec {
+    /// Its nodes P, T, A, B by name.
+    pub fn node_names(&self) -> [&str; 4] {
+        [&self.port_p, &self.port_t, &self.port_a, &self.port_b]
+    }
+
+    /// Validation against the spec (`model::validate`, before compile): the nodes and the input
+    /// exist (the work ports are two different volumes), the numbers are finite, the constants
+    /// positive and the flow constant representable. `at` is `hydraulics.bridge_valves[i]` or
+    /// `elements[i]`.
+    pub(crate) fn validate(
+        &self,
+        at: &At,
+        nodes: &Nodes,
+        spec: &ModelSpec,
+    ) -> Result<(), ModelError> {
+        node_ref(at, "port_p", &self.port_p, nodes)?;
+        node_ref(at, "port_t", &self.port_t, nodes)?;
+        volume_ref(at, "port_a", &self.port_a, nodes)?;
+        volume_ref(at, "port_b", &self.port_b, nodes)?;
+        if self.port_b == self.port_a {
+            return Err(at.error("port_b", "work ports A and B must be different volumes"));
+        }
+        at.positive("discharge_coefficient", self.discharge_coefficient)?;
+        at.positive("max_area_m2", self.max_area_m2)?;
+        flow_constant_finite(
+            at,
+            "max_area_m2",
+            self.discharge_coefficient * self.max_area_m2,
+            &spec.hydraulics.fluid,
+        )?;
+        at.positive("laminar_dp_pa", self.laminar_dp_pa)?;
+        input_ref(at, "input", &self.input, &spec.inputs)?;
+        if let TrimSpec::Value(v) = self.trim {
+            at.finite("trim", v)?;
+        }
+        Ok(())
+    }
+
+    /// Checks the fields and resolves the nodes and the input; every error names the element
+    /// and the field.
+    pub fn compile(&self, cx: &Context) -> Result<BridgeValve, ModelError> {
+        let p = cx.node("port_p", &self.port_p)?;
+        let t = cx.node("port_t", &self.port_t)?;
+        let (a, b) = cx.work_ports(&self.port_a, &self.port_b)?;
+        let cd = cx.positive("discharge_coefficient", self.discharge_coefficient)?;
+        let area = cx.positive("max_area_m2", self.max_area_m2)?;
+        // Q = C_d A √(2 Δp/ρ) = (C_d A_max √(2/ρ)) κ √Δp  (004 eq. 29)
+        let flow_constant = cd * area * (2.0 / cx.density_kg_m3).sqrt();
+        if !flow_constant.is_finite() {
+            return Err(cx.error(
+                "max_area_m2",
+                format!("is out of range: the flow constant C_d A √(2/ρ) is {flow_constant:?}"),
+            ));
+        }
+        Ok(BridgeValve {
+            name: self.name.clone(),
+            p,
+            t,
+            a,
+            b,
+            flow_constant,
+            laminar_dp_pa: cx.positive("laminar_dp_pa", self.laminar_dp_pa)?,
+            input: cx.required_input("input", &self.input)?,
+            trim: match &self.trim {
+                TrimSpec::Value(v) => Some(cx.finite("trim", *v)?),
+                TrimSpec::Keyword(k) if k == "solve" => None,
+                TrimSpec::Keyword(k) => {
+                    return Err(cx.error(
+                        "trim",
+                        format!("must be a number or \"solve\", got \"{k}\""),
+                    ))
+                }
+            },
+        })
+    }
+}
+
+/// Compiled open-centre bridge valve.
+#[derive(Debug, Clone, PartialEq)]
 pub struct BridgeValve {
     /// Name.
     pub name: String,
@@ -74,8 +213,22 @@ impl Element for BridgeValve {
     fn ports(&self) -> Ports {
         valve_element::ports(self.p, self.t, self.a, self.b, self.input)
     }
+    fn n_position(&self) -> usize {
+        1
+    }
+    fn describe_position(&self, out: &mut Vec<Variable>) {
+        valve_element::describe_position(&self.name, "opening", out)
+    }
+    /// κ(0) = κ₀ + u(0).
+    fn initial_position(&self, trim: f64, u0: f64) -> f64 {
+        trim + u0
+    }
+    /// κ = κ₀ + u(t_k+1), the value valid on the step (`Signal::step_values`).
+    fn advance_position(&self, _position: f64, trim: f64, _u0: f64, u1: f64, _dt: f64) -> f64 {
+        trim + u1
+    }
     fn describe(&self, out: &mut Vec<Variable>) {
-        valve_element::describe(&self.name, "opening", out)
+        valve_element::describe(&self.name, out)
     }
     /// 004 eqs. 29, 31 at the opening κ = `at.position`: flows into P, T, A, B.
     #[inline]
@@ -93,11 +246,11 @@ impl Element for BridgeValve {
     }
     fn outputs(
         &self,
-        at: &PortState<f64>,
+        _at: &PortState<f64>,
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
-        valve_element::outputs(at, e, out)
+        valve_element::outputs(e, out)
     }
 }
 

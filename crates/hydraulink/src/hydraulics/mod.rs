@@ -34,10 +34,9 @@ pub fn node_pressure<S: Real>(model: &Model, p: &[S], n: Node) -> S {
 }
 
 /// Net component flow into every volume [m³/s]: the sum of the node-port flows of every
-/// hydraulic element, in one loop shape ([`add_flows`]): the 4/3 valves (spool U from
-/// `spools`), the bridge valves (opening κ from `spools`), the throttles, then the elements of
-/// `model.elements` with node ports (relief and check valves, accumulators). `spools` holds the
-/// 4/3 valves' spool positions, then the bridge valves' openings κ.
+/// element of `model.elements` with node ports (valves, throttles, relief and check valves,
+/// accumulators), in element order, in one loop shape ([`add_flows`]). `spools` holds the valve
+/// positions (`State::spool`, element by element: `Layout::element_position`).
 pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut [S]) {
     component_flows_with(model, p, spools, &[], &mut [], q);
 }
@@ -56,33 +55,36 @@ pub fn component_flows_with<S: Real>(
     for x in q.iter_mut() {
         *x = S::zero();
     }
-    let h = &model.hydraulics;
-    let (spool, opening) = spools.split_at(h.valves.len());
-    for (v, u) in h.valves.iter().zip(spool) {
-        add_flows(model, p, v, *u, q);
-    }
-    for (v, kappa) in h.bridge_valves.iter().zip(opening) {
-        add_flows(model, p, v, *kappa, q);
-    }
-    for t in &h.throttles {
-        add_flows(model, p, t, 0.0, q);
-    }
     let (layout, e0) = (&model.layout, model.layout.internal.start);
+    // the slot of the next valve position in `spools` (element order)
+    let mut slot = 0;
     for (i, e) in model.elements.iter().enumerate() {
         let ports = e.ports();
+        let position = if e.n_position() > 0 {
+            slot += 1;
+            spools[slot - 1]
+        } else {
+            0.0
+        };
         if ports.nodes[0].is_none() {
             continue;
         }
+        let mut at = node_port_state(model, p, &ports.nodes);
+        at.position = position;
         let r = match layout.element_states.get(i) {
             Some(r) if !r.is_empty() => r,
             // no internal states (or the layout not built yet, inside model compile)
             _ => {
-                add_flows(model, p, e, 0.0, q);
+                let effort = e.evaluate(&at);
+                for (n, f) in ports.nodes.iter().zip(effort.flow.iter()) {
+                    if let Some(Node::Volume(v)) = n {
+                        q[v.0] += *f;
+                    }
+                }
                 continue;
             }
         };
         // an element with internal states: e in, ė out (`Element::n_internal`)
-        let mut at = node_port_state(model, p, &ports.nodes);
         let local = r.start - e0..r.end - e0;
         if internal.is_empty() {
             let mut steady = at.internal;
@@ -100,6 +102,19 @@ pub fn component_flows_with<S: Real>(
                 q[v.0] += *f;
             }
         }
+    }
+}
+
+/// Stage `advance valves`: every valve position (`State::spool`) at t_k+1 into `out`, by each
+/// element's own law (`Element::advance_position`) from the state `st` at t_k, its trim
+/// (`State::trim`) and its input pair (u(t_k), u(t_k+1)) sampled for the step over `dt` [s].
+pub fn advance_positions(model: &Model, st: &crate::State, dt: f64, out: &mut [f64]) {
+    for (slot, e) in model.position_elements() {
+        let (u0, u1) = match e.ports().input {
+            Some(k) => st.inputs.step_values(k),
+            None => (1.0, 1.0),
+        };
+        out[slot] = e.advance_position(st.spool[slot], st.trim[slot], u0, u1, dt);
     }
 }
 

@@ -15,6 +15,8 @@ use crate::element::{
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
 use crate::model::ids::Node;
+use crate::model::spec::ModelSpec;
+use crate::model::validate::{flow_constant_finite, node_ref, At, Nodes};
 use crate::real::Real;
 
 /// A throttle valve between two nodes: Q = C_d A √(2/ρ) sgn(Δp) √|Δp| (000 eqs. 24–25), in
@@ -47,8 +49,44 @@ pub fn flow_constant(discharge_coefficient: f64, area_m2: f64, density_kg_m3: f6
 }
 
 impl ThrottleSpec {
-    /// Checks the fields and resolves the nodes (a throttle in `[[elements]]`; the section
-    /// `[[hydraulics.throttles]]` is checked by `model::validate`).
+    /// Its nodes `from`, `to` by name.
+    pub fn node_names(&self) -> [&str; 2] {
+        [&self.from, &self.to]
+    }
+
+    /// Validation against the spec (`model::validate`, before compile): the nodes exist and
+    /// differ, the numbers are finite, the constants > 0 and the flow constant representable.
+    /// `at` is `hydraulics.throttles[i]` or `elements[i]`.
+    pub(crate) fn validate(
+        &self,
+        at: &At,
+        nodes: &Nodes,
+        spec: &ModelSpec,
+    ) -> Result<(), ModelError> {
+        node_ref(at, "from", &self.from, nodes)?;
+        node_ref(at, "to", &self.to, nodes)?;
+        if self.to == self.from {
+            return Err(at.error(
+                "to",
+                format!(
+                    "is the same node as `from` ('{}'); a throttle connects two nodes",
+                    self.from
+                ),
+            ));
+        }
+        at.positive("discharge_coefficient", self.discharge_coefficient)?;
+        at.positive("area_m2", self.area_m2)?;
+        flow_constant_finite(
+            at,
+            "area_m2",
+            self.discharge_coefficient * self.area_m2,
+            &spec.hydraulics.fluid,
+        )?;
+        at.positive("laminar_dp_pa", self.laminar_dp_pa)?;
+        Ok(())
+    }
+
+    /// Checks the fields and resolves the nodes (after `ThrottleSpec::validate`).
     pub fn compile(&self, cx: &Context) -> Result<Throttle, ModelError> {
         let from = cx.node("from", &self.from)?;
         let to = cx.node("to", &self.to)?;

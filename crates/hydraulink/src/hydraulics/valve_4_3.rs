@@ -12,21 +12,120 @@
 //! linear and decoupled, so its trapezoidal step has the closed form [`spool_step`], which
 //! evaluates the same law.
 //!
-//! An element with four node ports in the order P, T, A, B and internal state `<name>.spool`
-//! (U, advanced before Newton, [`crate::element::PortState::position`]); outputs
-//! `<name>.spool`, `<name>.flow_a`, `<name>.flow_b`.
+//! An element with four node ports in the order P, T, A, B and the valve position
+//! `<name>.spool` (U, advanced before Newton by [`Element::advance_position`], read as
+//! [`crate::element::PortState::position`]); outputs `<name>.flow_a`, `<name>.flow_b`. In a
+//! model file `[[hydraulics.valves]]`, or `[[elements]]` with `type = "valve_4_3"`.
+
+use serde::{Deserialize, Serialize};
 
 use crate::element::{
-    valve_element, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
+    valve_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
     MAX_OUTPUTS,
 };
+use crate::error::ModelError;
 use crate::hydraulics::orifice;
 use crate::model::ids::Node;
+use crate::model::spec::ModelSpec;
+use crate::model::validate::{input_ref, node_ref, volume_ref, At, Nodes};
 use crate::real::Real;
 use num_dual::Dual64;
 
+/// 4/3 closed-centre directional control valve, `[[hydraulics.valves]]` or `[[elements]]` with
+/// `type = "valve_4_3"`.
+///
+/// Port mapping (000 eq. 26, reference note B.3): U ≥ 0 opens P→A and B→T; U < 0 opens P→B and
+/// A→T. Flow through each open path is Q = C_vd |U| sgn(Δp) √|Δp|, laminar below `laminar_dp_pa`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Valve43Spec {
+    /// Unique name.
+    pub name: String,
+    /// Supply node (a pump or volume).
+    pub port_p: String,
+    /// Return node (a tank or volume).
+    pub port_t: String,
+    /// Work port A (a volume).
+    pub port_a: String,
+    /// Work port B (a volume).
+    pub port_b: String,
+    /// Semi-empirical flow constant C_vd [m³/(s·√Pa) per unit of U].
+    pub flow_constant: f64,
+    /// Spool time constant τ [s] (000 eq. 27).
+    pub time_constant_s: f64,
+    /// Laminar-transition pressure difference [Pa] (000: 2 bar).
+    #[serde(default = "default_laminar")]
+    pub laminar_dp_pa: f64,
+    /// Name of the input signal U_ref.
+    pub input: String,
+    /// Initial spool position U(0) [unit of U].
+    #[serde(default)]
+    pub spool0: f64,
+}
+
+fn default_laminar() -> f64 {
+    orifice::DEFAULT_LAMINAR_DP_PA
+}
+
+impl Valve43Spec {
+    /// Its nodes P, T, A, B by name.
+    pub fn node_names(&self) -> [&str; 4] {
+        [&self.port_p, &self.port_t, &self.port_a, &self.port_b]
+    }
+
+    /// Validation against the spec (`model::validate`, before compile): the nodes and the input
+    /// exist (the work ports are two different volumes), the numbers are finite and the
+    /// constants positive. `at` is `hydraulics.valves[i]` or `elements[i]`.
+    pub(crate) fn validate(
+        &self,
+        at: &At,
+        nodes: &Nodes,
+        spec: &ModelSpec,
+    ) -> Result<(), ModelError> {
+        node_ref(at, "port_p", &self.port_p, nodes)?;
+        node_ref(at, "port_t", &self.port_t, nodes)?;
+        volume_ref(at, "port_a", &self.port_a, nodes)?;
+        volume_ref(at, "port_b", &self.port_b, nodes)?;
+        if self.port_b == self.port_a {
+            return Err(at.error(
+                "port_b",
+                format!(
+                    "is the same volume as port_a ('{}'); work ports A and B must differ",
+                    self.port_a
+                ),
+            ));
+        }
+        at.positive("flow_constant", self.flow_constant)?;
+        at.positive("time_constant_s", self.time_constant_s)?;
+        at.positive("laminar_dp_pa", self.laminar_dp_pa)?;
+        input_ref(at, "input", &self.input, &spec.inputs)?;
+        at.finite("spool0", self.spool0)?;
+        Ok(())
+    }
+
+    /// Checks the fields and resolves the nodes and the input; every error names the element
+    /// and the field.
+    pub fn compile(&self, cx: &Context) -> Result<Valve43, ModelError> {
+        let p = cx.node("port_p", &self.port_p)?;
+        let t = cx.node("port_t", &self.port_t)?;
+        let (a, b) = cx.work_ports(&self.port_a, &self.port_b)?;
+        Ok(Valve43 {
+            name: self.name.clone(),
+            p,
+            t,
+            a,
+            b,
+            flow_constant: cx.positive("flow_constant", self.flow_constant)?,
+            time_constant_s: cx.positive("time_constant_s", self.time_constant_s)?,
+            laminar_dp_pa: cx.positive("laminar_dp_pa", self.laminar_dp_pa)?,
+            input: cx.required_input("input", &self.input)?,
+            spool0: cx.finite("spool0", self.spool0)?,
+        })
+    }
+}
+
 /// Compiled 4/3 valve.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Valve43 {
     /// Name.
     pub name: String,
@@ -118,8 +217,29 @@ impl Element for Valve43 {
     fn ports(&self) -> Ports {
         valve_element::ports(self.p, self.t, self.a, self.b, self.input)
     }
+    fn n_position(&self) -> usize {
+        1
+    }
+    fn describe_position(&self, out: &mut Vec<Variable>) {
+        valve_element::describe_position(&self.name, "spool", out)
+    }
+    fn position_has_rate(&self) -> bool {
+        true
+    }
+    /// U(0) = `spool0`.
+    fn initial_position(&self, _trim: f64, _u0: f64) -> f64 {
+        self.spool0
+    }
+    /// The closed-form trapezoidal step [`spool_step`] of the spool law (000 eq. 27).
+    fn advance_position(&self, position: f64, _trim: f64, u0: f64, u1: f64, dt: f64) -> f64 {
+        spool_step(position, u0, u1, self.time_constant_s, dt)
+    }
+    /// U̇ = (U_ref − U)/τ ([`spool_rate`], 000 eq. 27).
+    fn position_rate<S: Real>(&self, position: S, u: S) -> S {
+        spool_rate(position, u, self.time_constant_s)
+    }
     fn describe(&self, out: &mut Vec<Variable>) {
-        valve_element::describe(&self.name, "spool", out)
+        valve_element::describe(&self.name, out)
     }
     /// 000 eq. 26 at the spool U = `at.position`: flows into P, T, A, B.
     #[inline]
@@ -137,10 +257,10 @@ impl Element for Valve43 {
     }
     fn outputs(
         &self,
-        at: &PortState<f64>,
+        _at: &PortState<f64>,
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
-        valve_element::outputs(at, e, out)
+        valve_element::outputs(e, out)
     }
 }

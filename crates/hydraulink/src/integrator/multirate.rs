@@ -42,8 +42,9 @@ use num_dual::Dual64;
 
 use crate::assembly::Evaluator;
 use crate::buffers::Buffers;
+use crate::element::Element;
 use crate::formulation::Stepper;
-use crate::hydraulics::{self, fluid, reduced, valve_4_3, volume, CylinderMotion};
+use crate::hydraulics::{self, fluid, reduced, volume, CylinderMotion};
 use crate::integrator::newton;
 use crate::mechanics::semirecursive::z_only::{self, ZOnly};
 use crate::model::spec::HydraulicIntegrator;
@@ -203,17 +204,25 @@ fn prepare(model: &Model, st: &State, ws: &mut Buffers, plan: &mut Plan) {
     let nvp = model.n_valve_positions();
     let nsub = model.solver.hydraulic_substeps as usize;
     let h = model.solver.step_s / nsub as f64;
-    // positions other than the 4/3 spools (held over the step) as `penalty::prepare` set them
+    // positions without a rate law (held over the step) as `penalty::prepare` set them
     for j in 0..=nsub {
         plan.spools[j * nvp..(j + 1) * nvp].copy_from_slice(&ws.spool_new);
     }
-    for (i, v) in model.hydraulics.valves.iter().enumerate() {
+    // positions with a rate law (`Element::position_has_rate`) substep by substep, by the
+    // element's own step (000 eq. 27, closed-form trapezoidal)
+    for (i, e) in model.position_elements() {
+        if !e.position_has_rate() {
+            continue;
+        }
         let mut u = st.spool[i];
         plan.spools[i] = u;
         for j in 0..nsub {
             let t0 = st.t_s + j as f64 * h;
-            let (u0, u1) = st.inputs.step_values_at(&model.inputs, v.input, t0, t0 + h);
-            u = valve_4_3::spool_step(u, u0, u1, v.time_constant_s, h);
+            let (u0, u1) = match e.ports().input {
+                Some(k) => st.inputs.step_values_at(&model.inputs, k, t0, t0 + h),
+                None => (1.0, 1.0),
+            };
+            u = e.advance_position(u, st.trim[i], u0, u1, h);
             plan.spools[(j + 1) * nvp + i] = u;
         }
         ws.spool_new[i] = u;

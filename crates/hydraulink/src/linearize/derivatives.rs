@@ -7,7 +7,8 @@
 //!   ẇ = u(z, ż, w),   ė = g(z, ż, p, U, e)
 //!   columns of z, ż, p, w, e: one dual-number pass of the simulator's `Evaluator` each
 //!   H_U, g_U: one-sided differences on the side chosen by [`SpoolSide`] (note 001 E.6)
-//!   f_U:   `hydraulics::valve_4_3::spool_rate`, the step's spool law, in dual numbers
+//!   f_U:   `Element::position_rate` (the 4/3 valve's `valve_4_3::spool_rate`), the step's
+//!          spool law, in dual numbers
 //! ```
 //! e are the elements' internal states (`Layout::internal`; the relief valve's poppet opening),
 //! g their rates from the element's own law (`PortEffort::internal_rate`) in dual numbers: the
@@ -24,7 +25,8 @@ use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
 use crate::assembly::Evaluator;
-use crate::hydraulics::{cylinder, valve_4_3};
+use crate::element::Element;
+use crate::hydraulics::cylinder;
 use crate::linalg::pinv_solve;
 use crate::linearize::{friction_elements, FrictionPort, OperatingPoint, OutputSel};
 use crate::model::Model;
@@ -169,7 +171,7 @@ pub fn derivatives(
         model.n_constraints(),
         model.n_volumes(),
         model.hydraulics.cylinders.len(),
-        model.hydraulics.valves.len(),
+        super::valves(model).len(),
     );
     let nw = model.n_friction_states();
     let n_int = model.layout.internal.len();
@@ -502,11 +504,10 @@ pub fn derivatives(
     }
     // spool law (000 eq. 27, 001 eq. 4): the step's own `spool_rate`, in dual numbers
     let u_ref = super::valve_references(model, pt.t_s);
-    for (i, v) in model.hydraulics.valves.iter().enumerate() {
-        let tau = v.time_constant_s;
+    for (i, e) in model.position_elements() {
         let (u, r) = (pt.spool[i], u_ref[i]);
-        d.spool_u[i] = valve_4_3::spool_rate(Dual64::new(u, 1.0), Dual64::from(r), tau).eps;
-        d.spool_uref[i] = valve_4_3::spool_rate(Dual64::from(u), Dual64::new(r, 1.0), tau).eps;
+        d.spool_u[i] = e.position_rate(Dual64::new(u, 1.0), Dual64::from(r)).eps;
+        d.spool_uref[i] = e.position_rate(Dual64::from(u), Dual64::new(r, 1.0)).eps;
     }
     d
 }
@@ -521,7 +522,7 @@ pub fn output_matrix(
     let (n, nv, nu) = (
         model.n_coords(),
         model.n_volumes(),
-        model.hydraulics.valves.len(),
+        super::valves(model).len(),
     );
     let (nw, ne) = (model.n_friction_states(), model.layout.internal.len());
     let nfull = to_full.nrows();

@@ -267,7 +267,7 @@ pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, cr
     st.p.copy_from_slice(&pt.p);
     st.pd = vec![0.0; nv];
     st.pdd = vec![0.0; nv];
-    let nu = model.hydraulics.valves.len();
+    let nu = super::valves(model).len();
     st.spool[..nu].copy_from_slice(&pt.spool[..nu]);
     st.lambda = pt.lambda.clone();
     st.friction.copy_from_slice(&pt.friction);

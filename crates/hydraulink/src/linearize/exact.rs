@@ -117,7 +117,7 @@ pub fn linearize_with(
         model.n_coords(),
         model.n_constraints(),
         model.n_volumes(),
-        model.hydraulics.valves.len(),
+        super::valves(model).len(),
         model.n_nonholonomic(),
     );
     let d = derivatives(model, pt, opts.spool_side, ev);
@@ -396,9 +396,7 @@ pub fn state_names(model: &Model, independent: &[usize]) -> Vec<String> {
     );
     s.extend_from_slice(&model.layout.names[model.layout.p.clone()]);
     s.extend(
-        model
-            .hydraulics
-            .valves
+        super::valves(model)
             .iter()
             .map(|v| format!("{}.spool", v.name)),
     );
@@ -427,7 +425,7 @@ pub fn rhs_directional_derivative(
         model.n_coords(),
         model.n_constraints(),
         model.n_volumes(),
-        model.hydraulics.valves.len(),
+        super::valves(model).len(),
     );
     let (nw, ne) = (model.n_friction_states(), model.layout.internal.len());
     let part = &lin.partition;

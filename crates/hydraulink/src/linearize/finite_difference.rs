@@ -46,7 +46,7 @@ pub fn linearize(
     let (n, nv, nu) = (
         model.n_coords(),
         model.n_volumes(),
-        model.hydraulics.valves.len(),
+        super::valves(model).len(),
     );
     let nx = 2 * n + nv + nu + model.n_friction_states() + model.layout.internal.len();
     let mut x0 = Vec::with_capacity(nx);

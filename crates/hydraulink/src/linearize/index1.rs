@@ -8,7 +8,7 @@
 //!   | D_R   0   | | Λ | = | −Ḋ_R ż             |     D = [Φ_z; B], D_R its independent rows (eq. 96)
 //!   F(X) = (ż, z̈, H(z, ż, p, U, w, e), f_U(U, U_ref), u(z, ż, w), ė(e, p))       (eq. 98)
 //! ```
-//! f_U is the spool law of the step (`hydraulics::valve_4_3::spool_rate`), u the friction-state
+//! f_U is the spool law of the step (`Element::position_rate`, the 4/3 valve's `spool_rate`), u the friction-state
 //! rates (003 Pub II eqs. 25, 28, 30), ė the rates of the elements' internal states from their
 //! own laws (`PortEffort::internal_rate`, e.g. the relief valve's poppet lag). Redundant rows of
 //! D (a 3-D cut joint closing a planar loop) are dropped: they carry no information on z̈, and
@@ -19,7 +19,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::assembly::Evaluator;
-use crate::hydraulics::valve_4_3;
+use crate::element::Element;
 use crate::linalg::pinv_solve;
 use crate::model::Model;
 
@@ -39,7 +39,7 @@ pub fn rhs(
     let (n, nv, nu) = (
         model.n_coords(),
         model.n_volumes(),
-        model.hydraulics.valves.len(),
+        super::valves(model).len(),
     );
     let (m0, l) = (model.n_constraints(), model.n_nonholonomic());
     let m = m0 + l;
@@ -104,8 +104,8 @@ pub fn rhs(
     f.extend_from_slice(zd);
     f.extend(sol.iter().take(n));
     f.extend_from_slice(&ev.h);
-    for (i, v) in model.hydraulics.valves.iter().enumerate() {
-        f.push(valve_4_3::spool_rate(u[i], u_ref[i], v.time_constant_s));
+    for (i, e) in model.position_elements() {
+        f.push(e.position_rate(u[i], u_ref[i]));
     }
     f.extend_from_slice(&ev.fstate_rate);
     f.extend_from_slice(&ev.internal_rate);

@@ -173,13 +173,7 @@ pub fn full_names(model: &Model) -> Vec<String> {
     let mut v: Vec<String> = l.names[l.z.clone()].to_vec();
     v.extend(l.names[l.z.clone()].iter().map(|z| format!("{z}.rate")));
     v.extend_from_slice(&l.names[l.p.clone()]);
-    v.extend(
-        model
-            .hydraulics
-            .valves
-            .iter()
-            .map(|v| format!("{}.spool", v.name)),
-    );
+    v.extend(valves(model).iter().map(|v| format!("{}.spool", v.name)));
     v.extend(friction_state_names(model));
     v.extend(internal_state_names(model));
     v
@@ -250,7 +244,7 @@ pub fn internal_state_names(model: &Model) -> Vec<String> {
 /// Name of an input.
 pub fn input_name(model: &Model, i: InputSel) -> String {
     match i {
-        InputSel::ValveReference(v) => format!("{}.u_ref", model.hydraulics.valves[v].name),
+        InputSel::ValveReference(v) => format!("{}.u_ref", valves(model)[v].name),
         InputSel::CoordinateForce(k) => format!("{}.force", model.axes[k].name),
         InputSel::ElementSignal(i) => model.input_names[i].clone(),
     }
@@ -262,7 +256,7 @@ pub fn output_name(model: &Model, o: OutputSel) -> String {
         OutputSel::Coordinate(k) => model.axes[k].name.clone(),
         OutputSel::Rate(k) => format!("{}.rate", model.axes[k].name),
         OutputSel::Pressure(v) => format!("{}.p", model.volume_names[v]),
-        OutputSel::Spool(i) => format!("{}.spool", model.hydraulics.valves[i].name),
+        OutputSel::Spool(i) => format!("{}.spool", valves(model)[i].name),
         OutputSel::CylinderLength(c) => format!("{}.length", model.hydraulics.cylinders[c].name),
         OutputSel::CylinderForce(c) => format!("{}.force", model.hydraulics.cylinders[c].name),
         OutputSel::FrictionState(k) => friction_state_names(model)[k].clone(),
@@ -273,7 +267,7 @@ pub fn output_name(model: &Model, o: OutputSel) -> String {
 /// Every input: each valve reference, then a generalized force on each coordinate, then each
 /// input signal that drives external-load elements (and no valve).
 pub fn all_inputs(model: &Model) -> Vec<InputSel> {
-    (0..model.hydraulics.valves.len())
+    (0..valves(model).len())
         .map(InputSel::ValveReference)
         .chain((0..model.n_coords()).map(InputSel::CoordinateForce))
         .chain(
@@ -293,7 +287,7 @@ fn is_external_load(e: &crate::component::Component) -> bool {
 /// Input signals (indices into `Model::inputs`) that drive at least one element and no 4/3
 /// valve, ascending.
 pub fn element_signals(model: &Model) -> Vec<usize> {
-    let valves: Vec<usize> = model.hydraulics.valves.iter().map(|v| v.input).collect();
+    let valves: Vec<usize> = valves(model).iter().map(|v| v.input).collect();
     let mut out: Vec<usize> = model
         .elements
         .iter()
@@ -377,7 +371,7 @@ pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
     let mut v: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
     v.extend((0..model.n_coords()).map(OutputSel::Rate));
     v.extend((0..model.n_volumes()).map(OutputSel::Pressure));
-    v.extend((0..model.hydraulics.valves.len()).map(OutputSel::Spool));
+    v.extend((0..valves(model).len()).map(OutputSel::Spool));
     v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderLength));
     v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderForce));
     v.extend((0..model.n_friction_states()).map(OutputSel::FrictionState));
@@ -388,7 +382,7 @@ pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
 /// Parses an input name (`DCV.u_ref`, the valve's signal name such as `U`, `phi2.force`, or the
 /// name of a signal driving external loads such as `M2`).
 pub fn parse_input(model: &Model, s: &str) -> Result<InputSel, LinearizeError> {
-    for (i, v) in model.hydraulics.valves.iter().enumerate() {
+    for (i, v) in valves(model).iter().enumerate() {
         if s == format!("{}.u_ref", v.name) || s == model.input_names[v.input] {
             return Ok(InputSel::ValveReference(i));
         }
@@ -533,11 +527,17 @@ pub fn partition(jac: &DMatrix<f64>, keep: &[usize]) -> Partition {
     }
 }
 
+/// The valves whose position is a state of the linearization: the elements whose position has
+/// a rate law (`Element::position_has_rate`, the 4/3 valves' spools U), in element order. Their
+/// positions are `State::spool[..nu]`: the other valve positions (bridge valves) are rejected by
+/// [`check_supported`]. Allocates; not in a step.
+pub(crate) fn valves(model: &Model) -> Vec<&crate::model::Valve43> {
+    model.valves_4_3().collect()
+}
+
 /// The reference signals u of the 4/3 valves at time `t_s` (allocates; not in a step).
 pub(crate) fn valve_references(model: &Model, t_s: f64) -> Vec<f64> {
-    model
-        .hydraulics
-        .valves
+    valves(model)
         .iter()
         .map(|v| model.inputs[v.input].value(t_s))
         .collect()
@@ -547,7 +547,7 @@ pub(crate) fn valve_references(model: &Model, t_s: f64) -> Vec<f64> {
 /// algebraic volumes. (Friction states of every law and the elements' internal states are
 /// linearized.)
 pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
-    if let Some(v) = model.hydraulics.bridge_valves.first() {
+    if let Some(v) = model.bridge_valves().next() {
         return Err(LinearizeError::Unsupported(format!(
             "the open-centre bridge valve '{}' (its opening is not a state)",
             v.name

@@ -118,7 +118,7 @@ pub fn valve_pulse(
     t_off: f64,
     t_end: f64,
 ) -> Result<Comparison, LinearizeError> {
-    let name = format!("{}.u_ref", model.hydraulics.valves[valve].name);
+    let name = format!("{}.u_ref", super::valves(model)[valve].name);
     let col =
         ss.inputs
             .iter()
@@ -130,7 +130,7 @@ pub fn valve_pulse(
             })?;
     let u0 = pt.spool[valve];
     let mut m2 = model.clone();
-    m2.inputs[model.hydraulics.valves[valve].input] = Signal::PiecewiseConstant {
+    m2.inputs[super::valves(model)[valve].input] = Signal::PiecewiseConstant {
         times: vec![0.0, t_on, t_off],
         values: vec![u0, u0 + delta, u0],
     };
@@ -188,7 +188,7 @@ fn state_deviation(
 ) -> Result<DVector<f64>, LinearizeError> {
     let names = full_names(model);
     let full = |z: &[f64], zd: &[f64], p: &[f64], u: &[f64], w: &[f64], e: &[f64]| -> Vec<f64> {
-        let nu = model.hydraulics.valves.len();
+        let nu = super::valves(model).len();
         let mut v = z.to_vec();
         v.extend_from_slice(zd);
         v.extend_from_slice(p);
@@ -212,7 +212,7 @@ fn state_deviation(
 /// Value of input `i` of the linear model at time `t` from the model's signals [its unit].
 fn input_value(model: &Model, i: InputSel, t: f64) -> f64 {
     match i {
-        InputSel::ValveReference(v) => model.inputs[model.hydraulics.valves[v].input].value(t),
+        InputSel::ValveReference(v) => model.inputs[super::valves(model)[v].input].value(t),
         InputSel::ElementSignal(k) => model.inputs[k].value(t),
         InputSel::CoordinateForce(_) => 0.0,
     }

@@ -164,7 +164,7 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
     ev.kin.positions(model, &ev.x[..n]);
     ev.kin.velocities(model, &ev.zd);
     ev.dynamics.bodies(model, &ev.kin);
-    if !model.elements.is_empty() {
+    if model.has_mechanical_elements {
         crate::mechanics::ports::body_forces(
             &model.elements,
             &ev.element_u,
@@ -189,7 +189,7 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
         ev.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
     }
     ev.dynamics.accumulate(model, &ev.kin);
-    if !model.elements.is_empty() {
+    if model.has_mechanical_elements {
         let zd = std::mem::take(&mut ev.zd);
         crate::mechanics::ports::joint_forces(
             &model.elements,

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::component::Component;
 use crate::inputs::Signal;
 use crate::mechanics::kinematics::Kinematics;
 use crate::model::spec::{CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind};
@@ -264,45 +265,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             )),
         }
     };
-    let input_index = |name: &str, path: &str, element: &str| -> Result<usize, ModelError> {
-        spec.inputs
-            .iter()
-            .position(|i| i.name == name)
-            .ok_or_else(|| ModelError::new(path, element, format!("unknown input '{name}'")))
-    };
-    let mut valves = Vec::new();
-    for (i, vs) in h.valves.iter().enumerate() {
-        let el = format!("valve '{}'", vs.name);
-        let p = |f: &str| format!("hydraulics.valves[{i}].{f}");
-        valves.push(Valve43 {
-            name: vs.name.clone(),
-            p: node(&vs.port_p, &p("port_p"), &el)?,
-            t: node(&vs.port_t, &p("port_t"), &el)?,
-            a: Node::Volume(volume(&vs.port_a, &p("port_a"), &el)?),
-            b: Node::Volume(volume(&vs.port_b, &p("port_b"), &el)?),
-            flow_constant: vs.flow_constant,
-            time_constant_s: vs.time_constant_s,
-            laminar_dp_pa: vs.laminar_dp_pa,
-            input: input_index(&vs.input, &p("input"), &el)?,
-            spool0: vs.spool0,
-        });
-    }
     let rho = h.fluid.density_kg_m3;
-    let mut throttles = Vec::new();
-    for (i, ts) in h.throttles.iter().enumerate() {
-        let el = format!("throttle '{}'", ts.name);
-        throttles.push(Throttle {
-            name: ts.name.clone(),
-            from: node(&ts.from, &format!("hydraulics.throttles[{i}].from"), &el)?,
-            to: node(&ts.to, &format!("hydraulics.throttles[{i}].to"), &el)?,
-            flow_constant: crate::hydraulics::throttle::flow_constant(
-                ts.discharge_coefficient,
-                ts.area_m2,
-                rho,
-            ),
-            laminar_dp_pa: ts.laminar_dp_pa,
-        });
-    }
     let mut cylinders = Vec::new();
     for (i, cs) in h.cylinders.iter().enumerate() {
         let el = format!("cylinder '{}'", cs.name);
@@ -312,33 +275,6 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             &|field, end| marker(&end.body, &end.marker, &p(field), &el),
             &|field, name| volume(name, &p(field), &el),
         )?);
-    }
-    let mut bridge_valves = Vec::new();
-    for (i, bs) in h.bridge_valves.iter().enumerate() {
-        let el = format!("valve '{}'", bs.name);
-        let p = |f: &str| format!("hydraulics.bridge_valves[{i}].{f}");
-        bridge_valves.push(BridgeValve {
-            name: bs.name.clone(),
-            p: node(&bs.port_p, &p("port_p"), &el)?,
-            t: node(&bs.port_t, &p("port_t"), &el)?,
-            a: Node::Volume(volume(&bs.port_a, &p("port_a"), &el)?),
-            b: Node::Volume(volume(&bs.port_b, &p("port_b"), &el)?),
-            // Q = C_d A √(2 Δp/ρ) = (C_d A_max √(2/ρ)) κ √Δp  (004 eq. 29)
-            flow_constant: bs.discharge_coefficient * bs.max_area_m2 * (2.0 / rho).sqrt(),
-            laminar_dp_pa: bs.laminar_dp_pa,
-            input: input_index(&bs.input, &p("input"), &el)?,
-            trim: match &bs.trim {
-                crate::model::spec::TrimSpec::Value(v) => Some(*v),
-                crate::model::spec::TrimSpec::Keyword(k) if k == "solve" => None,
-                crate::model::spec::TrimSpec::Keyword(k) => {
-                    return Err(ModelError::new(
-                        p("trim"),
-                        &el,
-                        format!("must be a number or \"solve\", got \"{k}\""),
-                    ))
-                }
-            },
-        });
     }
     let volumes: Vec<Volume> = h
         .volumes
@@ -368,10 +304,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             oil_bulk_pa: h.fluid.bulk_modulus_pa,
             volumes,
             sources,
-            valves,
-            throttles,
             cylinders,
-            bridge_valves,
         },
         inputs: spec
             .inputs
@@ -422,6 +355,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         nonholonomic: Vec::new(),
         elements: Vec::new(),
         has_node_compliance: false,
+        has_mechanical_elements: false,
         cylinder_end_stop: Vec::new(),
         layout: Default::default(),
         natural: None,
@@ -717,21 +651,49 @@ fn compile_elements(
             piston_area_m2: c.area_a_m2,
         })
     };
-    let mut elements = Vec::with_capacity(spec.elements.len());
+    let n_sections = h.valves.len() + h.bridge_valves.len() + h.throttles.len();
+    let mut elements = Vec::with_capacity(n_sections + spec.elements.len());
+    let context = |prefix: String, element: String| Context {
+        prefix,
+        element,
+        node: &node,
+        marker,
+        body: &body,
+        input: &input,
+        joint_axis: &joint_axis,
+        cylinder: &cylinder,
+        oil_bulk_pa: model.hydraulics.oil_bulk_pa,
+        density_kg_m3: model.hydraulics.density_kg_m3,
+        step_s: spec.solver.step_s,
+    };
+    // the hydraulics sections first (valves, bridge valves, throttles), so the flow sums keep
+    // their order; `model::validate` has checked their names
+    for (i, vs) in h.valves.iter().enumerate() {
+        let cx = context(
+            format!("hydraulics.valves[{i}]"),
+            format!("valve '{}'", vs.name),
+        );
+        elements.push(Component::Valve43(vs.compile(&cx)?));
+    }
+    for (i, bs) in h.bridge_valves.iter().enumerate() {
+        let cx = context(
+            format!("hydraulics.bridge_valves[{i}]"),
+            format!("valve '{}'", bs.name),
+        );
+        elements.push(Component::BridgeValve(bs.compile(&cx)?));
+    }
+    for (i, ts) in h.throttles.iter().enumerate() {
+        let cx = context(
+            format!("hydraulics.throttles[{i}]"),
+            format!("throttle '{}'", ts.name),
+        );
+        elements.push(Component::Throttle(ts.compile(&cx)?));
+    }
     for (i, es) in spec.elements.iter().enumerate() {
-        let cx = Context {
-            prefix: format!("elements[{i}]"),
-            element: format!("{} '{}'", es.noun(), es.name()),
-            node: &node,
-            marker,
-            body: &body,
-            input: &input,
-            joint_axis: &joint_axis,
-            cylinder: &cylinder,
-            oil_bulk_pa: model.hydraulics.oil_bulk_pa,
-            density_kg_m3: model.hydraulics.density_kg_m3,
-            step_s: spec.solver.step_s,
-        };
+        let cx = context(
+            format!("elements[{i}]"),
+            format!("{} '{}'", es.noun(), es.name()),
+        );
         if es.name().is_empty() {
             return Err(cx.error("name", "must not be empty"));
         }
@@ -778,6 +740,7 @@ fn compile_elements(
         }
         elements.push(e);
     }
+    model.has_mechanical_elements = elements.iter().any(|e| e.is_mechanical());
     model.has_node_compliance = elements
         .iter()
         .any(|e| matches!(e, crate::component::Component::Accumulator(_)));
@@ -864,19 +827,20 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         element_states.push(start..names.len());
     }
     let internal = w.end..names.len();
-    let spools = model
-        .hydraulics
-        .valves
-        .iter()
-        .map(|v| format!("{}.spool", v.name))
-        .chain(
-            model
-                .hydraulics
-                .bridge_valves
-                .iter()
-                .map(|v| format!("{}.opening", v.name)),
-        )
-        .collect();
+    // the valve positions (`Element::n_position`), element by element
+    let mut spools = Vec::new();
+    let mut element_position = Vec::with_capacity(model.elements.len());
+    for e in &model.elements {
+        vars.clear();
+        e.describe_position(&mut vars);
+        debug_assert_eq!(
+            vars.len(),
+            e.n_position(),
+            "describe_position names every position (internal invariant)"
+        );
+        element_position.push((!vars.is_empty()).then_some(spools.len()));
+        spools.extend(vars.drain(..).map(|v| v.name));
+    }
     let multipliers = model
         .constraints
         .iter()
@@ -904,6 +868,7 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         friction,
         element_states,
         spools,
+        element_position,
         multipliers,
         tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
         block_atol,

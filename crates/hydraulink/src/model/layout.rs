@@ -72,9 +72,12 @@ pub struct Layout {
     pub friction: Vec<FrictionBlock>,
     /// Internal states of each element of `Model::elements`, as a range of x.
     pub element_states: Vec<Range<usize>>,
-    /// NaN-check names of the valve positions `State::spool`: `<valve>.spool`, then
-    /// `<bridge valve>.opening`.
+    /// Names of the valve positions `State::spool` (`Element::describe_position`, element by
+    /// element: `<valve>.spool`, `<bridge valve>.opening`): the NaN-check names and the output
+    /// columns.
     pub spools: Vec<String>,
+    /// Slot of each element's valve position in `State::spool` (`None` without one).
+    pub element_position: Vec<Option<usize>>,
     /// NaN-check names of the multipliers `State::lambda`: `<row>.lambda` for the loop-closure
     /// rows, then the nonholonomic rows.
     pub multipliers: Vec<String>,
@@ -111,6 +114,7 @@ impl Default for Layout {
             friction: Vec::new(),
             element_states: Vec::new(),
             spools: Vec::new(),
+            element_position: Vec::new(),
             multipliers: Vec::new(),
             tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
             block_atol: [0.0; 4],

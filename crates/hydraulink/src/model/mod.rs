@@ -177,14 +177,8 @@ pub struct Hydraulics {
     pub volumes: Vec<Volume>,
     /// Pumps and tanks.
     pub sources: Vec<Source>,
-    /// 4/3 valves.
-    pub valves: Vec<Valve43>,
-    /// Throttles.
-    pub throttles: Vec<Throttle>,
     /// Cylinders.
     pub cylinders: Vec<Cylinder>,
-    /// Open-centre bridge valves.
-    pub bridge_valves: Vec<BridgeValve>,
 }
 
 /// Solver settings, validated.
@@ -264,11 +258,15 @@ pub struct Model {
     pub joint_friction: Vec<JointFriction>,
     /// Nonholonomic rows B(z) ż = 0 (knife edges, rolling discs).
     pub nonholonomic: Vec<NonholonomicRow>,
-    /// Elements of the element model (`crate::element`): valves, accumulators, end stops,
-    /// spring–dampers, loads, in the order of the model file's `[[elements]]`.
+    /// Elements of the element model (`crate::element`): the hydraulics sections' 4/3 valves,
+    /// bridge valves and throttles first, then the model file's `[[elements]]` in file order
+    /// (relief and check valves, accumulators, end stops, spring–dampers, loads, …).
     pub elements: Vec<crate::component::Component>,
     /// Some element adds compliance to a node (an accumulator).
     pub has_node_compliance: bool,
+    /// Some element has a mechanical port (`Component::is_mechanical`): without one the
+    /// evaluators skip the element port loops.
+    pub has_mechanical_elements: bool,
     /// The layout of the Newton unknowns x = [z; p; w; e]: offsets, names, units, tolerances
     /// (built last by [`compile`]).
     pub layout: layout::Layout,
@@ -309,9 +307,35 @@ impl Model {
     pub fn n_constraints(&self) -> usize {
         self.constraints.len()
     }
-    /// Number of valve positions: the 4/3 valves' spools, then the bridge valves' openings.
+    /// Number of valve positions (`State::spool`): Σ `Element::n_position` over the elements.
     pub fn n_valve_positions(&self) -> usize {
-        self.hydraulics.valves.len() + self.hydraulics.bridge_valves.len()
+        use crate::element::Element;
+        self.elements.iter().map(|e| e.n_position()).sum()
+    }
+    /// The elements with a valve position and their slots in `State::spool`, in element order
+    /// (`Layout::element_position`).
+    pub fn position_elements(
+        &self,
+    ) -> impl Iterator<Item = (usize, &crate::component::Component)> + Clone {
+        use crate::element::Element;
+        self.elements
+            .iter()
+            .filter(|e| e.n_position() > 0)
+            .enumerate()
+    }
+    /// The 4/3 valves among the elements, in element order.
+    pub fn valves_4_3(&self) -> impl Iterator<Item = &Valve43> + Clone {
+        self.elements.iter().filter_map(|e| match e {
+            crate::component::Component::Valve43(v) => Some(v),
+            _ => None,
+        })
+    }
+    /// The open-centre bridge valves among the elements, in element order.
+    pub fn bridge_valves(&self) -> impl Iterator<Item = &BridgeValve> + Clone {
+        self.elements.iter().filter_map(|e| match e {
+            crate::component::Component::BridgeValve(v) => Some(v),
+            _ => None,
+        })
     }
     /// Number of nonholonomic equations l.
     pub fn n_nonholonomic(&self) -> usize {

@@ -15,7 +15,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::hydraulics::bridge_valve::{BridgeValveSpec, TrimSpec};
 pub use crate::hydraulics::throttle::ThrottleSpec;
+pub use crate::hydraulics::valve_4_3::Valve43Spec;
 pub use crate::inputs::SignalSpec;
 pub use crate::model::ids::AttachmentSpec;
 
@@ -294,59 +296,6 @@ pub struct HydraulicsSpec {
     pub bridge_valves: Vec<BridgeValveSpec>,
 }
 
-/// How the offset of a bridge valve's opening is set.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum TrimSpec {
-    /// A fixed value.
-    Value(f64),
-    /// `"solve"`: solved by the static initialization together with the pressures (004 eq. 32).
-    Keyword(String),
-}
-
-/// Open-centre proportional valve: four orifices whose areas follow the opening κ (004 eq. 31):
-///
-/// ```text
-///   P→A: A_max κ     A→T: A_max (1 − κ)     P→B: A_max (1 − κ)     B→T: A_max κ
-///   Q = C_d A √(2|Δp|/ρ) along the path direction only (004 eq. 29, δ gating: no reverse flow),
-///   linear below `laminar_dp_pa`.
-/// ```
-/// κ = trim + input(t), clamped to [0, 1].
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct BridgeValveSpec {
-    /// Unique name.
-    pub name: String,
-    /// Supply node.
-    pub port_p: String,
-    /// Return node.
-    pub port_t: String,
-    /// Work port A (a volume).
-    pub port_a: String,
-    /// Work port B (a volume).
-    pub port_b: String,
-    /// Discharge coefficient C_d [-].
-    pub discharge_coefficient: f64,
-    /// Area of each orifice at full opening A_max [m²].
-    pub max_area_m2: f64,
-    /// Laminar-transition pressure difference [Pa] (004 has none; it keeps the slope finite).
-    #[serde(default = "default_bridge_laminar")]
-    pub laminar_dp_pa: f64,
-    /// Name of the input signal added to the trim.
-    pub input: String,
-    /// Offset of the opening: a number, or `"solve"` for the static initialization.
-    #[serde(default = "default_trim")]
-    pub trim: TrimSpec,
-}
-
-fn default_bridge_laminar() -> f64 {
-    1.0e4
-}
-
-fn default_trim() -> TrimSpec {
-    TrimSpec::Value(0.0)
-}
-
 /// Oil properties.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -404,41 +353,6 @@ pub struct PressureSourceSpec {
     pub name: String,
     /// Pressure [Pa].
     pub pressure_pa: f64,
-}
-
-/// 4/3 closed-centre directional control valve.
-///
-/// Port mapping (000 eq. 26, reference note B.3): U ≥ 0 opens P→A and B→T; U < 0 opens P→B and
-/// A→T. Flow through each open path is Q = C_vd |U| sgn(Δp) √|Δp|, laminar below `laminar_dp_pa`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Valve43Spec {
-    /// Unique name.
-    pub name: String,
-    /// Supply node (a pump or volume).
-    pub port_p: String,
-    /// Return node (a tank or volume).
-    pub port_t: String,
-    /// Work port A (a volume).
-    pub port_a: String,
-    /// Work port B (a volume).
-    pub port_b: String,
-    /// Semi-empirical flow constant C_vd [m³/(s·√Pa) per unit of U].
-    pub flow_constant: f64,
-    /// Spool time constant τ [s] (000 eq. 27).
-    pub time_constant_s: f64,
-    /// Laminar-transition pressure difference [Pa] (000: 2 bar).
-    #[serde(default = "default_laminar")]
-    pub laminar_dp_pa: f64,
-    /// Name of the input signal U_ref.
-    pub input: String,
-    /// Initial spool position U(0) [unit of U].
-    #[serde(default)]
-    pub spool0: f64,
-}
-
-fn default_laminar() -> f64 {
-    crate::hydraulics::orifice::DEFAULT_LAMINAR_DP_PA
 }
 
 /// Cylinder friction law.

@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 
+use crate::component::ComponentSpec;
 use crate::error::ModelError;
 use crate::model::spec::Formulation;
 use crate::model::spec::{
@@ -453,9 +454,12 @@ fn check_cut_joint<'a>(
     Ok(())
 }
 
+/// The hydraulic nodes of a spec by name (volumes, pumps, tanks).
+pub(crate) type Nodes<'a> = BTreeMap<&'a str, NodeKind>;
+
 /// What a hydraulic node is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NodeKind {
+pub(crate) enum NodeKind {
     Volume,
     Pump,
     Tank,
@@ -552,48 +556,12 @@ fn check_hydraulics(
     for (i, valve) in hydraulics.valves.iter().enumerate() {
         let at = At::element("hydraulics.valves", i, "valve", &valve.name);
         components.add(&at, &valve.name)?;
-        node_ref(&at, "port_p", &valve.port_p, &nodes)?;
-        node_ref(&at, "port_t", &valve.port_t, &nodes)?;
-        volume_ref(&at, "port_a", &valve.port_a, &nodes)?;
-        volume_ref(&at, "port_b", &valve.port_b, &nodes)?;
-        if valve.port_b == valve.port_a {
-            return Err(at.error(
-                "port_b",
-                format!(
-                    "is the same volume as port_a ('{}'); work ports A and B must differ",
-                    valve.port_a
-                ),
-            ));
-        }
-        at.positive("flow_constant", valve.flow_constant)?;
-        at.positive("time_constant_s", valve.time_constant_s)?;
-        at.positive("laminar_dp_pa", valve.laminar_dp_pa)?;
-        input_ref(&at, "input", &valve.input, &spec.inputs)?;
-        at.finite("spool0", valve.spool0)?;
+        valve.validate(&at, &nodes, spec)?;
     }
     for (i, throttle) in hydraulics.throttles.iter().enumerate() {
         let at = At::element("hydraulics.throttles", i, "throttle", &throttle.name);
         components.add(&at, &throttle.name)?;
-        node_ref(&at, "from", &throttle.from, &nodes)?;
-        node_ref(&at, "to", &throttle.to, &nodes)?;
-        if throttle.to == throttle.from {
-            return Err(at.error(
-                "to",
-                format!(
-                    "is the same node as `from` ('{}'); a throttle connects two nodes",
-                    throttle.from
-                ),
-            ));
-        }
-        at.positive("discharge_coefficient", throttle.discharge_coefficient)?;
-        at.positive("area_m2", throttle.area_m2)?;
-        flow_constant_finite(
-            &at,
-            "area_m2",
-            throttle.discharge_coefficient * throttle.area_m2,
-            &hydraulics.fluid,
-        )?;
-        at.positive("laminar_dp_pa", throttle.laminar_dp_pa)?;
+        throttle.validate(&at, &nodes, spec)?;
     }
     for (i, cylinder) in hydraulics.cylinders.iter().enumerate() {
         let at = At::element("hydraulics.cylinders", i, "cylinder", &cylinder.name);
@@ -610,46 +578,41 @@ fn check_hydraulics(
     for (i, valve) in hydraulics.bridge_valves.iter().enumerate() {
         let at = At::element("hydraulics.bridge_valves", i, "valve", &valve.name);
         components.add(&at, &valve.name)?;
-        node_ref(&at, "port_p", &valve.port_p, &nodes)?;
-        node_ref(&at, "port_t", &valve.port_t, &nodes)?;
-        volume_ref(&at, "port_a", &valve.port_a, &nodes)?;
-        volume_ref(&at, "port_b", &valve.port_b, &nodes)?;
-        if valve.port_b == valve.port_a {
-            return Err(at.error("port_b", "work ports A and B must be different volumes"));
-        }
-        at.positive("discharge_coefficient", valve.discharge_coefficient)?;
-        at.positive("max_area_m2", valve.max_area_m2)?;
-        flow_constant_finite(
-            &at,
-            "max_area_m2",
-            valve.discharge_coefficient * valve.max_area_m2,
-            &hydraulics.fluid,
-        )?;
-        at.positive("laminar_dp_pa", valve.laminar_dp_pa)?;
-        input_ref(&at, "input", &valve.input, &spec.inputs)?;
-        if let crate::model::spec::TrimSpec::Value(v) = valve.trim {
-            at.finite("trim", v)?;
+        valve.validate(&at, &nodes, spec)?;
+    }
+    // the same elements as `[[elements]]` entries (their names: `model::compile`)
+    for (i, e) in spec.elements.iter().enumerate() {
+        let at = At::element("elements", i, e.noun(), e.name());
+        match e {
+            ComponentSpec::Valve43(v) => v.validate(&at, &nodes, spec)?,
+            ComponentSpec::BridgeValve(v) => v.validate(&at, &nodes, spec)?,
+            ComponentSpec::Throttle(t) => t.validate(&at, &nodes, spec)?,
+            _ => {}
         }
     }
     for (i, volume) in hydraulics.volumes.iter().enumerate() {
         let name = volume.name.as_str();
-        let by_bridge = hydraulics
-            .bridge_valves
+        let by_valve_or_throttle = hydraulics
+            .valves
             .iter()
-            .any(|v| v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name);
-        let by_valve = by_bridge
-            || hydraulics.valves.iter().any(|v| {
-                v.port_p == name || v.port_t == name || v.port_a == name || v.port_b == name
-            });
-        let by_throttle = hydraulics
-            .throttles
-            .iter()
-            .any(|t| t.from == name || t.to == name);
+            .any(|v| v.node_names().contains(&name))
+            || hydraulics
+                .bridge_valves
+                .iter()
+                .any(|v| v.node_names().contains(&name))
+            || hydraulics
+                .throttles
+                .iter()
+                .any(|t| t.node_names().contains(&name))
+            || spec
+                .elements
+                .iter()
+                .any(|e| e.valve_or_throttle_nodes().contains(&name));
         let by_cylinder = hydraulics
             .cylinders
             .iter()
             .any(|c| c.piston_side == name || c.rod_side == name);
-        if !(by_valve || by_throttle || by_cylinder) {
+        if !(by_valve_or_throttle || by_cylinder) {
             let at = At::element("hydraulics.volumes", i, "volume", name);
             return Err(at.error(
                 "name",
@@ -826,7 +789,7 @@ fn check_solver(solver: &SolverSpec) -> Result<(), ModelError> {
 }
 
 /// The flow constant compile derives, C_d A √(2/ρ) (000 eq. 25), must be finite.
-fn flow_constant_finite(
+pub(crate) fn flow_constant_finite(
     at: &At,
     field: &str,
     cd_area: f64,
@@ -859,17 +822,16 @@ fn check_algebraic_volumes(spec: &ModelSpec) -> Result<(), ModelError> {
             continue;
         }
         let name = volume.name.as_str();
-        let valve = h.valves.iter().any(|v| {
-            [&v.port_p, &v.port_t, &v.port_a, &v.port_b]
+        let valve = h.valves.iter().any(|v| v.node_names().contains(&name));
+        let bridge = h
+            .bridge_valves
+            .iter()
+            .any(|v| v.node_names().contains(&name));
+        let throttle = h.throttles.iter().any(|t| t.node_names().contains(&name))
+            || spec
+                .elements
                 .iter()
-                .any(|p| p.as_str() == name)
-        });
-        let bridge = h.bridge_valves.iter().any(|v| {
-            [&v.port_p, &v.port_t, &v.port_a, &v.port_b]
-                .iter()
-                .any(|p| p.as_str() == name)
-        });
-        let throttle = h.throttles.iter().any(|t| t.from == name || t.to == name);
+                .any(|e| e.valve_or_throttle_nodes().contains(&name));
         if !(valve || bridge || throttle) {
             let at = At::element("hydraulics.volumes", i, "volume", name);
             return Err(at.error(
@@ -1057,7 +1019,7 @@ fn marker_ref(
 }
 
 /// Checks that `name` is a hydraulic node (volume, pump or tank); returns its kind.
-fn node_ref(
+pub(crate) fn node_ref(
     at: &At,
     field: &str,
     name: &str,
@@ -1082,7 +1044,7 @@ fn node_ref(
 }
 
 /// Checks that `name` is a volume (not a pump or tank).
-fn volume_ref(
+pub(crate) fn volume_ref(
     at: &At,
     field: &str,
     name: &str,
@@ -1118,7 +1080,12 @@ fn volume_ref(
 }
 
 /// Checks that `name` is an input signal.
-fn input_ref(at: &At, field: &str, name: &str, inputs: &[InputSpec]) -> Result<(), ModelError> {
+pub(crate) fn input_ref(
+    at: &At,
+    field: &str,
+    name: &str,
+    inputs: &[InputSpec],
+) -> Result<(), ModelError> {
     if inputs.iter().any(|i| i.name == name) {
         return Ok(());
     }
@@ -1142,7 +1109,7 @@ fn input_ref(at: &At, field: &str, name: &str, inputs: &[InputSpec]) -> Result<(
 // ---------------------------------------------------------------------------------------------
 
 /// Where a check is: the path prefix of the element and its display name.
-struct At {
+pub(crate) struct At {
     prefix: String,
     element: String,
 }
@@ -1156,7 +1123,7 @@ impl At {
     }
 
     /// The element `list[index]`, shown as `noun 'name'`.
-    fn element(list: &str, index: usize, noun: &str, name: &str) -> Self {
+    pub(crate) fn element(list: &str, index: usize, noun: &str, name: &str) -> Self {
         At {
             prefix: format!("{list}[{index}]"),
             element: format!("{noun} '{name}'"),
@@ -1171,11 +1138,11 @@ impl At {
         }
     }
 
-    fn error(&self, field: &str, message: impl Into<String>) -> ModelError {
+    pub(crate) fn error(&self, field: &str, message: impl Into<String>) -> ModelError {
         ModelError::new(self.path(field), self.element.clone(), message)
     }
 
-    fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+    pub(crate) fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
         if x.is_finite() {
             Ok(x)
         } else {
@@ -1184,7 +1151,7 @@ impl At {
     }
 
     /// Finite and > 0.
-    fn positive(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+    pub(crate) fn positive(&self, field: &str, x: f64) -> Result<f64, ModelError> {
         let x = self.finite(field, x)?;
         if x > 0.0 {
             Ok(x)

@@ -12,6 +12,7 @@ mod inputs;
 mod new_elements;
 mod old_components;
 mod relief_poppet;
+mod valve_elements;
 
 #[path = "../support/loads.rs"]
 mod loads;

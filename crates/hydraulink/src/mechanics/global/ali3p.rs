@@ -58,7 +58,6 @@ use super::{
 use crate::advance;
 use crate::buffers::Buffers;
 use crate::formulation::Stepper;
-use crate::hydraulics::valve_4_3;
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::linalg::{pinv_solve, DenseCholesky, DenseLu, SingularMatrix};
 use crate::model::Model;
@@ -130,16 +129,8 @@ pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
-    for (i, v) in model.hydraulics.valves.iter().enumerate() {
-        let (u0, u1) = st.inputs.step_values(v.input);
-        spool_new[i] = valve_4_3::spool_step(st.spool[i], u0, u1, v.time_constant_s, dt);
-    }
-    // bridge valves: κ = trim + input, the value valid on the step (as the penalty formulation)
-    let n43 = model.hydraulics.valves.len();
-    for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {
-        let (_, u1) = st.inputs.step_values(v.input);
-        spool_new[n43 + i] = st.trim[i] + u1;
-    }
+    // stage `advance valves`: every element's valve position at t_n+1, by its own law
+    crate::hydraulics::advance_positions(model, st, dt, spool_new);
     let ns = natural_state(st);
     let (q, qd, qdd) = (&ns.q, &ns.qd, &ns.qdd);
     for i in 0..nq {

@@ -29,7 +29,7 @@ use crate::advance;
 use crate::assembly::Evaluator;
 use crate::buffers::{Buffers, Counters, History};
 use crate::formulation::Stepper;
-use crate::hydraulics::{reduced, valve_4_3};
+use crate::hydraulics::{self, reduced};
 use crate::integrator::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::mechanics::semirecursive::schur::{self, SchurTangent};
 use crate::model::Model;
@@ -249,17 +249,8 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Buffers) {
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
-    // Spools: closed-form trapezoidal step with U_ref(t_k) held over [t_k, t_k+1).
-    for (i, v) in model.hydraulics.valves.iter().enumerate() {
-        let (u0, u1) = st.inputs.step_values(v.input);
-        ws.spool_new[i] = valve_4_3::spool_step(st.spool[i], u0, u1, v.time_constant_s, dt);
-    }
-    // Bridge valves: κ = trim + input, the value valid on the step (`Signal::step_values`).
-    let n43 = model.hydraulics.valves.len();
-    for (i, v) in model.hydraulics.bridge_valves.iter().enumerate() {
-        let (_, u1) = st.inputs.step_values(v.input);
-        ws.spool_new[n43 + i] = st.trim[i] + u1;
-    }
+    // Stage `advance valves`: every element's valve position at t_k+1, by its own law
+    hydraulics::advance_positions(model, st, dt, &mut ws.spool_new);
     // History terms (000 eqs. 33–34) and predictors (000 §4).
     for i in 0..n {
         ws.hist.zd_hat[i] = -(c1 * st.z[i] + st.zd[i]);
