@@ -2,7 +2,7 @@
 //! port state and efforts kept for the outputs ([`ElementValues`]) and its energy account in the
 //! state ([`crate::component::ElementEnergy`]).
 
-use crate::component::{input_value, ElementValues};
+use crate::component::ElementValues;
 use crate::element::MechPort;
 use crate::hydraulics::node_port_state;
 use crate::mechanics::kinematics::Kinematics;
@@ -27,17 +27,17 @@ pub fn commit(
         return;
     }
     let dt = model.solver.step_s;
-    let mechanical = model.elements.iter().any(|e| e.is_mechanical());
-    if mechanical {
+    if model.has_mechanical_elements {
         kin.positions(model, &st.z);
         kin.velocities(model, &st.zd);
     }
     for (i, e) in model.elements.iter().enumerate() {
         let ports = e.ports();
         // after a step: u(t_k+1) of the step just taken; the initial state: u(t_0)
-        let u = match (integrate, ports.input) {
-            (false, Some(k)) => st.inputs.step_values(k).0,
-            _ => input_value(e, &st.inputs),
+        let u = match ports.input {
+            Some(k) if !integrate => st.inputs.step_values(k).0,
+            Some(k) => st.inputs.step_values(k).1,
+            None => 1.0,
         };
         let mut at = node_port_state(model, &st.p, &ports.nodes);
         at.u = u;

@@ -55,7 +55,40 @@ pub fn component_flows_with<S: Real>(
     for x in q.iter_mut() {
         *x = S::zero();
     }
-    let (layout, e0) = (&model.layout, model.layout.internal.start);
+    let layout = &model.layout;
+    if layout.element_states.len() == model.elements.len() {
+        // the layout's list of the elements with node ports (`Layout::node_ports`)
+        for np in &layout.node_ports {
+            let e = &model.elements[np.element];
+            let mut at = node_port_state(model, p, &np.nodes);
+            if let Some(slot) = np.position {
+                at.position = spools[slot];
+            }
+            let k = np.internal.len();
+            if k > 0 {
+                // an element with internal states: e in, ė out (`Element::n_internal`)
+                if internal.is_empty() {
+                    let mut steady = at.internal;
+                    e.steady_internal(&at, &mut steady);
+                    at.internal = steady;
+                } else {
+                    at.internal[..k].copy_from_slice(&internal[np.internal.clone()]);
+                }
+            }
+            let effort = e.evaluate(&at);
+            if k > 0 && !rates.is_empty() {
+                rates[np.internal.clone()].copy_from_slice(&effort.internal_rate[..k]);
+            }
+            for (n, f) in np.nodes.iter().zip(effort.flow.iter()) {
+                if let Some(Node::Volume(v)) = n {
+                    q[v.0] += *f;
+                }
+            }
+        }
+        return;
+    }
+    // the layout not built yet (inside model compile): ask each element for its ports
+    let e0 = layout.internal.start;
     // the slot of the next valve position in `spools` (element order)
     let mut slot = 0;
     for (i, e) in model.elements.iter().enumerate() {

@@ -841,6 +841,22 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         element_position.push((!vars.is_empty()).then_some(spools.len()));
         spools.extend(vars.drain(..).map(|v| v.name));
     }
+    // the elements with node ports, for the flow sum
+    let node_ports = model
+        .elements
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let nodes = e.ports().nodes;
+            nodes[0].map(|_| crate::model::layout::NodePorts {
+                element: i,
+                nodes,
+                position: element_position[i],
+                internal: element_states[i].start - internal.start
+                    ..element_states[i].end - internal.start,
+            })
+        })
+        .collect();
     let multipliers = model
         .constraints
         .iter()
@@ -869,6 +885,7 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         element_states,
         spools,
         element_position,
+        node_ports,
         multipliers,
         tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
         block_atol,

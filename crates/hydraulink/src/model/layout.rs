@@ -78,6 +78,10 @@ pub struct Layout {
     pub spools: Vec<String>,
     /// Slot of each element's valve position in `State::spool` (`None` without one).
     pub element_position: Vec<Option<usize>>,
+    /// The elements with hydraulic node ports, in element order, with what the flow sum needs
+    /// of each (`hydraulics::component_flows_with`, `element_energy::commit`): found once here
+    /// instead of asking every element for its ports at every evaluation.
+    pub node_ports: Vec<NodePorts>,
     /// NaN-check names of the multipliers `State::lambda`: `<row>.lambda` for the loop-closure
     /// rows, then the nonholonomic rows.
     pub multipliers: Vec<String>,
@@ -89,6 +93,19 @@ pub struct Layout {
     pub(super) block_atol: [f64; 4],
     /// Number of cylinders: the friction blocks of the joints follow theirs.
     pub(super) n_cylinders: usize,
+}
+
+/// An element with hydraulic node ports, as the flow sum visits it ([`Layout::node_ports`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodePorts {
+    /// Index in `Model::elements`.
+    pub element: usize,
+    /// Its node ports (`Element::ports`).
+    pub nodes: [Option<crate::model::ids::Node>; crate::element::MAX_NODES],
+    /// Slot of its valve position in `State::spool`, if it has one.
+    pub position: Option<usize>,
+    /// Its internal states as a range of the block e (0-based in e), empty without.
+    pub internal: Range<usize>,
 }
 
 /// Unit of a friction state from its name: the unit suffix of STYLE convention 2 (`bristle_m`
@@ -115,6 +132,7 @@ impl Default for Layout {
             element_states: Vec::new(),
             spools: Vec::new(),
             element_position: Vec::new(),
+            node_ports: Vec::new(),
             multipliers: Vec::new(),
             tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
             block_atol: [0.0; 4],
