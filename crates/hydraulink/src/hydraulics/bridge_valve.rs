@@ -24,9 +24,8 @@ use crate::element::{
 };
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
+use crate::model::field_check::{flow_constant_finite, input_ref, node_ref, volume_ref, At, Nodes};
 use crate::model::ids::Node;
-use crate::model::spec::ModelSpec;
-use crate::model::validate::{flow_constant_finite, input_ref, node_ref, volume_ref, At, Nodes};
 use crate::real::Real;
 
 /// How the offset of a bridge valve's opening is set.
@@ -97,7 +96,8 @@ impl BridgeValveSpec {
         &self,
         at: &At,
         nodes: &Nodes,
-        spec: &ModelSpec,
+        inputs: &[&str],
+        density_kg_m3: f64,
     ) -> Result<(), ModelError> {
         node_ref(at, "port_p", &self.port_p, nodes)?;
         node_ref(at, "port_t", &self.port_t, nodes)?;
@@ -112,10 +112,10 @@ impl BridgeValveSpec {
             at,
             "max_area_m2",
             self.discharge_coefficient * self.max_area_m2,
-            &spec.hydraulics.fluid,
+            density_kg_m3,
         )?;
         at.positive("laminar_dp_pa", self.laminar_dp_pa)?;
-        input_ref(at, "input", &self.input, &spec.inputs)?;
+        input_ref(at, "input", &self.input, inputs)?;
         if let TrimSpec::Value(v) = self.trim {
             at.finite("trim", v)?;
         }

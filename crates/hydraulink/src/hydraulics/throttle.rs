@@ -14,9 +14,8 @@ use crate::element::{
 };
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
+use crate::model::field_check::{flow_constant_finite, node_ref, At, Nodes};
 use crate::model::ids::Node;
-use crate::model::spec::ModelSpec;
-use crate::model::validate::{flow_constant_finite, node_ref, At, Nodes};
 use crate::real::Real;
 
 /// A throttle valve between two nodes: Q = C_d A √(2/ρ) sgn(Δp) √|Δp| (000 eqs. 24–25), in
@@ -61,7 +60,8 @@ impl ThrottleSpec {
         &self,
         at: &At,
         nodes: &Nodes,
-        spec: &ModelSpec,
+        _inputs: &[&str],
+        density_kg_m3: f64,
     ) -> Result<(), ModelError> {
         node_ref(at, "from", &self.from, nodes)?;
         node_ref(at, "to", &self.to, nodes)?;
@@ -80,7 +80,7 @@ impl ThrottleSpec {
             at,
             "area_m2",
             self.discharge_coefficient * self.area_m2,
-            &spec.hydraulics.fluid,
+            density_kg_m3,
         )?;
         at.positive("laminar_dp_pa", self.laminar_dp_pa)?;
         Ok(())

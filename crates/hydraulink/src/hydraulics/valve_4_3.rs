@@ -25,9 +25,8 @@ use crate::element::{
 };
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
+use crate::model::field_check::{input_ref, node_ref, volume_ref, At, Nodes};
 use crate::model::ids::Node;
-use crate::model::spec::ModelSpec;
-use crate::model::validate::{input_ref, node_ref, volume_ref, At, Nodes};
 use crate::real::Real;
 use num_dual::Dual64;
 
@@ -80,7 +79,8 @@ impl Valve43Spec {
         &self,
         at: &At,
         nodes: &Nodes,
-        spec: &ModelSpec,
+        inputs: &[&str],
+        _density_kg_m3: f64,
     ) -> Result<(), ModelError> {
         node_ref(at, "port_p", &self.port_p, nodes)?;
         node_ref(at, "port_t", &self.port_t, nodes)?;
@@ -98,7 +98,7 @@ impl Valve43Spec {
         at.positive("flow_constant", self.flow_constant)?;
         at.positive("time_constant_s", self.time_constant_s)?;
         at.positive("laminar_dp_pa", self.laminar_dp_pa)?;
-        input_ref(at, "input", &self.input, &spec.inputs)?;
+        input_ref(at, "input", &self.input, inputs)?;
         at.finite("spool0", self.spool0)?;
         Ok(())
     }

@@ -33,6 +33,7 @@ use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 
 use crate::component::ComponentSpec;
 use crate::error::ModelError;
+use crate::model::field_check::{input_ref, one_of, volume_ref, At, NodeKind};
 use crate::model::spec::Formulation;
 use crate::model::spec::{
     AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, GroundSpec, HydraulicsSpec, InputSpec,
@@ -42,9 +43,6 @@ use crate::model::spec::{
 /// The reserved name of the fixed frame; joint parents, cut-joint bodies and cylinder ends may
 /// name it. Its markers are `ground.markers`.
 pub const GROUND: &str = "ground";
-
-/// Smallest accepted norm of an axis or normal vector (before normalisation) [-].
-const MIN_AXIS_NORM: f64 = 1e-9;
 
 /// Smallest accepted sine of the angle between the two axes of a universal joint [-].
 const MIN_AXIS_SINE: f64 = 1e-6;
@@ -454,27 +452,6 @@ fn check_cut_joint<'a>(
     Ok(())
 }
 
-/// The hydraulic nodes of a spec by name (volumes, pumps, tanks).
-pub(crate) type Nodes<'a> = BTreeMap<&'a str, NodeKind>;
-
-/// What a hydraulic node is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum NodeKind {
-    Volume,
-    Pump,
-    Tank,
-}
-
-impl NodeKind {
-    fn describe(self) -> &'static str {
-        match self {
-            NodeKind::Volume => "a volume",
-            NodeKind::Pump => "a pump",
-            NodeKind::Tank => "a tank",
-        }
-    }
-}
-
 fn check_hydraulics(
     spec: &ModelSpec,
     body_index: &BTreeMap<&str, usize>,
@@ -482,6 +459,9 @@ fn check_hydraulics(
     let hydraulics: &HydraulicsSpec = &spec.hydraulics;
     let fluid = At::new("hydraulics.fluid", "fluid");
     fluid.positive("density_kg_m3", hydraulics.fluid.density_kg_m3)?;
+    // what the elements' own spec checks read of the model (`model::field_check`)
+    let input_names: Vec<&str> = spec.inputs.iter().map(|i| i.name.as_str()).collect();
+    let density_kg_m3 = hydraulics.fluid.density_kg_m3;
     fluid.positive("bulk_modulus_pa", hydraulics.fluid.bulk_modulus_pa)?;
 
     let mut node_names = Names::new();
@@ -556,12 +536,12 @@ fn check_hydraulics(
     for (i, valve) in hydraulics.valves.iter().enumerate() {
         let at = At::element("hydraulics.valves", i, "valve", &valve.name);
         components.add(&at, &valve.name)?;
-        valve.validate(&at, &nodes, spec)?;
+        valve.validate(&at, &nodes, &input_names, density_kg_m3)?;
     }
     for (i, throttle) in hydraulics.throttles.iter().enumerate() {
         let at = At::element("hydraulics.throttles", i, "throttle", &throttle.name);
         components.add(&at, &throttle.name)?;
-        throttle.validate(&at, &nodes, spec)?;
+        throttle.validate(&at, &nodes, &input_names, density_kg_m3)?;
     }
     for (i, cylinder) in hydraulics.cylinders.iter().enumerate() {
         let at = At::element("hydraulics.cylinders", i, "cylinder", &cylinder.name);
@@ -578,15 +558,17 @@ fn check_hydraulics(
     for (i, valve) in hydraulics.bridge_valves.iter().enumerate() {
         let at = At::element("hydraulics.bridge_valves", i, "valve", &valve.name);
         components.add(&at, &valve.name)?;
-        valve.validate(&at, &nodes, spec)?;
+        valve.validate(&at, &nodes, &input_names, density_kg_m3)?;
     }
     // the same elements as `[[elements]]` entries (their names: `model::compile`)
     for (i, e) in spec.elements.iter().enumerate() {
         let at = At::element("elements", i, e.noun(), e.name());
         match e {
-            ComponentSpec::Valve43(v) => v.validate(&at, &nodes, spec)?,
-            ComponentSpec::BridgeValve(v) => v.validate(&at, &nodes, spec)?,
-            ComponentSpec::Throttle(t) => t.validate(&at, &nodes, spec)?,
+            ComponentSpec::Valve43(v) => v.validate(&at, &nodes, &input_names, density_kg_m3)?,
+            ComponentSpec::BridgeValve(v) => {
+                v.validate(&at, &nodes, &input_names, density_kg_m3)?
+            }
+            ComponentSpec::Throttle(t) => t.validate(&at, &nodes, &input_names, density_kg_m3)?,
             _ => {}
         }
     }
@@ -788,24 +770,6 @@ fn check_solver(solver: &SolverSpec) -> Result<(), ModelError> {
     Ok(())
 }
 
-/// The flow constant compile derives, C_d A √(2/ρ) (000 eq. 25), must be finite.
-pub(crate) fn flow_constant_finite(
-    at: &At,
-    field: &str,
-    cd_area: f64,
-    fluid: &crate::model::spec::FluidSpec,
-) -> Result<(), ModelError> {
-    let c = cd_area * (2.0 / fluid.density_kg_m3).sqrt();
-    if c.is_finite() {
-        Ok(())
-    } else {
-        Err(at.error(
-            field,
-            format!("is out of range: the flow constant C_d A √(2/ρ) is {c:?}"),
-        ))
-    }
-}
-
 /// Upper bound of `solver.max_iterations` (a step does at most this many Newton solves).
 pub const MAX_ITERATIONS: u32 = 1000;
 
@@ -847,6 +811,7 @@ fn check_algebraic_volumes(spec: &ModelSpec) -> Result<(), ModelError> {
 /// under `kinematic-guidance` every cylinder is guided.
 fn check_guidance(spec: &ModelSpec) -> Result<(), ModelError> {
     let cylinders = &spec.hydraulics.cylinders;
+    let input_names: Vec<&str> = spec.inputs.iter().map(|i| i.name.as_str()).collect();
     for (i, g) in spec.solver.guidance.iter().enumerate() {
         let at = At::element("solver.guidance", i, "guidance", &g.cylinder);
         if !cylinders.iter().any(|c| c.name == g.cylinder) {
@@ -865,9 +830,9 @@ fn check_guidance(spec: &ModelSpec) -> Result<(), ModelError> {
         {
             return Err(at.error("cylinder", "cylinder guided twice"));
         }
-        input_ref(&at, "input", &g.input, &spec.inputs)?;
+        input_ref(&at, "input", &g.input, &input_names)?;
         if let Some(v) = &g.velocity_input {
-            input_ref(&at, "velocity_input", v, &spec.inputs)?;
+            input_ref(&at, "velocity_input", v, &input_names)?;
         }
     }
     if spec.solver.formulation == Formulation::KinematicGuidance {
@@ -1018,192 +983,9 @@ fn marker_ref(
     ))
 }
 
-/// Checks that `name` is a hydraulic node (volume, pump or tank); returns its kind.
-pub(crate) fn node_ref(
-    at: &At,
-    field: &str,
-    name: &str,
-    nodes: &BTreeMap<&str, NodeKind>,
-) -> Result<NodeKind, ModelError> {
-    if let Some(&kind) = nodes.get(name) {
-        return Ok(kind);
-    }
-    let expected = if nodes.is_empty() {
-        "the model has no volumes, pumps or tanks".to_string()
-    } else {
-        format!(
-            "expected a volume, pump or tank: one of {}",
-            one_of(nodes.keys().copied())
-        )
-    };
-    if name.is_empty() {
-        Err(at.error(field, format!("is empty; {expected}")))
-    } else {
-        Err(at.error(field, format!("unknown node '{name}'; {expected}")))
-    }
-}
-
-/// Checks that `name` is a volume (not a pump or tank).
-pub(crate) fn volume_ref(
-    at: &At,
-    field: &str,
-    name: &str,
-    nodes: &BTreeMap<&str, NodeKind>,
-) -> Result<(), ModelError> {
-    let volumes = || {
-        one_of(
-            nodes
-                .iter()
-                .filter(|(_, k)| **k == NodeKind::Volume)
-                .map(|(n, _)| *n),
-        )
-    };
-    match nodes.get(name) {
-        Some(NodeKind::Volume) => Ok(()),
-        Some(kind) => Err(at.error(
-            field,
-            format!(
-                "'{name}' is {}, but this port needs a volume: one of {}",
-                kind.describe(),
-                volumes()
-            ),
-        )),
-        None if name.is_empty() => Err(at.error(
-            field,
-            format!("is empty; expected a volume: one of {}", volumes()),
-        )),
-        None => Err(at.error(
-            field,
-            format!("unknown volume '{name}'; expected one of {}", volumes()),
-        )),
-    }
-}
-
-/// Checks that `name` is an input signal.
-pub(crate) fn input_ref(
-    at: &At,
-    field: &str,
-    name: &str,
-    inputs: &[InputSpec],
-) -> Result<(), ModelError> {
-    if inputs.iter().any(|i| i.name == name) {
-        return Ok(());
-    }
-    let expected = if inputs.is_empty() {
-        "the model has no [[inputs]]".to_string()
-    } else {
-        format!(
-            "expected one of {}",
-            one_of(inputs.iter().map(|i| i.name.as_str()))
-        )
-    };
-    if name.is_empty() {
-        Err(at.error(field, format!("is empty; {expected}")))
-    } else {
-        Err(at.error(field, format!("unknown input '{name}'; {expected}")))
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-/// Where a check is: the path prefix of the element and its display name.
-pub(crate) struct At {
-    prefix: String,
-    element: String,
-}
-
-impl At {
-    fn new(prefix: &str, element: &str) -> Self {
-        At {
-            prefix: prefix.to_string(),
-            element: element.to_string(),
-        }
-    }
-
-    /// The element `list[index]`, shown as `noun 'name'`.
-    pub(crate) fn element(list: &str, index: usize, noun: &str, name: &str) -> Self {
-        At {
-            prefix: format!("{list}[{index}]"),
-            element: format!("{noun} '{name}'"),
-        }
-    }
-
-    fn path(&self, field: &str) -> String {
-        match (self.prefix.is_empty(), field.is_empty()) {
-            (true, _) => field.to_string(),
-            (false, true) => self.prefix.clone(),
-            (false, false) => format!("{}.{field}", self.prefix),
-        }
-    }
-
-    pub(crate) fn error(&self, field: &str, message: impl Into<String>) -> ModelError {
-        ModelError::new(self.path(field), self.element.clone(), message)
-    }
-
-    pub(crate) fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
-        if x.is_finite() {
-            Ok(x)
-        } else {
-            Err(self.error(field, format!("must be a finite number, got {x:?}")))
-        }
-    }
-
-    /// Finite and > 0.
-    pub(crate) fn positive(&self, field: &str, x: f64) -> Result<f64, ModelError> {
-        let x = self.finite(field, x)?;
-        if x > 0.0 {
-            Ok(x)
-        } else {
-            Err(self.error(field, format!("must be greater than 0, got {x:?}")))
-        }
-    }
-
-    /// Finite and >= 0.
-    fn non_negative(&self, field: &str, x: f64) -> Result<f64, ModelError> {
-        let x = self.finite(field, x)?;
-        if x >= 0.0 {
-            Ok(x)
-        } else {
-            Err(self.error(field, format!("must be 0 or greater, got {x:?}")))
-        }
-    }
-
-    /// Every entry finite; the path of a bad entry is `field[k]`.
-    fn finite_all(&self, field: &str, xs: &[f64]) -> Result<(), ModelError> {
-        match xs.iter().position(|x| !x.is_finite()) {
-            None => Ok(()),
-            Some(k) => {
-                let x = xs.get(k).copied().unwrap_or(f64::NAN);
-                Err(self.error(
-                    &format!("{field}[{k}]"),
-                    format!("must be a finite number, got {x:?}"),
-                ))
-            }
-        }
-    }
-
-    /// A finite direction vector with a usable norm.
-    fn nonzero_vector(&self, field: &str, v: &[f64; 3]) -> Result<(), ModelError> {
-        self.finite_all(field, v)?;
-        // Scale before squaring so that neither tiny nor huge entries under- or overflow.
-        let scale = v.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-        let norm = if scale == 0.0 {
-            0.0
-        } else {
-            scale * Vector3::from(v.map(|x| x / scale)).norm()
-        };
-        if norm > MIN_AXIS_NORM {
-            Ok(())
-        } else {
-            Err(self.error(
-                field,
-                format!("{v:?} is (nearly) zero; a direction needs a norm above {MIN_AXIS_NORM:e}"),
-            ))
-        }
-    }
-}
 
 /// A namespace: name → (path, element) of its first use.
 struct Names<'a> {
@@ -1241,22 +1023,6 @@ fn count(n: usize, noun: &str) -> String {
     } else {
         format!("{n} {noun}s")
     }
-}
-
-/// `'a', 'b', 'c'` (at most 12 names, then `…`).
-fn one_of<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    const MAX: usize = 12;
-    let names: Vec<&str> = names.collect();
-    let mut text = names
-        .iter()
-        .take(MAX)
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > MAX {
-        text.push_str(", …");
-    }
-    text
 }
 
 /// A map key as a path segment: bare if it is a bare TOML key, else quoted.

@@ -1,0 +1,248 @@
+//! Field checks shared by the model validation (`model::validate`) and the elements' own spec
+//! checks (`Valve43Spec::validate`, …): where a check is ([`At`]: the path and the element it
+//! names), numbers, and references to nodes and inputs by name. It imports no spec type, so an
+//! element's file can use it without importing the spec or the validation.
+
+use std::collections::BTreeMap;
+
+use nalgebra::Vector3;
+
+use crate::error::ModelError;
+
+/// Smallest accepted norm of an axis or normal vector (before normalisation) [-].
+pub(crate) const MIN_AXIS_NORM: f64 = 1e-9;
+
+/// The hydraulic nodes of a spec by name (volumes, pumps, tanks).
+pub(crate) type Nodes<'a> = BTreeMap<&'a str, NodeKind>;
+
+/// What a hydraulic node is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NodeKind {
+    Volume,
+    Pump,
+    Tank,
+}
+
+impl NodeKind {
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            NodeKind::Volume => "a volume",
+            NodeKind::Pump => "a pump",
+            NodeKind::Tank => "a tank",
+        }
+    }
+}
+
+/// The flow constant compile derives, C_d A √(2/ρ) (000 eq. 25), must be finite.
+pub(crate) fn flow_constant_finite(
+    at: &At,
+    field: &str,
+    cd_area: f64,
+    density_kg_m3: f64,
+) -> Result<(), ModelError> {
+    let c = cd_area * (2.0 / density_kg_m3).sqrt();
+    if c.is_finite() {
+        Ok(())
+    } else {
+        Err(at.error(
+            field,
+            format!("is out of range: the flow constant C_d A √(2/ρ) is {c:?}"),
+        ))
+    }
+}
+
+/// Checks that `name` is a hydraulic node (volume, pump or tank); returns its kind.
+pub(crate) fn node_ref(
+    at: &At,
+    field: &str,
+    name: &str,
+    nodes: &BTreeMap<&str, NodeKind>,
+) -> Result<NodeKind, ModelError> {
+    if let Some(&kind) = nodes.get(name) {
+        return Ok(kind);
+    }
+    let expected = if nodes.is_empty() {
+        "the model has no volumes, pumps or tanks".to_string()
+    } else {
+        format!(
+            "expected a volume, pump or tank: one of {}",
+            one_of(nodes.keys().copied())
+        )
+    };
+    if name.is_empty() {
+        Err(at.error(field, format!("is empty; {expected}")))
+    } else {
+        Err(at.error(field, format!("unknown node '{name}'; {expected}")))
+    }
+}
+
+/// Checks that `name` is a volume (not a pump or tank).
+pub(crate) fn volume_ref(
+    at: &At,
+    field: &str,
+    name: &str,
+    nodes: &BTreeMap<&str, NodeKind>,
+) -> Result<(), ModelError> {
+    let volumes = || {
+        one_of(
+            nodes
+                .iter()
+                .filter(|(_, k)| **k == NodeKind::Volume)
+                .map(|(n, _)| *n),
+        )
+    };
+    match nodes.get(name) {
+        Some(NodeKind::Volume) => Ok(()),
+        Some(kind) => Err(at.error(
+            field,
+            format!(
+                "'{name}' is {}, but this port needs a volume: one of {}",
+                kind.describe(),
+                volumes()
+            ),
+        )),
+        None if name.is_empty() => Err(at.error(
+            field,
+            format!("is empty; expected a volume: one of {}", volumes()),
+        )),
+        None => Err(at.error(
+            field,
+            format!("unknown volume '{name}'; expected one of {}", volumes()),
+        )),
+    }
+}
+
+/// Checks that `name` is an input signal.
+pub(crate) fn input_ref(
+    at: &At,
+    field: &str,
+    name: &str,
+    inputs: &[&str],
+) -> Result<(), ModelError> {
+    if inputs.contains(&name) {
+        return Ok(());
+    }
+    let expected = if inputs.is_empty() {
+        "the model has no [[inputs]]".to_string()
+    } else {
+        format!("expected one of {}", one_of(inputs.iter().copied()))
+    };
+    if name.is_empty() {
+        Err(at.error(field, format!("is empty; {expected}")))
+    } else {
+        Err(at.error(field, format!("unknown input '{name}'; {expected}")))
+    }
+}
+
+/// Where a check is: the path prefix of the element and its display name.
+pub(crate) struct At {
+    pub(crate) prefix: String,
+    pub(crate) element: String,
+}
+
+impl At {
+    pub(crate) fn new(prefix: &str, element: &str) -> Self {
+        At {
+            prefix: prefix.to_string(),
+            element: element.to_string(),
+        }
+    }
+
+    /// The element `list[index]`, shown as `noun 'name'`.
+    pub(crate) fn element(list: &str, index: usize, noun: &str, name: &str) -> Self {
+        At {
+            prefix: format!("{list}[{index}]"),
+            element: format!("{noun} '{name}'"),
+        }
+    }
+
+    pub(crate) fn path(&self, field: &str) -> String {
+        match (self.prefix.is_empty(), field.is_empty()) {
+            (true, _) => field.to_string(),
+            (false, true) => self.prefix.clone(),
+            (false, false) => format!("{}.{field}", self.prefix),
+        }
+    }
+
+    pub(crate) fn error(&self, field: &str, message: impl Into<String>) -> ModelError {
+        ModelError::new(self.path(field), self.element.clone(), message)
+    }
+
+    pub(crate) fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        if x.is_finite() {
+            Ok(x)
+        } else {
+            Err(self.error(field, format!("must be a finite number, got {x:?}")))
+        }
+    }
+
+    /// Finite and > 0.
+    pub(crate) fn positive(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        let x = self.finite(field, x)?;
+        if x > 0.0 {
+            Ok(x)
+        } else {
+            Err(self.error(field, format!("must be greater than 0, got {x:?}")))
+        }
+    }
+
+    /// Finite and >= 0.
+    pub(crate) fn non_negative(&self, field: &str, x: f64) -> Result<f64, ModelError> {
+        let x = self.finite(field, x)?;
+        if x >= 0.0 {
+            Ok(x)
+        } else {
+            Err(self.error(field, format!("must be 0 or greater, got {x:?}")))
+        }
+    }
+
+    /// Every entry finite; the path of a bad entry is `field[k]`.
+    pub(crate) fn finite_all(&self, field: &str, xs: &[f64]) -> Result<(), ModelError> {
+        match xs.iter().position(|x| !x.is_finite()) {
+            None => Ok(()),
+            Some(k) => {
+                let x = xs.get(k).copied().unwrap_or(f64::NAN);
+                Err(self.error(
+                    &format!("{field}[{k}]"),
+                    format!("must be a finite number, got {x:?}"),
+                ))
+            }
+        }
+    }
+
+    /// A finite direction vector with a usable norm.
+    pub(crate) fn nonzero_vector(&self, field: &str, v: &[f64; 3]) -> Result<(), ModelError> {
+        self.finite_all(field, v)?;
+        // Scale before squaring so that neither tiny nor huge entries under- or overflow.
+        let scale = v.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        let norm = if scale == 0.0 {
+            0.0
+        } else {
+            scale * Vector3::from(v.map(|x| x / scale)).norm()
+        };
+        if norm > MIN_AXIS_NORM {
+            Ok(())
+        } else {
+            Err(self.error(
+                field,
+                format!("{v:?} is (nearly) zero; a direction needs a norm above {MIN_AXIS_NORM:e}"),
+            ))
+        }
+    }
+}
+
+/// `'a', 'b', 'c'` (at most 12 names, then `…`).
+pub(crate) fn one_of<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    const MAX: usize = 12;
+    let names: Vec<&str> = names.collect();
+    let mut text = names
+        .iter()
+        .take(MAX)
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > MAX {
+        text.push_str(", …");
+    }
+    text
+}
