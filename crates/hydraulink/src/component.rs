@@ -48,18 +48,21 @@ pub enum Component {
 macro_rules! dispatch {
     ($c:expr, $e:ident => $body:expr) => {
         match $c {
-            Component::Valve43($e) => $body,
-            Component::BridgeValve($e) => $body,
-            Component::ReliefValve($e) => $body,
-            Component::CheckValve($e) => $body,
-            Component::Throttle($e) => $body,
-            Component::Accumulator($e) => $body,
-            Component::SpringDamper($e) => $body,
-            Component::EndStop($e) => $body,
-            Component::ExternalLoad($e) => $body,
+            $crate::component::Component::Valve43($e) => $body,
+            $crate::component::Component::BridgeValve($e) => $body,
+            $crate::component::Component::ReliefValve($e) => $body,
+            $crate::component::Component::CheckValve($e) => $body,
+            $crate::component::Component::Throttle($e) => $body,
+            $crate::component::Component::Accumulator($e) => $body,
+            $crate::component::Component::SpringDamper($e) => $body,
+            $crate::component::Component::EndStop($e) => $body,
+            $crate::component::Component::ExternalLoad($e) => $body,
         }
     };
 }
+/// [`dispatch!`] for the other modules: a loop body written once as a generic function over
+/// `E: Element` is monomorphized per arm, so the law inlines into it (the flow sum's fast path).
+pub(crate) use dispatch;
 
 /// The enum is itself an element: every method forwards to the arm (so generic code such as
 /// `hydraulics::add_flows` takes a component or a single element type alike).

@@ -32,6 +32,11 @@ pub fn commit(
         kin.velocities(model, &st.zd);
     }
     for (i, e) in model.elements.iter().enumerate() {
+        if !model.element_every_step[i] {
+            // a hydraulic element without per-step accounts: evaluated by the output rows
+            // (`hydraulic_port_state`)
+            continue;
+        }
         let ports = e.ports();
         // after a step: u(t_k+1) of the step just taken; the initial state: u(t_0)
         let u = match ports.input {
@@ -80,4 +85,25 @@ pub fn commit(
         values.at[i] = at;
         values.effort[i] = effort;
     }
+}
+
+/// The port state of element `i`, a hydraulic element (no mechanical port), at the state `st`:
+/// its node pressures, valve position and internal states, and its input at the state's time
+/// (the first value of the pair `st.inputs` holds between steps). What an output row evaluates
+/// for the elements that `commit` does not visit at every step (`Model::element_every_step`).
+pub fn hydraulic_port_state(model: &Model, st: &State, i: usize) -> crate::element::PortState<f64> {
+    let e = &model.elements[i];
+    let ports = e.ports();
+    debug_assert!(matches!(ports.mech, MechPort::None));
+    let mut at = node_port_state(model, &st.p, &ports.nodes);
+    if let Some(k) = ports.input {
+        at.u = st.inputs.step_values(k).0;
+    }
+    if let Some(slot) = model.layout.element_position[i] {
+        at.position = st.spool[slot];
+    }
+    let r = &model.layout.element_states[i];
+    let e0 = model.layout.internal.start;
+    at.internal[..r.len()].copy_from_slice(&st.internal[r.start - e0..r.end - e0]);
+    at
 }

@@ -183,6 +183,10 @@ fn columns(model: &Model) -> Vec<Column> {
         }
     }
     for (i, e) in m.elements.iter().enumerate() {
+        // accounts only for the elements evaluated at every step
+        if !m.element_every_step[i] {
+            continue;
+        }
         put(
             format!("{}.energy_stored", e.name()),
             Source::ElementStored(i),
@@ -395,7 +399,13 @@ impl Simulation {
                 Source::ElementOutput { element, k } => {
                     if buffered != Some(element) {
                         let e = &m.elements[element];
-                        e.outputs(&vals.at[element], &vals.effort[element], &mut buf);
+                        if m.element_every_step[element] {
+                            e.outputs(&vals.at[element], &vals.effort[element], &mut buf);
+                        } else {
+                            // a hydraulic element: evaluated here, at the state
+                            let at = crate::element_energy::hydraulic_port_state(m, st, element);
+                            e.outputs(&at, &e.evaluate(&at), &mut buf);
+                        }
                         buffered = Some(element);
                     }
                     buf[k]

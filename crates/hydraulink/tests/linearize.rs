@@ -1149,7 +1149,10 @@ fn paper_001_torque_release_linear_vs_nonlinear() {
 fn boom_elements_linearize_against_the_nonlinear_rhs() {
     use hydraulink::linearize::OperatingPoint;
     use hydraulink::Simulation;
-    let model = model_of("boom");
+    // the hydraulic elements' accounts are read below
+    let mut spec = common::spec_of("boom");
+    spec.solver.hydraulic_element_energy = true;
+    let model = hydraulink::model::compile(&spec).expect("boom compiles");
     let index = |name: &str| {
         model
             .elements

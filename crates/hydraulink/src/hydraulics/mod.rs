@@ -58,32 +58,11 @@ pub fn component_flows_with<S: Real>(
     let layout = &model.layout;
     if layout.element_states.len() == model.elements.len() {
         // the layout's list of the elements with node ports (`Layout::node_ports`)
+        // one match per element, the body monomorphized per kind (`element_flows`)
         for np in &layout.node_ports {
-            let e = &model.elements[np.element];
-            let mut at = node_port_state(model, p, &np.nodes);
-            if let Some(slot) = np.position {
-                at.position = spools[slot];
-            }
-            let k = np.internal.len();
-            if k > 0 {
-                // an element with internal states: e in, ė out (`Element::n_internal`)
-                if internal.is_empty() {
-                    let mut steady = at.internal;
-                    e.steady_internal(&at, &mut steady);
-                    at.internal = steady;
-                } else {
-                    at.internal[..k].copy_from_slice(&internal[np.internal.clone()]);
-                }
-            }
-            let effort = e.evaluate(&at);
-            if k > 0 && !rates.is_empty() {
-                rates[np.internal.clone()].copy_from_slice(&effort.internal_rate[..k]);
-            }
-            for (n, f) in np.nodes.iter().zip(effort.flow.iter()) {
-                if let Some(Node::Volume(v)) = n {
-                    q[v.0] += *f;
-                }
-            }
+            crate::component::dispatch!(&model.elements[np.element], e => {
+                element_flows(model, p, spools, internal, rates, q, e, np)
+            });
         }
         return;
     }
@@ -148,6 +127,47 @@ pub fn advance_positions(model: &Model, st: &crate::State, dt: f64, out: &mut [f
             None => (1.0, 1.0),
         };
         out[slot] = e.advance_position(st.spool[slot], st.trim[slot], u0, u1, dt);
+    }
+}
+
+/// The flows of one element with node ports into `q`, and the rates of its internal states
+/// into `rates` (see [`component_flows_with`]); generic over the element type so that its law
+/// inlines here.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn element_flows<S: Real, E: Element>(
+    model: &Model,
+    p: &[S],
+    spools: &[f64],
+    internal: &[S],
+    rates: &mut [S],
+    q: &mut [S],
+    e: &E,
+    np: &crate::model::layout::NodePorts,
+) {
+    let mut at = node_port_state(model, p, &np.nodes);
+    if let Some(slot) = np.position {
+        at.position = spools[slot];
+    }
+    let k = np.internal.len();
+    if k > 0 {
+        // an element with internal states: e in, ė out (`Element::n_internal`)
+        if internal.is_empty() {
+            let mut steady = at.internal;
+            e.steady_internal(&at, &mut steady);
+            at.internal = steady;
+        } else {
+            at.internal[..k].copy_from_slice(&internal[np.internal.clone()]);
+        }
+    }
+    let effort = e.evaluate(&at);
+    if k > 0 && !rates.is_empty() {
+        rates[np.internal.clone()].copy_from_slice(&effort.internal_rate[..k]);
+    }
+    for (n, f) in np.nodes.iter().zip(effort.flow.iter()) {
+        if let Some(Node::Volume(v)) = n {
+            q[v.0] += *f;
+        }
     }
 }
 

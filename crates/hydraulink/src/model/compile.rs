@@ -326,6 +326,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             hydraulic_integrator: s.hydraulic_integrator,
             tol_friction_state: s.tolerance_friction_state,
             natural_frames: s.natural_frames,
+            hydraulic_element_energy: s.hydraulic_element_energy,
             guidance: s
                 .guidance
                 .iter()
@@ -356,6 +357,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         elements: Vec::new(),
         has_node_compliance: false,
         has_mechanical_elements: false,
+        element_every_step: Vec::new(),
         cylinder_end_stop: Vec::new(),
         layout: Default::default(),
         natural: None,
@@ -741,6 +743,12 @@ fn compile_elements(
         elements.push(e);
     }
     model.has_mechanical_elements = elements.iter().any(|e| e.is_mechanical());
+    // evaluated at every step: the mechanical elements (their energy is in the balance), and
+    // every element when the hydraulic accounts are asked for
+    model.element_every_step = elements
+        .iter()
+        .map(|e| e.is_mechanical() || model.solver.hydraulic_element_energy)
+        .collect();
     model.has_node_compliance = elements
         .iter()
         .any(|e| matches!(e, crate::component::Component::Accumulator(_)));

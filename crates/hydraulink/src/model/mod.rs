@@ -213,6 +213,8 @@ pub struct SolverOptions {
     pub tol_friction_state: f64,
     /// Global formulations: planar or spatial natural frames.
     pub natural_frames: spec::NaturalFrames,
+    /// Energy accounts of the hydraulic elements at every step (`hydraulic_element_energy`).
+    pub hydraulic_element_energy: bool,
 }
 
 /// A cylinder length prescribed by an input signal (kinematic guidance, 004 eq. 39).
@@ -265,6 +267,10 @@ pub struct Model {
     pub elements: Vec<crate::component::Component>,
     /// Some element adds compliance to a node (an accumulator).
     pub has_node_compliance: bool,
+    /// Per element of [`Model::elements`]: evaluated at every step by the stage `elements`
+    /// (`element_energy::commit`), with its energy account; the others (hydraulic elements
+    /// without `solver.hydraulic_element_energy`) are evaluated only when an output row asks.
+    pub element_every_step: Vec<bool>,
     /// Some element has a mechanical port (`Component::is_mechanical`): without one the
     /// evaluators skip the element port loops.
     pub has_mechanical_elements: bool,

@@ -178,6 +178,7 @@ fn a_throttle_in_elements_is_the_same_throttle() {
         let mut spec = crate::common::spec_of("fourbar");
         spec.solver.formulation = f;
         spec.solver.duration_s = 1.5; // the valve opens at 1 s
+        spec.solver.hydraulic_element_energy = true; // the throttle's account is read below
         let old = crate::common::run(hydraulink::model::compile(&spec).unwrap());
         let t = spec.hydraulics.throttles.remove(0);
         spec.elements.push(ComponentSpec::Throttle(t.clone()));
@@ -215,4 +216,32 @@ fn a_throttle_in_elements_names_its_bad_fields() {
     spec.elements[0] = hydraulink::component::ComponentSpec::Throttle(t);
     let e = hydraulink::model::compile(&spec).unwrap_err();
     assert_eq!(e.path, "elements[0].to", "{e}");
+}
+
+#[test]
+fn hydraulic_outputs_are_the_same_with_and_without_per_step_accounts() {
+    // `solver.hydraulic_element_energy` only decides whether the hydraulic elements are
+    // evaluated at every step (for their energy accounts) or at the output rows: their output
+    // columns and every other column must not change, bit for bit; the accounts appear only
+    // when asked for.
+    for model in ["fourbar", "boom"] {
+        let mut spec = crate::common::spec_of(model);
+        spec.solver.duration_s = 2.0;
+        let lazy = crate::common::run(hydraulink::model::compile(&spec).unwrap());
+        spec.solver.hydraulic_element_energy = true;
+        let every = crate::common::run(hydraulink::model::compile(&spec).unwrap());
+        for label in &lazy.labels {
+            assert_eq!(lazy.col(label), every.col(label), "{model}: {label}");
+        }
+        let extra: Vec<&String> = every
+            .labels
+            .iter()
+            .filter(|l| !lazy.labels.contains(l))
+            .collect();
+        assert!(!extra.is_empty(), "{model}: the accounts add columns");
+        assert!(
+            extra.iter().all(|l| l.contains(".energy_")),
+            "{model}: only energy accounts are added: {extra:?}"
+        );
+    }
 }

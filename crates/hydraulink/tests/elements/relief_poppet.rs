@@ -35,6 +35,8 @@ fn lagged(tau: f64) -> ReliefValve {
 /// step Δt [s].
 fn boom(tau: Option<f64>, dt: f64, duration: f64) -> ModelSpec {
     let mut s = spec_of("boom");
+    // the relief valve's energy account is read below
+    s.solver.hydraulic_element_energy = true;
     s.solver.step_s = dt;
     s.solver.duration_s = duration;
     for e in s.elements.iter_mut() {
