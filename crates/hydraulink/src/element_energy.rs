@@ -23,7 +23,10 @@ pub fn commit(
     values: &mut ElementValues,
     integrate: bool,
 ) {
-    if model.elements.is_empty() {
+    // nothing to evaluate at every step (`Model::element_every_step`)
+    if !(model.has_mechanical_elements
+        || (model.solver.hydraulic_element_energy && !model.elements.is_empty()))
+    {
         return;
     }
     let dt = model.solver.step_s;

@@ -206,6 +206,11 @@ pub struct InputValues {
     pub u_start: Vec<f64>,
     /// u(t_k+1) of each input for the step from t_k, written by [`sample`] [unit of the input].
     pub u_end: Vec<f64>,
+    /// The step [t0, t1] [s] and the overrides the last [`sample`] used: a repeat with the same
+    /// step and overrides (the step pipeline samples at its start what the previous step's end
+    /// already sampled) returns at once.
+    sampled: Option<(f64, f64)>,
+    sampled_overrides: Vec<Option<f64>>,
 }
 
 impl InputValues {
@@ -216,6 +221,8 @@ impl InputValues {
             overrides: vec![None; n],
             u_start: vec![0.0; n],
             u_end: vec![0.0; n],
+            sampled: None,
+            sampled_overrides: vec![None; n],
         };
         sample(signals, t0, t1, &mut values);
         values
@@ -249,11 +256,18 @@ impl InputValues {
 /// an override held on the whole step and the interval form of piecewise-constant signals
 /// ([`Signal::step_values`]). Allocates nothing.
 pub fn sample(signals: &[Signal], t0: f64, t1: f64, values: &mut InputValues) {
+    // the same step with the same overrides: the values are already there (the signals are
+    // the model's, immutable)
+    if values.sampled == Some((t0, t1)) && values.sampled_overrides == values.overrides {
+        return;
+    }
     for i in 0..signals.len() {
         let (u0, u1) = values.step_values_at(signals, i, t0, t1);
         values.u_start[i] = u0;
         values.u_end[i] = u1;
     }
+    values.sampled = Some((t0, t1));
+    values.sampled_overrides.copy_from_slice(&values.overrides);
 }
 
 #[cfg(test)]

@@ -121,12 +121,17 @@ pub fn component_flows_with<S: Real>(
 /// element's own law (`Element::advance_position`) from the state `st` at t_k, its trim
 /// (`State::trim`) and its input pair (u(t_k), u(t_k+1)) sampled for the step over `dt` [s].
 pub fn advance_positions(model: &Model, st: &crate::State, dt: f64, out: &mut [f64]) {
-    for (slot, e) in model.position_elements() {
-        let (u0, u1) = match e.ports().input {
-            Some(k) => st.inputs.step_values(k),
-            None => (1.0, 1.0),
-        };
-        out[slot] = e.advance_position(st.spool[slot], st.trim[slot], u0, u1, dt);
+    // the elements with a position are those of `Layout::node_ports` with a slot (a valve has
+    // node ports); one match per element, the law monomorphized per kind
+    for np in &model.layout.node_ports {
+        let Some(slot) = np.position else { continue };
+        crate::component::dispatch!(&model.elements[np.element], e => {
+            let (u0, u1) = match e.ports().input {
+                Some(k) => st.inputs.step_values(k),
+                None => (1.0, 1.0),
+            };
+            out[slot] = e.advance_position(st.spool[slot], st.trim[slot], u0, u1, dt);
+        });
     }
 }
 

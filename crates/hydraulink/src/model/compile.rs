@@ -856,6 +856,11 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         .enumerate()
         .filter_map(|(i, e)| {
             let nodes = e.ports().nodes;
+            // `hydraulics::advance_positions` finds the positions through this list
+            debug_assert!(
+                element_position[i].is_none() || nodes[0].is_some(),
+                "an element with a valve position has node ports (internal invariant)"
+            );
             nodes[0].map(|_| crate::model::layout::NodePorts {
                 element: i,
                 nodes,
