@@ -24,7 +24,7 @@ use crate::element::{
 };
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
-use crate::model::field_check::{flow_constant_finite, input_ref, node_ref, volume_ref, At, Nodes};
+use crate::model::field_check::{flow_constant_finite, input_ref, valve_ports, At, Nodes};
 use crate::model::ids::Node;
 use crate::real::Real;
 
@@ -99,13 +99,7 @@ impl BridgeValveSpec {
         inputs: &[&str],
         density_kg_m3: f64,
     ) -> Result<(), ModelError> {
-        node_ref(at, "port_p", &self.port_p, nodes)?;
-        node_ref(at, "port_t", &self.port_t, nodes)?;
-        volume_ref(at, "port_a", &self.port_a, nodes)?;
-        volume_ref(at, "port_b", &self.port_b, nodes)?;
-        if self.port_b == self.port_a {
-            return Err(at.error("port_b", "work ports A and B must be different volumes"));
-        }
+        valve_ports(at, nodes, self.node_names())?;
         at.positive("discharge_coefficient", self.discharge_coefficient)?;
         at.positive("max_area_m2", self.max_area_m2)?;
         flow_constant_finite(

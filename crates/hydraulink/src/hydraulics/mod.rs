@@ -66,54 +66,27 @@ pub fn component_flows_with<S: Real>(
         }
         return;
     }
-    // the layout not built yet (inside model compile): ask each element for its ports
-    let e0 = layout.internal.start;
-    // the slot of the next valve position in `spools` (element order)
+    // the layout not built yet (a model being compiled): the same list, made here, without
+    // internal states (their slots come with the layout)
     let mut slot = 0;
     for (i, e) in model.elements.iter().enumerate() {
-        let ports = e.ports();
-        let position = if e.n_position() > 0 {
+        let position = (e.n_position() > 0).then(|| {
             slot += 1;
-            spools[slot - 1]
-        } else {
-            0.0
-        };
-        if ports.nodes[0].is_none() {
+            slot - 1
+        });
+        let nodes = e.ports().nodes;
+        if nodes[0].is_none() {
             continue;
         }
-        let mut at = node_port_state(model, p, &ports.nodes);
-        at.position = position;
-        let r = match layout.element_states.get(i) {
-            Some(r) if !r.is_empty() => r,
-            // no internal states (or the layout not built yet, inside model compile)
-            _ => {
-                let effort = e.evaluate(&at);
-                for (n, f) in ports.nodes.iter().zip(effort.flow.iter()) {
-                    if let Some(Node::Volume(v)) = n {
-                        q[v.0] += *f;
-                    }
-                }
-                continue;
-            }
+        let np = crate::model::layout::NodePorts {
+            element: i,
+            nodes,
+            position,
+            internal: 0..0,
         };
-        // an element with internal states: e in, ė out (`Element::n_internal`)
-        let local = r.start - e0..r.end - e0;
-        if internal.is_empty() {
-            let mut steady = at.internal;
-            e.steady_internal(&at, &mut steady);
-            at.internal = steady;
-        } else {
-            at.internal[..local.len()].copy_from_slice(&internal[local.clone()]);
-        }
-        let effort = e.evaluate(&at);
-        if !rates.is_empty() {
-            rates[local.clone()].copy_from_slice(&effort.internal_rate[..local.len()]);
-        }
-        for (n, f) in ports.nodes.iter().zip(effort.flow.iter()) {
-            if let Some(Node::Volume(v)) = n {
-                q[v.0] += *f;
-            }
-        }
+        crate::component::dispatch!(e, x => {
+            element_flows(model, p, spools, internal, rates, q, x, &np)
+        });
     }
 }
 

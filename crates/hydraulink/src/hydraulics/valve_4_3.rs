@@ -25,7 +25,7 @@ use crate::element::{
 };
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
-use crate::model::field_check::{input_ref, node_ref, volume_ref, At, Nodes};
+use crate::model::field_check::{input_ref, valve_ports, At, Nodes};
 use crate::model::ids::Node;
 use crate::real::Real;
 use num_dual::Dual64;
@@ -82,19 +82,7 @@ impl Valve43Spec {
         inputs: &[&str],
         _density_kg_m3: f64,
     ) -> Result<(), ModelError> {
-        node_ref(at, "port_p", &self.port_p, nodes)?;
-        node_ref(at, "port_t", &self.port_t, nodes)?;
-        volume_ref(at, "port_a", &self.port_a, nodes)?;
-        volume_ref(at, "port_b", &self.port_b, nodes)?;
-        if self.port_b == self.port_a {
-            return Err(at.error(
-                "port_b",
-                format!(
-                    "is the same volume as port_a ('{}'); work ports A and B must differ",
-                    self.port_a
-                ),
-            ));
-        }
+        valve_ports(at, nodes, self.node_names())?;
         at.positive("flow_constant", self.flow_constant)?;
         at.positive("time_constant_s", self.time_constant_s)?;
         at.positive("laminar_dp_pa", self.laminar_dp_pa)?;

@@ -246,3 +246,23 @@ pub(crate) fn one_of<'a>(names: impl Iterator<Item = &'a str>) -> String {
     }
     text
 }
+
+/// The ports P, T, A, B of a valve (`port_p`, `port_t`, `port_a`, `port_b`): P and T any node,
+/// A and B two different volumes.
+pub(crate) fn valve_ports(
+    at: &At,
+    nodes: &Nodes,
+    [p, t, a, b]: [&str; 4],
+) -> Result<(), ModelError> {
+    node_ref(at, "port_p", p, nodes)?;
+    node_ref(at, "port_t", t, nodes)?;
+    volume_ref(at, "port_a", a, nodes)?;
+    volume_ref(at, "port_b", b, nodes)?;
+    if b == a {
+        return Err(at.error(
+            "port_b",
+            format!("is the same volume as port_a ('{a}'); work ports A and B must differ"),
+        ));
+    }
+    Ok(())
+}
