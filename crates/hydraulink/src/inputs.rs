@@ -206,6 +206,10 @@ pub struct InputValues {
     pub u_start: Vec<f64>,
     /// u(t_k+1) of each input for the step from t_k, written by [`sample`] [unit of the input].
     pub u_end: Vec<f64>,
+    /// The value of each input the step that ended at t_k used at its end point, u(t_k), or
+    /// u(t_0) at the start: what the state's output row reports (`<input>.value`) [unit of the
+    /// input]. Written by [`sample`] when it moves on to the next step.
+    pub u_used: Vec<f64>,
     /// The step [t0, t1] [s] and the overrides the last [`sample`] used: a repeat with the same
     /// step and overrides (the step pipeline samples at its start what the previous step's end
     /// already sampled) returns at once.
@@ -221,10 +225,12 @@ impl InputValues {
             overrides: vec![None; n],
             u_start: vec![0.0; n],
             u_end: vec![0.0; n],
+            u_used: vec![0.0; n],
             sampled: None,
             sampled_overrides: vec![None; n],
         };
         sample(signals, t0, t1, &mut values);
+        values.u_used.copy_from_slice(&values.u_start);
         values
     }
 
@@ -260,6 +266,11 @@ pub fn sample(signals: &[Signal], t0: f64, t1: f64, values: &mut InputValues) {
     // the model's, immutable)
     if values.sampled == Some((t0, t1)) && values.sampled_overrides == values.overrides {
         return;
+    }
+    // moving on to the next step: keep the end-point values the step just taken used
+    // (any other start time: t_k+1 = (k+1)Δt and t_k + Δt may differ in the last bit)
+    if values.sampled.is_some_and(|(t0_last, _)| t0_last != t0) {
+        values.u_used.copy_from_slice(&values.u_end);
     }
     for i in 0..signals.len() {
         let (u0, u1) = values.step_values_at(signals, i, t0, t1);

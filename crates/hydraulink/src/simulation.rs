@@ -64,6 +64,8 @@ enum Source {
     Pressure(usize),
     /// Spool U or opening κ of valve position i.
     ValvePosition(usize),
+    /// The value of input `i` the last step used at its end (`InputValues::u_used`).
+    Input(usize),
     /// Output `k` of cylinder `cylinder` ([`crate::element::Element::outputs`] of the
     /// [`crate::model::Cylinder`]: s, ṡ, F).
     CylinderOutput {
@@ -135,6 +137,10 @@ fn columns(model: &Model) -> Vec<Column> {
     }
     for (i, name) in l.spools.iter().enumerate() {
         put(name.clone(), Source::ValvePosition(i));
+    }
+    // the inputs' values (a signal's, or a value set from outside)
+    for (i, name) in m.input_names.iter().enumerate() {
+        put(format!("{name}.value"), Source::Input(i));
     }
     for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
         // its outputs (`Element::describe`: length, velocity, force), then its work account
@@ -369,6 +375,7 @@ impl Simulation {
                 Source::Rate(i) => st.zd[i],
                 Source::Pressure(v) => st.p[v],
                 Source::ValvePosition(i) => st.spool[i],
+                Source::Input(i) => st.inputs.u_used[i],
                 Source::CylinderOutput { cylinder, k } => {
                     if cylinder_buffered != Some(cylinder) {
                         // the port state and force of the formulation's last evaluation

@@ -101,6 +101,16 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
             format!("absolute pressure of volume '{volume}'"),
         );
     }
+    for name in &model.input_names {
+        put(
+            format!("{name}.value"),
+            INPUT_UNIT,
+            format!(
+                "value of input '{name}' that the step ending at this row used (its signal, or \
+                 a value set from outside)"
+            ),
+        );
+    }
     for name in &l.spools {
         match name.strip_suffix(".spool") {
             // U is in the unit of the valve's input signal (V in the shipped models)

@@ -224,6 +224,12 @@ fn a_guidance_reference_set_from_code_holds_the_cylinder() {
         }],
     );
     let mut sim = Simulation::new(hydraulink::model::compile(&replay).unwrap()).unwrap();
+    // the replay model's own columns (its inputs add `.value` columns of their own)
+    let s = sim
+        .output_labels()
+        .iter()
+        .position(|l| l == "cylinder.length")
+        .unwrap();
     let mut rows = Vec::new();
     record(&mut sim, 1200, &mut rows); // moving: the valve opened at 1 s
     let held = sim.input("cylinder.s_ref").unwrap() + 1e-3;
@@ -244,4 +250,37 @@ fn a_guidance_reference_set_from_code_holds_the_cylinder() {
     record(&mut sim, 1, &mut rows);
     let k = 1501; // row of t = 1.501 s in the recording
     assert!((rows[0][s] - lengths[k]).abs() < tol);
+}
+
+#[test]
+fn input_values_are_output_columns() {
+    // issue 11 item 4: `<input>.value` is the value the step ending at the row used at its
+    // end (the signal's, or a value set from outside). fourbar.toml: U = 0 on [0, 1), 10 on
+    // [1, 2.5) (piecewise constant, interval form: the step ending at 1 s still used 0); set
+    // U = −3 after the row at t = 1.2 s.
+    let model = fourbar(Formulation::Penalty);
+    let mut sim = Simulation::new(model.clone()).expect("init");
+    let labels = sim.output_labels();
+    let (col_u, col_t) = (
+        labels.iter().position(|l| l == "U.value").expect("U.value"),
+        labels.iter().position(|l| l == "time").expect("time"),
+    );
+    let mut row = vec![0.0; sim.n_outputs()];
+    sim.output_row(&mut row);
+    assert_eq!(row[col_u], 0.0, "U(0)");
+    let mut rows = Vec::new();
+    record(&mut sim, steps_to(&model, 1.2), &mut rows);
+    sim.set_input("U", -3.0).expect("U exists");
+    record(&mut sim, steps_to(&model, 0.1), &mut rows);
+    for r in &rows {
+        let t = r[col_t];
+        let expected = if t < 1.0 + 1e-9 {
+            0.0
+        } else if t < 1.2 + 1e-9 {
+            10.0
+        } else {
+            -3.0
+        };
+        assert_eq!(r[col_u], expected, "U at t = {t}");
+    }
 }
