@@ -9,7 +9,7 @@ use clap::Args;
 use hydraulink::model::AxisKind;
 use hydraulink::Simulation;
 
-use crate::{init_failure, read_model, Failure};
+use crate::{init_failure, load_compiled, Failure};
 
 /// The options of `hydraulink check`.
 #[derive(Debug, Args)]
@@ -31,17 +31,7 @@ pub(crate) struct CheckArgs {
 /// `hydraulink check`: prints the report of [`report`]; exit code 2 for a model that is invalid
 /// or cannot start (with the file, line, element and field), 0 otherwise.
 pub(crate) fn check_command(args: &CheckArgs) -> Result<(), Failure> {
-    let (text, file) = read_model(args.model.as_ref())?;
-    let spec = hydraulink_io::parse_model(&text, &file)
-        .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, &args.set)
-        .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    let model = hydraulink::model::compile(&spec).map_err(|e| {
-        Failure::invalid_input(
-            hydraulink_io::locate_model_error_with_overrides(&text, &file, &e, &applied)
-                .to_string(),
-        )
-    })?;
+    let (model, text, file) = load_compiled(args.model.as_ref(), &args.set)?;
     let sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
     print!("{}", report(&sim, &file));
     Ok(())

@@ -355,13 +355,17 @@ fn main() -> ExitCode {
     }
 }
 
-/// `hydraulink friction-curve`: loads the model with its overrides and hands over to
-/// [`friction_curve::friction_curve`].
-fn friction_curve_command(args: &FrictionCurveArgs) -> Result<(), Failure> {
-    let (text, file) = read_model(Some(&args.model))?;
+/// Reads, parses, overrides (`--set`) and compiles a model (the built-in four-bar without a
+/// path); returns it with the file's text and name. Every failure is bad input (exit code 2),
+/// located at the file's line or the option that set the field.
+pub(crate) fn load_compiled(
+    path: Option<&PathBuf>,
+    sets: &[String],
+) -> Result<(hydraulink::Model, String, String), Failure> {
+    let (text, file) = read_model(path)?;
     let spec = hydraulink_io::parse_model(&text, &file)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, &args.set)
+    let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, sets)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     let model = hydraulink::model::compile(&spec).map_err(|e| {
         Failure::invalid_input(
@@ -369,6 +373,13 @@ fn friction_curve_command(args: &FrictionCurveArgs) -> Result<(), Failure> {
                 .to_string(),
         )
     })?;
+    Ok((model, text, file))
+}
+
+/// `hydraulink friction-curve`: loads the model with its overrides and hands over to
+/// [`friction_curve::friction_curve`].
+fn friction_curve_command(args: &FrictionCurveArgs) -> Result<(), Failure> {
+    let (model, _, _) = load_compiled(Some(&args.model), &args.set)?;
     let (a, b) = match args.v_range[..] {
         [a, b] if a.is_finite() && b.is_finite() && a < b => (a, b),
         _ => {
@@ -380,7 +391,7 @@ fn friction_curve_command(args: &FrictionCurveArgs) -> Result<(), Failure> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| default_out_dir(&spec.name));
+        .unwrap_or_else(|| default_out_dir(model.name()));
     friction_curve::friction_curve(&friction_curve::FrictionCurveOptions {
         model,
         element: args.element.clone(),
