@@ -15,7 +15,7 @@ use crate::hydraulics::check_valve::{CheckValve, CheckValveSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
 use crate::hydraulics::valve_4_3::{Valve43, Valve43Spec};
-use crate::inputs::{InputValues, Signal};
+use crate::inputs::Signal;
 use crate::mechanics::end_stop::{EndStop, EndStopSpec};
 use crate::mechanics::external_load::{ExternalLoad, JointForceSpec, PointForceSpec, TorqueSpec};
 use crate::mechanics::spring_damper::{SpringDamper, SpringDamperSpec};
@@ -352,16 +352,6 @@ impl ElementValues {
             at: vec![PortState::zero(); n],
             effort: vec![PortEffort::zero(); n],
         }
-    }
-}
-
-/// Value of element `e`'s input for the step sampled in `inputs`: u(t_k+1), the end-point value
-/// the trapezoidal residual uses (piecewise-constant signals in the interval form, a value set
-/// from outside held over the step); 1 without input.
-pub fn input_value(e: &Component, inputs: &InputValues) -> f64 {
-    match e.ports().input {
-        Some(i) => inputs.step_values(i).1,
-        None => 1.0,
     }
 }
 

@@ -258,6 +258,18 @@ impl InputValues {
     }
 }
 
+/// Each element's input value for the evaluators, u(t_k+1) of the sampled step (the second of
+/// [`InputValues::step_values`]; 1 for an element without input), from the per-element input
+/// indices `element_input` (`Model::element_input`). Allocates nothing.
+pub fn element_inputs(element_input: &[Option<usize>], values: &InputValues, out: &mut [f64]) {
+    for (u, input) in out.iter_mut().zip(element_input.iter()) {
+        *u = match input {
+            Some(i) => values.u_end[*i],
+            None => 1.0,
+        };
+    }
+}
+
 /// Stage `sample inputs`: the pair (u(t0), u(t1)) of every input for the step [t0, t1] [s], with
 /// an override held on the whole step and the interval form of piecewise-constant signals
 /// ([`Signal::step_values`]). Allocates nothing.

@@ -358,6 +358,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         has_node_compliance: false,
         has_mechanical_elements: false,
         element_every_step: Vec::new(),
+        element_input: Vec::new(),
         cylinder_end_stop: Vec::new(),
         layout: Default::default(),
         natural: None,
@@ -749,6 +750,7 @@ fn compile_elements(
         .iter()
         .map(|e| e.is_mechanical() || model.solver.hydraulic_element_energy)
         .collect();
+    model.element_input = elements.iter().map(|e| e.ports().input).collect();
     model.has_node_compliance = elements
         .iter()
         .any(|e| matches!(e, crate::component::Component::Accumulator(_)));
