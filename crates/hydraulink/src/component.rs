@@ -193,6 +193,7 @@ impl Component {
 
 /// An element in a model file: `[[elements]]` with a `type`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ComponentSpec {
     /// `valve_4_3` (the fields of a `[[hydraulics.valves]]` entry).

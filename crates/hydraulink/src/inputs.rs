@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// Signal shapes. All right-continuous.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SignalSpec {
     /// Constant value.

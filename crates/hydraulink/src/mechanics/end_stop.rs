@@ -30,6 +30,7 @@ use crate::real::Real;
 
 /// `[[elements]] type = "end_stop"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EndStopSpec {
     /// Name.
