@@ -135,60 +135,37 @@ fn fixed_pump_law_matches_central_differences_and_the_rated_efficiency() {
     assert_eq!(p.evaluate(&at).flow[0], -q);
 }
 
+/// P_shaft − losses = Q Δp (the hydraulic power into the nodes), losses ≥ leakage ≥ 0.
+fn check_balance<E: Element>(el: &E, at: &PortState<f64>) {
+    let e = el.evaluate(at);
+    let pw = el.power(at, &e);
+    let dp = at.p[1] - at.p[0];
+    let leak = shaft().leakage_m3_s_pa * dp * dp;
+    let hydraulic = e.flow[1] * dp;
+    let (supplied, dissipated) = (pw.supplied_w, pw.dissipated_w);
+    assert!(
+        (supplied - dissipated - hydraulic).abs() <= 1e-12 * supplied.abs().max(1.0),
+        "Δp {dp}, ω {}: shaft {supplied} − losses {dissipated} ≠ hydraulic {hydraulic}",
+        at.position
+    );
+    assert!(
+        dissipated >= leak - 1e-12 * leak,
+        "loss {dissipated} < leakage {leak}"
+    );
+    assert_eq!(pw.stored_j, 0.0);
+}
+
 #[test]
 fn pumps_balance_shaft_hydraulic_and_loss_powers() {
     // P_shaft = Q Δp + C_L Δp² + (T − T_i) ω, losses ≥ 0, for pumping, motoring, reversed
     // rotation and every displacement
-    let check = |el: &dyn Fn(&PortState<f64>) -> (f64, f64, f64, f64), at: &PortState<f64>| {
-        let (q, supplied, dissipated, leak) = el(at);
-        let dp = at.p[1] - at.p[0];
-        let hydraulic = q * dp;
-        assert!(
-            (supplied - dissipated - hydraulic).abs() <= 1e-12 * supplied.abs().max(1.0),
-            "Δp {dp}, ω {}: shaft {supplied} − losses {dissipated} ≠ hydraulic {hydraulic}",
-            at.position
-        );
-        assert!(
-            dissipated >= leak - 1e-12 * leak.abs(),
-            "loss {dissipated} < leakage {leak}"
-        );
-        assert!(leak >= 0.0);
-    };
     let p = fixed();
     let lagged = pc(Some(0.02));
     for (p_in, p_out) in [(1e5, 1.5e7), (1e5, 1.22e7), (3e6, 1e5), (1e5, 1e5)] {
         for w in [157.08, 30.0, 0.0, -80.0] {
-            let at = state(p_in, p_out, w, 0.0);
-            check(
-                &|at| {
-                    let e = p.evaluate(at);
-                    let pw = p.power(at, &e);
-                    let dp = at.p[1] - at.p[0];
-                    (
-                        e.flow[1],
-                        pw.supplied_w,
-                        pw.dissipated_w,
-                        shaft().leakage_m3_s_pa * dp * dp,
-                    )
-                },
-                &at,
-            );
+            check_balance(&p, &state(p_in, p_out, w, 0.0));
             for eps in [0.0, 0.3, 1.0] {
-                let at = state(p_in, p_out, w, eps);
-                check(
-                    &|at| {
-                        let e = lagged.evaluate(at);
-                        let pw = lagged.power(at, &e);
-                        let dp = at.p[1] - at.p[0];
-                        (
-                            e.flow[1],
-                            pw.supplied_w,
-                            pw.dissipated_w,
-                            shaft().leakage_m3_s_pa * dp * dp,
-                        )
-                    },
-                    &at,
-                );
+                check_balance(&lagged, &state(p_in, p_out, w, eps));
             }
         }
     }
