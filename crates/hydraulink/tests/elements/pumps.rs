@@ -15,6 +15,7 @@ use hydraulink::hydraulics::pc_pump::{self, PcPump};
 use hydraulink::model::spec::Formulation;
 use hydraulink::model::{Node, VolumeId};
 use num_dual::Dual64;
+use proptest::prelude::*;
 
 use crate::common::*;
 
@@ -366,6 +367,8 @@ hydraulic_element_energy = true
 #[test]
 fn fixed_pump_into_a_relief_valve_settles_at_the_relief_pressure_with_continuous_flow() {
     let r = run(hydraulink::model::compile(&pump_bench("type = \"fixed_pump\"", 0.5)).unwrap());
+    // the shaft speed starts at the input's value at t = 0 (initialization), not at 0
+    assert_eq!(r.col("pump.speed")[0], 157.08);
     let last = r.rows.len() - 1;
     let col = |l: &str| r.col(l)[last];
     let (p, q_pump, q_leak, q_relief, q_bleed) = (
@@ -516,5 +519,26 @@ fn pump_relief_model_caps_the_pressure_and_the_hose_carries_the_pump_flow() {
     match err {
         Err(e) => assert!(e.to_string().contains("pump 'pump'"), "{e}"),
         Ok(_) => panic!("a pump was linearized"),
+    }
+}
+
+proptest! {
+    #[test]
+    fn hose_inverse_and_its_derivative_hold_at_any_flow(
+        log_re in 0.0f64..5.0,
+        negative in proptest::bool::ANY,
+    ) {
+        let h = line();
+        let re = 10f64.powf(log_re);
+        // off the switches themselves, where the one-sided second derivatives differ
+        prop_assume!((re - 2000.0).abs() > 1.0 && (re - 4000.0).abs() > 1.0);
+        let q = if negative { -1.0 } else { 1.0 } * re * h.flow_per_reynolds_m3_s;
+        let dp = hose::pressure_loss(&h, q);
+        let back = hose::flow(&h, dp);
+        prop_assert!((back - q).abs() <= 1e-12 * q.abs(), "Re {re}: {back} vs {q}");
+        let exact = hose::flow(&h, Dual64::new(dp, 1.0)).eps;
+        let step = 1e-5 * dp.abs();
+        let fd = (hose::flow(&h, dp + step) - hose::flow(&h, dp - step)) / (2.0 * step);
+        prop_assert!((exact - fd).abs() <= 1e-6 * exact.abs(), "Re {re}: {exact:e} vs {fd:e}");
     }
 }
