@@ -205,6 +205,17 @@ bad_elements! {
     // Elements: internal states (a relief valve's poppet lag).
     poppet_lag_under_multirate: "relief valve 'relief'", "elements[2].poppet_time_constant_s";
     poppet_lag_below_half_step: "relief valve 'relief'", "elements[2].poppet_time_constant_s";
+    // Pumps and hoses (copies of models/pump_relief.toml).
+    fixed_pump_zero_displacement: "fixed pump 'pump'", "elements[1].displacement_m3_per_rev";
+    pump_efficiency_above_one: "fixed pump 'pump'", "elements[1].mechanical_efficiency";
+    pump_unknown_speed_input: "fixed pump 'pump'", "elements[1].speed_input";
+    pump_same_inlet_outlet: "fixed pump 'pump'", "elements[1].outlet";
+    pump_leakage_without_rated_speed: "fixed pump 'pump'", "elements[1].rated_speed_rad_s";
+    pc_pump_zero_regulation_range: "pressure-compensated pump 'pump'", "elements[1].regulation_range_pa";
+    pc_pump_lag_below_half_step: "pressure-compensated pump 'pump'", "elements[1].swash_plate_time_constant_s";
+    hose_zero_diameter: "hose 'line'", "elements[3].inner_diameter_m";
+    hose_negative_length: "hose 'line'", "elements[3].length_m";
+    hose_same_ends: "hose 'line'", "elements[3].to";
 }
 
 #[test]

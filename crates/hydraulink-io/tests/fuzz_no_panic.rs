@@ -135,6 +135,10 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../../models/fourbar_rahikainen.toml"),
     ),
     (
+        "pump_relief.toml",
+        include_str!("../../../models/pump_relief.toml"),
+    ),
+    (
         "quickreturn.toml",
         include_str!("../../../models/quickreturn.toml"),
     ),

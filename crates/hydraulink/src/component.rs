@@ -12,6 +12,9 @@ use crate::error::ModelError;
 use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
 use crate::hydraulics::bridge_valve::{BridgeValve, BridgeValveSpec};
 use crate::hydraulics::check_valve::{CheckValve, CheckValveSpec};
+use crate::hydraulics::fixed_pump::{FixedPump, FixedPumpSpec};
+use crate::hydraulics::hose::{Hose, HoseSpec};
+use crate::hydraulics::pc_pump::{PcPump, PcPumpSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
 use crate::hydraulics::valve_4_3::{Valve43, Valve43Spec};
@@ -36,6 +39,12 @@ pub enum Component {
     Throttle(Throttle),
     /// Gas-charged hydraulic accumulator.
     Accumulator(Accumulator),
+    /// Fixed-displacement pump driven at a shaft speed (an input).
+    FixedPump(FixedPump),
+    /// Pressure-compensated variable-displacement pump.
+    PcPump(PcPump),
+    /// Hose or pipe with a laminar/turbulent pressure loss.
+    Hose(Hose),
     /// Linear spring–damper between two markers.
     SpringDamper(SpringDamper),
     /// Cylinder end stops.
@@ -54,6 +63,9 @@ macro_rules! dispatch {
             $crate::component::Component::CheckValve($e) => $body,
             $crate::component::Component::Throttle($e) => $body,
             $crate::component::Component::Accumulator($e) => $body,
+            $crate::component::Component::FixedPump($e) => $body,
+            $crate::component::Component::PcPump($e) => $body,
+            $crate::component::Component::Hose($e) => $body,
             $crate::component::Component::SpringDamper($e) => $body,
             $crate::component::Component::EndStop($e) => $body,
             $crate::component::Component::ExternalLoad($e) => $body,
@@ -209,6 +221,12 @@ pub enum ComponentSpec {
     Throttle(ThrottleSpec),
     /// `accumulator`.
     Accumulator(AccumulatorSpec),
+    /// `fixed_pump`.
+    FixedPump(FixedPumpSpec),
+    /// `pc_pump`.
+    PcPump(PcPumpSpec),
+    /// `hose`.
+    Hose(HoseSpec),
     /// `spring_damper`.
     SpringDamper(SpringDamperSpec),
     /// `end_stop`.
@@ -232,6 +250,9 @@ impl ComponentSpec {
             ComponentSpec::CheckValve(s) => &s.name,
             ComponentSpec::Throttle(s) => &s.name,
             ComponentSpec::Accumulator(s) => &s.name,
+            ComponentSpec::FixedPump(s) => &s.name,
+            ComponentSpec::PcPump(s) => &s.name,
+            ComponentSpec::Hose(s) => &s.name,
             ComponentSpec::SpringDamper(s) => &s.name,
             ComponentSpec::EndStop(s) => &s.name,
             ComponentSpec::PointForce(s) => &s.name,
@@ -239,13 +260,18 @@ impl ComponentSpec {
             ComponentSpec::JointForce(s) => &s.name,
         }
     }
-    /// The node names of a 4/3 valve, bridge valve or throttle (what connects a volume for the
-    /// checks of `model::validate`); empty for the other elements.
+    /// The node names of a 4/3 valve, bridge valve, throttle, pump or hose (what connects a
+    /// volume for the checks of `model::validate`); empty for the other elements.
     pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
         match self {
             ComponentSpec::Valve43(v) => v.node_names().to_vec(),
             ComponentSpec::BridgeValve(v) => v.node_names().to_vec(),
             ComponentSpec::Throttle(t) => t.node_names().to_vec(),
+            // flow elements whose flow sets the pressures of their ends (a pump: with its
+            // leakage)
+            ComponentSpec::FixedPump(p) => vec![&p.inlet, &p.outlet],
+            ComponentSpec::PcPump(p) => vec![&p.inlet, &p.outlet],
+            ComponentSpec::Hose(h) => vec![&h.from, &h.to],
             _ => Vec::new(),
         }
     }
@@ -257,6 +283,9 @@ impl ComponentSpec {
             ComponentSpec::CheckValve(_) => "check valve",
             ComponentSpec::Throttle(_) => "throttle",
             ComponentSpec::Accumulator(_) => "accumulator",
+            ComponentSpec::FixedPump(_) => "fixed pump",
+            ComponentSpec::PcPump(_) => "pressure-compensated pump",
+            ComponentSpec::Hose(_) => "hose",
             ComponentSpec::SpringDamper(_) => "spring-damper",
             ComponentSpec::EndStop(_) => "end stop",
             ComponentSpec::PointForce(_) => "point force",
@@ -272,6 +301,9 @@ impl ComponentSpec {
             ComponentSpec::ReliefValve(s) => {
                 s.poppet_time_constant_s.map(|_| "poppet_time_constant_s")
             }
+            ComponentSpec::PcPump(s) => s
+                .swash_plate_time_constant_s
+                .map(|_| "swash_plate_time_constant_s"),
             _ => None,
         }
     }
@@ -284,6 +316,9 @@ impl ComponentSpec {
             ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
             ComponentSpec::Throttle(s) => s.compile(cx).map(Component::Throttle),
             ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
+            ComponentSpec::FixedPump(s) => s.compile(cx).map(Component::FixedPump),
+            ComponentSpec::PcPump(s) => s.compile(cx).map(Component::PcPump),
+            ComponentSpec::Hose(s) => s.compile(cx).map(Component::Hose),
             ComponentSpec::SpringDamper(s) => s.compile(cx).map(Component::SpringDamper),
             ComponentSpec::EndStop(s) => s.compile(cx).map(Component::EndStop),
             ComponentSpec::PointForce(s) => s.compile(cx).map(Component::ExternalLoad),

@@ -11,6 +11,7 @@ mod friction;
 mod inputs;
 mod new_elements;
 mod old_components;
+mod pumps;
 mod relief_poppet;
 mod valve_elements;
 
