@@ -1,0 +1,1 @@
+//! The front loader of `models/loader.toml`.
