@@ -19,7 +19,7 @@ fn areas() -> (f64, f64) {
     (a1, a1 - PI * 0.035f64.powi(2) / 4.0)
 }
 
-/// 002 Pub. III §4 (Table 1): F0 = g (m + 2 mp + 2 mh) = 900 g [N].
+/// 002 Pub. III, Table 1 and reference note 002b B.1: F0 = g (m + 2 mp + 2 mh) = 900 g [N].
 const F0: f64 = 900.0 * 9.81;
 
 /// The shipped crane with both valves on the test input `input`, run for `duration` [s].
@@ -204,7 +204,7 @@ fn crane1_step_drives_the_cylinder_into_its_rod_end_damper() {
 }
 
 /// Every test input of eqs. 12–15 on both cranes over the paper's 1 s test: each run completes,
-/// no damper is reached (002 Pub. III §5: the short tests never reach them), and the energy
+/// no damper is reached (002 Pub. III, discussion of Table 4: the short tests never reach them), and the energy
 /// balance holds (measured peak drift: step 0.0055/0.0078 J, ramp 0/1e-5 J, impulse
 /// 0.0086/0.011 J, 17.5 Hz 0.019/0.020 J, 35 Hz 0.046/0.050 J, 70 Hz 0.0043/0.24 J for
 /// crane1/crane2; the 35 Hz and 70 Hz sines drive the small volume V3 below 0 Pa).
