@@ -200,6 +200,7 @@ bad_elements! {
     element_negative_area: "check valve 'check'", "elements[1].area_m2";
     accumulator_zero_precharge: "accumulator 'accumulator'", "elements[3].precharge_pressure_pa";
     end_stop_penetration_half_stroke: "end stop 'cylinder_stops'", "elements[0].max_penetration_m";
+    end_stop_engage_half_stroke: "end stop 'cylinder_stops'", "elements[0].engage_m";
     throttle_element_same_nodes: "throttle 'bleed'", "elements[4].to";
     element_valve_port_b_is_tank: "valve 'DCV'", "elements[4].port_b";
     // Elements: internal states (a relief valve's poppet lag).
