@@ -52,6 +52,7 @@ use crate::real::Real;
 
 /// `[[elements]] type = "fixed_pump"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FixedPumpSpec {
     /// Name.

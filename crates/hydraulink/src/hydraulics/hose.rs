@@ -58,6 +58,7 @@ const BLASIUS: f64 = 0.316;
 
 /// `[[elements]] type = "hose"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct HoseSpec {
     /// Name.

@@ -39,6 +39,7 @@ use crate::real::Real;
 
 /// `[[elements]] type = "pc_pump"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PcPumpSpec {
     /// Name.
