@@ -3,3 +3,4 @@
 
 mod cranes;
 mod loader;
+mod tutorial;
