@@ -415,6 +415,7 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
         Some("point_force") => "point force",
         Some("torque") => "torque",
         Some("joint_force") => "joint force",
+        Some("hydraulic_motor") => "hydraulic motor",
         _ => "element",
     }
 }

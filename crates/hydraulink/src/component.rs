@@ -12,6 +12,7 @@ use crate::error::ModelError;
 use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
 use crate::hydraulics::bridge_valve::{BridgeValve, BridgeValveSpec};
 use crate::hydraulics::check_valve::{CheckValve, CheckValveSpec};
+use crate::hydraulics::hydraulic_motor::{HydraulicMotor, HydraulicMotorSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
 use crate::hydraulics::valve_4_3::{Valve43, Valve43Spec};
@@ -42,6 +43,8 @@ pub enum Component {
     EndStop(EndStop),
     /// External load: point force, body torque or joint force.
     ExternalLoad(ExternalLoad),
+    /// Hydraulic motor driving a revolute joint through a gear.
+    HydraulicMotor(HydraulicMotor),
 }
 
 /// Calls `$body` with `$e` bound to the element inside `$c`.
@@ -57,6 +60,7 @@ macro_rules! dispatch {
             $crate::component::Component::SpringDamper($e) => $body,
             $crate::component::Component::EndStop($e) => $body,
             $crate::component::Component::ExternalLoad($e) => $body,
+            $crate::component::Component::HydraulicMotor($e) => $body,
         }
     };
 }
@@ -219,6 +223,8 @@ pub enum ComponentSpec {
     Torque(TorqueSpec),
     /// A generalized force on a single-axis joint.
     JointForce(JointForceSpec),
+    /// `hydraulic_motor`.
+    HydraulicMotor(HydraulicMotorSpec),
 }
 
 impl ComponentSpec {
@@ -236,15 +242,17 @@ impl ComponentSpec {
             ComponentSpec::PointForce(s) => &s.name,
             ComponentSpec::Torque(s) => &s.name,
             ComponentSpec::JointForce(s) => &s.name,
+            ComponentSpec::HydraulicMotor(s) => &s.name,
         }
     }
-    /// The node names of a 4/3 valve, bridge valve or throttle (what connects a volume for the
-    /// checks of `model::validate`); empty for the other elements.
+    /// The node names of a 4/3 valve, bridge valve, throttle or hydraulic motor (what connects a
+    /// volume for the checks of `model::validate`); empty for the other elements.
     pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
         match self {
             ComponentSpec::Valve43(v) => v.node_names().to_vec(),
             ComponentSpec::BridgeValve(v) => v.node_names().to_vec(),
             ComponentSpec::Throttle(t) => t.node_names().to_vec(),
+            ComponentSpec::HydraulicMotor(m) => vec![m.port_a.as_str(), m.port_b.as_str()],
             _ => Vec::new(),
         }
     }
@@ -261,6 +269,7 @@ impl ComponentSpec {
             ComponentSpec::PointForce(_) => "point force",
             ComponentSpec::Torque(_) => "torque",
             ComponentSpec::JointForce(_) => "joint force",
+            ComponentSpec::HydraulicMotor(_) => "hydraulic motor",
         }
     }
     /// The field that gives the element internal states (Newton unknowns of its own), when it
@@ -288,6 +297,7 @@ impl ComponentSpec {
             ComponentSpec::PointForce(s) => s.compile(cx).map(Component::ExternalLoad),
             ComponentSpec::Torque(s) => s.compile(cx).map(Component::ExternalLoad),
             ComponentSpec::JointForce(s) => s.compile(cx).map(Component::ExternalLoad),
+            ComponentSpec::HydraulicMotor(s) => s.compile(cx).map(Component::HydraulicMotor),
         }
     }
 }

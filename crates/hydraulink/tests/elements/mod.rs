@@ -8,6 +8,7 @@ use proptest::prelude::*;
 
 mod cylinder;
 mod friction;
+mod hydraulic_motor;
 mod inputs;
 mod new_elements;
 mod old_components;
