@@ -416,6 +416,7 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
         Some("torque") => "torque",
         Some("joint_force") => "joint force",
         Some("hydraulic_motor") => "hydraulic motor",
+        Some("counterbalance_valve") => "counterbalance valve",
         _ => "element",
     }
 }

@@ -12,6 +12,7 @@ use crate::error::ModelError;
 use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
 use crate::hydraulics::bridge_valve::{BridgeValve, BridgeValveSpec};
 use crate::hydraulics::check_valve::{CheckValve, CheckValveSpec};
+use crate::hydraulics::counterbalance_valve::{CounterbalanceValve, CounterbalanceValveSpec};
 use crate::hydraulics::hydraulic_motor::{HydraulicMotor, HydraulicMotorSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
@@ -45,6 +46,8 @@ pub enum Component {
     ExternalLoad(ExternalLoad),
     /// Hydraulic motor driving a revolute joint through a gear.
     HydraulicMotor(HydraulicMotor),
+    /// Counterbalance (load-holding) valve.
+    CounterbalanceValve(CounterbalanceValve),
 }
 
 /// Calls `$body` with `$e` bound to the element inside `$c`.
@@ -61,6 +64,7 @@ macro_rules! dispatch {
             $crate::component::Component::EndStop($e) => $body,
             $crate::component::Component::ExternalLoad($e) => $body,
             $crate::component::Component::HydraulicMotor($e) => $body,
+            $crate::component::Component::CounterbalanceValve($e) => $body,
         }
     };
 }
@@ -225,6 +229,8 @@ pub enum ComponentSpec {
     JointForce(JointForceSpec),
     /// `hydraulic_motor`.
     HydraulicMotor(HydraulicMotorSpec),
+    /// `counterbalance_valve`.
+    CounterbalanceValve(CounterbalanceValveSpec),
 }
 
 impl ComponentSpec {
@@ -243,16 +249,19 @@ impl ComponentSpec {
             ComponentSpec::Torque(s) => &s.name,
             ComponentSpec::JointForce(s) => &s.name,
             ComponentSpec::HydraulicMotor(s) => &s.name,
+            ComponentSpec::CounterbalanceValve(s) => &s.name,
         }
     }
-    /// The node names of a 4/3 valve, bridge valve, throttle or hydraulic motor (what connects a
-    /// volume for the checks of `model::validate`); empty for the other elements.
+    /// The node names of a 4/3 valve, bridge valve, throttle, hydraulic motor or the flow ports
+    /// of a counterbalance valve (what connects a volume for the checks of `model::validate`);
+    /// empty for the other elements.
     pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
         match self {
             ComponentSpec::Valve43(v) => v.node_names().to_vec(),
             ComponentSpec::BridgeValve(v) => v.node_names().to_vec(),
             ComponentSpec::Throttle(t) => t.node_names().to_vec(),
             ComponentSpec::HydraulicMotor(m) => vec![m.port_a.as_str(), m.port_b.as_str()],
+            ComponentSpec::CounterbalanceValve(v) => vec![v.load.as_str(), v.valve.as_str()],
             _ => Vec::new(),
         }
     }
@@ -270,6 +279,7 @@ impl ComponentSpec {
             ComponentSpec::Torque(_) => "torque",
             ComponentSpec::JointForce(_) => "joint force",
             ComponentSpec::HydraulicMotor(_) => "hydraulic motor",
+            ComponentSpec::CounterbalanceValve(_) => "counterbalance valve",
         }
     }
     /// The field that gives the element internal states (Newton unknowns of its own), when it
@@ -298,6 +308,9 @@ impl ComponentSpec {
             ComponentSpec::Torque(s) => s.compile(cx).map(Component::ExternalLoad),
             ComponentSpec::JointForce(s) => s.compile(cx).map(Component::ExternalLoad),
             ComponentSpec::HydraulicMotor(s) => s.compile(cx).map(Component::HydraulicMotor),
+            ComponentSpec::CounterbalanceValve(s) => {
+                s.compile(cx).map(Component::CounterbalanceValve)
+            }
         }
     }
 }

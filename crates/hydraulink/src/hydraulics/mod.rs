@@ -9,6 +9,7 @@
 pub mod accumulator;
 pub mod bridge_valve;
 pub mod check_valve;
+pub mod counterbalance_valve;
 pub mod cylinder;
 pub mod fluid;
 pub mod hydraulic_motor;

@@ -6,6 +6,7 @@ use hydraulink::model::{Cylinder, Frame, FramePoint, Friction, Node, Valve43, Vo
 use num_dual::Dual64;
 use proptest::prelude::*;
 
+mod counterbalance_valve;
 mod cylinder;
 mod friction;
 mod hydraulic_motor;
