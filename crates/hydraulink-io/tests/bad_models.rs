@@ -205,6 +205,12 @@ bad_elements! {
     // Elements: internal states (a relief valve's poppet lag).
     poppet_lag_under_multirate: "relief valve 'relief'", "elements[2].poppet_time_constant_s";
     poppet_lag_below_half_step: "relief valve 'relief'", "elements[2].poppet_time_constant_s";
+    // Elements: the hydraulic motor and the counterbalance valve (issue 11).
+    motor_efficiency_above_one: "hydraulic motor 'swing'", "elements[4].hydromechanical_efficiency";
+    motor_leakage_without_rated_point: "hydraulic motor 'swing'", "elements[4].rated_pressure_pa";
+    motor_under_double_step: "hydraulic motor 'swing'", "elements[4].type";
+    counterbalance_load_is_valve_side: "counterbalance valve 'cbv'", "elements[4].valve";
+    counterbalance_zero_band: "counterbalance valve 'cbv'", "elements[4].opening_range_pa";
 }
 
 #[test]
