@@ -130,6 +130,10 @@ bad_models! {
     cylinder_missing_marker: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].rod.marker";
     cylinder_unknown_body: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].base.body";
     valve_port_unknown: Model, "valve 'DCV'", "hydraulics.valves[0].port_b";
+    // The 4/3 valve's input range and open centre (issue 11).
+    valve_input_out_of_range: Model, "valve 'DCV'", "hydraulics.valves[0].input";
+    valve_open_centre_without_flow_constant: Model, "valve 'DCV'", "hydraulics.valves[0].centre";
+    valve_empty_input_range: Model, "valve 'DCV'", "hydraulics.valves[0].input_range_v";
     valve_port_a_is_tank: Model, "valve 'DCV'", "hydraulics.valves[0].port_a";
     missing_input: Model, "valve 'DCV'", "hydraulics.valves[0].input";
     cut_joint_marker_missing: Model, "cut joint 'E'", "cut_joints[0].marker1";

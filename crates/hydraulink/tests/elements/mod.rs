@@ -15,6 +15,7 @@ mod new_elements;
 mod old_components;
 mod relief_poppet;
 mod valve_elements;
+mod valve_range;
 
 #[path = "../support/loads.rs"]
 mod loads;
@@ -44,6 +45,8 @@ fn valve() -> Valve43 {
         laminar_dp_pa: 2e5,
         input: 0,
         spool0: 0.0,
+        input_range: [-10.0, 10.0],
+        open_centre: None,
     }
 }
 
