@@ -718,7 +718,7 @@ fn compile_elements(
         );
         // an element coupling node ports to a joint (a hydraulic motor): its flow needs the
         // joint rate and its torque the pressures, which only the penalty step's evaluator
-        // passes between the two sides (`hydraulics::component_flows_with`)
+        // passes between the two sides (`hydraulics::component_flows_coupled`)
         let coupled = e.ports().nodes[0].is_some() && e.is_mechanical();
         if coupled && spec.solver.formulation != crate::model::spec::Formulation::Penalty {
             return Err(cx.error(
