@@ -129,6 +129,50 @@ enum Command {
         field) when it cannot."
     )]
     Check(check::CheckArgs),
+    /// Print the JSON Schema of a model file, or the model reference in Markdown.
+    #[command(
+        long_about = "Print the JSON Schema of a model file (for TOML editors: put         `#:schema ./hydraulink.schema.json` in a model's first line), or with --reference the         model reference in Markdown. Both are generated from the model types. With --write DIR,         write DIR/models/hydraulink.schema.json and DIR/docs/model-reference.md instead (the         shipped copies; run `hydraulink schema --write .` in the repository after changing a         model type)."
+    )]
+    Schema(SchemaArgs),
+}
+
+/// The options of `hydraulink schema`.
+#[derive(Debug, Args)]
+struct SchemaArgs {
+    /// Print the model reference (Markdown) instead of the JSON Schema.
+    #[arg(long)]
+    reference: bool,
+    /// Write both files under this directory (models/hydraulink.schema.json and
+    /// docs/model-reference.md) instead of printing.
+    #[arg(long, value_name = "DIR")]
+    write: Option<PathBuf>,
+}
+
+fn schema_command(args: &SchemaArgs) -> Result<(), Failure> {
+    use hydraulink_io::schema;
+    let Some(dir) = &args.write else {
+        if args.reference {
+            print!("{}", schema::model_reference_markdown());
+        } else {
+            print!("{}", schema::model_schema_json());
+        }
+        return Ok(());
+    };
+    for (path, text) in [
+        (
+            dir.join("models/hydraulink.schema.json"),
+            schema::model_schema_json(),
+        ),
+        (
+            dir.join("docs/model-reference.md"),
+            schema::model_reference_markdown(),
+        ),
+    ] {
+        std::fs::write(&path, text)
+            .map_err(|e| Failure::run_failed(format!("cannot write {}: {e}", path.display())))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
 }
 
 /// The options of `hydraulink friction-curve`.
@@ -345,6 +389,7 @@ fn main() -> ExitCode {
         Command::FrictionCurve(args) => friction_curve_command(args),
         Command::Linearize(args) => linearize::linearize_command(args),
         Command::Check(args) => check::check_command(args),
+        Command::Schema(args) => schema_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,6 +19,7 @@ mod locate;
 mod model_file;
 pub mod output;
 mod overrides;
+pub mod schema;
 
 pub use error::{LoadError, LoadErrorKind};
 pub use locate::{line_of_path, locate_init_error};

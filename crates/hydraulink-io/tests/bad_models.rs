@@ -204,11 +204,23 @@ bad_elements! {
     element_negative_area: "check valve 'check'", "elements[1].area_m2";
     accumulator_zero_precharge: "accumulator 'accumulator'", "elements[3].precharge_pressure_pa";
     end_stop_penetration_half_stroke: "end stop 'cylinder_stops'", "elements[0].max_penetration_m";
+    end_stop_engage_half_stroke: "end stop 'cylinder_stops'", "elements[0].engage_m";
     throttle_element_same_nodes: "throttle 'bleed'", "elements[4].to";
     element_valve_port_b_is_tank: "valve 'DCV'", "elements[4].port_b";
     // Elements: internal states (a relief valve's poppet lag).
     poppet_lag_under_multirate: "relief valve 'relief'", "elements[2].poppet_time_constant_s";
     poppet_lag_below_half_step: "relief valve 'relief'", "elements[2].poppet_time_constant_s";
+    // Pumps and hoses (copies of models/pump_relief.toml).
+    fixed_pump_zero_displacement: "fixed pump 'pump'", "elements[1].displacement_m3_per_rev";
+    pump_efficiency_above_one: "fixed pump 'pump'", "elements[1].mechanical_efficiency";
+    pump_unknown_speed_input: "fixed pump 'pump'", "elements[1].speed_input";
+    pump_same_inlet_outlet: "fixed pump 'pump'", "elements[1].outlet";
+    pump_leakage_without_rated_speed: "fixed pump 'pump'", "elements[1].rated_speed_rad_s";
+    pc_pump_zero_regulation_range: "pressure-compensated pump 'pump'", "elements[1].regulation_range_pa";
+    pc_pump_lag_below_half_step: "pressure-compensated pump 'pump'", "elements[1].swash_plate_time_constant_s";
+    hose_zero_diameter: "hose 'line'", "elements[3].inner_diameter_m";
+    hose_negative_length: "hose 'line'", "elements[3].length_m";
+    hose_same_ends: "hose 'line'", "elements[3].to";
     // Elements: the hydraulic motor and the counterbalance valve (issue 11).
     motor_efficiency_above_one: "hydraulic motor 'swing'", "elements[4].hydromechanical_efficiency";
     motor_leakage_without_rated_point: "hydraulic motor 'swing'", "elements[4].rated_pressure_pa";

@@ -113,6 +113,8 @@ fn apply(text: &str, mutation: &Mutation) -> String {
 /// Every shipped model, by file name (`every_shipped_model_is_fuzzed` keeps the list whole).
 const SHIPPED: &[(&str, &str)] = &[
     ("boom.toml", include_str!("../../../models/boom.toml")),
+    ("crane1.toml", include_str!("../../../models/crane1.toml")),
+    ("crane2.toml", include_str!("../../../models/crane2.toml")),
     ("fourbar.toml", include_str!("../../../models/fourbar.toml")),
     (
         "fourbar3d.toml",
@@ -133,6 +135,11 @@ const SHIPPED: &[(&str, &str)] = &[
     (
         "fourbar_rahikainen.toml",
         include_str!("../../../models/fourbar_rahikainen.toml"),
+    ),
+    ("loader.toml", include_str!("../../../models/loader.toml")),
+    (
+        "pump_relief.toml",
+        include_str!("../../../models/pump_relief.toml"),
     ),
     (
         "quickreturn.toml",

@@ -125,11 +125,9 @@ impl<S: Real> Evaluator<S> {
     }
 
     /// Sets the elements' input values for the step sampled in `inputs` (their values at
-    /// t_k+1, `element::input_value`).
+    /// t_k+1, `inputs::element_inputs`).
     pub fn set_element_inputs(&mut self, model: &Model, inputs: &crate::inputs::InputValues) {
-        for (u, e) in self.element_u.iter_mut().zip(model.elements.iter()) {
-            *u = crate::component::input_value(e, inputs);
-        }
+        crate::inputs::element_inputs(&model.element_input, inputs, &mut self.element_u);
     }
 
     /// Positions only, and Φ, Φ_z.

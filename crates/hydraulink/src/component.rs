@@ -13,11 +13,14 @@ use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
 use crate::hydraulics::bridge_valve::{BridgeValve, BridgeValveSpec};
 use crate::hydraulics::check_valve::{CheckValve, CheckValveSpec};
 use crate::hydraulics::counterbalance_valve::{CounterbalanceValve, CounterbalanceValveSpec};
+use crate::hydraulics::fixed_pump::{FixedPump, FixedPumpSpec};
+use crate::hydraulics::hose::{Hose, HoseSpec};
 use crate::hydraulics::hydraulic_motor::{HydraulicMotor, HydraulicMotorSpec};
+use crate::hydraulics::pc_pump::{PcPump, PcPumpSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
 use crate::hydraulics::valve_4_3::{Valve43, Valve43Spec};
-use crate::inputs::{InputValues, Signal};
+use crate::inputs::Signal;
 use crate::mechanics::end_stop::{EndStop, EndStopSpec};
 use crate::mechanics::external_load::{ExternalLoad, JointForceSpec, PointForceSpec, TorqueSpec};
 use crate::mechanics::spring_damper::{SpringDamper, SpringDamperSpec};
@@ -38,6 +41,12 @@ pub enum Component {
     Throttle(Throttle),
     /// Gas-charged hydraulic accumulator.
     Accumulator(Accumulator),
+    /// Fixed-displacement pump driven at a shaft speed (an input).
+    FixedPump(FixedPump),
+    /// Pressure-compensated variable-displacement pump.
+    PcPump(PcPump),
+    /// Hose or pipe with a laminar/turbulent pressure loss.
+    Hose(Hose),
     /// Linear spring–damper between two markers.
     SpringDamper(SpringDamper),
     /// Cylinder end stops.
@@ -60,6 +69,9 @@ macro_rules! dispatch {
             $crate::component::Component::CheckValve($e) => $body,
             $crate::component::Component::Throttle($e) => $body,
             $crate::component::Component::Accumulator($e) => $body,
+            $crate::component::Component::FixedPump($e) => $body,
+            $crate::component::Component::PcPump($e) => $body,
+            $crate::component::Component::Hose($e) => $body,
             $crate::component::Component::SpringDamper($e) => $body,
             $crate::component::Component::EndStop($e) => $body,
             $crate::component::Component::ExternalLoad($e) => $body,
@@ -201,6 +213,7 @@ impl Component {
 
 /// An element in a model file: `[[elements]]` with a `type`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ComponentSpec {
     /// `valve_4_3` (the fields of a `[[hydraulics.valves]]` entry).
@@ -216,6 +229,12 @@ pub enum ComponentSpec {
     Throttle(ThrottleSpec),
     /// `accumulator`.
     Accumulator(AccumulatorSpec),
+    /// `fixed_pump`.
+    FixedPump(FixedPumpSpec),
+    /// `pc_pump`.
+    PcPump(PcPumpSpec),
+    /// `hose`.
+    Hose(HoseSpec),
     /// `spring_damper`.
     SpringDamper(SpringDamperSpec),
     /// `end_stop`.
@@ -227,9 +246,10 @@ pub enum ComponentSpec {
     Torque(TorqueSpec),
     /// A generalized force on a single-axis joint.
     JointForce(JointForceSpec),
-    /// `hydraulic_motor`.
+    /// `hydraulic_motor`: a hydraulic motor between nodes A and B driving a revolute joint
+    /// through a gear.
     HydraulicMotor(HydraulicMotorSpec),
-    /// `counterbalance_valve`.
+    /// `counterbalance_valve`: a load-holding valve (load, valve-side and pilot ports).
     CounterbalanceValve(CounterbalanceValveSpec),
 }
 
@@ -243,6 +263,9 @@ impl ComponentSpec {
             ComponentSpec::CheckValve(s) => &s.name,
             ComponentSpec::Throttle(s) => &s.name,
             ComponentSpec::Accumulator(s) => &s.name,
+            ComponentSpec::FixedPump(s) => &s.name,
+            ComponentSpec::PcPump(s) => &s.name,
+            ComponentSpec::Hose(s) => &s.name,
             ComponentSpec::SpringDamper(s) => &s.name,
             ComponentSpec::EndStop(s) => &s.name,
             ComponentSpec::PointForce(s) => &s.name,
@@ -252,14 +275,19 @@ impl ComponentSpec {
             ComponentSpec::CounterbalanceValve(s) => &s.name,
         }
     }
-    /// The node names of a 4/3 valve, bridge valve, throttle, hydraulic motor or the flow ports
-    /// of a counterbalance valve (what connects a volume for the checks of `model::validate`);
-    /// empty for the other elements.
+    /// The node names of a 4/3 valve, bridge valve, throttle, pump, hose, hydraulic motor or the
+    /// flow ports of a counterbalance valve (what connects a volume for the checks of
+    /// `model::validate`); empty for the other elements.
     pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
         match self {
             ComponentSpec::Valve43(v) => v.node_names().to_vec(),
             ComponentSpec::BridgeValve(v) => v.node_names().to_vec(),
             ComponentSpec::Throttle(t) => t.node_names().to_vec(),
+            // flow elements whose flow sets the pressures of their ends (a pump: with its
+            // leakage)
+            ComponentSpec::FixedPump(p) => vec![&p.inlet, &p.outlet],
+            ComponentSpec::PcPump(p) => vec![&p.inlet, &p.outlet],
+            ComponentSpec::Hose(h) => vec![&h.from, &h.to],
             ComponentSpec::HydraulicMotor(m) => vec![m.port_a.as_str(), m.port_b.as_str()],
             ComponentSpec::CounterbalanceValve(v) => vec![v.load.as_str(), v.valve.as_str()],
             _ => Vec::new(),
@@ -273,6 +301,9 @@ impl ComponentSpec {
             ComponentSpec::CheckValve(_) => "check valve",
             ComponentSpec::Throttle(_) => "throttle",
             ComponentSpec::Accumulator(_) => "accumulator",
+            ComponentSpec::FixedPump(_) => "fixed pump",
+            ComponentSpec::PcPump(_) => "pressure-compensated pump",
+            ComponentSpec::Hose(_) => "hose",
             ComponentSpec::SpringDamper(_) => "spring-damper",
             ComponentSpec::EndStop(_) => "end stop",
             ComponentSpec::PointForce(_) => "point force",
@@ -290,6 +321,9 @@ impl ComponentSpec {
             ComponentSpec::ReliefValve(s) => {
                 s.poppet_time_constant_s.map(|_| "poppet_time_constant_s")
             }
+            ComponentSpec::PcPump(s) => s
+                .swash_plate_time_constant_s
+                .map(|_| "swash_plate_time_constant_s"),
             _ => None,
         }
     }
@@ -302,6 +336,9 @@ impl ComponentSpec {
             ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
             ComponentSpec::Throttle(s) => s.compile(cx).map(Component::Throttle),
             ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
+            ComponentSpec::FixedPump(s) => s.compile(cx).map(Component::FixedPump),
+            ComponentSpec::PcPump(s) => s.compile(cx).map(Component::PcPump),
+            ComponentSpec::Hose(s) => s.compile(cx).map(Component::Hose),
             ComponentSpec::SpringDamper(s) => s.compile(cx).map(Component::SpringDamper),
             ComponentSpec::EndStop(s) => s.compile(cx).map(Component::EndStop),
             ComponentSpec::PointForce(s) => s.compile(cx).map(Component::ExternalLoad),
@@ -375,16 +412,6 @@ impl ElementValues {
             at: vec![PortState::zero(); n],
             effort: vec![PortEffort::zero(); n],
         }
-    }
-}
-
-/// Value of element `e`'s input for the step sampled in `inputs`: u(t_k+1), the end-point value
-/// the trapezoidal residual uses (piecewise-constant signals in the interval form, a value set
-/// from outside held over the step); 1 without input.
-pub fn input_value(e: &Component, inputs: &InputValues) -> f64 {
-    match e.ports().input {
-        Some(i) => inputs.step_values(i).1,
-        None => 1.0,
     }
 }
 

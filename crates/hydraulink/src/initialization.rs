@@ -320,6 +320,12 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         .collect();
     let positions = |trim: &[f64]| -> Vec<f64> {
         let mut s = spool0.clone();
+        // positions held from their input without a trim (a pump's shaft speed): u(0)
+        for (slot, e) in model.position_elements() {
+            if let (false, Some(k)) = (e.position_has_rate(), e.ports().input) {
+                s[slot] = e.initial_position(0.0, inputs.value_at(&model.inputs, k, 0.0));
+            }
+        }
         for (i, (slot, v)) in bridges.iter().enumerate() {
             s[*slot] = v.initial_position(trim[i], inputs.value_at(&model.inputs, v.input, 0.0));
         }

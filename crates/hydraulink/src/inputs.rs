@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// Signal shapes. All right-continuous.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SignalSpec {
     /// Constant value.
@@ -255,6 +256,18 @@ impl InputValues {
     /// The sampled pair (u(t_k), u(t_k+1)) of input `i` for the step from t_k.
     pub fn step_values(&self, i: usize) -> (f64, f64) {
         (self.u_start[i], self.u_end[i])
+    }
+}
+
+/// Each element's input value for the evaluators, u(t_k+1) of the sampled step (the second of
+/// [`InputValues::step_values`]; 1 for an element without input), from the per-element input
+/// indices `element_input` (`Model::element_input`). Allocates nothing.
+pub fn element_inputs(element_input: &[Option<usize>], values: &InputValues, out: &mut [f64]) {
+    for (u, input) in out.iter_mut().zip(element_input.iter()) {
+        *u = match input {
+            Some(i) => values.u_end[*i],
+            None => 1.0,
+        };
     }
 }
 

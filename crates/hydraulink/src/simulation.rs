@@ -358,9 +358,15 @@ impl Simulation {
     /// Energy drift KE + PE − W_act + D_μ − (KE + PE)(0) [J], with W_act the hydraulic work
     /// ∫ (p_A A_A − p_B A_B) ṡ dt and D_μ the friction work ∫ F_μ ṡ dt (003 Pub II §4).
     pub fn energy_drift_j(&self) -> f64 {
+        // only mechanical elements have a share (read every step: skip the walk without one)
+        let elements_j = if self.model.has_mechanical_elements {
+            self.state.elements.mechanical_drift_j(&self.model.elements)
+        } else {
+            0.0
+        };
         self.last.kinetic_j + self.last.potential_j - self.state.total_actuator_work_j()
             + self.state.total_friction_dissipated_j()
-            + self.state.elements.mechanical_drift_j(&self.model.elements)
+            + elements_j
             - self.state.energy0_j
     }
     /// Name of volume `i`.

@@ -85,7 +85,7 @@ pub fn sample_inputs(model: &Model, st: &mut State) {
 }
 
 /// Stage `sample element inputs`: the value of every element's driving input at t_k+1 (the
-/// end point of the trapezoidal residual, `element::input_value`) into the evaluators of the
+/// end point of the trapezoidal residual, `inputs::element_inputs`) into the evaluators of the
 /// formulation.
 pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
     if model.elements.is_empty() {
@@ -95,9 +95,7 @@ pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
     ws.evd.set_element_inputs(model, &st.inputs);
     if let Some(g) = ws.global_mut() {
         for ev_u in [&mut g.ev.element_u, &mut g.evd.element_u] {
-            for (u, e) in ev_u.iter_mut().zip(model.elements.iter()) {
-                *u = crate::component::input_value(e, &st.inputs);
-            }
+            crate::inputs::element_inputs(&model.element_input, &st.inputs, ev_u);
         }
     }
 }

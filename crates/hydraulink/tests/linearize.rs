@@ -1554,7 +1554,7 @@ displacement_m3_per_rev = 1.0e-4
 gear_ratio = 10.0
 volumetric_efficiency = 0.9
 rated_pressure_pa = 1.0e7
-rated_speed_rpm = 1000.0
+rated_speed_rad_s = 104.71975511965977
 hydromechanical_efficiency = 0.9
 efficiency_blend_power_w = 1000.0
 [solver]

@@ -5,6 +5,7 @@ mod determinism;
 mod elements;
 mod inputs;
 mod invariants;
+mod machines;
 mod model;
 mod regressions;
 mod validation;

@@ -2,8 +2,9 @@
 //! formulation (penalty, double-step, global-ali3p, global-i1al, multirate, kinematic-guidance)
 //! and every element (`[[elements]]`: the boom's end stop, check valve, relief valve and
 //! accumulator; the loads model's spring–damper, point forces, torque and input-driven joint
-//! force; a hydraulic motor and a counterbalance valve). Own test binary: it installs a counting
-//! allocator.
+//! force; the pump_relief model's fixed pump, hose and a pressure-compensated pump with its
+//! swash-plate lag; a hydraulic motor and a counterbalance valve). Own test binary: it installs
+//! a counting allocator.
 
 #[path = "support/alloc_counter.rs"]
 mod alloc_counter;
@@ -206,6 +207,43 @@ fn boom_step_loop_allocates_nothing_under_every_formulation() {
 }
 
 #[test]
+fn pump_elements_step_loop_allocates_nothing_under_every_formulation() {
+    // fixed pump (shaft speed run up from an input), hose in its laminar–turbulent blend
+    // (the inverse law's Newton iteration), relief valve: models/pump_relief.toml
+    for f in [
+        Formulation::Penalty,
+        Formulation::DoubleStep,
+        Formulation::GlobalAli3p,
+        Formulation::GlobalI1al,
+        Formulation::Multirate,
+    ] {
+        check("pump_relief", f);
+    }
+    // the pressure-compensated pump with its swash-plate lag: an internal state (penalty only)
+    let mut spec = common::spec_of("pump_relief");
+    for e in spec.elements.iter_mut() {
+        if let hydraulink::component::ComponentSpec::FixedPump(p) = e {
+            let pc = hydraulink::hydraulics::pc_pump::PcPumpSpec {
+                name: p.name.clone(),
+                inlet: p.inlet.clone(),
+                outlet: p.outlet.clone(),
+                speed_input: p.speed_input.clone(),
+                displacement_m3_per_rev: p.displacement_m3_per_rev,
+                compensator_pressure_pa: 1.2e7,
+                regulation_range_pa: 5e5,
+                volumetric_efficiency: p.volumetric_efficiency,
+                rated_pressure_pa: p.rated_pressure_pa,
+                rated_speed_rad_s: p.rated_speed_rad_s,
+                mechanical_efficiency: p.mechanical_efficiency,
+                swash_plate_time_constant_s: Some(0.02),
+            };
+            *e = hydraulink::component::ComponentSpec::PcPump(pc);
+        }
+    }
+    check_spec("pump_relief with a pressure-compensated pump", &spec);
+}
+
+#[test]
 fn load_elements_step_loop_allocates_nothing_under_every_formulation() {
     // spring–damper, point force (global and body axes), torque, joint force driven by an input
     for f in [
@@ -271,7 +309,7 @@ displacement_m3_per_rev = 1.0e-4
 gear_ratio = 10.0
 volumetric_efficiency = 0.95
 rated_pressure_pa = 2.0e7
-rated_speed_rpm = 1500.0
+rated_speed_rad_s = 157.07963267948966
 hydromechanical_efficiency = 0.9
 [solver]
 duration_s = 4.0

@@ -25,6 +25,7 @@ use crate::real::Real;
 
 /// `[[elements]] type = "accumulator"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AccumulatorSpec {
     /// Name.

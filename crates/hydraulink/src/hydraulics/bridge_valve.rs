@@ -30,6 +30,7 @@ use crate::real::Real;
 
 /// How the offset of a bridge valve's opening is set.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum TrimSpec {
     /// A fixed value.
@@ -48,6 +49,7 @@ pub enum TrimSpec {
 /// ```
 /// κ = trim + input(t), clamped to [0, 1].
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeValveSpec {
     /// Unique name.

@@ -24,6 +24,7 @@ use crate::real::Real;
 
 /// `[[elements]] type = "check_valve"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CheckValveSpec {
     /// Name.

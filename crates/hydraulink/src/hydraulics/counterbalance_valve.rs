@@ -40,6 +40,7 @@ use crate::real::Real;
 
 /// `[[elements]] type = "counterbalance_valve"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CounterbalanceValveSpec {
     /// Name.

@@ -11,9 +11,12 @@ pub mod bridge_valve;
 pub mod check_valve;
 pub mod counterbalance_valve;
 pub mod cylinder;
+pub mod fixed_pump;
 pub mod fluid;
+pub mod hose;
 pub mod hydraulic_motor;
 pub mod orifice;
+pub mod pc_pump;
 pub mod reduced;
 pub mod relief_valve;
 pub mod throttle;
@@ -118,11 +121,11 @@ pub fn advance_positions(model: &Model, st: &crate::State, dt: f64, out: &mut [f
     // node ports); one match per element, the law monomorphized per kind
     for np in &model.layout.node_ports {
         let Some(slot) = np.position else { continue };
+        let (u0, u1) = match model.element_input[np.element] {
+            Some(k) => st.inputs.step_values(k),
+            None => (1.0, 1.0),
+        };
         crate::component::dispatch!(&model.elements[np.element], e => {
-            let (u0, u1) = match e.ports().input {
-                Some(k) => st.inputs.step_values(k),
-                None => (1.0, 1.0),
-            };
             out[slot] = e.advance_position(st.spool[slot], st.trim[slot], u0, u1, dt);
         });
     }

@@ -21,6 +21,7 @@ use crate::real::Real;
 /// A throttle valve between two nodes: Q = C_d A √(2/ρ) sgn(Δp) √|Δp| (000 eqs. 24–25), in
 /// `[[hydraulics.throttles]]` or as an `[[elements]]` entry of type `throttle`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ThrottleSpec {
     /// Unique name.

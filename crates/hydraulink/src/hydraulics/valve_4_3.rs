@@ -48,6 +48,7 @@ use num_dual::Dual64;
 /// Port mapping (000 eq. 26, reference note B.3): U ≥ 0 opens P→A and B→T; U < 0 opens P→B and
 /// A→T. Flow through each open path is Q = C_vd |U| sgn(Δp) √|Δp|, laminar below `laminar_dp_pa`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Valve43Spec {
     /// Unique name.
@@ -94,6 +95,7 @@ pub struct Valve43Spec {
 
 /// The centre position of a 4/3 valve.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Centre {
     /// All ports closed at U = 0.

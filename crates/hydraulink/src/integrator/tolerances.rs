@@ -11,7 +11,17 @@ pub const ROUNDOFF_ULPS: f64 = 16.0;
 /// 16 ulps of x (|x| > 2.8e12 Pa at 1e-2 Pa, 2.8e7 m at 1e-7 m).
 #[inline]
 pub fn weight(atol: f64, rtol: f64, x: f64) -> f64 {
-    (atol + rtol * x.abs()).max(ROUNDOFF_ULPS * f64::EPSILON * x.abs())
+    let (w, floor) = (
+        atol + rtol * x.abs(),
+        ROUNDOFF_ULPS * f64::EPSILON * x.abs(),
+    );
+    // `f64::max` without its NaN handling (a NaN x gives a NaN weight either way): this runs
+    // once per unknown and Newton iteration
+    if floor > w {
+        floor
+    } else {
+        w
+    }
 }
 
 /// Per-unknown absolute tolerances as up to four consecutive ranges of the unknowns (positions
@@ -77,7 +87,10 @@ impl Tolerances {
                 *xi += dx[i];
                 let r = dx[i].abs() / weight(*atol, self.rtol, *xi);
                 finite &= r.is_finite();
-                norm = norm.max(r);
+                // a NaN r is caught by `finite`; the comparison spares `f64::max`'s NaN test
+                if r > norm {
+                    norm = r;
+                }
             }
             start = start.max(end);
         }

@@ -553,6 +553,17 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
             v.name
         )));
     }
+    // a pump's shaft speed: an input held over the step, not a state
+    use crate::element::Element;
+    if let Some((_, e)) = model
+        .position_elements()
+        .find(|(_, e)| !e.position_has_rate())
+    {
+        return Err(LinearizeError::Unsupported(format!(
+            "the pump '{}' (its shaft speed is an input held over each step, not a state)",
+            e.name()
+        )));
+    }
     if let Some(v) = model.hydraulics.volumes.iter().find(|v| v.algebraic) {
         return Err(LinearizeError::Unsupported(format!(
             "the algebraic (reduced) volume '{}' (its pressure is not a state)",

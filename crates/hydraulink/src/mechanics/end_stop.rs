@@ -3,12 +3,18 @@
 //!
 //! ```text
 //!   base ●══[▌piston          ]══════● rod      l = s − s_ret  (piston travel), 0 ≤ l ≤ L
-//!          ▲ stop 1: d₁ = −l            ▲ stop 2: d₂ = l − L   (penetrations, > 0 in contact)
+//!          ▲ stop 1: d₁ = l_e − l       ▲ stop 2: d₂ = l − (L − l_e)   (> 0 in contact)
 //!
 //!   F_i = max(0, k ψ(d_i) + c ḋ_i φ(d_i))     ψ(d) = d²/(2w) (0 < d < w), d − w/2 (d ≥ w)
 //!                                               φ(d) = min(d/w, 1) (d > 0), 0 otherwise
 //!   F   = F₁ − F₂                              (line force, positive pushes the pins apart)
 //! ```
+//! l_e is the engagement length (`engage_m`, default 0): a stop that acts as an end damper
+//! (cushion) begins l_e before its stroke end. With l_e = l_d this is the end damper of 002
+//! Publication III eq. 31, F_d = k_d (l_d − l1) − c_d ṡ for l1 ≤ l_d (and its mirror at the rod
+//! end), up to the onset ramp and the no-adhesion `max` below: past the first w of contact the
+//! spring force is k (d − w/2), w/2 shorter than the paper's.
+//!
 //! The onset width w makes force and stiffness continuous at first contact; the damping ramps
 //! in with the penetration, and the `max` lets the stop push but never pull (no adhesion).
 //! Stored energy k Σ Ψ(d_i), Ψ = ∫ψ; dissipated power Σ (F_i − k ψ(d_i)) ḋ_i ≥ 0.
@@ -30,6 +36,7 @@ use crate::real::Real;
 
 /// `[[elements]] type = "end_stop"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EndStopSpec {
     /// Name.
@@ -45,9 +52,13 @@ pub struct EndStopSpec {
     /// Onset width w [m]; default L / 500.
     #[serde(default)]
     pub onset_m: Option<f64>,
-    /// Largest admissible penetration [m]; default 5 w.
+    /// Largest admissible penetration past the stroke end [m]; default 5 w.
     #[serde(default)]
     pub max_penetration_m: Option<f64>,
+    /// Engagement length l_e [m]: contact begins this far inside each stroke end (an end
+    /// damper or cushion); default 0, contact at the stroke ends.
+    #[serde(default)]
+    pub engage_m: Option<f64>,
 }
 
 /// A compiled end stop.
@@ -63,8 +74,10 @@ pub struct EndStop {
     pub damping_n_s_m: f64,
     /// w [m].
     pub onset_m: f64,
-    /// Largest admissible penetration [m].
+    /// Largest admissible penetration past the stroke end [m].
     pub max_penetration_m: f64,
+    /// Engagement length l_e [m]: contact begins this far inside each stroke end.
+    pub engage_m: f64,
 }
 
 /// Contact time constant of the default damping, c = k τ [s].
@@ -100,6 +113,19 @@ impl EndStopSpec {
                 ),
             ));
         }
+        let engage = match self.engage_m {
+            Some(e) => cx.non_negative("engage_m", e)?,
+            None => 0.0,
+        };
+        if engage >= 0.5 * cyl.stroke_m {
+            return Err(cx.error(
+                "engage_m",
+                format!(
+                    "must be less than half the stroke ({} m), got {engage} m",
+                    0.5 * cyl.stroke_m
+                ),
+            ));
+        }
         if !k.is_finite() || !c.is_finite() {
             return Err(cx.error(
                 "stiffness_n_m",
@@ -113,6 +139,7 @@ impl EndStopSpec {
             damping_n_s_m: c,
             onset_m: w,
             max_penetration_m: max,
+            engage_m: engage,
         })
     }
 }
@@ -129,11 +156,20 @@ fn ramp_integral(d: f64, w: f64) -> f64 {
 }
 
 impl EndStop {
-    /// Penetrations (d₁, d₂) [m] and their rates at pin distance s, rate ṡ.
+    /// Penetrations (d₁, d₂) [m] and their rates at pin distance s, rate ṡ: d₁ = l_e − l,
+    /// d₂ = l − (L − l_e) (002 Pub. III eq. 31: l_d − l1 and l_d − l2).
     #[inline]
     pub fn penetrations<S: Real>(&self, s: S, sd: S) -> [(S, S); 2] {
         let l = s - S::from(self.cylinder.retracted_length_m);
-        [(-l, -sd), (l - S::from(self.cylinder.stroke_m), sd)]
+        if self.engage_m == 0.0 {
+            // the stops at the stroke ends, exactly as before the engagement length existed
+            return [(-l, -sd), (l - S::from(self.cylinder.stroke_m), sd)];
+        }
+        let e = S::from(self.engage_m);
+        [
+            (e - l, -sd),
+            (l - S::from(self.cylinder.stroke_m - self.engage_m), sd),
+        ]
     }
 
     /// Contact force of one stop at penetration d, rate ḋ [N] (≥ 0).

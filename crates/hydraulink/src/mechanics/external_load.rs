@@ -22,6 +22,7 @@ use crate::real::Real;
 
 /// Axes a load vector is given in.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LoadAxes {
     /// Global axes (the default).
@@ -33,6 +34,7 @@ pub enum LoadAxes {
 
 /// `[[elements]] type = "point_force"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PointForceSpec {
     /// Name.
@@ -53,6 +55,7 @@ pub struct PointForceSpec {
 
 /// `[[elements]] type = "torque"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TorqueSpec {
     /// Name.
@@ -71,6 +74,7 @@ pub struct TorqueSpec {
 
 /// `[[elements]] type = "joint_force"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct JointForceSpec {
     /// Name.

@@ -18,6 +18,7 @@ use crate::real::Real;
 
 /// `[[elements]] type = "spring_damper"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SpringDamperSpec {
     /// Name.

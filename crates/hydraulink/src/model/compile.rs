@@ -127,8 +127,8 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                 ],
             };
             let nq = elementary.len();
-            let q0 = j.q0.as_slice();
-            let qd0 = j.qd0.as_slice();
+            let (q0, qd0) = (j.q0_si(), j.qd0_si());
+            let (q0, qd0) = (q0.as_slice(), qd0.as_slice());
             for (name, vals) in [("q0", q0), ("qd0", qd0)] {
                 if !vals.is_empty() && vals.len() != nq {
                     return Err(ModelError::new(
@@ -358,6 +358,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         has_node_compliance: false,
         has_mechanical_elements: false,
         element_every_step: Vec::new(),
+        element_input: Vec::new(),
         cylinder_end_stop: Vec::new(),
         layout: Default::default(),
         natural: None,
@@ -775,6 +776,7 @@ fn compile_elements(
         .iter()
         .map(|e| e.is_mechanical() || model.solver.hydraulic_element_energy)
         .collect();
+    model.element_input = elements.iter().map(|e| e.ports().input).collect();
     model.has_node_compliance = elements
         .iter()
         .any(|e| matches!(e, crate::component::Component::Accumulator(_)));

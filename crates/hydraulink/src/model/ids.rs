@@ -70,6 +70,7 @@ pub enum Node {
 
 /// Where an end of a cylinder or spring–damper is attached, as named in a model file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AttachmentSpec {
     /// Body name or `"ground"`.

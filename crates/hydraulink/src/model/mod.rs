@@ -271,6 +271,10 @@ pub struct Model {
     /// (`element_energy::commit`), with its energy account; the others (hydraulic elements
     /// without `solver.hydraulic_element_energy`) are evaluated only when an output row asks.
     pub element_every_step: Vec<bool>,
+    /// Per element of [`Model::elements`]: the index of its input signal
+    /// (`ElementPorts::input`), found once so the per-step input stage does not ask every
+    /// element for its ports.
+    pub element_input: Vec<Option<usize>>,
     /// Some element has a mechanical port (`Component::is_mechanical`): without one the
     /// evaluators skip the element port loops.
     pub has_mechanical_elements: bool,

@@ -23,6 +23,7 @@ pub use crate::model::ids::AttachmentSpec;
 
 /// A whole machine: mechanism, hydraulic circuit, input signals and solver settings.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ModelSpec {
     /// Model name; used for the default output directory.
@@ -65,6 +66,7 @@ pub struct ModelSpec {
 
 /// Kinds of nonholonomic constraint.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NonholonomicKind {
     /// Knife edge (non-slip sled, 1 equation): the body point `marker` has no velocity along
@@ -78,6 +80,7 @@ pub enum NonholonomicKind {
 
 /// A nonholonomic constraint on one body (001 eq. 11, linear in the velocities).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NonholonomicSpec {
     /// Unique name.
@@ -109,6 +112,7 @@ fn default_gravity() -> [f64; 3] {
 
 /// Named points fixed to the ground.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GroundSpec {
     /// Marker name → position [m], global frame.
@@ -118,6 +122,7 @@ pub struct GroundSpec {
 
 /// A rigid body.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BodySpec {
     /// Unique name.
@@ -136,6 +141,7 @@ pub struct BodySpec {
 
 /// Kinds of tree joint.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum JointKind {
     /// 1 coordinate: rotation about `axis` through `location` [rad].
@@ -159,6 +165,7 @@ pub enum JointKind {
 
 /// A scalar or a list, for joint initial values (one entry per coordinate).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Values {
     /// One value (1-coordinate joints).
@@ -170,6 +177,26 @@ pub enum Values {
 impl Default for Values {
     fn default() -> Self {
         Values::Many(Vec::new())
+    }
+}
+
+impl JointSpec {
+    /// The initial coordinates [rad or m]: `q0`, or `q0_deg` in radians.
+    pub fn q0_si(&self) -> Vec<f64> {
+        degrees_or(&self.q0, &self.q0_deg)
+    }
+
+    /// The initial rates [rad/s or m/s]: `qd0`, or `qd0_deg_s` in radians per second.
+    pub fn qd0_si(&self) -> Vec<f64> {
+        degrees_or(&self.qd0, &self.qd0_deg_s)
+    }
+}
+
+/// `deg` converted to radians when given, else `si`.
+fn degrees_or(si: &Values, deg: &Option<Values>) -> Vec<f64> {
+    match deg {
+        Some(d) => d.as_slice().iter().map(|x| x.to_radians()).collect(),
+        None => si.as_slice().to_vec(),
     }
 }
 
@@ -185,6 +212,7 @@ impl Values {
 
 /// A tree joint: connects `child` to `parent` (a body or `"ground"`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct JointSpec {
     /// Unique name; also the coordinate name (`z1`, …). Multi-coordinate joints name their
@@ -212,6 +240,14 @@ pub struct JointSpec {
     /// Initial rate(s) [rad/s or m/s].
     #[serde(default)]
     pub qd0: Values,
+    /// Initial angle(s) in degrees [deg], in place of `q0`: for joints whose coordinates are
+    /// all angles (revolute, universal, spherical).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q0_deg: Option<Values>,
+    /// Initial angular rate(s) in degrees per second [deg/s], in place of `qd0`; the same joints
+    /// as `q0_deg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qd0_deg_s: Option<Values>,
     /// Friction in the joint (revolute or prismatic only): a seal-friction law of the joint rate,
     /// F_μ [N m or N] opposing ż, with every force parameter in the joint's unit (N m for a
     /// revolute joint) and velocities in rad/s or m/s. `efficiency` is for cylinders only.
@@ -225,6 +261,7 @@ fn default_axis() -> [f64; 3] {
 
 /// Kinds of cut joint.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CutJointKind {
     /// Point coincidence (3 equations).
@@ -242,6 +279,7 @@ pub enum CutJointKind {
 
 /// A cut joint between a marker on `body1` and a marker on `body2` (either may be `"ground"`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CutJointSpec {
     /// Unique name.
@@ -268,6 +306,7 @@ pub struct CutJointSpec {
 
 /// The hydraulic circuit: a graph whose nodes are volumes and whose edges are components.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct HydraulicsSpec {
     /// Oil properties.
@@ -298,6 +337,7 @@ pub struct HydraulicsSpec {
 
 /// Oil properties.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FluidSpec {
     /// Density ρ [kg/m³].
@@ -326,6 +366,7 @@ impl Default for FluidSpec {
 
 /// A lumped volume: hose (or block) volume plus any cylinder chambers connected to it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct VolumeSpec {
     /// Unique name (`V1`, …).
@@ -347,6 +388,7 @@ pub struct VolumeSpec {
 
 /// A constant-pressure boundary node (pump or tank).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PressureSourceSpec {
     /// Unique name (`P`, `T`).
@@ -357,6 +399,7 @@ pub struct PressureSourceSpec {
 
 /// Cylinder friction law.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FrictionSpec {
     /// No friction.
@@ -485,6 +528,7 @@ pub enum FrictionSpec {
 /// The reading of σ0 and σ1 in 003 Pub II Table 2, printed "√54 × 106 N/m" and
 /// "√10 × 104 Ns/m" (note 003b E.1).
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BristleReading {
     /// σ0 = √54·10⁶ = 7.3485e6 N/m, σ1 = √10·10⁴ = 3.1623e4 N s/m. The default: the breakaway
@@ -556,6 +600,7 @@ fn default_vs() -> f64 {
 /// Pin-to-pin length s = |r_rod − r_base|. Piston-side chamber length l_A = s − retracted_length,
 /// rod-side l_B = stroke − l_A (000 eq. 43 with its sign corrected).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CylinderSpec {
     /// Unique name.
@@ -586,6 +631,7 @@ pub struct CylinderSpec {
 
 /// An input signal.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct InputSpec {
     /// Unique name (`U`).
@@ -596,6 +642,7 @@ pub struct InputSpec {
 
 /// Formulation names.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Formulation {
     /// Semi-recursive, index-3 augmented Lagrangian with projections (000 §2.3).
@@ -641,6 +688,7 @@ impl Formulation {
 
 /// Solver settings.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SolverSpec {
     /// Formulation.
@@ -707,6 +755,7 @@ fn default_tol_friction() -> f64 {
 
 /// Coordinates of the natural frames of the global formulations.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum NaturalFrames {
     /// Planar frames (one unit vector in the plane per revolute frame, joint points shared) when the
@@ -719,6 +768,7 @@ pub enum NaturalFrames {
 
 /// Integrator of the hydraulic substeps of the multi-rate formulation.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum HydraulicIntegrator {
     /// Trapezoidal rule (implicit; a local Newton solve per substep).
@@ -731,6 +781,7 @@ pub enum HydraulicIntegrator {
 /// A cylinder whose pin-to-pin length follows an input signal under kinematic guidance:
 /// s_c(z) − s_ref(t) = 0 (004 eq. 39).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GuidanceSpec {
     /// Cylinder name.

@@ -184,7 +184,7 @@ displacement_m3_per_rev = 1.0e-4
 gear_ratio = 10.0
 volumetric_efficiency = 0.95
 rated_pressure_pa = 2.0e7
-rated_speed_rpm = 1500.0
+rated_speed_rad_s = 157.07963267948966
 hydromechanical_efficiency = 0.9
 {extra}
 [solver]

@@ -13,6 +13,7 @@ mod hydraulic_motor;
 mod inputs;
 mod new_elements;
 mod old_components;
+mod pumps;
 mod relief_poppet;
 mod valve_elements;
 mod valve_range;

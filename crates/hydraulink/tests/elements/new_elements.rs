@@ -68,6 +68,7 @@ fn stop() -> end_stop::EndStop {
         damping_n_s_m: 1.25e5,
         onset_m: 1.2e-3,
         max_penetration_m: 6e-3,
+        engage_m: 0.0,
     }
 }
 
