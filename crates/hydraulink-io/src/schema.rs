@@ -131,7 +131,7 @@ fn one_line(s: &str) -> String {
 
 /// The doc comments cite the papers by the codes the code uses (`000 eq. 27`) and the
 /// project's reference notes; the reference is for readers of the README, whose References
-/// section numbers the papers [1]–[5]. Codes become those numbers and the notes, which are not
+/// section numbers the papers \[1\]–\[5\]. Codes become those numbers and the notes, which are not
 /// in the repository, are dropped.
 pub fn plain_citations(s: &str) -> String {
     // "(reference note …)" and ", reference note …" up to the closing parenthesis
