@@ -2,6 +2,9 @@
 //! static cylinder forces at t = 0 by virtual work, the energy balance over the 20 s
 //! dig–swing–dump cycle, flow continuity at the pump line and the relief valve's pressure cap.
 
+use hydraulink::component::ComponentSpec;
+use hydraulink::hydraulics::fixed_pump::FixedPumpSpec;
+use hydraulink::hydraulics::relief_valve::ReliefValveSpec;
 use hydraulink::ModelSpec;
 
 use crate::common::*;
@@ -174,6 +177,13 @@ fn excavator_large_bucket_and_large_arm_cylinder_run_the_cycle() {
     }
     let drift = max_abs(&r.col("energy.drift"));
     let work = max_abs(&r.col("energy.actuator_work"));
+    // the load checks keep a cylinder from pushing the pump line above the relief's cap
+    let relief = pump_and_relief(&spec_of("excavator")).1;
+    let cap = 1e5
+        + relief.cracking_pressure_pa
+        + relief.pressure_override_pa
+        + 0.005 * relief.cracking_pressure_pa;
+    assert!(r.col("VP.p").iter().all(|p| *p <= cap), "VP above {cap} Pa");
     eprintln!("large/large: drift {drift} J, peak work {work} J");
     assert!(drift <= 1e-3 * work, "drift {drift} J against {work} J");
 }
@@ -239,6 +249,19 @@ fn initial_row(spec: &ModelSpec) -> impl Fn(&str) -> f64 {
     }
 }
 
+/// The model's pump and relief valve.
+fn pump_and_relief(spec: &ModelSpec) -> (FixedPumpSpec, ReliefValveSpec) {
+    let pump = spec.elements.iter().find_map(|e| match e {
+        ComponentSpec::FixedPump(p) => Some(p.clone()),
+        _ => None,
+    });
+    let relief = spec.elements.iter().find_map(|e| match e {
+        ComponentSpec::ReliefValve(r) => Some(r.clone()),
+        _ => None,
+    });
+    (pump.unwrap(), relief.unwrap())
+}
+
 /// The whole cycle, once for the three cycle tests.
 fn cycle() -> &'static Run {
     static RUN: std::sync::OnceLock<Run> = std::sync::OnceLock::new();
@@ -288,7 +311,8 @@ fn excavator_energy_drift_over_the_cycle_is_below_a_thousandth_of_the_peak_work(
 /// Flow continuity at the pump line VP between rows k and k+1: the trapezoidal rule of the
 /// pressure equation ṗ = (B_e/V) ΣQ (000 eq. 22) with the constant capacitance C = V/B_e of a
 /// hose-only volume (000 eq. 23: C = V_h/B_oil + V_h/B_hose) says
-/// C (p_k+1 − p_k) = h/2 (N_k + N_k+1), N = pump delivery − relief − valve P-port flows.
+/// C (p_k+1 − p_k) = h/2 (N_k + N_k+1), N = pump delivery − relief − the consumers' flows
+/// (through the load-check valves into the three valve sections).
 /// The pump's delivery is its ideal flow D ω/2π less its leakage.
 #[test]
 fn excavator_pump_flow_equals_consumers_relief_and_leakage() {
@@ -310,25 +334,14 @@ fn excavator_pump_flow_equals_consumers_relief_and_leakage() {
         r.col("relief.flow"),
         r.col("engine.value"),
     );
-    let valves: Vec<_> = ["DCV_boom", "DCV_arm", "DCV_bucket"]
+    // the consumers: the three load-check valves from VP into the valves' supply passages
+    let checks: Vec<_> = ["boom", "arm", "bucket"]
         .iter()
-        .map(|v| {
-            (
-                r.col(&format!("{v}.spool")),
-                r.col(&format!("{v}.flow_a")),
-                r.col(&format!("{v}.flow_b")),
-            )
-        })
+        .map(|v| r.col(&format!("load_check_{v}.flow")))
         .collect();
-    // P-port flow of a closed-centre 4/3 valve: P → A for U ≥ 0, P → B for U < 0
-    let consumers = |k: usize| -> f64 {
-        valves
-            .iter()
-            .map(|(u, a, b)| if u[k] >= 0.0 { a[k] } else { b[k] })
-            .sum()
-    };
+    let consumers = |k: usize| -> f64 { checks.iter().map(|q| q[k]).sum() };
     let net = |k: usize| pump[k] - relief[k] - consumers(k);
-    let d = 1.2e-4; // displacement [m³/rev]
+    let d = pump_and_relief(&spec).0.displacement_m3_per_rev;
     let mut worst = 0.0f64;
     // instants: relief only, boom down, arm in with the bucket curling, boom up while swinging,
     // the dump, the return
@@ -352,7 +365,15 @@ fn excavator_pump_flow_equals_consumers_relief_and_leakage() {
 #[test]
 fn excavator_relief_caps_the_pump_pressure() {
     let r = cycle();
-    let (p_t, p_cr, over, q_rated) = (1.0e5, 3.2e7, 2.0e6, 3.6e-3);
+    let spec = spec_of("excavator");
+    let relief = pump_and_relief(&spec).1;
+    let p_t = spec.hydraulics.tanks[0].pressure_pa;
+    let (p_cr, over, q_rated) = (
+        relief.cracking_pressure_pa,
+        relief.pressure_override_pa,
+        relief.rated_flow_m3_s,
+    );
+    assert!(relief.smoothing_pa.is_none(), "the default smoothing below");
     let w = 0.01 * p_cr;
     let cap = p_t + p_cr + over + 0.5 * w;
     let p = r.col("VP.p");
