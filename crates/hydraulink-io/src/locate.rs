@@ -418,6 +418,8 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
         Some("point_force") => "point force",
         Some("torque") => "torque",
         Some("joint_force") => "joint force",
+        Some("hydraulic_motor") => "hydraulic motor",
+        Some("counterbalance_valve") => "counterbalance valve",
         _ => "element",
     }
 }

@@ -130,6 +130,10 @@ bad_models! {
     cylinder_missing_marker: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].rod.marker";
     cylinder_unknown_body: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].base.body";
     valve_port_unknown: Model, "valve 'DCV'", "hydraulics.valves[0].port_b";
+    // The 4/3 valve's input range and open centre (issue 11).
+    valve_input_out_of_range: Model, "valve 'DCV'", "hydraulics.valves[0].input";
+    valve_open_centre_without_flow_constant: Model, "valve 'DCV'", "hydraulics.valves[0].centre";
+    valve_empty_input_range: Model, "valve 'DCV'", "hydraulics.valves[0].input_range_v";
     valve_port_a_is_tank: Model, "valve 'DCV'", "hydraulics.valves[0].port_a";
     missing_input: Model, "valve 'DCV'", "hydraulics.valves[0].input";
     cut_joint_marker_missing: Model, "cut joint 'E'", "cut_joints[0].marker1";
@@ -217,6 +221,12 @@ bad_elements! {
     hose_zero_diameter: "hose 'line'", "elements[3].inner_diameter_m";
     hose_negative_length: "hose 'line'", "elements[3].length_m";
     hose_same_ends: "hose 'line'", "elements[3].to";
+    // Elements: the hydraulic motor and the counterbalance valve (issue 11).
+    motor_efficiency_above_one: "hydraulic motor 'swing'", "elements[4].hydromechanical_efficiency";
+    motor_leakage_without_rated_point: "hydraulic motor 'swing'", "elements[4].rated_pressure_pa";
+    motor_under_double_step: "hydraulic motor 'swing'", "elements[4].type";
+    counterbalance_load_is_valve_side: "counterbalance valve 'cbv'", "elements[4].valve";
+    counterbalance_zero_band: "counterbalance valve 'cbv'", "elements[4].opening_range_pa";
 }
 
 #[test]

@@ -173,10 +173,11 @@ impl<S: Real> Evaluator<S> {
         self.joint_friction(model, true);
         if model.has_mechanical_elements {
             crate::mechanics::ports::joint_forces(
-                &model.elements,
+                model,
                 &self.element_u,
                 zd,
                 z,
+                p,
                 &mut self.dynamics.force,
                 &mut self.element_at,
                 &mut self.element_effort,
@@ -195,6 +196,7 @@ impl<S: Real> Evaluator<S> {
             &self.motion,
             spools,
             &self.internal,
+            &self.element_at,
             &mut self.internal_rate,
             &mut self.inflow,
             &mut self.h,
@@ -238,19 +240,20 @@ impl<S: Real> Evaluator<S> {
         }
         self.joint_friction(model, true);
         if model.has_mechanical_elements {
-            // joint-port elements: generalized forces at the (z, ż) of `base`
+            // joint-port elements: generalized forces at the (z, ż) of `base` and the pressures
+            // `p` of their node ports, if any (a hydraulic motor); the port state is kept for
+            // the flow sum below
             for (i, e) in model.elements.iter().enumerate() {
-                if let crate::element::MechPort::Joint(a) = e.ports().mech {
+                let ports = e.ports();
+                if let crate::element::MechPort::Joint(a) = ports.mech {
                     let at = base.element_at[i];
-                    let st = crate::element::PortState {
-                        p: [S::zero(); crate::element::MAX_NODES],
-                        position: 0.0,
-                        s: S::from(at.s),
-                        sd: S::from(at.sd),
-                        u: at.u,
-                        internal: at.internal.map(S::from),
-                    };
+                    let mut st = hydraulics::node_port_state(model, p, &ports.nodes);
+                    st.s = S::from(at.s);
+                    st.sd = S::from(at.sd);
+                    st.u = at.u;
+                    st.internal = at.internal.map(S::from);
                     self.dynamics.force[a.0] += e.evaluate(&st).force;
+                    self.element_at[i] = st;
                 }
             }
         }
@@ -285,6 +288,7 @@ impl<S: Real> Evaluator<S> {
             &self.motion,
             spools,
             &self.internal,
+            &self.element_at,
             &mut self.internal_rate,
             &mut self.inflow,
             &mut self.h,

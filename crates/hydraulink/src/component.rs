@@ -15,6 +15,8 @@ use crate::hydraulics::check_valve::{CheckValve, CheckValveSpec};
 use crate::hydraulics::fixed_pump::{FixedPump, FixedPumpSpec};
 use crate::hydraulics::hose::{Hose, HoseSpec};
 use crate::hydraulics::pc_pump::{PcPump, PcPumpSpec};
+use crate::hydraulics::counterbalance_valve::{CounterbalanceValve, CounterbalanceValveSpec};
+use crate::hydraulics::hydraulic_motor::{HydraulicMotor, HydraulicMotorSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
 use crate::hydraulics::valve_4_3::{Valve43, Valve43Spec};
@@ -51,6 +53,10 @@ pub enum Component {
     EndStop(EndStop),
     /// External load: point force, body torque or joint force.
     ExternalLoad(ExternalLoad),
+    /// Hydraulic motor driving a revolute joint through a gear.
+    HydraulicMotor(HydraulicMotor),
+    /// Counterbalance (load-holding) valve.
+    CounterbalanceValve(CounterbalanceValve),
 }
 
 /// Calls `$body` with `$e` bound to the element inside `$c`.
@@ -69,6 +75,8 @@ macro_rules! dispatch {
             $crate::component::Component::SpringDamper($e) => $body,
             $crate::component::Component::EndStop($e) => $body,
             $crate::component::Component::ExternalLoad($e) => $body,
+            $crate::component::Component::HydraulicMotor($e) => $body,
+            $crate::component::Component::CounterbalanceValve($e) => $body,
         }
     };
 }
@@ -238,6 +246,10 @@ pub enum ComponentSpec {
     Torque(TorqueSpec),
     /// A generalized force on a single-axis joint.
     JointForce(JointForceSpec),
+    /// `hydraulic_motor`.
+    HydraulicMotor(HydraulicMotorSpec),
+    /// `counterbalance_valve`.
+    CounterbalanceValve(CounterbalanceValveSpec),
 }
 
 impl ComponentSpec {
@@ -258,10 +270,13 @@ impl ComponentSpec {
             ComponentSpec::PointForce(s) => &s.name,
             ComponentSpec::Torque(s) => &s.name,
             ComponentSpec::JointForce(s) => &s.name,
+            ComponentSpec::HydraulicMotor(s) => &s.name,
+            ComponentSpec::CounterbalanceValve(s) => &s.name,
         }
     }
-    /// The node names of a 4/3 valve, bridge valve, throttle, pump or hose (what connects a
-    /// volume for the checks of `model::validate`); empty for the other elements.
+    /// The node names of a 4/3 valve, bridge valve, throttle, pump, hose, hydraulic motor or the
+    /// flow ports of a counterbalance valve (what connects a volume for the checks of
+    /// `model::validate`); empty for the other elements.
     pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
         match self {
             ComponentSpec::Valve43(v) => v.node_names().to_vec(),
@@ -272,6 +287,8 @@ impl ComponentSpec {
             ComponentSpec::FixedPump(p) => vec![&p.inlet, &p.outlet],
             ComponentSpec::PcPump(p) => vec![&p.inlet, &p.outlet],
             ComponentSpec::Hose(h) => vec![&h.from, &h.to],
+            ComponentSpec::HydraulicMotor(m) => vec![m.port_a.as_str(), m.port_b.as_str()],
+            ComponentSpec::CounterbalanceValve(v) => vec![v.load.as_str(), v.valve.as_str()],
             _ => Vec::new(),
         }
     }
@@ -291,6 +308,8 @@ impl ComponentSpec {
             ComponentSpec::PointForce(_) => "point force",
             ComponentSpec::Torque(_) => "torque",
             ComponentSpec::JointForce(_) => "joint force",
+            ComponentSpec::HydraulicMotor(_) => "hydraulic motor",
+            ComponentSpec::CounterbalanceValve(_) => "counterbalance valve",
         }
     }
     /// The field that gives the element internal states (Newton unknowns of its own), when it
@@ -324,6 +343,10 @@ impl ComponentSpec {
             ComponentSpec::PointForce(s) => s.compile(cx).map(Component::ExternalLoad),
             ComponentSpec::Torque(s) => s.compile(cx).map(Component::ExternalLoad),
             ComponentSpec::JointForce(s) => s.compile(cx).map(Component::ExternalLoad),
+            ComponentSpec::HydraulicMotor(s) => s.compile(cx).map(Component::HydraulicMotor),
+            ComponentSpec::CounterbalanceValve(s) => {
+                s.compile(cx).map(Component::CounterbalanceValve)
+            }
         }
     }
 }

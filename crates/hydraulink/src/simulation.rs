@@ -49,6 +49,8 @@ pub struct Simulation {
     last: StepReport,
     /// The output columns, built once from the model and its layout ([`columns`]).
     columns: Vec<Column>,
+    /// Values set by [`Simulation::set_input`] that a 4/3 valve clips to its input range.
+    clipped_inputs: u64,
 }
 
 /// Where the value of an output column comes from.
@@ -241,6 +243,7 @@ impl Simulation {
             state,
             ws,
             last,
+            clipped_inputs: 0,
         })
     }
 
@@ -272,9 +275,24 @@ impl Simulation {
                 value,
             });
         }
+        // a 4/3 valve driven by it clips the value to its input range (`Valve43::clip`): count it
+        let clipped = self.model.elements.iter().any(|e| match e {
+            crate::component::Component::Valve43(v) => v.input == i && v.clips(value),
+            _ => false,
+        });
+        if clipped {
+            self.clipped_inputs += 1;
+        }
         self.state.inputs.overrides[i] = Some(value);
         step::sample_inputs(&self.model, &mut self.state);
         Ok(())
+    }
+
+    /// How many values [`Simulation::set_input`] was given that a 4/3 valve driven by that input
+    /// clips to its `input_range_v` (the valve uses the nearest bound; a value is never passed
+    /// through outside the range). Zero when no value was clipped.
+    pub fn clipped_inputs(&self) -> u64 {
+        self.clipped_inputs
     }
 
     /// Returns input `name` to its signal from the next step on (nothing to do if no value is

@@ -9,10 +9,12 @@
 pub mod accumulator;
 pub mod bridge_valve;
 pub mod check_valve;
+pub mod counterbalance_valve;
 pub mod cylinder;
 pub mod fixed_pump;
 pub mod fluid;
 pub mod hose;
+pub mod hydraulic_motor;
 pub mod orifice;
 pub mod pc_pump;
 pub mod reduced;
@@ -21,7 +23,7 @@ pub mod throttle;
 pub mod valve_4_3;
 pub mod volume;
 
-use crate::element::{Element, PortState, MAX_NODES};
+use crate::element::{Element, MechPort, PortState, MAX_NODES};
 use crate::model::{Model, Node, VolumeId};
 use crate::real::Real;
 
@@ -47,11 +49,29 @@ pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut 
 /// [`component_flows`] with the internal states e of the elements (`Layout::internal`, in its
 /// order; `internal` empty: each element at its steady internal state,
 /// `Element::steady_internal`) and their rates ė = g(e, ports) into `rates` (when not empty).
+/// An element with a joint port too (a hydraulic motor) sees its joint at rest here; the
+/// evaluator passes the joint's state through [`component_flows_coupled`].
 pub fn component_flows_with<S: Real>(
     model: &Model,
     p: &[S],
     spools: &[f64],
     internal: &[S],
+    rates: &mut [S],
+    q: &mut [S],
+) {
+    component_flows_coupled(model, p, spools, internal, &[], rates, q);
+}
+
+/// [`component_flows_with`] where `mech` (element order; empty: joints at rest) holds the port
+/// states of the mechanical elements at the same evaluation (`Evaluator::element_at`): an
+/// element with node ports and a joint port (a hydraulic motor) reads its joint coordinate and
+/// rate from it, so its flow is dual in the coordinate columns of the tangent.
+pub fn component_flows_coupled<S: Real>(
+    model: &Model,
+    p: &[S],
+    spools: &[f64],
+    internal: &[S],
+    mech: &[PortState<S>],
     rates: &mut [S],
     q: &mut [S],
 ) {
@@ -64,7 +84,7 @@ pub fn component_flows_with<S: Real>(
         // one match per element, the body monomorphized per kind (`element_flows`)
         for np in &layout.node_ports {
             crate::component::dispatch!(&model.elements[np.element], e => {
-                element_flows(model, p, spools, internal, rates, q, e, np)
+                element_flows(model, p, spools, internal, mech, rates, q, e, np)
             });
         }
         return;
@@ -88,7 +108,7 @@ pub fn component_flows_with<S: Real>(
             internal: 0..0,
         };
         crate::component::dispatch!(e, x => {
-            element_flows(model, p, spools, internal, rates, q, x, &np)
+            element_flows(model, p, spools, internal, mech, rates, q, x, &np)
         });
     }
 }
@@ -121,6 +141,7 @@ fn element_flows<S: Real, E: Element>(
     p: &[S],
     spools: &[f64],
     internal: &[S],
+    mech: &[PortState<S>],
     rates: &mut [S],
     q: &mut [S],
     e: &E,
@@ -129,6 +150,11 @@ fn element_flows<S: Real, E: Element>(
     let mut at = node_port_state(model, p, &np.nodes);
     if let Some(slot) = np.position {
         at.position = spools[slot];
+    }
+    // a joint port too (a hydraulic motor): its coordinate and rate at this evaluation
+    if matches!(e.ports().mech, MechPort::Joint(_)) && !mech.is_empty() {
+        at.s = mech[np.element].s;
+        at.sd = mech[np.element].sd;
     }
     let k = np.internal.len();
     if k > 0 {
@@ -231,11 +257,11 @@ pub fn pressure_rates<S: Real>(
     q: &mut [S],
     pd: &mut [S],
 ) {
-    pressure_rates_with(model, p, motion, spools, &[], &mut [], q, pd);
+    pressure_rates_with(model, p, motion, spools, &[], &[], &mut [], q, pd);
 }
 
-/// [`pressure_rates`] with the elements' internal states e and their rates ė into `rates`
-/// ([`component_flows_with`]).
+/// [`pressure_rates`] with the elements' internal states e and their rates ė into `rates`, and
+/// the port states `mech` of the mechanical elements ([`component_flows_coupled`]).
 #[allow(clippy::too_many_arguments)]
 pub fn pressure_rates_with<S: Real>(
     model: &Model,
@@ -243,11 +269,12 @@ pub fn pressure_rates_with<S: Real>(
     motion: &[CylinderMotion<S>],
     spools: &[f64],
     internal: &[S],
+    mech: &[PortState<S>],
     rates: &mut [S],
     q: &mut [S],
     pd: &mut [S],
 ) {
-    component_flows_with(model, p, spools, internal, rates, q);
+    component_flows_coupled(model, p, spools, internal, mech, rates, q);
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
         let extra = model
             .has_node_compliance

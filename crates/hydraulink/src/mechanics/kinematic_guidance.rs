@@ -191,11 +191,13 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
     ev.dynamics.accumulate(model, &ev.kin);
     if model.has_mechanical_elements {
         let zd = std::mem::take(&mut ev.zd);
+        // no element couples nodes to a joint here (`model::compile` rejects the motor)
         crate::mechanics::ports::joint_forces(
-            &model.elements,
+            model,
             &ev.element_u,
             &zd,
             &ev.x[..n],
+            &[],
             &mut ev.dynamics.force,
             &mut ev.element_at,
             &mut ev.element_effort,

@@ -17,6 +17,7 @@ use crate::element::{MechPort, PortEffort, PortState};
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::semirecursive::Dynamics;
 use crate::model::ids::FramePoint;
+use crate::model::Model;
 use crate::real::Real;
 
 /// A line port in relative coordinates: the two points, the unit direction, the length and its
@@ -123,19 +124,25 @@ pub fn body_forces<S: Real>(
     }
 }
 
-/// Adds the generalized forces of the joint-port elements to Q′ (after the accumulation).
+/// Adds the generalized forces of the joint-port elements of `model` to Q′ (after the
+/// accumulation). An element that has node ports too (a hydraulic motor) sees the pressures `p`
+/// of its nodes [Pa], so its torque is dual in the pressure columns of the tangent; for the
+/// others `p` is not read (the kinematic guidance passes none).
+#[allow(clippy::too_many_arguments)]
 pub fn joint_forces<S: Real>(
-    elements: &[Component],
+    model: &Model,
     u: &[f64],
     zd: &[S],
     z: &[S],
+    p: &[S],
     force: &mut [S],
     at: &mut [PortState<S>],
     effort: &mut [PortEffort<S>],
 ) {
-    for (i, e) in elements.iter().enumerate() {
-        if let MechPort::Joint(a) = e.ports().mech {
-            let mut st = PortState::zero();
+    for (i, e) in model.elements.iter().enumerate() {
+        let ports = e.ports();
+        if let MechPort::Joint(a) = ports.mech {
+            let mut st = crate::hydraulics::node_port_state(model, p, &ports.nodes);
             st.u = u[i];
             st.s = z[a.0];
             st.sd = zd[a.0];

@@ -717,6 +717,21 @@ fn compile_elements(
             crate::model::spec::Formulation::GlobalAli3p
                 | crate::model::spec::Formulation::GlobalI1al
         );
+        // an element coupling node ports to a joint (a hydraulic motor): its flow needs the
+        // joint rate and its torque the pressures, which only the penalty step's evaluator
+        // passes between the two sides (`hydraulics::component_flows_with`)
+        let coupled = e.ports().nodes[0].is_some() && e.is_mechanical();
+        if coupled && spec.solver.formulation != crate::model::spec::Formulation::Penalty {
+            return Err(cx.error(
+                "type",
+                format!(
+                    "a {} couples hydraulic nodes to a joint, which only the 'penalty' \
+                     formulation carries; not supported by formulation '{}'",
+                    es.noun(),
+                    spec.solver.formulation.name()
+                ),
+            ));
+        }
         if natural && !e.natural_coordinate_port() {
             return Err(cx.error(
                 "type",
@@ -730,6 +745,17 @@ fn compile_elements(
         }
         for n in e.ports().nodes.iter().flatten() {
             if let Node::Volume(v) = n {
+                if model.hydraulics.volumes[v.0].algebraic && coupled {
+                    return Err(cx.error(
+                        "type",
+                        format!(
+                            "a {} needs volumes with a pressure state, not the algebraic \
+                             volume '{}' (its flow depends on the joint rate)",
+                            es.noun(),
+                            model.hydraulics.volumes[v.0].name
+                        ),
+                    ));
+                }
                 if model.hydraulics.volumes[v.0].algebraic
                     && matches!(e, crate::component::Component::Accumulator(_))
                 {

@@ -65,6 +65,7 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_hydraulics(spec, &bodies)?;
     check_algebraic_volumes(spec)?;
     check_inputs(&spec.inputs)?;
+    check_valve_input_ranges(spec)?;
     check_solver(&spec.solver)?;
     check_internal_states(spec)?;
     check_guidance(spec)?;
@@ -72,6 +73,36 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     crate::friction::compile::check_formulation(spec)?;
     check_nonholonomic(spec, &bodies)?;
     check_something_to_simulate(spec)
+}
+
+/// The model signal of every 4/3 valve's input stays in the valve's input range over the run,
+/// unless the valve saturates (`Valve43Spec::check_signal_range`); after `check_inputs`, so the
+/// signals are valid.
+fn check_valve_input_ranges(spec: &ModelSpec) -> Result<(), ModelError> {
+    let valves = spec
+        .hydraulics
+        .valves
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (At::element("hydraulics.valves", i, "valve", &v.name), v))
+        .chain(
+            spec.elements
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| match e {
+                    ComponentSpec::Valve43(v) => {
+                        Some((At::element("elements", i, "valve", &v.name), v))
+                    }
+                    _ => None,
+                }),
+        );
+    for (at, v) in valves {
+        if let Some(input) = spec.inputs.iter().find(|u| u.name == v.input) {
+            let signal = crate::inputs::Signal::from_spec(&input.signal);
+            v.check_signal_range(&at, &signal, spec.solver.duration_s)?;
+        }
+    }
+    Ok(())
 }
 
 /// Elements with internal states (`ComponentSpec::internal_state_field`: a relief valve's
@@ -1148,6 +1179,11 @@ mod tests {
                     laminar_dp_pa: 2e5,
                     input: "U".into(),
                     spool0: 0.0,
+                    input_range_v: None,
+                    saturate: false,
+                    centre: Default::default(),
+                    open_centre_flow_constant: None,
+                    open_centre_closing_v: None,
                 }],
                 throttles: vec![ThrottleSpec {
                     name: "throttle".into(),

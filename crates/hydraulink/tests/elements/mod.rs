@@ -6,14 +6,17 @@ use hydraulink::model::{Cylinder, Frame, FramePoint, Friction, Node, Valve43, Vo
 use num_dual::Dual64;
 use proptest::prelude::*;
 
+mod counterbalance_valve;
 mod cylinder;
 mod friction;
+mod hydraulic_motor;
 mod inputs;
 mod new_elements;
 mod old_components;
 mod pumps;
 mod relief_poppet;
 mod valve_elements;
+mod valve_range;
 
 #[path = "../support/loads.rs"]
 mod loads;
@@ -43,6 +46,8 @@ fn valve() -> Valve43 {
         laminar_dp_pa: 2e5,
         input: 0,
         spool0: 0.0,
+        input_range: [-10.0, 10.0],
+        open_centre: None,
     }
 }
 
