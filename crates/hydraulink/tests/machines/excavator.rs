@@ -1,6 +1,7 @@
 //! The excavator of `models/excavator.toml` (after 003 Publication VI, on a fixed base): the
 //! static cylinder forces at t = 0 by virtual work, the energy balance over the 20 s
-//! dig–swing–dump cycle, flow continuity at the pump line and the relief valve's pressure cap.
+//! dig–swing–dump cycle (the swing on its hydraulic motor), flow continuity at the pump line and
+//! the relief valve's pressure cap.
 
 use hydraulink::component::ComponentSpec;
 use hydraulink::hydraulics::fixed_pump::FixedPumpSpec;
@@ -274,7 +275,7 @@ fn excavator_cycle_moves_every_joint_without_cavitation_or_end_stops() {
     let range = |v: &[f64]| {
         v.iter().fold(f64::MIN, |m, x| m.max(*x)) - v.iter().fold(f64::MAX, |m, x| m.min(*x))
     };
-    // measured ranges: swing 1.23, boom 0.68, arm 0.91, bucket 1.50 rad
+    // measured ranges: swing 1.08, boom 0.62, arm 0.95, bucket 1.60 rad
     for (z, at_least) in [
         ("swing.q", 1.0),
         ("z_boom.q", 0.5),
@@ -283,8 +284,23 @@ fn excavator_cycle_moves_every_joint_without_cavitation_or_end_stops() {
     ] {
         assert!(range(&r.col(z)) > at_least, "{z}: {}", range(&r.col(z)));
     }
+    // the swing motor turns the upper structure to the truck (measured 59.8°) and back (measured
+    // −1.0° at the end), braked by its crossover reliefs
+    let swing = r.col("swing.q");
+    let peak = swing.iter().fold(f64::MIN, |m, x| m.max(*x));
+    assert!(
+        peak > 50f64.to_radians(),
+        "swing peak {} deg",
+        peak.to_degrees()
+    );
+    assert!(
+        swing[swing.len() - 1].abs() < 3f64.to_radians(),
+        "swing end"
+    );
     // the make-up valves keep every chamber above 0 Pa; no cylinder reaches an end of its stroke
-    for v in ["VP.p", "V1.p", "V2.p", "V3.p", "V4.p", "V5.p", "V6.p"] {
+    for v in [
+        "VP.p", "V1.p", "V2.p", "V3.p", "V4.p", "V5.p", "V6.p", "VS1.p", "VS2.p",
+    ] {
         assert!(r.col(v).iter().all(|p| *p > 0.0), "{v}");
     }
     for s in ["boom_stops", "arm_stops", "bucket_stops"] {
@@ -312,7 +328,7 @@ fn excavator_energy_drift_over_the_cycle_is_below_a_thousandth_of_the_peak_work(
 /// pressure equation ṗ = (B_e/V) ΣQ (000 eq. 22) with the constant capacitance C = V/B_e of a
 /// hose-only volume (000 eq. 23: C = V_h/B_oil + V_h/B_hose) says
 /// C (p_k+1 − p_k) = h/2 (N_k + N_k+1), N = pump delivery − relief − the consumers' flows
-/// (through the load-check valves into the three valve sections).
+/// (through the load-check valves into the four valve sections).
 /// The pump's delivery is its ideal flow D ω/2π less its leakage.
 #[test]
 fn excavator_pump_flow_equals_consumers_relief_and_leakage() {
@@ -334,8 +350,8 @@ fn excavator_pump_flow_equals_consumers_relief_and_leakage() {
         r.col("relief.flow"),
         r.col("engine.value"),
     );
-    // the consumers: the three load-check valves from VP into the valves' supply passages
-    let checks: Vec<_> = ["boom", "arm", "bucket"]
+    // the consumers: the four load-check valves from VP into the valves' supply passages
+    let checks: Vec<_> = ["boom", "arm", "bucket", "swing"]
         .iter()
         .map(|v| r.col(&format!("load_check_{v}.flow")))
         .collect();
@@ -344,7 +360,7 @@ fn excavator_pump_flow_equals_consumers_relief_and_leakage() {
     let d = pump_and_relief(&spec).0.displacement_m3_per_rev;
     let mut worst = 0.0f64;
     // instants: relief only, boom down, arm in with the bucket curling, boom up while swinging,
-    // the dump, the return
+    // the dump, the swing back with the boom down, at rest
     for t in [1.0, 1.8, 4.2, 7.0, 11.0, 12.0, 15.0, 19.0] {
         let k = (t / h).round() as usize;
         let lhs = c * (p[k + 1] - p[k]);
