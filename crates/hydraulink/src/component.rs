@@ -246,9 +246,10 @@ pub enum ComponentSpec {
     Torque(TorqueSpec),
     /// A generalized force on a single-axis joint.
     JointForce(JointForceSpec),
-    /// `hydraulic_motor`.
+    /// `hydraulic_motor`: a hydraulic motor between nodes A and B driving a revolute joint
+    /// through a gear.
     HydraulicMotor(HydraulicMotorSpec),
-    /// `counterbalance_valve`.
+    /// `counterbalance_valve`: a load-holding valve (load, valve-side and pilot ports).
     CounterbalanceValve(CounterbalanceValveSpec),
 }
 

@@ -116,7 +116,7 @@ pub enum InitError {
     #[error("static equilibrium: {0}")]
     Statics(String),
     /// A cylinder's piston is outside its stroke in the assembled initial pose.
-    #[error("cylinder '{cylinder}': outside its stroke at t = 0: the pin-to-pin length in the initial pose is {length_m:.6} m, but the cylinder spans {retracted_m:.6} m (field retracted_length_m) to {:.6} m (retracted_length_m + stroke_m); check those fields and the joints' q0 (in radians)", retracted_m + stroke_m)]
+    #[error("cylinder '{cylinder}': outside its stroke at t = 0: the pin-to-pin length in the initial pose is {length_m:.6} m, but the cylinder spans {retracted_m:.6} m (field retracted_length_m) to {:.6} m (retracted_length_m + stroke_m); check those fields and the joints' q0 (in radians; write q0_deg for degrees)", retracted_m + stroke_m)]
     OutOfStroke {
         /// The cylinder.
         cylinder: String,

@@ -1508,3 +1508,75 @@ poppet_time_constant_s = {tau:e}
     println!("four-bar with poppet: exact vs finite differences, max rel. error {err:.2e}");
     assert!(err < 1e-6, "{err}");
 }
+
+/// The exact linearization of a model with a hydraulic motor (issue 11: node ports and a joint
+/// port on one element) matches the nonlinear right-hand side: a pendulum on a motor's joint,
+/// A a closed volume, swinging (t = 0.2 s from 10 % off its holding pressure), so the torque's
+/// slope in p_A and the flow's slope in q̇ both enter A.
+#[test]
+fn exact_a_matches_nonlinear_rhs_with_a_hydraulic_motor() {
+    use hydraulink::linearize::OperatingPoint;
+    use hydraulink::Simulation;
+    let dp0 = 2.0 * std::f64::consts::PI * 100.0 * 9.81 / (10.0 * 1e-4);
+    let spec = spec_from(&format!(
+        r#"
+name = "held"
+gravity = [0.0, -9.81, 0.0]
+[[bodies]]
+name = "arm"
+mass_kg = 100.0
+com = [1.0, 0.0, 0.0]
+inertia = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+[[joints]]
+name = "pivot"
+type = "revolute"
+parent = "ground"
+child = "arm"
+axis = [0.0, 0.0, 1.0]
+q0 = 0.0
+[hydraulics.fluid]
+density_kg_m3 = 870.0
+bulk_modulus_pa = 1.5e9
+[[hydraulics.volumes]]
+name = "VA"
+hose_volume_m3 = 1.0e-3
+p0_pa = {p0}
+[[hydraulics.tanks]]
+name = "T"
+pressure_pa = 1.0e5
+[[elements]]
+type = "hydraulic_motor"
+name = "motor"
+port_a = "VA"
+port_b = "T"
+joint = "pivot"
+displacement_m3_per_rev = 1.0e-4
+gear_ratio = 10.0
+volumetric_efficiency = 0.9
+rated_pressure_pa = 1.0e7
+rated_speed_rad_s = 104.71975511965977
+hydromechanical_efficiency = 0.9
+efficiency_blend_power_w = 1000.0
+[solver]
+step_s = 1.0e-3
+duration_s = 1.0
+"#,
+        p0 = 1e5 + 0.9 * dp0
+    ));
+    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let mut sim = Simulation::new(model.clone()).expect("init");
+    while sim.time_s() < 0.2 - 1e-9 {
+        sim.step().expect("step");
+    }
+    let pt = OperatingPoint::from_state(sim.state());
+    assert!(pt.zd[0].abs() > 1e-3, "moving: {:?}", pt.zd);
+    let lin = linearize(&model, &pt, &ExactOptions::default()).expect("linearization");
+    assert_eq!(lin.ss.a.nrows(), 3, "states {:?}", lin.ss.states);
+    // the couplings are there: ∂q̈/∂p_A (torque) and ∂ṗ_A/∂q̇ (flow)
+    assert!(
+        lin.ss.a[(1, 2)] != 0.0 && lin.ss.a[(2, 1)] != 0.0,
+        "{}",
+        lin.ss.a
+    );
+    assert_a_matches_rhs(&model, &pt, &lin, &[1e-3, 1e-2, 1e4], 1e-300, "motor");
+}

@@ -3,7 +3,8 @@
 //! and every element (`[[elements]]`: the boom's end stop, check valve, relief valve and
 //! accumulator; the loads model's spring–damper, point forces, torque and input-driven joint
 //! force; the pump_relief model's fixed pump, hose and a pressure-compensated pump with its
-//! swash-plate lag). Own test binary: it installs a counting allocator.
+//! swash-plate lag; a hydraulic motor and a counterbalance valve). Own test binary: it installs
+//! a counting allocator.
 
 #[path = "support/alloc_counter.rs"]
 mod alloc_counter;
@@ -261,4 +262,93 @@ fn load_elements_step_loop_allocates_nothing_under_every_formulation() {
         spec.solver.formulation = f;
         check_spec("loads (natural)", &spec);
     }
+}
+
+#[test]
+fn motor_and_counterbalance_step_loops_allocate_nothing() {
+    // a hydraulic motor (node ports and a joint port) spinning a turntable from a throttled
+    // supply, with leakage and the efficiency blend
+    let turntable = common::spec_from(
+        r#"
+name = "turntable"
+[[bodies]]
+name = "table"
+mass_kg = 200.0
+com = [0.0, 0.0, 0.0]
+inertia = [50.0, 50.0, 50.0, 0.0, 0.0, 0.0]
+[[joints]]
+name = "swing"
+type = "revolute"
+parent = "ground"
+child = "table"
+axis = [0.0, 1.0, 0.0]
+friction = { type = "viscous", coefficient_n_s_m = 573.0 }
+[[hydraulics.volumes]]
+name = "VA"
+hose_volume_m3 = 1.0e-3
+p0_pa = 1.0e5
+[[hydraulics.pumps]]
+name = "P"
+pressure_pa = 1.0e7
+[[hydraulics.tanks]]
+name = "T"
+pressure_pa = 1.0e5
+[[hydraulics.throttles]]
+name = "feed"
+from = "P"
+to = "VA"
+discharge_coefficient = 0.7
+area_m2 = 6.8e-6
+[[elements]]
+type = "hydraulic_motor"
+name = "motor"
+port_a = "VA"
+port_b = "T"
+joint = "swing"
+displacement_m3_per_rev = 1.0e-4
+gear_ratio = 10.0
+volumetric_efficiency = 0.95
+rated_pressure_pa = 2.0e7
+rated_speed_rad_s = 157.07963267948966
+hydromechanical_efficiency = 0.9
+[solver]
+duration_s = 4.0
+"#,
+    );
+    check_spec("turntable on a motor", &turntable);
+    // the boom with a counterbalance valve in its piston-side line, lifting (check open) and
+    // holding (valve closed) within the 3 s
+    let mut spec = common::spec_of("boom");
+    let mut vv = spec.hydraulics.volumes[1].clone();
+    vv.name = "VV".into();
+    vv.p0_pa = Some(1e6);
+    vv.hose_volume_m3 = 1e-3;
+    spec.hydraulics.volumes.push(vv);
+    spec.hydraulics.valves[0].port_a = "VV".into();
+    spec.elements.push(
+        toml::from_str(
+            r#"
+type = "counterbalance_valve"
+name = "cbv"
+load = "VA"
+valve = "VV"
+pilot = "VB"
+setting_pa = 4.0e7
+pilot_ratio = 4.0
+opening_range_pa = 1.0e6
+discharge_coefficient = 0.7
+area_m2 = 2.0e-5
+check_opening_range_pa = 1.0e6
+"#,
+        )
+        .unwrap(),
+    );
+    spec.inputs[0] = toml::from_str(
+        r#"
+name = "U"
+signal = { type = "piecewise_constant", times = [0.0, 0.5, 1.5], values = [0.0, 10.0, 0.0] }
+"#,
+    )
+    .unwrap();
+    check_spec("boom with counterbalance valve", &spec);
 }

@@ -22,7 +22,7 @@
 //! turns per joint turn.
 //!
 //! **Efficiencies.** The volumetric efficiency η_v is given at a rated pressure difference Δp_r
-//! and rated motor speed n_r [rev/s]: with the laminar cross-port leakage C_L Δp,
+//! and rated motor speed n_r [rev/s] (the field gives ω_r = 2π n_r [rad/s]): with the laminar cross-port leakage C_L Δp,
 //! η_v = D n_r / (D n_r + C_L Δp_r), so C_L = D n_r (1/η_v − 1) / Δp_r [m³/(s Pa)]. The
 //! hydromechanical efficiency η_hm reduces the torque when the motor is motoring (P_id > 0,
 //! η = η_hm) and raises the torque the shaft must supply when the load drives it as a pump
@@ -78,9 +78,9 @@ pub struct HydraulicMotorSpec {
     /// Rated pressure difference Δp_r at which η_v is given [Pa]; needed when η_v < 1.
     #[serde(default)]
     pub rated_pressure_pa: Option<f64>,
-    /// Rated motor speed n_r at which η_v is given [rev/min]; needed when η_v < 1.
+    /// Rated motor shaft speed ω_r = 2π n_r at which η_v is given [rad/s]; needed when η_v < 1.
     #[serde(default)]
-    pub rated_speed_rpm: Option<f64>,
+    pub rated_speed_rad_s: Option<f64>,
     /// Hydromechanical efficiency η_hm ∈ (0, 1] [-]; default 1.
     #[serde(default)]
     pub hydromechanical_efficiency: Option<f64>,
@@ -161,13 +161,14 @@ impl HydraulicMotorSpec {
                 )),
             };
             let dp_r = need("rated_pressure_pa", self.rated_pressure_pa)?;
-            let n_r = need("rated_speed_rpm", self.rated_speed_rpm)? / 60.0;
+            let n_r =
+                need("rated_speed_rad_s", self.rated_speed_rad_s)? / (2.0 * std::f64::consts::PI);
             // η_v = D n_r / (D n_r + C_L Δp_r)
             d * n_r * (1.0 / eta_v - 1.0) / dp_r
         } else {
             for (field, x) in [
                 ("rated_pressure_pa", self.rated_pressure_pa),
-                ("rated_speed_rpm", self.rated_speed_rpm),
+                ("rated_speed_rad_s", self.rated_speed_rad_s),
             ] {
                 if let Some(x) = x {
                     cx.positive(field, x)?;

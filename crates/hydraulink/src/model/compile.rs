@@ -127,8 +127,8 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                 ],
             };
             let nq = elementary.len();
-            let q0 = j.q0.as_slice();
-            let qd0 = j.qd0.as_slice();
+            let (q0, qd0) = (j.q0_si(), j.qd0_si());
+            let (q0, qd0) = (q0.as_slice(), qd0.as_slice());
             for (name, vals) in [("q0", q0), ("qd0", qd0)] {
                 if !vals.is_empty() && vals.len() != nq {
                     return Err(ModelError::new(
@@ -719,7 +719,7 @@ fn compile_elements(
         );
         // an element coupling node ports to a joint (a hydraulic motor): its flow needs the
         // joint rate and its torque the pressures, which only the penalty step's evaluator
-        // passes between the two sides (`hydraulics::component_flows_with`)
+        // passes between the two sides (`hydraulics::component_flows_coupled`)
         let coupled = e.ports().nodes[0].is_some() && e.is_mechanical();
         if coupled && spec.solver.formulation != crate::model::spec::Formulation::Penalty {
             return Err(cx.error(

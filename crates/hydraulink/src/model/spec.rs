@@ -180,6 +180,26 @@ impl Default for Values {
     }
 }
 
+impl JointSpec {
+    /// The initial coordinates [rad or m]: `q0`, or `q0_deg` in radians.
+    pub fn q0_si(&self) -> Vec<f64> {
+        degrees_or(&self.q0, &self.q0_deg)
+    }
+
+    /// The initial rates [rad/s or m/s]: `qd0`, or `qd0_deg_s` in radians per second.
+    pub fn qd0_si(&self) -> Vec<f64> {
+        degrees_or(&self.qd0, &self.qd0_deg_s)
+    }
+}
+
+/// `deg` converted to radians when given, else `si`.
+fn degrees_or(si: &Values, deg: &Option<Values>) -> Vec<f64> {
+    match deg {
+        Some(d) => d.as_slice().iter().map(|x| x.to_radians()).collect(),
+        None => si.as_slice().to_vec(),
+    }
+}
+
 impl Values {
     /// The values as a slice.
     pub fn as_slice(&self) -> &[f64] {
@@ -220,6 +240,14 @@ pub struct JointSpec {
     /// Initial rate(s) [rad/s or m/s].
     #[serde(default)]
     pub qd0: Values,
+    /// Initial angle(s) in degrees [deg], in place of `q0`: for joints whose coordinates are
+    /// all angles (revolute, universal, spherical).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q0_deg: Option<Values>,
+    /// Initial angular rate(s) in degrees per second [deg/s], in place of `qd0`; the same joints
+    /// as `q0_deg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qd0_deg_s: Option<Values>,
     /// Friction in the joint (revolute or prismatic only): a seal-friction law of the joint rate,
     /// F_μ [N m or N] opposing ż, with every force parameter in the joint's unit (N m for a
     /// revolute joint) and velocities in rad/s or m/s. `efficiency` is for cylinders only.

@@ -361,6 +361,33 @@ fn check_joints(
         }
         check_joint_values(&at, "q0", joint.kind, &joint.q0)?;
         check_joint_values(&at, "qd0", joint.kind, &joint.qd0)?;
+        for (field, si, deg) in [
+            ("q0_deg", ("q0", &joint.q0), &joint.q0_deg),
+            ("qd0_deg_s", ("qd0", &joint.qd0), &joint.qd0_deg_s),
+        ] {
+            let Some(deg) = deg else { continue };
+            if !matches!(
+                joint.kind,
+                JointKind::Revolute | JointKind::Universal | JointKind::Spherical
+            ) {
+                return Err(at.error(
+                    field,
+                    format!(
+                        "is for joints whose coordinates are all angles (revolute, universal, \
+                         spherical); a {} joint has lengths in metres: give {} instead",
+                        joint_kind_name(joint.kind),
+                        si.0
+                    ),
+                ));
+            }
+            if !si.1.as_slice().is_empty() {
+                return Err(at.error(
+                    field,
+                    format!("and `{}` are both given: keep one of them", si.0),
+                ));
+            }
+            check_joint_values(&at, field, joint.kind, deg)?;
+        }
     }
 
     for (i, body) in bodies.iter().enumerate() {
@@ -1099,6 +1126,8 @@ mod tests {
 
     fn revolute(name: &str, parent: &str, child: &str) -> JointSpec {
         JointSpec {
+            q0_deg: None,
+            qd0_deg_s: None,
             name: name.into(),
             kind: JointKind::Revolute,
             parent: parent.into(),

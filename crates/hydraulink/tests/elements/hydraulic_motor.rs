@@ -184,7 +184,7 @@ displacement_m3_per_rev = 1.0e-4
 gear_ratio = 10.0
 volumetric_efficiency = 0.95
 rated_pressure_pa = 2.0e7
-rated_speed_rpm = 1500.0
+rated_speed_rad_s = 157.07963267948966
 hydromechanical_efficiency = 0.9
 {extra}
 [solver]
@@ -257,6 +257,12 @@ fn motor_spins_an_inertia_to_steady_speed_with_the_energy_balance() {
     );
     // the library's own account agrees: mechanical drift (KE − motor work + joint friction)
     let drift = crate::common::max_abs(&r.col("energy.drift"));
+    eprintln!(
+        "turntable: steady c q̇ − τ = {:.2e} N m, throttle − motor flow = {:.2e} m³/s, \
+         max |drift| = {drift:.2e} J",
+        c * qd[n] - tau_steady,
+        q_throttle - flow[n]
+    );
     assert!(drift <= 1e-4 * w_hyd, "drift {drift} J of {w_hyd} J");
 }
 
@@ -324,8 +330,11 @@ fn motor_holds_a_gravity_torque_at_the_static_pressure() {
     let dp_static = TWO_PI * tau / (10.0 * 1e-4 * 1.0);
     let dp = pa[n] - 1e5;
     eprintln!(
-        "held pendulum: q = {:.6e} rad, q̇ = {:.2e} rad/s, Δp = {dp:.6e} Pa vs static {dp_static:.6e} Pa",
-        q[n], qd[n]
+        "held pendulum: q = {:.6e} rad, q̇ = {:.2e} rad/s, Δp = {dp:.6e} Pa vs static \
+         {dp_static:.6e} Pa, relative error {:.1e}",
+        q[n],
+        qd[n],
+        (dp - dp_static).abs() / dp_static
     );
     assert!(qd[n].abs() < 1e-9, "not at rest: q̇ = {}", qd[n]);
     assert!(
@@ -367,7 +376,10 @@ fn motor_coupled_tangent_matches_central_differences() {
         for i in 0..nx {
             let c = (fp[i] - fm[i]) / (2.0 * h);
             let exact = ws.tangent.matrix()[(i, j)];
-            eprintln!("motor tangent d f[{i}]/d x[{j}]: exact {exact:e}, fd {c:e}");
+            eprintln!(
+                "motor tangent d f[{i}]/d x[{j}]: exact {exact:e}, fd {c:e}, relative {:.1e}",
+                (c - exact).abs() / exact.abs()
+            );
             assert!(
                 exact != 0.0,
                 "d f[{i}]/d x[{j}] is zero: the coupling is missing"

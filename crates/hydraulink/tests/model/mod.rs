@@ -1,3 +1,4 @@
 //! `src/model/`: the compiled model.
 
+mod degrees;
 mod layout;
