@@ -115,6 +115,10 @@ const SHIPPED: &[(&str, &str)] = &[
     ("boom.toml", include_str!("../../../models/boom.toml")),
     ("crane1.toml", include_str!("../../../models/crane1.toml")),
     ("crane2.toml", include_str!("../../../models/crane2.toml")),
+    (
+        "excavator.toml",
+        include_str!("../../../models/excavator.toml"),
+    ),
     ("fourbar.toml", include_str!("../../../models/fourbar.toml")),
     (
         "fourbar3d.toml",
