@@ -207,6 +207,21 @@ pub struct MotorEffort<S> {
     pub efficiency: S,
 }
 
+/// tanh x, held at ±1 for |x| > 20 (decided on the real part). num-dual evaluates tanh as
+/// sinh/cosh, whose derivative overflows to NaN near |x| ≈ 355; past 20 the exact tanh is ±1
+/// to 1e-17 and its derivative sech² x < 2e-17, so the held value changes neither.
+#[inline]
+fn saturating_tanh<S: Real>(x: S) -> S {
+    let r = x.re();
+    if r > 20.0 {
+        S::from(1.0)
+    } else if r < -20.0 {
+        S::from(-1.0)
+    } else {
+        x.tanh()
+    }
+}
+
 /// The law at pressures `pa`, `pb` [Pa] and joint rate `qd` [rad/s] (module docs).
 #[inline]
 pub fn law<S: Real>(m: &HydraulicMotor, pa: S, pb: S, qd: S) -> MotorEffort<S> {
@@ -216,7 +231,9 @@ pub fn law<S: Real>(m: &HydraulicMotor, pa: S, pb: S, qd: S) -> MotorEffort<S> {
     let d = m.displacement_m3_per_rev / two_pi; // [m³/rad]
     let flow = w * d + dp * m.leakage_m3_s_pa;
     let ideal = dp * w * d; // P_id [W]
-    let eta = ((ideal * (1.0 / m.blend_power_w)).tanh() * m.hydromechanical_efficiency.ln()).exp();
+    let eta = (saturating_tanh(ideal * (1.0 / m.blend_power_w))
+        * m.hydromechanical_efficiency.ln())
+    .exp();
     MotorEffort {
         flow,
         torque: eta * dp * (d * m.gear_ratio),

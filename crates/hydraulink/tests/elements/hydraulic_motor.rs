@@ -421,3 +421,31 @@ fn motor_is_rejected_by_every_other_formulation_by_name() {
         ComponentSpec::HydraulicMotor(_)
     ));
 }
+
+/// Far above the blend power (P_id = 10⁵ P_s, a 1 MW motor with the 10 W default) the law and
+/// its dual derivative stay finite: num-dual's tanh (sinh/cosh) overflowed to a NaN tangent
+/// there before the blend was held at ±1 past |P_id/P_s| = 20.
+#[test]
+fn motor_tangent_is_finite_far_above_the_blend_power() {
+    let m = motor();
+    // Δp = 2e7 Pa, ω_m = 50 rad/s: P_id = 2e7 · 50 · 1e-4/2π ≈ 1.6e4 W per unit gear ratio
+    for (pa, qd) in [(2.0e7 + 1e5, 5.0), (1e5, -5.0)] {
+        let pb = if pa > 1e6 { 1e5 } else { 2.0e7 };
+        let x = [
+            Dual64::from(pa).derivative(),
+            Dual64::from(pb),
+            Dual64::from(qd),
+        ];
+        let e = law(&m, x[0], x[1], x[2]);
+        assert!(
+            e.torque.re.is_finite() && e.torque.eps.is_finite(),
+            "{:?}",
+            e.torque
+        );
+        assert!(e.flow.eps.is_finite());
+        let f = law(&m, pa, pb, qd);
+        // motoring: η = η_hm; pumping: η = 1/η_hm
+        let want = if (pa - pb) * qd > 0.0 { 0.9 } else { 1.0 / 0.9 };
+        assert!((f.efficiency - want).abs() < 1e-15, "{}", f.efficiency);
+    }
+}

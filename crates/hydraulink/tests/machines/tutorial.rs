@@ -46,7 +46,10 @@ fn the_tutorial_shows_its_step_files() {
         blocks += 1;
         rest = &body[end + 3..];
     }
-    assert!(blocks >= 8, "the tutorial shows its steps ({blocks} blocks)");
+    assert!(
+        blocks >= 8,
+        "the tutorial shows its steps ({blocks} blocks)"
+    );
 }
 
 /// Step 1: the boom swings as a physical pendulum. The period at 30° amplitude is
@@ -91,7 +94,10 @@ fn step2_holds_the_boom_with_the_virtual_work_force() {
     let r = run_step(1);
     let expected = 500.0 * 9.81 * 2.0 / (1.5 / 2f64.sqrt());
     let f0 = r.col("cylinder.force")[0];
-    assert!((f0 - expected).abs() / expected < 1e-6, "{f0} vs {expected}");
+    assert!(
+        (f0 - expected).abs() / expected < 1e-6,
+        "{f0} vs {expected}"
+    );
     assert!(max_abs(&r.col("z1.q")) < 1e-9, "the boom holds");
 }
 
@@ -115,7 +121,10 @@ fn step3_lifts_on_pump_flow_capped_by_the_relief() {
 fn step4_holds_the_boom_in_its_end_stop() {
     let r = run_step(3);
     let stop = r.col("stops.force");
-    assert!(r.at("stops.force", 5.5) != 0.0, "the end stop carries the load");
+    assert!(
+        r.at("stops.force", 5.5) != 0.0,
+        "the end stop carries the load"
+    );
     let (a, b) = (r.at("z1.q", 5.0), r.at("z1.q", 6.0));
     assert!((a - b).abs() < 1e-6, "held: {a} vs {b}");
     assert!(max_abs(&stop) > 0.0);
