@@ -23,15 +23,20 @@ pub fn commit(
     values: &mut ElementValues,
     integrate: bool,
 ) {
+    // the positions of the output markers (`Model::output_markers`) read `kin`
+    let markers = !model.output_markers.is_empty();
     // nothing to evaluate at every step (`Model::element_every_step`)
     if !(model.has_mechanical_elements
+        || markers
         || (model.solver.hydraulic_element_energy && !model.elements.is_empty()))
     {
         return;
     }
     let dt = model.solver.step_s;
-    if model.has_mechanical_elements {
+    if model.has_mechanical_elements || markers {
         kin.positions(model, &st.z);
+    }
+    if model.has_mechanical_elements {
         kin.velocities(model, &st.zd);
     }
     for (i, e) in model.elements.iter().enumerate() {

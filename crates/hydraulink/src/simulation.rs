@@ -111,6 +111,9 @@ enum Source {
     ElementDissipated(usize),
     /// Energy supplied by element i [J].
     ElementSupplied(usize),
+    /// Global coordinate `axis` (0 = x, 1 = y, 2 = z) of output marker i [m]
+    /// (`Model::output_markers`, positions from the stage `elements`).
+    Marker(usize, usize),
     /// The double-step formulation's first independent coordinate.
     Partition,
 }
@@ -207,6 +210,11 @@ fn columns(model: &Model) -> Vec<Column> {
             format!("{}.energy_supplied", e.name()),
             Source::ElementSupplied(i),
         );
+    }
+    for (i, (name, _)) in m.output_markers.iter().enumerate() {
+        for (axis, c) in ["x", "y", "z"].iter().enumerate() {
+            put(format!("{name}.{c}"), Source::Marker(i, axis));
+        }
     }
     if m.solver.formulation == crate::model::spec::Formulation::DoubleStep {
         put("partition.independent".to_string(), Source::Partition);
@@ -446,6 +454,9 @@ impl Simulation {
                 Source::ElementSupplied(i) => acc.supplied_j[i],
                 Source::Partition => {
                     crate::mechanics::semirecursive::double_step::first_independent(m, st)
+                }
+                Source::Marker(i, axis) => {
+                    ws.buffers.element_kin.point(&m.output_markers[i].1)[axis]
                 }
             };
         }

@@ -241,5 +241,14 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
             );
         }
     }
+    for (name, _) in &model.output_markers {
+        for c in ["x", "y", "z"] {
+            put(
+                format!("{name}.{c}"),
+                "m",
+                format!("global {c} position of marker '{name}' ([outputs] markers)"),
+            );
+        }
+    }
     known
 }

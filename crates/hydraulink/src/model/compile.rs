@@ -360,6 +360,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         element_every_step: Vec::new(),
         element_input: Vec::new(),
         cylinder_end_stop: Vec::new(),
+        output_markers: Vec::new(),
         layout: Default::default(),
         natural: None,
     };
@@ -594,6 +595,24 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         }
     }
     model.nonholonomic = rows;
+    // ---- `[outputs] markers`: "body.marker" → its point, for the result columns
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, name) in spec.outputs.markers.iter().enumerate() {
+        let path = format!("outputs.markers[{i}]");
+        let el = format!("output marker '{name}'");
+        let Some((body, m)) = name.split_once('.') else {
+            return Err(ModelError::new(
+                path,
+                &el,
+                "must be written \"body.marker\" (a body's name, a dot, one of its markers)",
+            ));
+        };
+        if !seen.insert(name.as_str()) {
+            return Err(ModelError::new(path, &el, "is listed twice"));
+        }
+        let point = marker(body, m, &path, &el)?;
+        model.output_markers.push((name.clone(), point));
+    }
     // the global formulations' natural-coordinate model (004 §2), from the complete model
     if matches!(
         spec.solver.formulation,

@@ -284,6 +284,9 @@ pub struct Model {
     /// Per cylinder (`CylinderId` order), the index in [`Model::elements`] of its end-stop
     /// element, if it has one.
     pub cylinder_end_stop: Vec<Option<usize>>,
+    /// The markers of `[outputs] markers`: their label (`body.marker`) and point, whose global
+    /// positions are result columns (computed by the stage `elements`, `element_energy::commit`).
+    pub output_markers: Vec<(String, FramePoint)>,
     /// The natural-coordinate model of the global formulations (004 §2), compiled when one of
     /// them is selected; `None` otherwise.
     pub natural: Option<crate::mechanics::global::natural_model::NaturalModel>,

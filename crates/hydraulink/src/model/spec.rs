@@ -62,6 +62,20 @@ pub struct ModelSpec {
     /// accumulators, end stops, spring–dampers, point forces, torques, joint forces.
     #[serde(default)]
     pub elements: Vec<crate::component::ComponentSpec>,
+    /// Extra result columns.
+    #[serde(default)]
+    pub outputs: OutputsSpec,
+}
+
+/// Extra result columns (`[outputs]`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct OutputsSpec {
+    /// Markers whose global position is written at every output row, as `"body.marker"`
+    /// (a tool point, the bucket tip): columns `<body>.<marker>.x`, `.y`, `.z` [m].
+    #[serde(default)]
+    pub markers: Vec<String>,
 }
 
 /// Kinds of nonholonomic constraint.

@@ -2,3 +2,4 @@
 
 mod degrees;
 mod layout;
+mod markers;

@@ -1,0 +1,61 @@
+//! `[outputs] markers`: result columns with a marker's global position, under a relative and
+//! a natural-coordinate formulation, and the errors for a bad marker name.
+
+use crate::common::{run, spec_of};
+use hydraulink::model;
+
+/// The boom's rod pin B sits 1.5 m from the pin O along the boom: its global position is
+/// (1.5 cos z1, 1.5 sin z1, 0) at every row, whatever the formulation.
+#[test]
+fn a_marker_column_follows_the_body() {
+    use hydraulink::model::spec::Formulation;
+    for formulation in [Formulation::Penalty, Formulation::GlobalAli3p] {
+        let mut spec = spec_of("boom");
+        spec.outputs.markers = vec!["boom.B".into()];
+        spec.solver.duration_s = 2.0;
+        spec.solver.formulation = formulation;
+        let r = run(model::compile(&spec).expect("compiles"));
+        let (z, x, y, zz) = (
+            r.col("z1.q"),
+            r.col("boom.B.x"),
+            r.col("boom.B.y"),
+            r.col("boom.B.z"),
+        );
+        assert!(z.iter().any(|q| q.abs() > 0.05), "the boom moves");
+        for k in 0..z.len() {
+            assert!(
+                (x[k] - 1.5 * z[k].cos()).abs() < 1e-12,
+                "{formulation:?} x at row {k}"
+            );
+            assert!(
+                (y[k] - 1.5 * z[k].sin()).abs() < 1e-12,
+                "{formulation:?} y at row {k}"
+            );
+            assert_eq!(zz[k], 0.0);
+        }
+    }
+}
+
+#[test]
+fn a_bad_marker_name_is_an_error_naming_the_field() {
+    for (name, want) in [
+        ("boomB", "must be written \"body.marker\""),
+        ("boom.Q", "body 'boom' has no marker 'Q'"),
+        ("arm.B", "arm"),
+    ] {
+        let mut spec = spec_of("boom");
+        spec.outputs.markers = vec![name.into()];
+        let e = model::compile(&spec).expect_err("a bad marker").to_string();
+        assert!(
+            e.contains("outputs.markers[0]") && e.contains(want),
+            "{name}: {e}"
+        );
+    }
+    let mut spec = spec_of("boom");
+    spec.outputs.markers = vec!["boom.B".into(), "boom.B".into()];
+    let e = model::compile(&spec).expect_err("twice").to_string();
+    assert!(
+        e.contains("outputs.markers[1]") && e.contains("twice"),
+        "{e}"
+    );
+}
