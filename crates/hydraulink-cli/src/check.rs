@@ -50,8 +50,15 @@ pub(crate) fn report(sim: &Simulation, file: &str) -> String {
     let m = model.n_constraints();
     let _ = writeln!(
         out,
-        "model '{}' ({file}): valid, assembled, in static equilibrium",
-        model.name()
+        "model '{}' ({file}): valid, assembled, {}",
+        model.name(),
+        // the pressures are solved for the statics; the mechanism is at rest only when nothing
+        // accelerates it (a pendulum released off its hanging pose is not)
+        if sim.state().zdd.iter().all(|x| x.abs() <= 1e-9) {
+            "in static equilibrium"
+        } else {
+            "initial state solved (not at rest: see the initial acceleration below)"
+        }
     );
     let _ = writeln!(
         out,

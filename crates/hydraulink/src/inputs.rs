@@ -34,7 +34,7 @@ pub enum SignalSpec {
         /// Values, same length.
         values: Vec<f64>,
     },
-    /// `before` until `time`, then `after`.
+    /// `before` until `time_s`, then `after`.
     Step {
         /// Switch time [s].
         time_s: f64,
