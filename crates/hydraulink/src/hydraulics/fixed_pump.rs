@@ -105,8 +105,8 @@ pub struct PumpShaftFields {
     pub mechanical_efficiency: Option<f64>,
 }
 
-/// An efficiency in (0, 1] (default 1).
-fn efficiency(cx: &Context, field: &str, x: Option<f64>) -> Result<f64, ModelError> {
+/// An efficiency in (0, 1] (default 1). Shared by the pumps and the hydraulic motor.
+pub(crate) fn efficiency(cx: &Context, field: &str, x: Option<f64>) -> Result<f64, ModelError> {
     let Some(x) = x else { return Ok(1.0) };
     let x = cx.finite(field, x)?;
     if x > 0.0 && x <= 1.0 {
@@ -116,37 +116,54 @@ fn efficiency(cx: &Context, field: &str, x: Option<f64>) -> Result<f64, ModelErr
     }
 }
 
+/// The rated point (Δp_r [Pa], ω_r [rad/s]) at which a volumetric efficiency `eta_v` below 1
+/// is given: both fields are then required; with η_v = 1 there is no leakage and the point is
+/// only checked where given (`None`). Shared by the pumps and the hydraulic motor, each of
+/// which derives its own C_L from it (a pump loses flow to leakage, a motor needs extra).
+pub(crate) fn rated_point(
+    cx: &Context,
+    eta_v: f64,
+    rated_pressure_pa: Option<f64>,
+    rated_speed_rad_s: Option<f64>,
+) -> Result<Option<(f64, f64)>, ModelError> {
+    let fields = [
+        ("rated_pressure_pa", rated_pressure_pa),
+        ("rated_speed_rad_s", rated_speed_rad_s),
+    ];
+    if eta_v < 1.0 {
+        let mut v = [0.0; 2];
+        for (slot, (field, x)) in v.iter_mut().zip(fields) {
+            *slot = match x {
+                Some(x) => cx.positive(field, x)?,
+                None => {
+                    return Err(cx.error(
+                        field,
+                        "must be given when volumetric_efficiency < 1: the leakage follows \
+                         from the efficiency at this rated point",
+                    ))
+                }
+            };
+        }
+        return Ok(Some((v[0], v[1])));
+    }
+    for (field, x) in fields {
+        if let Some(x) = x {
+            cx.positive(field, x)?;
+        }
+    }
+    Ok(None)
+}
+
 impl PumpShaft {
     /// Checks the shaft fields and derives C_L (module doc).
     pub fn compile(cx: &Context, f: &PumpShaftFields) -> Result<PumpShaft, ModelError> {
         let d = cx.positive("displacement_m3_per_rev", f.displacement_m3_per_rev)?;
         let eta_v = efficiency(cx, "volumetric_efficiency", f.volumetric_efficiency)?;
         let eta_hm = efficiency(cx, "mechanical_efficiency", f.mechanical_efficiency)?;
-        let rated = |field: &str, x: Option<f64>| -> Result<f64, ModelError> {
-            match x {
-                Some(x) => cx.positive(field, x),
-                None => Err(cx.error(
-                    field,
-                    "must be given when volumetric_efficiency < 1: the leakage follows from the \
-                     efficiency at this rated point",
-                )),
-            }
-        };
-        let leakage = if eta_v < 1.0 {
-            let dp_r = rated("rated_pressure_pa", f.rated_pressure_pa)?;
-            let w_r = rated("rated_speed_rad_s", f.rated_speed_rad_s)?;
+        let leakage = match rated_point(cx, eta_v, f.rated_pressure_pa, f.rated_speed_rad_s)? {
             // C_L = (1 − η_v) D ω_r / (2π Δp_r) (module doc)
-            (1.0 - eta_v) * d * w_r / (std::f64::consts::TAU * dp_r)
-        } else {
-            for (field, x) in [
-                ("rated_pressure_pa", f.rated_pressure_pa),
-                ("rated_speed_rad_s", f.rated_speed_rad_s),
-            ] {
-                if let Some(x) = x {
-                    cx.positive(field, x)?;
-                }
-            }
-            0.0
+            Some((dp_r, w_r)) => (1.0 - eta_v) * d * w_r / (std::f64::consts::TAU * dp_r),
+            None => 0.0,
         };
         Ok(PumpShaft {
             displacement_m3_per_rev: d,

@@ -41,6 +41,7 @@
 //! (`hydraulics::component_flows_with`); both enter the exact tangent through the same law.
 //! Only the penalty formulation carries it (`model::compile` rejects the others by name).
 
+use crate::hydraulics::fixed_pump::{efficiency, rated_point};
 use serde::{Deserialize, Serialize};
 
 use crate::element::{
@@ -113,16 +114,6 @@ pub struct HydraulicMotor {
     pub blend_power_w: f64,
 }
 
-/// An efficiency in (0, 1].
-fn efficiency(cx: &Context, field: &str, x: Option<f64>) -> Result<f64, ModelError> {
-    let Some(x) = x else { return Ok(1.0) };
-    if cx.finite(field, x)? > 0.0 && x <= 1.0 {
-        Ok(x)
-    } else {
-        Err(cx.error(field, format!("must be in (0, 1], got {x}")))
-    }
-}
-
 impl HydraulicMotorSpec {
     /// Checks the fields and resolves the nodes and the joint.
     pub fn compile(&self, cx: &Context) -> Result<HydraulicMotor, ModelError> {
@@ -151,30 +142,14 @@ impl HydraulicMotorSpec {
             "hydromechanical_efficiency",
             self.hydromechanical_efficiency,
         )?;
-        let leakage = if eta_v < 1.0 {
-            let need = |field: &str, x: Option<f64>| match x {
-                Some(x) => cx.positive(field, x),
-                None => Err(cx.error(
-                    field,
-                    "is needed with a volumetric_efficiency below 1 (the rated point at \
-                     which it is given)",
-                )),
-            };
-            let dp_r = need("rated_pressure_pa", self.rated_pressure_pa)?;
-            let n_r =
-                need("rated_speed_rad_s", self.rated_speed_rad_s)? / (2.0 * std::f64::consts::PI);
-            // η_v = D n_r / (D n_r + C_L Δp_r)
-            d * n_r * (1.0 / eta_v - 1.0) / dp_r
-        } else {
-            for (field, x) in [
-                ("rated_pressure_pa", self.rated_pressure_pa),
-                ("rated_speed_rad_s", self.rated_speed_rad_s),
-            ] {
-                if let Some(x) = x {
-                    cx.positive(field, x)?;
-                }
+        let leakage = match rated_point(cx, eta_v, self.rated_pressure_pa, self.rated_speed_rad_s)?
+        {
+            // η_v = D n_r / (D n_r + C_L Δp_r), n_r = ω_r / 2π
+            Some((dp_r, w_r)) => {
+                let n_r = w_r / (2.0 * std::f64::consts::PI);
+                d * n_r * (1.0 / eta_v - 1.0) / dp_r
             }
-            0.0
+            None => 0.0,
         };
         let blend = match self.efficiency_blend_power_w {
             Some(x) => cx.positive("efficiency_blend_power_w", x)?,
