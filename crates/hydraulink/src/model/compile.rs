@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use crate::component::Component;
 use crate::inputs::Signal;
 use crate::mechanics::kinematics::Kinematics;
-use crate::model::spec::{CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind};
+use crate::model::spec::{
+    CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind, Pose,
+};
 use crate::model::*;
 use crate::model::{DiscContact, NonholonomicRow};
 use crate::ModelError;
@@ -41,9 +43,45 @@ pub fn perpendiculars(a: &V3) -> (V3, V3) {
     (t1, t2)
 }
 
-/// Validates and compiles a spec.
+/// The elementary axes of a tree joint, (kind, direction in the reference configuration) per
+/// coordinate, all through the joint's location: `u` its axis, `u2` the second axis of a
+/// universal joint (unused otherwise).
+pub fn elementary_axes(kind: JointKind, u: V3, u2: V3) -> Vec<(AxisKind, V3)> {
+    match kind {
+        JointKind::Revolute => vec![(AxisKind::Revolute, u)],
+        JointKind::Prismatic => vec![(AxisKind::Prismatic, u)],
+        JointKind::Cylindrical => vec![(AxisKind::Revolute, u), (AxisKind::Prismatic, u)],
+        JointKind::Universal => vec![(AxisKind::Revolute, u), (AxisKind::Revolute, u2)],
+        JointKind::Spherical => vec![
+            (AxisKind::Revolute, V3::x()),
+            (AxisKind::Revolute, V3::y()),
+            (AxisKind::Revolute, V3::z()),
+        ],
+        JointKind::Fixed => vec![],
+        JointKind::Free => vec![
+            (AxisKind::Prismatic, V3::x()),
+            (AxisKind::Prismatic, V3::y()),
+            (AxisKind::Prismatic, V3::z()),
+            (AxisKind::Revolute, V3::x()),
+            (AxisKind::Revolute, V3::y()),
+            (AxisKind::Revolute, V3::z()),
+        ],
+    }
+}
+
+/// Validates and compiles a spec. A spec in the assembled pose is mapped to the reference
+/// configuration first ([`super::pose::to_reference`]), so what follows reads reference
+/// positions only.
 pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
     super::validate::validate(spec)?;
+    let mapped;
+    let spec = match spec.pose {
+        Pose::Reference => spec,
+        Pose::Assembled => {
+            mapped = super::pose::to_reference(spec);
+            &mapped
+        }
+    };
     if !spec.solver.formulation.is_available() {
         return Err(ModelError::new(
             "solver.formulation",
@@ -99,33 +137,16 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                 })?;
             let loc = v(&j.location);
             let u = unit(&j.axis, &format!("joints[{ji}].axis"), &el)?;
-            let elementary: Vec<(AxisKind, V3)> = match j.kind {
-                JointKind::Revolute => vec![(AxisKind::Revolute, u)],
-                JointKind::Prismatic => vec![(AxisKind::Prismatic, u)],
-                JointKind::Cylindrical => vec![(AxisKind::Revolute, u), (AxisKind::Prismatic, u)],
-                JointKind::Universal => {
-                    let u2 = unit(
-                        j.axis2.as_ref().unwrap_or(&[0.0; 3]),
-                        &format!("joints[{ji}].axis2"),
-                        &el,
-                    )?;
-                    vec![(AxisKind::Revolute, u), (AxisKind::Revolute, u2)]
-                }
-                JointKind::Spherical => vec![
-                    (AxisKind::Revolute, V3::x()),
-                    (AxisKind::Revolute, V3::y()),
-                    (AxisKind::Revolute, V3::z()),
-                ],
-                JointKind::Fixed => vec![],
-                JointKind::Free => vec![
-                    (AxisKind::Prismatic, V3::x()),
-                    (AxisKind::Prismatic, V3::y()),
-                    (AxisKind::Prismatic, V3::z()),
-                    (AxisKind::Revolute, V3::x()),
-                    (AxisKind::Revolute, V3::y()),
-                    (AxisKind::Revolute, V3::z()),
-                ],
+            let u2 = if j.kind == JointKind::Universal {
+                unit(
+                    j.axis2.as_ref().unwrap_or(&[0.0; 3]),
+                    &format!("joints[{ji}].axis2"),
+                    &el,
+                )?
+            } else {
+                V3::zeros()
             };
+            let elementary = elementary_axes(j.kind, u, u2);
             let nq = elementary.len();
             let (q0, qd0) = (j.q0_si(), j.qd0_si());
             let (q0, qd0) = (q0.as_slice(), qd0.as_slice());

@@ -7,6 +7,7 @@
 pub mod compile;
 pub(crate) mod field_check;
 pub mod layout;
+pub mod pose;
 pub mod spec;
 pub mod validate;
 

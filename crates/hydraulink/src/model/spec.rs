@@ -7,11 +7,18 @@
 //! a file line.
 //!
 //! # Reference configuration
-//! All body geometry (centres of mass, markers, inertia axes) and all joint locations and axes
-//! are given in the **reference configuration**: the pose the machine has when every joint
-//! coordinate is zero. In it, every body frame coincides with the global frame. The initial
-//! configuration then follows from the joints' `q0`. This is the usual convention of
-//! relative-coordinate codes; it needs no body frames in the file.
+//! By default (`pose = "reference"`), all body geometry (centres of mass, markers, inertia axes)
+//! and all joint locations and axes are given in the **reference configuration**: the pose the
+//! machine has when every joint coordinate is zero. In it, every body frame coincides with the
+//! global frame. The initial configuration then follows from the joints' `q0`. This is the usual
+//! convention of relative-coordinate codes; it needs no body frames in the file.
+//!
+//! # Assembled pose
+//! With `pose = "assembled"` the same fields are global coordinates of the machine as it stands
+//! at t = 0, as a CAD program exports them, and each joint's `q0` is the value its coordinate
+//! has there (0 by default: the coordinates are measured from the assembled pose).
+//! [`crate::model::pose::to_reference`] maps such a spec back to the reference configuration
+//! before it is compiled, so nothing after the compile sees the difference.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +41,12 @@ pub struct ModelSpec {
     /// Gravity vector [m/s²].
     #[serde(default = "default_gravity")]
     pub gravity: [f64; 3],
+    /// What the positional fields of bodies, joints, cut joints, nonholonomic constraints and
+    /// body-axes loads mean: `reference` (the default; the pose with every joint coordinate
+    /// zero) or `assembled` (global coordinates at t = 0, with each joint's `q0` its coordinate
+    /// there).
+    #[serde(default, skip_serializing_if = "Pose::is_reference")]
+    pub pose: Pose,
     /// Named points on the ground (reference = global frame).
     #[serde(default)]
     pub ground: GroundSpec,
@@ -65,6 +78,32 @@ pub struct ModelSpec {
     /// Extra result columns.
     #[serde(default)]
     pub outputs: OutputsSpec,
+}
+
+/// The pose in which positions are given (`pose = "reference"` or `"assembled"`).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Pose {
+    /// The reference configuration: every joint coordinate zero, every body frame on the global
+    /// frame; the initial pose follows from the joints' `q0`.
+    #[default]
+    Reference,
+    /// The assembled pose at t = 0, in global coordinates, as a CAD program exports it: centres
+    /// of mass, markers, inertia axes, joint locations and axes, cut-joint and nonholonomic axes
+    /// and body-axes load vectors; each joint's `q0` (default 0) is its coordinate in this pose.
+    /// Multi-axis joints: a universal joint's `axis2` as it stands in this pose (turned by the
+    /// first angle); the Cardan angles of spherical and free joints are about the parent's
+    /// reference axes (the global axes when the parent is the ground). Cut-joint markers must
+    /// meet in this pose to within [`crate::model::pose::LOOP_TOLERANCE_M`].
+    Assembled,
+}
+
+impl Pose {
+    /// Whether this is the default, the reference configuration.
+    pub fn is_reference(&self) -> bool {
+        *self == Pose::Reference
+    }
 }
 
 /// Extra result columns (`[outputs]`).

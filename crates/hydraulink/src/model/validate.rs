@@ -62,6 +62,7 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     let bodies = check_bodies(&spec.bodies)?;
     check_joints(&spec.joints, &spec.bodies, &bodies)?;
     check_cut_joints(spec, &bodies)?;
+    super::pose::check_loops(spec)?;
     check_hydraulics(spec, &bodies)?;
     check_algebraic_volumes(spec)?;
     check_inputs(&spec.inputs)?;
