@@ -175,9 +175,11 @@ pub fn placements(spec: &ModelSpec) -> (Vec<Placement>, Vec<JointReference>) {
             let q0 = j.q0_si();
             let z = |a: usize| q0.get(a).copied().unwrap_or(0.0);
             // the second axis stands turned by the first angle in the assembled pose
-            let u2_ref = j.axis2.as_ref().and_then(unit).map(|u2| {
-                rotation(&u_ref, z(0)).transpose() * (parent.rot.transpose() * u2)
-            });
+            let u2_ref = j
+                .axis2
+                .as_ref()
+                .and_then(unit)
+                .map(|u2| rotation(&u_ref, z(0)).transpose() * (parent.rot.transpose() * u2));
             let mut placement = parent;
             for (a, (kind, dir)) in elementary_axes(j.kind, u_ref, u2_ref.unwrap_or(V3::zeros()))
                 .into_iter()

@@ -3,3 +3,4 @@
 mod degrees;
 mod layout;
 mod markers;
+mod pose;
