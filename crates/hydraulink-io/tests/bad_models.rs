@@ -137,6 +137,7 @@ bad_models! {
     valve_port_a_is_tank: Model, "valve 'DCV'", "hydraulics.valves[0].port_a";
     missing_input: Model, "valve 'DCV'", "hydraulics.valves[0].input";
     cut_joint_marker_missing: Model, "cut joint 'E'", "cut_joints[0].marker1";
+    assembled_loop_does_not_close: Model, "cut joint 'E'", "cut_joints[0].marker1";
     // Names and topology.
     duplicate_body_name: Model, "body 'body2'", "bodies[2].name";
     duplicate_volume_name: Model, "volume 'V2'", "hydraulics.volumes[2].name";
