@@ -2,7 +2,7 @@
 //! reference configuration before it is compiled, so every formulation sees the same compiled
 //! model as if the file had been written in the reference configuration.
 //!
-//! # The mapping (docs/theory/01_semirecursive.md §1.1a)
+//! # The mapping (docs/theory/01_semirecursive.md, "Geometry given in the assembled pose")
 //! Each body b has a placement at the initial coordinates z⁰, x_world = A_b x_ref + x_b. In the
 //! reference configuration (every z = 0) every placement is the identity. The tree is walked from
 //! the ground; for a joint with parent placement (A_P, x_P), given in the assembled pose by its
@@ -319,8 +319,8 @@ pub fn check_loops(spec: &ModelSpec) -> Result<(), ModelError> {
             },
             _ => continue, // a zero axis or normal, reported by its own check
         };
-        // NaN positions are reported by the finite checks; `!(≤)` catches them here too
-        if !(residual <= LOOP_TOLERANCE_M) {
+        // NaN positions are reported by the finite checks; a NaN residual is an error here too
+        if residual.is_nan() || residual > LOOP_TOLERANCE_M {
             return Err(ModelError::new(
                 format!("cut_joints[{c}].marker1"),
                 format!("cut joint '{}'", cut.name),

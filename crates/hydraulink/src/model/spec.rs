@@ -95,7 +95,7 @@ pub enum Pose {
     /// Multi-axis joints: a universal joint's `axis2` as it stands in this pose (turned by the
     /// first angle); the Cardan angles of spherical and free joints are about the parent's
     /// reference axes (the global axes when the parent is the ground). Cut-joint markers must
-    /// meet in this pose to within [`crate::model::pose::LOOP_TOLERANCE_M`].
+    /// meet in this pose to within 10 µm (`model::pose::LOOP_TOLERANCE_M`).
     Assembled,
 }
 
@@ -145,10 +145,10 @@ pub struct NonholonomicSpec {
     pub body: String,
     /// Knife edge: the contact point; rolling disc: the disc centre.
     pub marker: String,
-    /// Knife edge: the blocked direction, fixed in the body, reference configuration.
+    /// Knife edge: the blocked direction, fixed in the body, in the pose of `pose`.
     #[serde(default = "default_axis")]
     pub direction: [f64; 3],
-    /// Rolling disc: the disc axis, fixed in the body, reference configuration.
+    /// Rolling disc: the disc axis, fixed in the body, in the pose of `pose`.
     #[serde(default = "default_axis")]
     pub axis: [f64; 3],
     /// Rolling disc: the normal of the ground plane it rolls on (global).
@@ -182,12 +182,12 @@ pub struct BodySpec {
     pub name: String,
     /// Mass [kg], > 0.
     pub mass_kg: f64,
-    /// Centre of mass [m], reference configuration.
+    /// Centre of mass [m], in the pose of `pose` (the reference configuration by default).
     pub com: [f64; 3],
-    /// Inertia tensor about the centre of mass in reference axes [kg m²]:
+    /// Inertia tensor about the centre of mass [kg m²], in the axes of the pose of `pose`:
     /// `[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]` (products of inertia as tensor entries, i.e. −∫xy dm).
     pub inertia: [f64; 6],
-    /// Marker name → position [m], reference configuration.
+    /// Marker name → position [m], in the pose of `pose`.
     #[serde(default)]
     pub markers: std::collections::BTreeMap<String, [f64; 3]>,
 }
@@ -278,16 +278,17 @@ pub struct JointSpec {
     pub parent: String,
     /// Child body name.
     pub child: String,
-    /// Joint point [m], reference configuration.
+    /// Joint point [m], in the pose of `pose`.
     #[serde(default)]
     pub location: [f64; 3],
-    /// First axis (unit vector after normalisation), reference configuration.
+    /// First axis (unit vector after normalisation), in the pose of `pose`.
     #[serde(default = "default_axis")]
     pub axis: [f64; 3],
-    /// Second axis, universal joints only.
+    /// Second axis, universal joints only, in the pose of `pose`.
     #[serde(default)]
     pub axis2: Option<[f64; 3]>,
-    /// Initial coordinate(s) [rad or m].
+    /// Initial coordinate(s) [rad or m]; with `pose = "assembled"`, the coordinates of the
+    /// assembled pose (0 by default).
     #[serde(default)]
     pub q0: Values,
     /// Initial rate(s) [rad/s or m/s].
@@ -349,10 +350,10 @@ pub struct CutJointSpec {
     /// Marker on the second body.
     pub marker2: String,
     /// Joint axis (revolute: rotation axis; prismatic: sliding direction), fixed in body 2,
-    /// reference configuration.
+    /// in the pose of `pose`.
     #[serde(default = "default_axis")]
     pub axis: [f64; 3],
-    /// Plane normal for the planar joints, fixed in body 2, reference configuration.
+    /// Plane normal for the planar joints, fixed in body 2, in the pose of `pose`.
     #[serde(default = "default_axis")]
     pub normal: [f64; 3],
 }

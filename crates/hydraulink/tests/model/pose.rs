@@ -364,12 +364,9 @@ fn assembled_coordinates_default_to_zero_in_the_assembled_pose() {
         .expect("compiles")),
     );
     // the joint angles differ by the constant q0, the cylinder and the pressures not at all
-    for (label, offset) in [
-        ("z1.q", 0.0),
-        ("z2.q", -2.356194490192345),
-        ("z3.q", -0.7853981633974483),
-    ] {
-        for (x, y) in ra.col(label).iter().zip(rb.col(label)) {
+    for j in &reference.joints {
+        let (label, offset) = (format!("{}.q", j.name), j.q0_si()[0]);
+        for (x, y) in ra.col(&label).iter().zip(rb.col(&label)) {
             assert!(
                 (x - (y + offset)).abs() <= 1e-9,
                 "{label}: {x} vs {y}+{offset}"
