@@ -823,3 +823,50 @@ fn check_prints_the_initial_state_without_running() {
         stderr(&output)
     );
 }
+
+/// Issue 11 item 1/4: a valve that clips its model signal (`saturate = true`) says so in the run
+/// summary: `clipped_inputs` in summary.json counts the steps whose command lay outside the
+/// range (here U = 10 V against a ±5 V range from t = 1 s on), and stdout names the count. A run
+/// without clipping shows 0 in summary.json and no line on stdout.
+#[test]
+fn clipped_inputs_are_reported_in_the_summary() {
+    let dir = temp_dir("clipped");
+    let out = hydraulink(&[
+        "run",
+        "--duration",
+        "1.2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--set",
+        "DCV.saturate=true",
+        "--set",
+        "DCV.input_range_v=[-5.0, 5.0]",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let u = header.iter().position(|h| *h == "U.value").unwrap();
+    // every step is a row: the rows after t = 0 whose command is outside ±5 V
+    let expected = lines
+        .skip(1)
+        .filter(|l| {
+            let v: f64 = l.split(',').nth(u).unwrap().parse().unwrap();
+            !(-5.0..=5.0).contains(&v)
+        })
+        .count() as u64;
+    // U = 10 V over (1.0, 1.2] s: 200 steps of 1 ms (201 if the row at t = 1 s took the new value)
+    assert!((200..=201).contains(&expected), "{expected}");
+    assert_eq!(summary(&dir)["clipped_inputs"], expected);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("clipped input values: {expected} ")),
+        "{stdout}"
+    );
+
+    let dir = temp_dir("within-range");
+    let out = hydraulink(&["run", "--duration", "1.2", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(summary(&dir)["clipped_inputs"], 0);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("clipped input"));
+}

@@ -199,6 +199,7 @@ fn starting_summary(info: &RunInfo) -> Summary {
         newton_iterations_mean: None,
         newton_iterations_max: None,
         cavitation_warnings: 0,
+        clipped_inputs: 0,
     }
 }
 
@@ -345,6 +346,12 @@ impl RunRecorder {
         self.record(row, write)
     }
 
+    /// Counts `n` input values that a valve clipped to its input range (in the step just
+    /// recorded): they go into the summary's `clipped_inputs`.
+    pub fn add_clipped_inputs(&mut self, n: u64) {
+        self.stats.clipped_inputs += n;
+    }
+
     /// The warnings for the volumes flagged in `cavitation_onsets` at time `time_s` \[s\], one per
     /// flagged volume: `volume 'V2' pressure below 0 Pa (absolute) at t = 1.234 s`.
     pub fn cavitation_warnings(
@@ -418,6 +425,7 @@ impl RunRecorder {
             newton_iterations_mean: self.stats.newton_iterations_mean(),
             newton_iterations_max: self.stats.newton_iterations_max(),
             cavitation_warnings: self.stats.cavitation_warnings,
+            clipped_inputs: self.stats.clipped_inputs,
         }
     }
 
