@@ -372,7 +372,10 @@ impl RunRecorder {
     /// time the run took. Every file is attempted even if an earlier one fails; the first
     /// failure is returned, and a failed CSV flush is recorded in the summary as `output_error`.
     pub fn finish(mut self, stop: RunStop, wall_clock_s: f64) -> Result<Summary, OutputError> {
-        let csv = self.csv.finish();
+        // the last rows go to the writer thread, which formats them while the figures are drawn
+        let handed = self.csv.hand_over();
+        let plots = write_plots(&self.dir.join(PLOTS_DIR), &self.columns, &self.plot);
+        let csv = self.csv.finish().and(handed);
         let (status, error) = match (&stop, &csv) {
             (RunStop::Completed, Ok(())) if self.n_recorded >= self.n_steps() => {
                 (RunStatus::Completed, None)
@@ -395,7 +398,6 @@ impl RunRecorder {
         };
         let summary = self.summary(status, error, wall_clock_s);
         let json = summary.write(&self.dir.join(SUMMARY_FILE));
-        let plots = write_plots(&self.dir.join(PLOTS_DIR), &self.columns, &self.plot);
         csv.and(json).and(plots)?;
         Ok(summary)
     }
