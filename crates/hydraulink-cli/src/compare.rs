@@ -96,6 +96,7 @@ impl Run {
 
     /// Bytes this run holds for its series (the plot copy and the row buffers): fixed when it
     /// starts, whatever the number of steps.
+    #[cfg(test)]
     fn retained_bytes(&self) -> usize {
         self.plot.retained_bytes()
             + (self.out.capacity() + self.plot_row.capacity()) * std::mem::size_of::<f64>()
@@ -305,22 +306,18 @@ fn run_step_size(
     for k in 0..=n_max {
         if k > 0 {
             for run in &mut runs {
-                if run.row.steps + 1 == k as u64 && n_steps(run) >= k {
+                if run.row.steps + 1 == k && n_steps(run) >= k {
                     run.step();
                 }
             }
         }
         // deviations where the reference and the run both stand at step k
         let (reference, others) = runs.split_first_mut().expect("one formulation at least");
-        let Some(r) = reference
-            .sim
-            .as_ref()
-            .filter(|_| reference.row.steps == k as u64)
-        else {
+        let Some(r) = reference.sim.as_ref().filter(|_| reference.row.steps == k) else {
             continue;
         };
         for run in others {
-            let Some(sim) = run.sim.as_ref().filter(|_| run.row.steps == k as u64) else {
+            let Some(sim) = run.sim.as_ref().filter(|_| run.row.steps == k) else {
                 continue;
             };
             let (z, p) = (&sim.state().z, &sim.state().p);

@@ -958,23 +958,23 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
             assert_eq!(unit(&power_name).as_deref(), Some("W"), "{power_name}");
             let power = col(&power_name);
             let nodes = e.ports().nodes;
-            for r in 0..n_rows {
+            for (r, power) in power.iter().enumerate() {
                 let p = node_p(&nodes, r);
                 match e {
                     C::Throttle(_) | C::ReliefValve(_) | C::CheckValve(_) | C::Hose(_) => {
                         let q = col(&format!("{name}.flow"))[r];
                         let expected = (p[0] - p[1]) * q;
-                        close(power[r], expected, (p[0] * q).abs(), &power_name);
-                        assert!(power[r] >= -1e-9 * (p[0] * q).abs(), "{power_name}");
+                        close(*power, expected, (p[0] * q).abs(), &power_name);
+                        assert!(*power >= -1e-9 * (p[0] * q).abs(), "{power_name}");
                     }
                     C::FixedPump(_) | C::PcPump(_) => {
                         let q = col(&format!("{name}.flow"))[r];
                         let expected = -(p[1] - p[0]) * q;
-                        close(power[r], expected, (p[1] * q).abs(), &power_name);
+                        close(*power, expected, (p[1] * q).abs(), &power_name);
                     }
                     C::Valve43(_) | C::CounterbalanceValve(_) | C::BridgeValve(_) => {
                         let scale = p.iter().fold(0.0f64, |a, b| a.max(b.abs()));
-                        assert!(power[r] >= -1e-9 * scale, "{power_name}: {}", power[r]);
+                        assert!(*power >= -1e-9 * scale, "{power_name}: {}", *power);
                     }
                     _ => {}
                 }
