@@ -1,8 +1,11 @@
 //! `hydraulink compare`: the same model under several formulations and time steps.
 //!
-//! For each step and formulation: compile with the overrides, initialize, run every step and keep
-//! the joint coordinates and pressures of every step. Deviations are taken against the first
-//! formulation at the same step (same time grid). Writes DIR/compare.csv, DIR/compare.md and
+//! For each time step: compile the model under every formulation with the overrides, initialize,
+//! and run the formulations side by side, step for step. Deviations are taken against the first
+//! formulation at the same step (same time grid) as the runs go; each run keeps only its table
+//! row and a plot copy of its joint coordinates and pressures of a fixed size (min/max per time
+//! bucket), so memory does not grow with the duration. (A kinematic-guidance replay of the
+//! reference is the exception: the reference's cylinder motion at every step is its input table.) Writes DIR/compare.csv, DIR/compare.md and
 //! DIR/plots/overlay_<step>_{joints,pressures}.svg (lines named like the columns of
 //! results.csv, `penalty z1.q`; angles in degrees), and prints the table with each error once.
 //! Exits with code 1 when any run failed.
@@ -14,8 +17,8 @@ use hydraulink::mechanics::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::Formulation;
 use hydraulink::{ModelSpec, Simulation};
 use hydraulink_io::output::{
-    compare_failures, compare_markdown, write_compare_tables, write_overlay, CompareRow,
-    OverlayLine, OverlayPanel,
+    compare_failures, compare_markdown, write_compare_tables, write_overlay, CompareRow, Decimated,
+    OverlayLine, OverlayPanel, PLOT_BUCKETS,
 };
 
 use crate::Failure;
@@ -38,38 +41,130 @@ pub struct CompareOptions {
     pub sets: Vec<String>,
 }
 
-/// One finished (or failed) run with its series.
-struct Series {
+/// One run of the comparison: its simulation while it goes on, its table row, and a plot copy
+/// of its joint coordinates and pressures of a fixed size (min/max per time bucket, like
+/// `hydraulink run`'s figures). Nothing grows with the number of steps.
+struct Run {
+    /// The simulation; `None` when it could not start, failed, or finished.
+    sim: Option<Simulation>,
+    /// Its row of the table, filled in as the run goes.
     row: CompareRow,
-    /// Time of every step.
-    t: Vec<f64>,
-    /// Joint coordinates, one Vec per coordinate.
-    z: Vec<Vec<f64>>,
+    /// Newton iterations summed over the steps.
+    it_sum: u64,
+    /// Column of `constraint.violation` in the simulation's output rows.
+    viol_col: Option<usize>,
+    /// Output row buffer.
+    out: Vec<f64>,
     /// Column name (`z1.q`) and unit (`rad` or `m`) of each coordinate.
     z_columns: Vec<(String, &'static str)>,
-    /// Pressures, one Vec per volume.
-    p: Vec<Vec<f64>>,
     /// Column name of each pressure (`V1.p`).
     p_columns: Vec<String>,
-    /// Cylinder lengths s and rates ṡ, one Vec per cylinder (for kinematic-guidance replays).
-    s: Vec<Vec<f64>>,
-    /// ṡ per cylinder.
-    sd: Vec<Vec<f64>>,
+    /// Plot copy of the rows [t, z…, p…].
+    plot: Decimated,
+    /// Row buffer of the plot copy.
+    plot_row: Vec<f64>,
 }
 
-fn run_one(
+impl Run {
+    /// A run that could not start, with its error.
+    fn failed(formulation: Formulation, step: f64, error: String) -> Run {
+        Run {
+            sim: None,
+            row: CompareRow {
+                formulation: formulation.name().into(),
+                step_s: step,
+                error: Some(error),
+                steps: 0,
+                iterations_mean: 0.0,
+                iterations_max: 0,
+                wall_s: 0.0,
+                real_time_factor: 0.0,
+                peak_constraint_violation: 0.0,
+                peak_energy_drift_j: 0.0,
+                max_joint_deviation: None,
+                max_pressure_deviation_pa: None,
+            },
+            it_sum: 0,
+            viol_col: None,
+            out: Vec::new(),
+            z_columns: Vec::new(),
+            p_columns: Vec::new(),
+            plot: Decimated::new(1, 1.0, 1),
+            plot_row: Vec::new(),
+        }
+    }
+
+    /// Bytes this run holds for its series (the plot copy and the row buffers): fixed when it
+    /// starts, whatever the number of steps.
+    #[cfg(test)]
+    fn retained_bytes(&self) -> usize {
+        self.plot.retained_bytes()
+            + (self.out.capacity() + self.plot_row.capacity()) * std::mem::size_of::<f64>()
+    }
+
+    /// Takes the current state into the statistics and the plot copy.
+    fn record(&mut self) {
+        let Some(sim) = &self.sim else { return };
+        sim.output_row(&mut self.out);
+        let (z, p) = (&sim.state().z, &sim.state().p);
+        self.plot_row.clear();
+        self.plot_row.push(sim.time_s());
+        self.plot_row.extend_from_slice(z);
+        self.plot_row.extend_from_slice(p);
+        self.plot.push(&self.plot_row);
+        if let Some(c) = self.viol_col {
+            self.row.peak_constraint_violation =
+                self.row.peak_constraint_violation.max(self.out[c]);
+        }
+        self.row.peak_energy_drift_j = self.row.peak_energy_drift_j.max(sim.energy_drift_j().abs());
+    }
+
+    /// One step, recorded; a failed step ends the run with its error.
+    fn step(&mut self) {
+        let Some(sim) = &mut self.sim else { return };
+        let started = Instant::now();
+        match sim.step() {
+            Ok(r) => {
+                self.it_sum += u64::from(r.iterations);
+                self.row.iterations_max = self.row.iterations_max.max(r.iterations);
+                self.row.steps += 1;
+                self.record();
+            }
+            Err(e) => {
+                self.row.error = Some(e.to_string());
+                self.sim = None;
+            }
+        }
+        self.row.wall_s += started.elapsed().as_secs_f64();
+    }
+
+    /// Closes the row: mean iterations and real-time factor.
+    fn finish(&mut self) {
+        self.sim = None;
+        if self.row.steps > 0 {
+            self.row.iterations_mean = self.it_sum as f64 / self.row.steps as f64;
+            self.row.real_time_factor =
+                self.row.steps as f64 * self.row.step_s / self.row.wall_s.max(1e-12);
+        }
+    }
+}
+
+/// The model of one run: the spec with the formulation, step and duration, compiled; for
+/// kinematic guidance without a prescribed motion, the replay of `recorded` (the reference's
+/// cylinder motion).
+fn start(
     spec: &ModelSpec,
     formulation: Formulation,
     step: f64,
     opts: &CompareOptions,
     applied: &[hydraulink_io::Applied],
-    reference: Option<&Series>,
-) -> Result<Series, Failure> {
+    recorded: Option<&Recording>,
+) -> Run {
     let mut spec = spec.clone();
     // Kinematic guidance without a prescribed motion in the model replays the reference run
     // (004 §4: the guided motion is recorded from the unified run).
     if formulation == Formulation::KinematicGuidance && spec.solver.guidance.is_empty() {
-        if let Some(r) = reference.filter(|r| !r.t.is_empty()) {
+        if let Some(r) = recorded.filter(|r| !r.t.is_empty()) {
             let recorded: Vec<Recorded> = spec
                 .hydraulics
                 .cylinders
@@ -90,121 +185,155 @@ fn run_one(
     if let Some(d) = opts.duration {
         spec.solver.duration_s = d;
     }
-    let failed = |error: String| Series {
-        row: CompareRow {
-            formulation: formulation.name().into(),
-            step_s: step,
-            error: Some(error),
-            steps: 0,
-            iterations_mean: 0.0,
-            iterations_max: 0,
-            wall_s: 0.0,
-            real_time_factor: 0.0,
-            peak_constraint_violation: 0.0,
-            peak_energy_drift_j: 0.0,
-            max_joint_deviation: None,
-            max_pressure_deviation_pa: None,
-        },
-        t: Vec::new(),
-        z: Vec::new(),
-        z_columns: Vec::new(),
-        p: Vec::new(),
-        p_columns: Vec::new(),
-        s: Vec::new(),
-        sd: Vec::new(),
-    };
     let model = match hydraulink::model::compile(&spec) {
         Ok(m) => m,
         Err(e) => {
-            return Ok(failed(
-                hydraulink_io::locate_model_error_with_overrides(
-                    &opts.text, &opts.file, &e, applied,
-                )
-                .to_string(),
-            ))
+            let error = hydraulink_io::locate_model_error_with_overrides(
+                &opts.text, &opts.file, &e, applied,
+            );
+            return Run::failed(formulation, step, error.to_string());
         }
     };
-    let mut sim = match Simulation::new(model) {
+    let sim = match Simulation::new(model) {
         Ok(s) => s,
-        Err(e) => return Ok(failed(format!("initialization failed: {e}"))),
+        Err(e) => return Run::failed(formulation, step, format!("initialization failed: {e}")),
     };
-    let n = sim.model().n_coords();
-    let nv = sim.model().n_volumes();
-    let n_steps = (sim.model().duration_s() / sim.model().step_s()).round() as u64;
-    let labels = sim.output_labels();
-    let viol_col = labels.iter().position(|l| l == "constraint.violation");
-    let mut row = vec![0.0; labels.len()];
-    let mut s = failed(String::new());
-    s.row.error = None;
+    let mut run = Run::failed(formulation, step, String::new());
+    run.row.error = None;
     let layout = &sim.model().layout;
-    s.z_columns = layout.names[layout.z.clone()]
+    run.z_columns = layout.names[layout.z.clone()]
         .iter()
         .zip(&layout.units[layout.z.clone()])
         .map(|(name, unit)| (format!("{name}.q"), *unit))
         .collect();
-    s.p_columns = layout.names[layout.p.clone()].to_vec();
-    let record = |sim: &Simulation, s: &mut Series, row: &mut [f64]| {
-        sim.output_row(row);
-        s.t.push(sim.time_s());
-        for i in 0..n {
-            s.z[i].push(sim.state().z[i]);
-        }
-        for v in 0..nv {
-            s.p[v].push(sim.state().p[v]);
-        }
-        for (c, m) in sim.workspace().ev.motion.iter().enumerate() {
-            s.s[c].push(m.s);
-            s.sd[c].push(m.sd);
-        }
-        if let Some(c) = viol_col {
-            s.row.peak_constraint_violation = s.row.peak_constraint_violation.max(row[c]);
-        }
-        s.row.peak_energy_drift_j = s.row.peak_energy_drift_j.max(sim.energy_drift_j().abs());
-    };
-    // reserve for the run, but not more than a million rows up front (a huge duration must not
-    // abort on allocation before the first step)
-    let cap = usize::try_from(n_steps).map_or(1 << 20, |n| n.saturating_add(1).min(1 << 20));
-    s.z = vec![Vec::with_capacity(cap); n];
-    s.p = vec![Vec::with_capacity(cap); nv];
-    let ncyl = sim.model().hydraulics.cylinders.len();
-    s.s = vec![Vec::with_capacity(cap); ncyl];
-    s.sd = vec![Vec::with_capacity(cap); ncyl];
-    record(&sim, &mut s, &mut row);
-    let started = Instant::now();
-    let mut it_sum = 0u64;
-    for _ in 0..n_steps {
-        match sim.step() {
-            Ok(r) => {
-                it_sum += u64::from(r.iterations);
-                s.row.iterations_max = s.row.iterations_max.max(r.iterations);
-                s.row.steps += 1;
-                record(&sim, &mut s, &mut row);
-            }
-            Err(e) => {
-                s.row.error = Some(e.to_string());
-                break;
-            }
-        }
-    }
-    s.row.wall_s = started.elapsed().as_secs_f64();
-    if s.row.steps > 0 {
-        s.row.iterations_mean = it_sum as f64 / s.row.steps as f64;
-        s.row.real_time_factor = s.row.steps as f64 * step / s.row.wall_s.max(1e-12);
-    }
-    Ok(s)
+    run.p_columns = layout.names[layout.p.clone()].to_vec();
+    let labels = sim.output_labels();
+    run.viol_col = labels.iter().position(|l| l == "constraint.violation");
+    run.out = vec![0.0; labels.len()];
+    let width = 1 + sim.model().n_coords() + sim.model().n_volumes();
+    run.plot = Decimated::new(width, sim.model().duration_s(), PLOT_BUCKETS);
+    run.plot_row = Vec::with_capacity(width);
+    run.sim = Some(sim);
+    run.record();
+    run
 }
 
-fn max_dev(a: &[Vec<f64>], b: &[Vec<f64>]) -> Option<f64> {
-    if a.len() != b.len() {
-        return None;
-    }
-    let mut m: f64 = 0.0;
-    for (x, y) in a.iter().zip(b) {
-        for (u, v) in x.iter().zip(y) {
-            m = m.max((u - v).abs());
+/// The reference run's cylinder motion at every step, for a kinematic-guidance replay: the
+/// table of the replay's inputs (it becomes part of the replayed model, so it is held whole;
+/// only a comparison with kinematic guidance and no prescribed motion records it).
+struct Recording {
+    /// Time of every step [s].
+    t: Vec<f64>,
+    /// Length s per cylinder [m].
+    s: Vec<Vec<f64>>,
+    /// Rate ṡ per cylinder [m/s].
+    sd: Vec<Vec<f64>>,
+}
+
+/// Runs the reference `run` to its end, recording its cylinders' motion.
+fn record_motion(mut run: Run, n_steps: u64) -> Recording {
+    let mut rec = Recording {
+        t: Vec::new(),
+        s: Vec::new(),
+        sd: Vec::new(),
+    };
+    let Some(sim) = &run.sim else { return rec };
+    let n_cyl = sim.workspace().ev.motion.len();
+    rec.s = vec![Vec::new(); n_cyl];
+    rec.sd = vec![Vec::new(); n_cyl];
+    for k in 0..=n_steps {
+        if k > 0 {
+            run.step();
+        }
+        let Some(sim) = &run.sim else { break };
+        rec.t.push(sim.time_s());
+        for (c, m) in sim.workspace().ev.motion.iter().enumerate() {
+            rec.s[c].push(m.s);
+            rec.sd[c].push(m.sd);
         }
     }
-    Some(m)
+    rec
+}
+
+/// Largest |a_i − b_i| [unit of the values], `None` when the lengths differ.
+fn max_dev(a: &[f64], b: &[f64]) -> Option<f64> {
+    (a.len() == b.len()).then(|| {
+        a.iter()
+            .zip(b)
+            .fold(0.0f64, |m, (u, v)| m.max((u - v).abs()))
+    })
+}
+
+/// Raises `dev` to `d`; a `None` (different numbers of coordinates) stays `None` for good.
+fn raise_dev(dev: &mut Option<f64>, d: Option<f64>, first: bool) {
+    *dev = match (first, *dev, d) {
+        (true, _, d) => d,
+        (false, Some(m), Some(d)) => Some(m.max(d)),
+        _ => None,
+    };
+}
+
+/// Runs every formulation at time step `step` side by side, step for step: deviations from the
+/// first (the reference) are taken as the runs go, over the steps both have taken, so that no
+/// series is kept whole. Returns the runs, finished, in the order of `opts.formulations`.
+fn run_step_size(
+    spec: &ModelSpec,
+    step: f64,
+    opts: &CompareOptions,
+    applied: &[hydraulink_io::Applied],
+) -> Vec<Run> {
+    let formulations = &opts.formulations;
+    let reference = |recorded| start(spec, formulations[0], step, opts, applied, recorded);
+    // a replay needs the reference's motion before it starts: record it in a run of its own
+    let replays = formulations[1..]
+        .iter()
+        .any(|&f| f == Formulation::KinematicGuidance && spec.solver.guidance.is_empty());
+    let n_steps = |run: &Run| {
+        run.sim.as_ref().map_or(0, |sim| {
+            (sim.model().duration_s() / sim.model().step_s()).round() as u64
+        })
+    };
+    let recording = replays.then(|| {
+        let run = reference(None);
+        let n = n_steps(&run);
+        record_motion(run, n)
+    });
+    let mut runs = vec![reference(None)];
+    for &f in &formulations[1..] {
+        runs.push(start(spec, f, step, opts, applied, recording.as_ref()));
+    }
+    let n_max = runs.iter().map(n_steps).max().unwrap_or(0);
+    for k in 0..=n_max {
+        if k > 0 {
+            for run in &mut runs {
+                if run.row.steps + 1 == k && n_steps(run) >= k {
+                    run.step();
+                }
+            }
+        }
+        // deviations where the reference and the run both stand at step k
+        let (reference, others) = runs.split_first_mut().expect("one formulation at least");
+        let Some(r) = reference.sim.as_ref().filter(|_| reference.row.steps == k) else {
+            continue;
+        };
+        for run in others {
+            let Some(sim) = run.sim.as_ref().filter(|_| run.row.steps == k) else {
+                continue;
+            };
+            let (z, p) = (&sim.state().z, &sim.state().p);
+            let (zr, pr) = (&r.state().z, &r.state().p);
+            raise_dev(&mut run.row.max_joint_deviation, max_dev(z, zr), k == 0);
+            raise_dev(
+                &mut run.row.max_pressure_deviation_pa,
+                max_dev(p, pr),
+                k == 0,
+            );
+        }
+    }
+    for run in &mut runs {
+        run.finish();
+    }
+    runs
 }
 
 /// `hydraulink compare`.
@@ -222,33 +351,19 @@ pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
         .map_err(|e| Failure::run_failed(format!("cannot create '{}': {e}", plots.display())))?;
     let mut rows = Vec::new();
     for &step in &opts.steps {
-        let mut runs: Vec<Series> = Vec::new();
-        for &f in &opts.formulations {
-            let mut s = run_one(&spec, f, step, opts, &applied, runs.first())?;
-            if let Some(reference) = runs.first() {
-                if !s.t.is_empty() && !reference.t.is_empty() {
-                    let k = s.t.len().min(reference.t.len());
-                    let cut = |v: &[Vec<f64>]| {
-                        v.iter()
-                            .map(|c| c[..k.min(c.len())].to_vec())
-                            .collect::<Vec<_>>()
-                    };
-                    s.row.max_joint_deviation = max_dev(&cut(&s.z), &cut(&reference.z));
-                    s.row.max_pressure_deviation_pa = max_dev(&cut(&s.p), &cut(&reference.p));
-                }
-            }
+        let runs = run_step_size(&spec, step, opts, &applied);
+        for run in &runs {
             // the error itself is printed once, below the table
             eprintln!(
                 "{} at Δt = {} s: {}",
-                f.name(),
+                run.row.formulation,
                 step,
-                if s.row.error.is_some() {
+                if run.row.error.is_some() {
                     "failed"
                 } else {
                     "done"
                 }
             );
-            runs.push(s);
         }
         // overlays: every joint coordinate and pressure of every formulation, named like the
         // columns of results.csv; angles in degrees, positions in m, pressures in MPa
@@ -256,13 +371,15 @@ pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
         let lines = |unit: Option<&str>, pressures: bool, scale: f64| {
             let mut out = Vec::new();
             for s in &runs {
-                let named: Vec<(&Vec<f64>, &str)> = if pressures {
-                    s.p.iter()
+                // columns of the plot copy: t, then the coordinates, then the pressures
+                let named: Vec<(usize, &str)> = if pressures {
+                    let first = 1 + s.z_columns.len();
+                    (first..)
                         .zip(&s.p_columns)
                         .map(|(c, n)| (c, n.as_str()))
                         .collect()
                 } else {
-                    s.z.iter()
+                    (1..)
                         .zip(&s.z_columns)
                         .filter(|(_, (_, u))| Some(*u) == unit)
                         .map(|(c, (n, _))| (c, n.as_str()))
@@ -271,7 +388,12 @@ pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
                 for (c, name) in named {
                     out.push(OverlayLine {
                         name: format!("{} {name}", s.row.formulation),
-                        points: s.t.iter().zip(c).map(|(t, v)| (*t, v * scale)).collect(),
+                        points: s
+                            .plot
+                            .series(c, 2 * PLOT_BUCKETS)
+                            .into_iter()
+                            .map(|(t, v)| (t, v * scale))
+                            .collect(),
                     });
                 }
             }
@@ -313,4 +435,67 @@ pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
         "{n_failed} of {} runs failed (their errors are listed below the table)",
         rows.len()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(duration: f64, formulations: Vec<Formulation>) -> CompareOptions {
+        CompareOptions {
+            text: hydraulink_io::DEFAULT_MODEL.to_string(),
+            file: hydraulink_io::DEFAULT_MODEL_NAME.to_string(),
+            formulations,
+            steps: vec![1e-3],
+            duration: Some(duration),
+            out: None,
+            sets: Vec::new(),
+        }
+    }
+
+    /// Issue 11 item 4: what a comparison holds per run does not grow with the duration. The
+    /// four-bar under penalty and global ALI3-P, 0.2 s against 2 s at 1 ms (10× the steps): each
+    /// run holds the same number of bytes (its plot copy and row buffers; no per-step series),
+    /// and the overlay series stay within 2 points per plot bucket.
+    #[test]
+    fn runs_hold_a_fixed_size_whatever_the_duration() {
+        let spec = hydraulink_io::parse_model(
+            hydraulink_io::DEFAULT_MODEL,
+            hydraulink_io::DEFAULT_MODEL_NAME,
+        )
+        .unwrap();
+        let formulations = vec![Formulation::Penalty, Formulation::GlobalAli3p];
+        let held = |duration: f64| {
+            let runs = run_step_size(&spec, 1e-3, &options(duration, formulations.clone()), &[]);
+            for run in &runs {
+                assert_eq!(run.row.error, None, "{}", run.row.formulation);
+                assert_eq!(run.row.steps, (duration / 1e-3).round() as u64);
+                assert!(run.sim.is_none(), "the simulation is dropped at the end");
+                let points = run.plot.series(1, usize::MAX);
+                assert!(points.len() <= 2 * PLOT_BUCKETS, "{}", points.len());
+            }
+            // the deviation from the reference was taken over every step
+            let dev = runs[1].row.max_joint_deviation.unwrap();
+            assert!(dev > 0.0 && dev < 1e-2, "{dev}");
+            runs.iter().map(Run::retained_bytes).collect::<Vec<_>>()
+        };
+        let short = held(0.2);
+        let long = held(2.0);
+        assert_eq!(short, long);
+        assert!(long.iter().all(|&b| b < 1 << 20), "{long:?}");
+    }
+
+    /// The deviation of a run from the reference is the largest difference over the steps both
+    /// took, and `None` when their coordinates do not match in number.
+    #[test]
+    fn deviations_keep_the_largest_and_refuse_different_sizes() {
+        let mut dev = None;
+        raise_dev(&mut dev, max_dev(&[1.0, 2.0], &[1.5, 2.0]), true);
+        raise_dev(&mut dev, max_dev(&[1.0, 2.0], &[1.0, 2.25]), false);
+        assert_eq!(dev, Some(0.5));
+        raise_dev(&mut dev, max_dev(&[1.0], &[1.0, 2.0]), false);
+        assert_eq!(dev, None);
+        raise_dev(&mut dev, max_dev(&[1.0], &[1.0]), false);
+        assert_eq!(dev, None);
+    }
 }

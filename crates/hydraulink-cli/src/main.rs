@@ -534,6 +534,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let progress = progress_bar(recorder.n_steps());
     let started = Instant::now();
     let stopped = step_all(&mut sim, &mut recorder, &mut row, &progress);
+    // values set from code (none in `run`; counted by the simulation all the same)
+    recorder.add_clipped_inputs(sim.clipped_inputs());
     let wall_clock_s = started.elapsed().as_secs_f64();
     progress.finish_and_clear();
 
@@ -656,6 +658,10 @@ fn step_all(
     row: &mut [f64],
     progress: &ProgressBar,
 ) -> Stopped {
+    let clipping = ClippingValves::of(sim.model());
+    // a hidden bar (not a terminal, or CI) is not counted: its `inc` costs as much per step as
+    // recording the row
+    let shown = !progress.is_hidden();
     for _ in 0..recorder.n_steps() {
         if INTERRUPTED.load(Ordering::Relaxed) {
             return Stopped::Interrupted;
@@ -673,9 +679,40 @@ fn step_all(
         if let Err(e) = recorder.record_step(row, report.iterations, report.cavitation_onsets) {
             return Stopped::Output(e);
         }
-        progress.inc(1);
+        recorder.add_clipped_inputs(clipping.count(&sim.state().inputs.u_used));
+        if shown {
+            progress.inc(1);
+        }
     }
     Stopped::Completed
+}
+
+/// The 4/3 valves of a model, for counting the input values they clip to their input range (a
+/// signal with `saturate = true`).
+struct ClippingValves(Vec<hydraulink::hydraulics::valve_4_3::Valve43>);
+
+impl ClippingValves {
+    fn of(model: &hydraulink::Model) -> Self {
+        ClippingValves(
+            model
+                .elements
+                .iter()
+                .filter_map(|e| match e {
+                    hydraulink::component::Component::Valve43(v) => Some(v.clone()),
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
+
+    /// How many valves clip the input values `u_used` [unit of each input] of the step just
+    /// taken: its value at the step's end, once per step and valve.
+    fn count(&self, u_used: &[f64]) -> u64 {
+        self.0
+            .iter()
+            .filter(|v| u_used.get(v.input).is_some_and(|&u| v.clips(u)))
+            .count() as u64
+    }
 }
 
 /// Parses the model text and applies the command-line overrides to its solver settings.
@@ -820,6 +857,12 @@ fn print_summary(summary: &Summary, dir: &Path) {
     }
     if summary.cavitation_warnings > 0 {
         println!("cavitation warnings: {}", summary.cavitation_warnings);
+    }
+    if summary.clipped_inputs > 0 {
+        println!(
+            "clipped input values: {} (step values a valve held at its input_range_v)",
+            summary.clipped_inputs
+        );
     }
     println!("results in {}", dir.display());
 }

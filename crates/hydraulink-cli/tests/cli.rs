@@ -823,3 +823,200 @@ fn check_prints_the_initial_state_without_running() {
         stderr(&output)
     );
 }
+
+/// Issue 11 item 1/4: a valve that clips its model signal (`saturate = true`) says so in the run
+/// summary: `clipped_inputs` in summary.json counts the steps whose command lay outside the
+/// range (here U = 10 V against a ±5 V range from t = 1 s on), and stdout names the count. A run
+/// without clipping shows 0 in summary.json and no line on stdout.
+#[test]
+fn clipped_inputs_are_reported_in_the_summary() {
+    let dir = temp_dir("clipped");
+    let out = hydraulink(&[
+        "run",
+        "--duration",
+        "1.2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--set",
+        "DCV.saturate=true",
+        "--set",
+        "DCV.input_range_v=[-5.0, 5.0]",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let u = header.iter().position(|h| *h == "U.value").unwrap();
+    // every step is a row: the rows after t = 0 whose command is outside ±5 V
+    let expected = lines
+        .skip(1)
+        .filter(|l| {
+            let v: f64 = l.split(',').nth(u).unwrap().parse().unwrap();
+            !(-5.0..=5.0).contains(&v)
+        })
+        .count() as u64;
+    // U = 10 V over (1.0, 1.2] s: 200 steps of 1 ms (201 if the row at t = 1 s took the new value)
+    assert!((200..=201).contains(&expected), "{expected}");
+    assert_eq!(summary(&dir)["clipped_inputs"], expected);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("clipped input values: {expected} ")),
+        "{stdout}"
+    );
+
+    let dir = temp_dir("within-range");
+    let out = hydraulink(&["run", "--duration", "1.2", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(summary(&dir)["clipped_inputs"], 0);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("clipped input"));
+}
+
+/// The columns of a results.csv by name, every row parsed (shortest round-trip numbers: the
+/// values read back exactly).
+fn csv_columns(dir: &Path) -> std::collections::BTreeMap<String, Vec<f64>> {
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    let mut columns: Vec<Vec<f64>> = vec![Vec::new(); header.len()];
+    for line in lines {
+        for (c, v) in columns.iter_mut().zip(line.split(',')) {
+            c.push(v.parse().unwrap());
+        }
+    }
+    header.into_iter().zip(columns).collect()
+}
+
+/// Issue 11 item 4: every element that exchanges hydraulic power has a column
+/// `<element>.power_w` [W] = −Σ p_i Q_i, described with unit "W" in results.columns.json. Checked
+/// on every row against the other columns (node pressures `<volume>.p`, tank pressures from the
+/// model, flows, cylinder velocities and areas), to 1e-9 relative to the largest term:
+/// - a throttle, relief or check valve, hose: (p_in − p_out) Q ≥ 0;
+/// - a pump: −(p_out − p_in) Q (minus the delivered power);
+/// - a cylinder: (p_A A_A − p_B A_B) ṡ;
+/// - a 4/3 valve, counterbalance valve: ≥ 0 (dissipation; their P and T flows have no column).
+#[test]
+fn hydraulic_power_columns_match_pressures_and_flows() {
+    use hydraulink::component::Component as C;
+    use hydraulink::element::Element;
+    for (model, duration) in [("pump_relief", "1.0"), ("excavator", "0.3")] {
+        let dir = temp_dir(&format!("power-{model}"));
+        let file = repo_file(&format!("models/{model}.toml"));
+        let out = hydraulink(&[
+            "run",
+            file.to_str().unwrap(),
+            "--duration",
+            duration,
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{model}: {}", stderr(&out));
+        let text = fs::read_to_string(&file).unwrap();
+        let spec = hydraulink_io::parse_model(&text, model).unwrap();
+        let m = hydraulink::model::compile(&spec).unwrap();
+        let cols = csv_columns(&dir);
+        let table: Vec<serde_json::Value> =
+            serde_json::from_str(&fs::read_to_string(dir.join("results.columns.json")).unwrap())
+                .unwrap();
+        let unit = |name: &str| {
+            table
+                .iter()
+                .find(|c| c["name"] == name)
+                .map(|c| c["unit"].as_str().unwrap().to_string())
+        };
+        let col = |name: &str| {
+            cols.get(name)
+                .unwrap_or_else(|| panic!("{model}: no column {name}"))
+        };
+        let n_rows = col("time").len();
+        // node pressures of every row from the volume columns (tanks from the model)
+        let volume_p: Vec<&Vec<f64>> = m
+            .volume_names()
+            .iter()
+            .map(|v| col(&format!("{v}.p")))
+            .collect();
+        let node_p = |nodes: &[Option<hydraulink::model::ids::Node>; 4], r: usize| {
+            let p: Vec<f64> = volume_p.iter().map(|c| c[r]).collect();
+            hydraulink::hydraulics::node_port_state(&m, &p, nodes).p
+        };
+        let close = |a: f64, b: f64, scale: f64, what: &str| {
+            assert!(
+                (a - b).abs() <= 1e-9 * scale.max(1e-6),
+                "{model} {what}: {a} vs {b} (scale {scale})"
+            );
+        };
+        let mut checked = std::collections::BTreeMap::<&str, usize>::new();
+        for e in &m.elements {
+            let name = e.name();
+            let power_name = format!("{name}.power_w");
+            if matches!(
+                e,
+                C::SpringDamper(_) | C::EndStop(_) | C::ExternalLoad(_) | C::Accumulator(_)
+            ) {
+                assert!(!cols.contains_key(&power_name), "{power_name}");
+                continue;
+            }
+            assert_eq!(unit(&power_name).as_deref(), Some("W"), "{power_name}");
+            let power = col(&power_name);
+            let nodes = e.ports().nodes;
+            for (r, power) in power.iter().enumerate() {
+                let p = node_p(&nodes, r);
+                match e {
+                    C::Throttle(_) | C::ReliefValve(_) | C::CheckValve(_) | C::Hose(_) => {
+                        let q = col(&format!("{name}.flow"))[r];
+                        let expected = (p[0] - p[1]) * q;
+                        close(*power, expected, (p[0] * q).abs(), &power_name);
+                        assert!(*power >= -1e-9 * (p[0] * q).abs(), "{power_name}");
+                    }
+                    C::FixedPump(_) | C::PcPump(_) => {
+                        let q = col(&format!("{name}.flow"))[r];
+                        let expected = -(p[1] - p[0]) * q;
+                        close(*power, expected, (p[1] * q).abs(), &power_name);
+                    }
+                    C::Valve43(_) | C::CounterbalanceValve(_) | C::BridgeValve(_) => {
+                        let scale = p.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+                        assert!(*power >= -1e-9 * scale, "{power_name}: {}", *power);
+                    }
+                    _ => {}
+                }
+            }
+            *checked.entry(name_kind(e)).or_default() += 1;
+        }
+        for c in &m.hydraulics.cylinders {
+            let power_name = format!("{}.power_w", c.name);
+            assert_eq!(unit(&power_name).as_deref(), Some("W"), "{power_name}");
+            let (power, sd) = (col(&power_name), col(&format!("{}.velocity", c.name)));
+            let nodes = c.ports().nodes;
+            for r in 0..n_rows {
+                let p = node_p(&nodes, r);
+                let (fa, fb) = (p[0] * c.area_a_m2, p[1] * c.area_b_m2);
+                let expected = (fa - fb) * sd[r];
+                close(
+                    power[r],
+                    expected,
+                    (fa.abs() + fb.abs()) * sd[r].abs(),
+                    &power_name,
+                );
+            }
+            *checked.entry("cylinder").or_default() += 1;
+        }
+        eprintln!("{model}: power columns checked on {n_rows} rows: {checked:?}");
+        assert!(checked.contains_key("pump") && checked.contains_key("relief"));
+        assert!(checked.contains_key("cylinder") && checked.contains_key("valve"));
+    }
+}
+
+/// A short name of an element's kind, for the test's tally.
+fn name_kind(e: &hydraulink::component::Component) -> &'static str {
+    use hydraulink::component::Component as C;
+    match e {
+        C::FixedPump(_) | C::PcPump(_) => "pump",
+        C::ReliefValve(_) => "relief",
+        C::Valve43(_) | C::BridgeValve(_) => "valve",
+        C::Hose(_) => "hose",
+        C::CheckValve(_) => "check",
+        C::CounterbalanceValve(_) => "counterbalance",
+        C::HydraulicMotor(_) => "motor",
+        C::Throttle(_) => "throttle",
+        _ => "other",
+    }
+}

@@ -41,8 +41,9 @@ use crate::real::Real;
 /// bridge valve).
 pub const MAX_NODES: usize = 4;
 
-/// Largest number of outputs of one element ([`Element::outputs`]).
-pub const MAX_OUTPUTS: usize = 4;
+/// Largest number of outputs of one element ([`Element::outputs`]): a pump's flow, leakage or
+/// displacement, shaft torque, shaft power and hydraulic power.
+pub const MAX_OUTPUTS: usize = 5;
 
 /// Largest number of internal states of one element ([`Element::n_internal`]): the slots of
 /// [`PortState::internal`] and [`PortEffort::internal_rate`].
@@ -265,6 +266,19 @@ pub fn absorbed_power(at: &PortState<f64>, e: &PortEffort<f64>) -> f64 {
         .zip(e.flow.iter())
         .map(|(p, q)| p * q)
         .sum::<f64>()
+}
+
+/// The output column `<name>.power_w` [W] of an element with node ports: the hydraulic power it
+/// takes from the circuit, [`absorbed_power`] = −Σ p_i Q_i (Q_i into node i). Positive for what
+/// a restriction (valve, throttle, hose, relief, check or counterbalance valve) dissipates and for
+/// what a cylinder or motor takes to drive its load; negative for a pump delivering flow (minus
+/// the hydraulic power it delivers). Computed for the output rows only, from the element's own
+/// flows.
+pub fn describe_power(name: &str, out: &mut Vec<Variable>) {
+    out.push(Variable {
+        name: format!("{name}.power_w"),
+        unit: "W",
+    });
 }
 
 /// Helpers of a two-port flow element (relief and check valves, throttles): flow Q from port 0

@@ -413,12 +413,14 @@ impl Simulation {
                         // the port state and force of the formulation's last evaluation
                         let (motion, mut e) = (ws.ev.motion[cylinder], PortEffort::zero());
                         e.force = ws.ev.cylinder_force[cylinder];
+                        let cyl = &m.hydraulics.cylinders[cylinder];
+                        // the chamber pressures, for its `power_w`
+                        let nodes = crate::element::Element::ports(cyl).nodes;
                         let at = PortState {
                             s: motion.s,
                             sd: motion.sd,
-                            ..PortState::zero()
+                            ..crate::hydraulics::node_port_state(m, &st.p, &nodes)
                         };
-                        let cyl = &m.hydraulics.cylinders[cylinder];
                         crate::element::Element::outputs(cyl, &at, &e, &mut cylinder_buf);
                         cylinder_buffered = Some(cylinder);
                     }

@@ -154,6 +154,14 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
             "J",
             format!("hydraulic work done by cylinder '{n}' since t = 0"),
         );
+        put(
+            format!("{n}.power_w"),
+            "W",
+            power_description(
+                n,
+                "the power the oil does on the piston, (p_A A_A − p_B A_B) ṡ",
+            ),
+        );
     }
     for (label, unit, description) in [
         ("energy.kinetic", "J", "kinetic energy of the mechanism"),
@@ -222,11 +230,12 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
         e.describe(&mut vars);
         for v in vars.drain(..) {
             let quantity = v.name.rsplit('.').next().unwrap_or_default().to_string();
-            put(
-                v.name.clone(),
-                v.unit,
-                format!("{} of element '{}'", quantity.replace('_', " "), e.name()),
-            );
+            let description = if quantity == "power_w" {
+                power_description(e.name(), power_meaning(e))
+            } else {
+                format!("{} of element '{}'", quantity.replace('_', " "), e.name())
+            };
+            put(v.name.clone(), v.unit, description);
         }
         let name = e.name();
         for (account, meaning) in [
@@ -251,4 +260,25 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
         }
     }
     known
+}
+
+/// The description of the column `<name>.power_w`: the sign convention, then what it is for
+/// this kind of element.
+fn power_description(name: &str, meaning: &str) -> String {
+    format!(
+        "hydraulic power taken from the circuit by '{name}', −Σ p_i Q_i over its ports (Q_i the \
+         flow it sends into port i): {meaning}"
+    )
+}
+
+/// What `power_w` means for element `e`.
+fn power_meaning(e: &hydraulink::component::Component) -> &'static str {
+    use hydraulink::component::Component as C;
+    match e {
+        C::FixedPump(_) | C::PcPump(_) => {
+            "negative while it pumps, minus the hydraulic power it delivers, (p_out − p_in) Q"
+        }
+        C::HydraulicMotor(_) => "the hydraulic power that drives it, ≥ 0 while it motors",
+        _ => "the power it dissipates (Δp Q), ≥ 0",
+    }
 }

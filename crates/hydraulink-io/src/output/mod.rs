@@ -199,6 +199,7 @@ fn starting_summary(info: &RunInfo) -> Summary {
         newton_iterations_mean: None,
         newton_iterations_max: None,
         cavitation_warnings: 0,
+        clipped_inputs: 0,
     }
 }
 
@@ -345,6 +346,12 @@ impl RunRecorder {
         self.record(row, write)
     }
 
+    /// Counts `n` input values that a valve clipped to its input range (in the step just
+    /// recorded): they go into the summary's `clipped_inputs`.
+    pub fn add_clipped_inputs(&mut self, n: u64) {
+        self.stats.clipped_inputs += n;
+    }
+
     /// The warnings for the volumes flagged in `cavitation_onsets` at time `time_s` \[s\], one per
     /// flagged volume: `volume 'V2' pressure below 0 Pa (absolute) at t = 1.234 s`.
     pub fn cavitation_warnings(
@@ -365,7 +372,10 @@ impl RunRecorder {
     /// time the run took. Every file is attempted even if an earlier one fails; the first
     /// failure is returned, and a failed CSV flush is recorded in the summary as `output_error`.
     pub fn finish(mut self, stop: RunStop, wall_clock_s: f64) -> Result<Summary, OutputError> {
-        let csv = self.csv.finish();
+        // the last rows go to the writer thread, which formats them while the figures are drawn
+        let handed = self.csv.hand_over();
+        let plots = write_plots(&self.dir.join(PLOTS_DIR), &self.columns, &self.plot);
+        let csv = self.csv.finish().and(handed);
         let (status, error) = match (&stop, &csv) {
             (RunStop::Completed, Ok(())) if self.n_recorded >= self.n_steps() => {
                 (RunStatus::Completed, None)
@@ -388,7 +398,6 @@ impl RunRecorder {
         };
         let summary = self.summary(status, error, wall_clock_s);
         let json = summary.write(&self.dir.join(SUMMARY_FILE));
-        let plots = write_plots(&self.dir.join(PLOTS_DIR), &self.columns, &self.plot);
         csv.and(json).and(plots)?;
         Ok(summary)
     }
@@ -418,6 +427,7 @@ impl RunRecorder {
             newton_iterations_mean: self.stats.newton_iterations_mean(),
             newton_iterations_max: self.stats.newton_iterations_max(),
             cavitation_warnings: self.stats.cavitation_warnings,
+            clipped_inputs: self.stats.clipped_inputs,
         }
     }
 

@@ -79,6 +79,11 @@ pub struct Summary {
     pub newton_iterations_max: Option<u32>,
     /// Cavitation warnings: volumes that fell below 0 Pa (absolute), counted per onset.
     pub cavitation_warnings: u64,
+    /// Input values a 4/3 valve clipped to its `input_range_v` (a model signal with
+    /// `saturate = true`, or a value set from code), counted once per step and valve; 0 when
+    /// none was clipped. Absent from summaries written before it existed (read as 0).
+    #[serde(default)]
+    pub clipped_inputs: u64,
 }
 
 impl Summary {
@@ -121,6 +126,8 @@ pub struct RunStatistics {
     pub newton_iterations_peak: u32,
     /// Cavitation onsets summed over the steps.
     pub cavitation_warnings: u64,
+    /// Input values clipped to a valve's input range, summed over the steps and valves.
+    pub clipped_inputs: u64,
 }
 
 impl RunStatistics {
@@ -138,6 +145,7 @@ impl RunStatistics {
             newton_iterations_total: 0,
             newton_iterations_peak: 0,
             cavitation_warnings: 0,
+            clipped_inputs: 0,
         }
     }
 
@@ -238,6 +246,7 @@ mod tests {
             newton_iterations_mean: Some(2.5),
             newton_iterations_max: Some(4),
             cavitation_warnings: 0,
+            clipped_inputs: 3,
         };
         let json = serde_json::to_value(&summary).unwrap();
         let keys: Vec<&str> = json
@@ -263,11 +272,20 @@ mod tests {
             "newton_iterations_mean",
             "newton_iterations_max",
             "cavitation_warnings",
+            "clipped_inputs",
         ] {
             assert!(keys.contains(&key), "{key}");
         }
         assert_eq!(json["error"], serde_json::Value::Null);
         assert_eq!(json["status"], "completed");
-        assert_eq!(serde_json::from_value::<Summary>(json).unwrap(), summary);
+        assert_eq!(
+            serde_json::from_value::<Summary>(json.clone()).unwrap(),
+            summary
+        );
+        // a summary written before `clipped_inputs` existed reads as 0 clipped values
+        let mut old = json;
+        old.as_object_mut().unwrap().remove("clipped_inputs");
+        let old: Summary = serde_json::from_value(old).unwrap();
+        assert_eq!(old.clipped_inputs, 0);
     }
 }

@@ -224,7 +224,8 @@ impl Element for BridgeValve {
         trim + u1
     }
     fn describe(&self, out: &mut Vec<Variable>) {
-        valve_element::describe(&self.name, out)
+        valve_element::describe(&self.name, out);
+        crate::element::describe_power(&self.name, out);
     }
     /// 004 eqs. 29, 31 at the opening κ = `at.position`: flows into P, T, A, B.
     #[inline]
@@ -242,11 +243,13 @@ impl Element for BridgeValve {
     }
     fn outputs(
         &self,
-        _at: &PortState<f64>,
+        at: &PortState<f64>,
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
-        valve_element::outputs(e, out)
+        let n = valve_element::outputs(e, out);
+        out[n] = crate::element::absorbed_power(at, e);
+        n + 1
     }
 }
 

@@ -132,7 +132,8 @@ impl Element for CheckValve {
         flow_element::ports(self.inlet, self.outlet)
     }
     fn describe(&self, out: &mut Vec<Variable>) {
-        flow_element::describe(&self.name, out)
+        flow_element::describe(&self.name, out);
+        crate::element::describe_power(&self.name, out);
     }
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
         flow_element::effort(flow(self, at.p[0] - at.p[1]))
@@ -145,10 +146,12 @@ impl Element for CheckValve {
     }
     fn outputs(
         &self,
-        _at: &PortState<f64>,
+        at: &PortState<f64>,
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
-        flow_element::outputs(e, out)
+        let n = flow_element::outputs(e, out);
+        out[n] = crate::element::absorbed_power(at, e);
+        n + 1
     }
 }

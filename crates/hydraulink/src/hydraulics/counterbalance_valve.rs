@@ -202,6 +202,7 @@ impl Element for CounterbalanceValve {
                 unit,
             });
         }
+        crate::element::describe_power(&self.name, out);
     }
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
         let q = flow(self, at.p[0], at.p[1], at.p[2]);
@@ -227,6 +228,7 @@ impl Element for CounterbalanceValve {
     ) -> usize {
         out[0] = e.flow[1];
         out[1] = opening(self, at.p[0], at.p[2]);
-        2
+        out[2] = crate::element::absorbed_power(at, e);
+        3
     }
 }

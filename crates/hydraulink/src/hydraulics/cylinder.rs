@@ -139,7 +139,7 @@ pub fn line_power<S: Real>(force: S, sd: S) -> S {
 
 // the modified LuGre law has 2 friction states (bristle q, film h), all carried in
 // `PortState::internal`
-const _: () = assert!(MAX_INTERNAL >= 2 && MAX_NODES >= 2 && MAX_OUTPUTS >= 3);
+const _: () = assert!(MAX_INTERNAL >= 2 && MAX_NODES >= 2 && MAX_OUTPUTS >= 4);
 
 impl Cylinder {
     /// Number of seal-friction states w of this cylinder (0, 1 for LuGre, 2 for modified LuGre):
@@ -186,6 +186,7 @@ impl Element for Cylinder {
                 unit,
             });
         }
+        crate::element::describe_power(&self.name, out);
     }
     /// The line force F = p_A A_A − p_B A_B − F_μ(ṡ, w) (000 eq. 43, note 000-E.1; 003 Pub II
     /// eq. 11), the displacement flow into each chamber's node, Q_A = −V̇_A = −A_A ṡ and
@@ -231,7 +232,10 @@ impl Element for Cylinder {
         out[0] = at.s;
         out[1] = at.sd;
         out[2] = e.force;
-        3
+        // −Σ p_i Q_i with Q = −V̇ of each chamber: (p_A A_A − p_B A_B) ṡ, the `supplied_w` of
+        // `power` (000 eq. 28 times ṡ); `at.p` holds the chamber pressures
+        out[3] = line_power(hydraulic_force(self, at.p[0], at.p[1]), at.sd);
+        4
     }
 }
 

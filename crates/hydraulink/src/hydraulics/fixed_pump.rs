@@ -321,6 +321,7 @@ impl Element for FixedPump {
         out.push(variable(&self.name, "leakage", "m^3/s"));
         out.push(variable(&self.name, "shaft_torque", "N m"));
         out.push(variable(&self.name, "shaft_power", "W"));
+        crate::element::describe_power(&self.name, out);
     }
     /// Q = D ω/(2π) − C_L Δp from inlet to outlet (module doc).
     #[inline]
@@ -344,6 +345,7 @@ impl Element for FixedPump {
         out[1] = self.shaft.leakage(dp);
         out[2] = self.shaft.torque(1.0, w, dp);
         out[3] = out[2] * w;
-        4
+        out[4] = crate::element::absorbed_power(at, e);
+        5
     }
 }

@@ -218,6 +218,7 @@ impl Element for Hose {
             name: format!("{}.reynolds", self.name),
             unit: "1",
         });
+        crate::element::describe_power(&self.name, out);
     }
     #[inline]
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
@@ -232,12 +233,13 @@ impl Element for Hose {
     }
     fn outputs(
         &self,
-        _at: &PortState<f64>,
+        at: &PortState<f64>,
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
         let n = flow_element::outputs(e, out);
         out[n] = reynolds_number(self, e.flow[1]);
-        n + 1
+        out[n + 1] = crate::element::absorbed_power(at, e);
+        n + 2
     }
 }

@@ -255,6 +255,7 @@ impl Element for HydraulicMotor {
                 unit,
             });
         }
+        crate::element::describe_power(&self.name, out);
     }
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
         let m = law(self, at.p[0], at.p[1], at.sd);
@@ -288,6 +289,7 @@ impl Element for HydraulicMotor {
         out[1] = e.force;
         out[2] = at.sd * self.gear_ratio;
         out[3] = (at.p[0] - at.p[1]) * e.flow[1];
-        4
+        out[4] = crate::element::absorbed_power(at, e);
+        5
     }
 }

@@ -215,6 +215,7 @@ impl Element for PcPump {
         ));
         out.push(fixed_pump::variable(&self.name, "shaft_torque", "N m"));
         out.push(fixed_pump::variable(&self.name, "shaft_power", "W"));
+        crate::element::describe_power(&self.name, out);
     }
     /// Q = ε D ω/(2π) − C_L Δp from inlet to outlet; with the lag ε̇ = (ε_s − ε)/τ (module doc).
     #[inline]
@@ -245,6 +246,7 @@ impl Element for PcPump {
         out[1] = eps;
         out[2] = self.shaft.torque(eps, w, dp);
         out[3] = out[2] * w;
-        4
+        out[4] = crate::element::absorbed_power(at, e);
+        5
     }
 }

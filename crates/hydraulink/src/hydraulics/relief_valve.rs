@@ -206,6 +206,7 @@ impl Element for ReliefValve {
         if self.poppet.is_some() {
             out.push(poppet_variable(&self.name));
         }
+        crate::element::describe_power(&self.name, out);
     }
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
         let dp = at.p[0] - at.p[1];
@@ -233,11 +234,12 @@ impl Element for ReliefValve {
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
-        let n = flow_element::outputs(e, out);
-        if self.poppet.is_none() {
-            return n;
+        let mut n = flow_element::outputs(e, out);
+        if self.poppet.is_some() {
+            out[n] = at.internal[0];
+            n += 1;
         }
-        out[n] = at.internal[0];
+        out[n] = crate::element::absorbed_power(at, e);
         n + 1
     }
 }

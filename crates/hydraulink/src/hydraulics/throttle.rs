@@ -142,7 +142,8 @@ impl Element for Throttle {
         flow_element::ports(self.from, self.to)
     }
     fn describe(&self, out: &mut Vec<Variable>) {
-        flow_element::describe(&self.name, out)
+        flow_element::describe(&self.name, out);
+        crate::element::describe_power(&self.name, out);
     }
     #[inline]
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
@@ -156,10 +157,12 @@ impl Element for Throttle {
     }
     fn outputs(
         &self,
-        _at: &PortState<f64>,
+        at: &PortState<f64>,
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
-        flow_element::outputs(e, out)
+        let n = flow_element::outputs(e, out);
+        out[n] = crate::element::absorbed_power(at, e);
+        n + 1
     }
 }

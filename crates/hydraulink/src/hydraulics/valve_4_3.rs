@@ -473,7 +473,8 @@ impl Element for Valve43 {
         spool_rate(position, u, self.time_constant_s)
     }
     fn describe(&self, out: &mut Vec<Variable>) {
-        valve_element::describe(&self.name, out)
+        valve_element::describe(&self.name, out);
+        crate::element::describe_power(&self.name, out);
     }
     /// 000 eq. 26 at the spool U = `at.position`: flows into P, T, A, B.
     #[inline]
@@ -491,10 +492,12 @@ impl Element for Valve43 {
     }
     fn outputs(
         &self,
-        _at: &PortState<f64>,
+        at: &PortState<f64>,
         e: &PortEffort<f64>,
         out: &mut [f64; MAX_OUTPUTS],
     ) -> usize {
-        valve_element::outputs(e, out)
+        let n = valve_element::outputs(e, out);
+        out[n] = crate::element::absorbed_power(at, e);
+        n + 1
     }
 }

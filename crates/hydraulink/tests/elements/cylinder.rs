@@ -301,12 +301,13 @@ fn cylinder_output_columns_come_from_describe() {
             [
                 format!("{}.length", cyl.name),
                 format!("{}.velocity", cyl.name),
-                format!("{}.force", cyl.name)
+                format!("{}.force", cyl.name),
+                format!("{}.power_w", cyl.name)
             ]
         );
         let i = labels.iter().position(|l| *l == names[0]).unwrap();
-        assert_eq!(labels[i..i + 3], names[..]);
-        assert_eq!(labels[i + 3], format!("{}.work", cyl.name));
+        assert_eq!(labels[i..i + 4], names[..]);
+        assert_eq!(labels[i + 4], format!("{}.work", cyl.name));
         // the length column is the pin distance: inside the stroke
         let la = row[i] - cyl.retracted_length_m;
         assert!((0.0..=cyl.stroke_m).contains(&la), "{}: {la}", cyl.name);

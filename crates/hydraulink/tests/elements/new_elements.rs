@@ -287,7 +287,9 @@ fn element_traits_describe_their_outputs() {
         names,
         [
             "relief.flow",
+            "relief.power_w",
             "check.flow",
+            "check.power_w",
             "acc.gas_volume",
             "acc.energy",
             "stops.force",

@@ -138,18 +138,25 @@ fn valves_name_their_position_and_flows() {
             "DCV.spool",
             "DCV.flow_a",
             "DCV.flow_b",
+            "DCV.power_w",
             "BV.opening",
             "BV.flow_a",
             "BV.flow_b",
-            "T1.flow"
+            "BV.power_w",
+            "T1.flow",
+            "T1.power_w"
         ]
     );
     let v = valve();
     let p = PRESSURES[0];
     let e = v.evaluate(&at(p, 0.7, 0.0));
     let mut out = [0.0; hydraulink::element::MAX_OUTPUTS];
-    assert_eq!(v.outputs(&at(p, 0.7, 0.0), &e, &mut out), 2);
+    assert_eq!(v.outputs(&at(p, 0.7, 0.0), &e, &mut out), 3);
     assert_eq!(out[..2], [e.flow[2], e.flow[3]]);
+    // its hydraulic power: what it throttles, −Σ p_i Q_i ≥ 0
+    let absorbed: f64 = -(0..4).map(|i| p[i] * e.flow[i]).sum::<f64>();
+    assert_eq!(out[2], absorbed);
+    assert!(out[2] >= 0.0, "{}", out[2]);
     assert_eq!(
         (v.n_position(), bridge().n_position(), thr().n_position()),
         (1, 1, 0)

@@ -174,7 +174,7 @@ fn pumps_balance_shaft_hydraulic_and_loss_powers() {
     let at = state(1e5, 1.5e7 + 1e5, 157.08, 0.0);
     let mut out = [0.0; hydraulink::element::MAX_OUTPUTS];
     let e = p.evaluate(&at);
-    assert_eq!(p.outputs(&at, &e, &mut out), 4);
+    assert_eq!(p.outputs(&at, &e, &mut out), 5);
     let ti = 2.8e-5 * 1.5e7 / TAU;
     assert!((out[2] - ti / 0.9).abs() < 1e-10 * ti, "torque {}", out[2]);
     assert!(
@@ -183,6 +183,13 @@ fn pumps_balance_shaft_hydraulic_and_loss_powers() {
         out[3]
     );
     assert_eq!(out[0], e.flow[1]);
+    // the hydraulic power column: −Σ p_i Q_i, minus the delivered power (p_out − p_in) Q
+    let delivered = (at.p[1] - at.p[0]) * e.flow[1];
+    assert!(
+        (out[4] + delivered).abs() < 1e-12 * delivered.abs(),
+        "power_w {} vs −{delivered}",
+        out[4]
+    );
 }
 
 #[test]
