@@ -225,6 +225,7 @@ bad_elements! {
     motor_efficiency_above_one: "hydraulic motor 'swing'", "elements[4].hydromechanical_efficiency";
     motor_leakage_without_rated_point: "hydraulic motor 'swing'", "elements[4].rated_pressure_pa";
     motor_under_double_step: "hydraulic motor 'swing'", "elements[4].type";
+    motor_on_prismatic_joint: "hydraulic motor 'trolley_drive'", "elements[4].joint";
     counterbalance_load_is_valve_side: "counterbalance valve 'cbv'", "elements[4].valve";
     counterbalance_zero_band: "counterbalance valve 'cbv'", "elements[4].opening_range_pa";
 }

@@ -657,6 +657,18 @@ fn compile_elements(
         let j = model.joints.iter().find(|j| j.name == n)?;
         (j.n_axes == 1).then_some(AxisId(j.first_axis))
     };
+    let joint_type = |n: &str| -> Option<&'static str> {
+        let j = spec.joints.iter().find(|j| j.name == n)?;
+        Some(match j.kind {
+            JointKind::Revolute => "revolute",
+            JointKind::Prismatic => "prismatic",
+            JointKind::Universal => "universal",
+            JointKind::Cylindrical => "cylindrical",
+            JointKind::Spherical => "spherical",
+            JointKind::Fixed => "fixed",
+            JointKind::Free => "free",
+        })
+    };
     let cylinder = |n: &str| -> Option<CylinderPort> {
         let (index, c) = model
             .hydraulics
@@ -683,6 +695,7 @@ fn compile_elements(
         body: &body,
         input: &input,
         joint_axis: &joint_axis,
+        joint_type: &joint_type,
         cylinder: &cylinder,
         oil_bulk_pa: model.hydraulics.oil_bulk_pa,
         density_kg_m3: model.hydraulics.density_kg_m3,
