@@ -135,6 +135,9 @@ bad_models! {
     valve_open_centre_without_flow_constant: Model, "valve 'DCV'", "hydraulics.valves[0].centre";
     valve_empty_input_range: Model, "valve 'DCV'", "hydraulics.valves[0].input_range_v";
     valve_port_a_is_tank: Model, "valve 'DCV'", "hydraulics.valves[0].port_a";
+    // The bridge valve's input range (shared with the 4/3 valve; copies of models/rod_naya.toml).
+    bridge_valve_input_out_of_range: Model, "valve 'valve'", "hydraulics.bridge_valves[0].input";
+    bridge_valve_empty_input_range: Model, "valve 'valve'", "hydraulics.bridge_valves[0].input_range";
     missing_input: Model, "valve 'DCV'", "hydraulics.valves[0].input";
     cut_joint_marker_missing: Model, "cut joint 'E'", "cut_joints[0].marker1";
     // Names and topology.
