@@ -503,3 +503,28 @@ fn a_leaking_motor_cannot_hold_a_free_volume_and_says_so() {
     assert!(err.contains("volume 'VA'"), "{err}");
     assert!(err.contains("p0_pa"), "{err}");
 }
+
+#[test]
+fn a_motor_between_two_free_volumes_asks_for_one_p0() {
+    // A and B both free and closed: the holding torque fixes p_A − p_B only, so the start
+    // stops and names both volumes, asking for one p0_pa
+    let text = held_pendulum(0.0)
+        .replace("p0_pa = 0\n", "")
+        .replace(
+            "port_b = \"T\"",
+            "port_b = \"VB\"",
+        )
+        .replace(
+            "[[hydraulics.tanks]]",
+            "[[hydraulics.volumes]]\nname = \"VB\"\nhose_volume_m3 = 1.0e-3\n[[hydraulics.tanks]]",
+        );
+    let model = hydraulink::model::compile(&spec_from(&text)).unwrap();
+    let err = initialize(&model).unwrap_err();
+    let shown = err.to_string();
+    eprintln!("{shown}");
+    assert!(
+        matches!(&err, hydraulink::InitError::UndeterminedPressures { volumes, missing: 1 }
+            if volumes == &["VA".to_string(), "VB".to_string()]),
+        "{shown}"
+    );
+}
