@@ -229,6 +229,7 @@ bad_elements! {
     motor_leakage_without_rated_point: "hydraulic motor 'swing'", "elements[4].rated_pressure_pa";
     motor_under_double_step: "hydraulic motor 'swing'", "elements[4].type";
     motor_on_prismatic_joint: "hydraulic motor 'trolley_drive'", "elements[4].joint";
+    algebraic_volume_fed_only_by_leak_free_pump: "volume 'VY'", "hydraulics.volumes[3].algebraic";
     counterbalance_load_is_valve_side: "counterbalance valve 'cbv'", "elements[4].valve";
     counterbalance_zero_band: "counterbalance valve 'cbv'", "elements[4].opening_range_pa";
 }
