@@ -387,7 +387,10 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             let pb = hydraulics::node_pressure(model, p, mo.b);
             hydraulic_motor::law(mo, pa, pb, Dual64::from(0.0)).torque
         };
-        let tau0: Vec<f64> = motors.iter().map(|mo| motor_torque(mo, &zero_p).re).collect();
+        let tau0: Vec<f64> = motors
+            .iter()
+            .map(|mo| motor_torque(mo, &zero_p).re)
+            .collect();
         // residual: cylinder forces (scaled to Pa on the piston area), motor torques (scaled to
         // Pa by i D/2π) and zero net flow into every unknown volume; dual in the pressure `seed`
         let residual_dual = |p: &[f64], trim: &[f64], seed: Option<usize>| -> Vec<Dual64> {
@@ -413,113 +416,177 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             }
             r
         };
+        // Newton as it has always run first (every shipped model converges so, and keeps its
+        // bits); if it does not converge, again from the same start with a backtracking line
+        // search on the row-scaled residual: a √Δp orifice law makes the full step jump to the
+        // mirror point 2 p_s − p across a supply, and back, forever (a supply through a throttle
+        // into a closed line)
+        let (p_start, trim_start) = (p.clone(), trim.clone());
+        // the row (scaled) of the largest residual of the last iterate, for the error
+        let mut worst_row = 0;
         let mut ok = false;
-        for _ in 0..100 {
-            let r0 = residual_dual(&p, &trim, None);
-            if neq < nu {
-                return Err(InitError::Statics(format!(
+        'attempts: for damped in [false, true] {
+            p.copy_from_slice(&p_start);
+            trim.copy_from_slice(&trim_start);
+            for _ in 0..100 {
+                let r0 = residual_dual(&p, &trim, None);
+                if neq < nu {
+                    return Err(InitError::Statics(format!(
                     "{nu} unknowns (pressures without p0_pa and trims to solve) but only {neq} equations"
                 )));
-            }
-            let mut jm = DMatrix::<f64>::zeros(neq, nu);
-            for (k, &u) in unknown.iter().enumerate() {
-                let col = residual_dual(&p, &trim, Some(u));
+                }
+                let mut jm = DMatrix::<f64>::zeros(neq, nu);
+                for (k, &u) in unknown.iter().enumerate() {
+                    let col = residual_dual(&p, &trim, Some(u));
+                    for i in 0..neq {
+                        jm[(i, k)] = col[i].eps;
+                    }
+                }
+                // Trim columns by central differences: the opening enters the valve laws as data,
+                // not as a dual variable. They only steer this iteration; the converged trim is
+                // defined by the residual itself.
+                for (k, &i) in unknown_trims.iter().enumerate() {
+                    let h = 1e-7;
+                    let (mut tp, mut tm) = (trim.clone(), trim.clone());
+                    tp[i] += h;
+                    tm[i] -= h;
+                    let (rp, rm) = (residual_dual(&p, &tp, None), residual_dual(&p, &tm, None));
+                    for r in 0..neq {
+                        jm[(r, unknown.len() + k)] = (rp[r].re - rm[r].re) / (2.0 * h);
+                    }
+                }
+                // row equilibration: each row scaled to unit max entry
+                let mut rv = DVector::<f64>::zeros(neq);
+                let mut row_scale = vec![1.0; neq];
                 for i in 0..neq {
-                    jm[(i, k)] = col[i].eps;
+                    let s = (0..nu).map(|k| jm[(i, k)].abs()).fold(0.0, f64::max);
+                    let s = if s > 0.0 { 1.0 / s } else { 1.0 };
+                    for k in 0..nu {
+                        jm[(i, k)] *= s;
+                    }
+                    rv[i] = r0[i].re * s;
+                    row_scale[i] = s;
                 }
-            }
-            // Trim columns by central differences: the opening enters the valve laws as data,
-            // not as a dual variable. They only steer this iteration; the converged trim is
-            // defined by the residual itself.
-            for (k, &i) in unknown_trims.iter().enumerate() {
-                let h = 1e-7;
-                let (mut tp, mut tm) = (trim.clone(), trim.clone());
-                tp[i] += h;
-                tm[i] -= h;
-                let (rp, rm) = (residual_dual(&p, &tp, None), residual_dual(&p, &tm, None));
-                for r in 0..neq {
-                    jm[(r, unknown.len() + k)] = (rp[r].re - rm[r].re) / (2.0 * h);
-                }
-            }
-            // row equilibration: each row scaled to unit max entry
-            let mut rv = DVector::<f64>::zeros(neq);
-            for i in 0..neq {
-                let s = (0..nu).map(|k| jm[(i, k)].abs()).fold(0.0, f64::max);
-                let s = if s > 0.0 { 1.0 / s } else { 1.0 };
-                for k in 0..nu {
-                    jm[(i, k)] *= s;
-                }
-                rv[i] = r0[i].re * s;
-            }
-            for (k, &u) in unknown.iter().enumerate() {
-                if (0..neq).all(|i| jm[(i, k)] == 0.0) {
-                    return Err(InitError::Statics(format!(
+                worst_row = rv.iamax();
+                for (k, &u) in unknown.iter().enumerate() {
+                    if (0..neq).all(|i| jm[(i, k)] == 0.0) {
+                        return Err(InitError::Statics(format!(
                         "the pressure of volume '{}' is not determined by statics (no open path, cylinder or motor sets it); give p0_pa",
                         model.hydraulics.volumes[u].name
                     )));
+                    }
                 }
-            }
-            let row = |i: usize| {
-                if i < ncyl {
-                    format!("cylinder '{}'", model.hydraulics.cylinders[i].name)
-                } else if i < ncyl + nmot {
-                    format!("hydraulic motor '{}'", motors[i - ncyl].name)
+                let row = |i: usize| {
+                    if i < ncyl {
+                        format!("cylinder '{}'", model.hydraulics.cylinders[i].name)
+                    } else if i < ncyl + nmot {
+                        format!("hydraulic motor '{}'", motors[i - ncyl].name)
+                    } else {
+                        format!(
+                            "volume '{}'",
+                            model.hydraulics.volumes[unknown[i - ncyl - nmot]].name
+                        )
+                    }
+                };
+                let d = solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row)?;
+                // the iterate after a step α d
+                let step_to = |alpha: f64| {
+                    let (mut pn, mut tn) = (p.clone(), trim.clone());
+                    for (k, &u) in unknown.iter().enumerate() {
+                        pn[u] += alpha * d[k];
+                    }
+                    for (k, &i) in unknown_trims.iter().enumerate() {
+                        tn[i] = (tn[i] + alpha * d[unknown.len() + k]).clamp(0.0, 1.0);
+                    }
+                    (pn, tn)
+                };
+                // damped: the largest α = 2⁻ʲ that lowers ‖S r‖² (S the row scales of this
+                // iterate) by the Armijo fraction 1e-4 α; the smallest tried if none does
+                let alpha = if damped {
+                    let merit = |pn: &[f64], tn: &[f64]| -> f64 {
+                        let r = residual_dual(pn, tn, None);
+                        (0..neq).map(|i| (r[i].re * row_scale[i]).powi(2)).sum()
+                    };
+                    let m0 = rv.norm_squared();
+                    let mut alpha = 1.0;
+                    for _ in 0..40 {
+                        let (pn, tn) = step_to(alpha);
+                        if merit(&pn, &tn) <= (1.0 - 1e-4 * alpha) * m0 {
+                            break;
+                        }
+                        alpha *= 0.5;
+                    }
+                    alpha
                 } else {
-                    format!(
-                        "volume '{}'",
-                        model.hydraulics.volumes[unknown[i - ncyl - nmot]].name
-                    )
+                    1.0
+                };
+                // converged when the full Newton step is small
+                let mut small = true;
+                for (k, &u) in unknown.iter().enumerate() {
+                    p[u] += alpha * d[k];
+                    small &= d[k].abs() < 1e-6;
                 }
-            };
-            let d = solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row)?;
-            let mut small = true;
-            for (k, &u) in unknown.iter().enumerate() {
-                p[u] += d[k];
-                small &= d[k].abs() < 1e-6;
-            }
-            for (k, &i) in unknown_trims.iter().enumerate() {
-                trim[i] = (trim[i] + d[unknown.len() + k]).clamp(0.0, 1.0);
-                small &= d[unknown.len() + k].abs() < 1e-13;
-            }
-            if small {
-                let r = residual_dual(&p, &trim, None);
-                let bad = r[..ncyl + nmot].iter().any(|x| x.re.abs() > 1e-3)
-                    || r[ncyl + nmot..].iter().any(|x| x.re.abs() > 1e-15);
-                // a leaking motor passes C_L Δp from A to B at its holding pressure, so the
-                // volume it holds the load with cannot be at rest: the load creeps
-                if let Some(mo) = motors.iter().find(|mo| bad && mo.leakage_m3_s_pa > 0.0) {
-                    let held = [mo.a, mo.b]
-                        .iter()
-                        .find_map(|n| match n {
-                            Node::Volume(v) if unknown.contains(&v.0) => {
-                                Some(model.hydraulics.volumes[v.0].name.clone())
-                            }
-                            _ => None,
-                        })
-                        .unwrap_or_default();
-                    return Err(InitError::Statics(format!(
+                for (k, &i) in unknown_trims.iter().enumerate() {
+                    trim[i] = (trim[i] + alpha * d[unknown.len() + k]).clamp(0.0, 1.0);
+                    small &= d[unknown.len() + k].abs() < 1e-13;
+                }
+                if small {
+                    let r = residual_dual(&p, &trim, None);
+                    let bad = r[..ncyl + nmot].iter().any(|x| x.re.abs() > 1e-3)
+                        || r[ncyl + nmot..].iter().any(|x| x.re.abs() > 1e-15);
+                    // a leaking motor passes C_L Δp from A to B at its holding pressure, so the
+                    // volume it holds the load with cannot be at rest: the load creeps
+                    if let Some(mo) = motors.iter().find(|mo| bad && mo.leakage_m3_s_pa > 0.0) {
+                        let held = [mo.a, mo.b]
+                            .iter()
+                            .find_map(|n| match n {
+                                Node::Volume(v) if unknown.contains(&v.0) => {
+                                    Some(model.hydraulics.volumes[v.0].name.clone())
+                                }
+                                _ => None,
+                            })
+                            .unwrap_or_default();
+                        return Err(InitError::Statics(format!(
                         "hydraulic motor '{}' leaks C_L Δp from A to B at its holding pressure \
                          (volumetric_efficiency < 1), so volume '{held}' cannot be at rest and \
                          the load creeps; give p0_pa of '{held}' (the run starts from it) or \
                          feed the volume so that the leakage is made up",
                         mo.name
                     )));
-                }
-                if bad {
-                    return Err(InitError::Statics(
+                    }
+                    if bad {
+                        return Err(InitError::Statics(
                         "no pressures satisfy the cylinder forces and zero flow at once (check p0_pa and the valve positions)"
                             .into(),
                     ));
+                    }
+                    determined(model, &unknown, &jm)?;
+                    ok = true;
+                    break 'attempts;
                 }
-                determined(model, &unknown, &jm)?;
-                ok = true;
-                break;
             }
         }
         if !ok {
-            return Err(InitError::Statics(
-                "the static pressure iteration did not converge".into(),
-            ));
+            let row = if worst_row < ncyl {
+                format!("cylinder '{}'", model.hydraulics.cylinders[worst_row].name)
+            } else if worst_row < ncyl + nmot {
+                format!("hydraulic motor '{}'", motors[worst_row - ncyl].name)
+            } else {
+                format!(
+                    "volume '{}'",
+                    model.hydraulics.volumes[unknown[worst_row - ncyl - nmot]].name
+                )
+            };
+            return Err(InitError::Statics(format!(
+                "the static pressure iteration did not converge (with and without a line \
+                 search; the largest residual is that of {row}); give p0_pa of the volumes \
+                 without one ({})",
+                unknown
+                    .iter()
+                    .map(|&u| format!("'{}'", model.hydraulics.volumes[u].name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
     }
     let spool0 = positions(&trim);

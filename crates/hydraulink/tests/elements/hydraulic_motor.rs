@@ -510,10 +510,7 @@ fn a_motor_between_two_free_volumes_asks_for_one_p0() {
     // stops and names both volumes, asking for one p0_pa
     let text = held_pendulum(0.0)
         .replace("p0_pa = 0\n", "")
-        .replace(
-            "port_b = \"T\"",
-            "port_b = \"VB\"",
-        )
+        .replace("port_b = \"T\"", "port_b = \"VB\"")
         .replace(
             "[[hydraulics.tanks]]",
             "[[hydraulics.volumes]]\nname = \"VB\"\nhose_volume_m3 = 1.0e-3\n[[hydraulics.tanks]]",

@@ -574,7 +574,10 @@ fn an_algebraic_volume_fed_only_by_a_leak_free_pump_is_rejected_at_compile_time(
     let text = err.to_string();
     eprintln!("{text}");
     assert_eq!(err.path, "hydraulics.volumes[3].algebraic");
-    assert!(text.contains("volume 'VY'") && text.contains("'feed'"), "{text}");
+    assert!(
+        text.contains("volume 'VY'") && text.contains("'feed'"),
+        "{text}"
+    );
     assert!(text.contains("volumetric_efficiency below 1"), "{text}");
     assert!(text.contains("relief valve, throttle or valve"), "{text}");
 }

@@ -210,7 +210,10 @@ fn a_bridge_valve_signal_outside_its_input_range_is_rejected_naming_input_and_fi
     eprintln!("{text}");
     assert_eq!(err.path, "hydraulics.bridge_valves[0].input");
     assert!(text.contains("valve 'valve'"), "{text}");
-    assert!(text.contains("input 'kappa' reaches 2 at t = 2 s"), "{text}");
+    assert!(
+        text.contains("input 'kappa' reaches 2 at t = 2 s"),
+        "{text}"
+    );
     assert!(text.contains("input_range [-1, 1]"), "{text}");
     assert!(text.contains("saturate = true"), "{text}");
     // a narrower range of its own, and the same valve as an `[[elements]]` entry
