@@ -480,24 +480,35 @@ fn house_swing_angle_follows_the_hand_estimate() {
     let (i, d) = (motor.gear_ratio.unwrap(), motor.displacement_m3_per_rev);
     let eta_hm = motor.hydromechanical_efficiency.unwrap();
     let per_rad = i * d / (2.0 * PI); // oil per radian of the house [m³/rad]
-    // the pump's delivery at the relief setting: D ω/2π less its leakage C_L Δp,
-    // C_L = (1 − η_v) D ω_r/(2π Δp_r); ω the engine's speed after its run-up
-    let w_pump = match &spec.inputs.iter().find(|i| i.name == "engine").unwrap().signal {
+                                      // the pump's delivery at the relief setting: D ω/2π less its leakage C_L Δp,
+                                      // C_L = (1 − η_v) D ω_r/(2π Δp_r); ω the engine's speed after its run-up
+    let w_pump = match &spec
+        .inputs
+        .iter()
+        .find(|i| i.name == "engine")
+        .unwrap()
+        .signal
+    {
         hydraulink::inputs::SignalSpec::Table { values, .. } => *values.last().unwrap(),
         other => panic!("engine signal {other:?}"),
     };
     let d_pump = pump.displacement_m3_per_rev;
-    let leakage = (1.0 - pump.volumetric_efficiency.unwrap()) * d_pump
-        * pump.rated_speed_rad_s.unwrap()
-        / (2.0 * PI * pump.rated_pressure_pa.unwrap());
+    let leakage =
+        (1.0 - pump.volumetric_efficiency.unwrap()) * d_pump * pump.rated_speed_rad_s.unwrap()
+            / (2.0 * PI * pump.rated_pressure_pa.unwrap());
     let q_pump = d_pump * w_pump / (2.0 * PI) - leakage * (main.cracking_pressure_pa - p_tank);
     // the inertia of everything above the swing joint about its axis, from the model: the
     // kinetic energy at a swing rate of 1 rad/s is I/2
     let mut spinning = spec.clone();
-    let swing = spinning.joints.iter_mut().find(|j| j.name == "swing").unwrap();
-    swing.qd0 = hydraulink::model::spec::Values::One(1.0);
-    let st = hydraulink::initialization::initialize(&hydraulink::model::compile(&spinning).unwrap())
+    let swing = spinning
+        .joints
+        .iter_mut()
+        .find(|j| j.name == "swing")
         .unwrap();
+    swing.qd0 = hydraulink::model::spec::Values::One(1.0);
+    let st =
+        hydraulink::initialization::initialize(&hydraulink::model::compile(&spinning).unwrap())
+            .unwrap();
     let inertia = 2.0 * (st.energy0_j - st.potential0_j);
     let dp_cr = crossover.cracking_pressure_pa;
     let accel = i * eta_hm * d * dp_cr / (2.0 * PI) / inertia;
