@@ -488,7 +488,13 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                         )
                     }
                 };
-                let d = solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row)?;
+                // an undamped iterate that left the laws' finite range is retried damped (from
+                // the same start, so a failure at the start is reported the same way)
+                let d = match solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row) {
+                    Ok(d) => d,
+                    Err(_) if !damped => continue 'attempts,
+                    Err(e) => return Err(e),
+                };
                 // the iterate after a step α d
                 let step_to = |alpha: f64| {
                     let (mut pn, mut tn) = (p.clone(), trim.clone());
