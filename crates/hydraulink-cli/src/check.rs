@@ -111,6 +111,21 @@ pub(crate) fn report(sim: &Simulation, file: &str) -> String {
                     "solved: the static force of cylinder '{}' and zero net flow",
                     h.cylinders[c.0].name
                 )
+            } else if let Some(motor) = model.elements.iter().find_map(|e| match e {
+                hydraulink::component::Component::HydraulicMotor(mo)
+                    if [mo.a, mo.b].contains(&hydraulink::model::Node::Volume(
+                        hydraulink::model::VolumeId(v),
+                    )) =>
+                {
+                    Some(mo)
+                }
+                _ => None,
+            }) {
+                format!(
+                    "solved: the holding torque of motor '{}' (Δp = 2π τ/(i D) at rest) and zero \
+                     net flow",
+                    motor.name
+                )
             } else {
                 "solved: zero net flow into it at rest".to_string()
             };

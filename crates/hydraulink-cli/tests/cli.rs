@@ -1020,3 +1020,62 @@ fn name_kind(e: &hydraulink::component::Component) -> &'static str {
         _ => "other",
     }
 }
+
+#[test]
+fn check_reports_a_pressure_fixed_by_a_motor_holding_its_load() {
+    // issue 11: a motor holding a 100 kg arm 1 m out (τ = 981 N m, i = 10, D = 0.1 L/rev) with
+    // no p0_pa on its inlet volume: the statics fix Δp = 2π τ/(i D) = 6.1638 MPa, so
+    // p_A = 6.2638 MPa absolute over the 0.1 MPa tank, and `check` says which rule fixed it
+    let dir = temp_dir("check-motor");
+    let path = dir.join("held.toml");
+    fs::write(
+        &path,
+        r#"name = "held"
+gravity = [0.0, -9.81, 0.0]
+[[bodies]]
+name = "arm"
+mass_kg = 100.0
+com = [1.0, 0.0, 0.0]
+inertia = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+[[joints]]
+name = "pivot"
+type = "revolute"
+parent = "ground"
+child = "arm"
+axis = [0.0, 0.0, 1.0]
+[hydraulics.fluid]
+density_kg_m3 = 870.0
+bulk_modulus_pa = 1.5e9
+[[hydraulics.volumes]]
+name = "VA"
+hose_volume_m3 = 1.0e-3
+[[hydraulics.tanks]]
+name = "T"
+pressure_pa = 1.0e5
+[[elements]]
+type = "hydraulic_motor"
+name = "motor"
+port_a = "VA"
+port_b = "T"
+joint = "pivot"
+displacement_m3_per_rev = 1.0e-4
+gear_ratio = 10.0
+[solver]
+step_s = 1.0e-3
+duration_s = 1.0
+"#,
+    )
+    .unwrap();
+    let output = hydraulink(&["check", path.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    for expected in [
+        "in static equilibrium",
+        "6.2638 MPa  solved: the holding torque of motor 'motor'",
+    ] {
+        assert!(
+            text.contains(expected),
+            "`{expected}` missing from:\n{text}"
+        );
+    }
+}

@@ -135,6 +135,9 @@ bad_models! {
     valve_open_centre_without_flow_constant: Model, "valve 'DCV'", "hydraulics.valves[0].centre";
     valve_empty_input_range: Model, "valve 'DCV'", "hydraulics.valves[0].input_range_v";
     valve_port_a_is_tank: Model, "valve 'DCV'", "hydraulics.valves[0].port_a";
+    // The bridge valve's input range (shared with the 4/3 valve; copies of models/rod_naya.toml).
+    bridge_valve_input_out_of_range: Model, "valve 'valve'", "hydraulics.bridge_valves[0].input";
+    bridge_valve_empty_input_range: Model, "valve 'valve'", "hydraulics.bridge_valves[0].input_range";
     missing_input: Model, "valve 'DCV'", "hydraulics.valves[0].input";
     cut_joint_marker_missing: Model, "cut joint 'E'", "cut_joints[0].marker1";
     assembled_loop_does_not_close: Model, "cut joint 'E'", "cut_joints[0].marker1";
@@ -226,6 +229,8 @@ bad_elements! {
     motor_efficiency_above_one: "hydraulic motor 'swing'", "elements[4].hydromechanical_efficiency";
     motor_leakage_without_rated_point: "hydraulic motor 'swing'", "elements[4].rated_pressure_pa";
     motor_under_double_step: "hydraulic motor 'swing'", "elements[4].type";
+    motor_on_prismatic_joint: "hydraulic motor 'trolley_drive'", "elements[4].joint";
+    algebraic_volume_fed_only_by_leak_free_pump: "volume 'VY'", "hydraulics.volumes[3].algebraic";
     counterbalance_load_is_valve_side: "counterbalance valve 'cbv'", "elements[4].valve";
     counterbalance_zero_band: "counterbalance valve 'cbv'", "elements[4].opening_range_pa";
 }

@@ -385,6 +385,9 @@ pub struct Context<'a> {
     pub input: &'a dyn Fn(&str) -> Option<usize>,
     /// Resolves a single-axis joint name to its axis.
     pub joint_axis: &'a dyn Fn(&str) -> Option<AxisId>,
+    /// Resolves a tree joint's name to its `type` as written in a model file (`"revolute"`,
+    /// `"prismatic"`, …), so an element that needs one kind can name the kind it got.
+    pub joint_type: &'a dyn Fn(&str) -> Option<&'static str>,
     /// Resolves a cylinder name to (index, base, rod, retracted length [m], stroke [m], piston
     /// area [m²]).
     pub cylinder: &'a dyn Fn(&str) -> Option<CylinderPort>,

@@ -9,7 +9,11 @@
 //!    hold the mechanism.
 //! 4. **Pressures.** Volumes without `p0_pa` are solved from F_c = p_A A_A − p_B A_B and zero
 //!    net flow into every unknown volume (Gauss–Newton, exact Jacobian by dual numbers). 000 does
-//!    this by hand: p1 = p2 = (F_s0 + p3 A3)/A2.
+//!    this by hand: p1 = p2 = (F_s0 + p3 A3)/A2. A hydraulic motor with a volume without
+//!    `p0_pa` holds its joint like a cylinder: its torque τ joins the statics of stage 3 as one
+//!    more column (a unit generalized force on its joint), and at rest (q̇ = 0, η = 1 in the
+//!    motor's efficiency blend) τ = i D (p_A − p_B)/(2π) gives the holding pressure
+//!    Δp = 2π τ/(i D) as one more equation.
 //! 5. **Accelerations and multipliers.** The augmented system of note 000-A.6,
 //!    [[M′, Φ_zᵀ], [Φ_z, 0]] [z̈₀; λ₀] = [Q′; −Φ̇_z ż], solved in least squares (minimum norm), so
 //!    that redundant constraints are allowed; and ṗ₀ = h(p₀, z₀, ż₀).
@@ -21,14 +25,18 @@
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
+use std::f64::consts::PI;
+
 use crate::assembly::Evaluator;
+use crate::component::Component;
 use crate::element::Element;
+use crate::hydraulics::hydraulic_motor::{self, HydraulicMotor};
 use crate::hydraulics::{self, cylinder};
 use crate::inputs::InputValues;
 use crate::linalg::{pinv_solve, try_pinv_solve, KernelError};
 use crate::mechanics::energy;
 use crate::mechanics::kinematics::for_each_on_path;
-use crate::model::{CylinderId, Model};
+use crate::model::{CylinderId, Model, Node};
 use crate::state::State;
 use crate::InitError;
 
@@ -220,6 +228,24 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         .filter(|&v| p[v].is_nan() || model.hydraulics.volumes[v].algebraic)
         .collect();
     let mut f_req = vec![0.0; ncyl];
+    // the hydraulic motors with a pressure to solve hold their joints in the statics (a motor
+    // whose pressures are all given keeps its torque in Q′ and takes no column, as before)
+    let motors: Vec<&HydraulicMotor> = model
+        .elements
+        .iter()
+        .filter_map(|e| match e {
+            Component::HydraulicMotor(m) => Some(m),
+            _ => None,
+        })
+        .filter(|m| {
+            [m.a, m.b]
+                .iter()
+                .any(|n| matches!(n, Node::Volume(v) if unknown.contains(&v.0)))
+        })
+        .collect();
+    let nmot = motors.len();
+    // the torque each motor adds to the static Q′₀ [N m] (column solution of stage 3)
+    let mut tau_req = vec![0.0; nmot];
     let nw = model.n_friction_states();
     // whether f_req holds the static cylinder forces (friction states need them even when
     // every pressure is given: the seal's pre-sliding carries the difference)
@@ -227,9 +253,10 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     // the static generalized force each friction joint must carry (003 Pub II pre-sliding)
     let njf = model.joint_friction.len();
     let mut joint_load = vec![0.0; njf];
-    if (ncyl > 0 && (!unknown.is_empty() || nw > 0)) || (njf > 0 && nw > 0) {
-        // columns: B (ncyl) then −Φ_zᵀ (m)
-        let mut a = DMatrix::<f64>::zeros(n, ncyl + m);
+    if (ncyl > 0 && (!unknown.is_empty() || nw > 0)) || (njf > 0 && nw > 0) || nmot > 0 {
+        // columns: B (ncyl), the motors' unit joint torques (nmot), then −Φ_zᵀ (m)
+        let nc = ncyl + nmot;
+        let mut a = DMatrix::<f64>::zeros(n, nc + m);
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
             let rb = ev.kin.point(&cyl.base);
             let rr = ev.kin.point(&cyl.rod);
@@ -241,9 +268,13 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                 a[(i, c)] -= nvec.dot(&ev.kin.point_jacobian_col(i, &rb))
             });
         }
+        // a motor's torque enters Q′ on its joint's coordinate (`mechanics::ports::joint_forces`)
+        for (k, mo) in motors.iter().enumerate() {
+            a[(mo.axis.0, ncyl + k)] = 1.0;
+        }
         for r in 0..m {
             for i in 0..n {
-                a[(i, ncyl + r)] = -ev.constraints.jac[r * n + i];
+                a[(i, nc + r)] = -ev.constraints.jac[r * n + i];
             }
         }
         let q0 = DVector::from_column_slice(&ev.dynamics.force);
@@ -251,10 +282,12 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         let column = |c: usize| {
             if c < ncyl {
                 format!("cylinder '{}'", model.hydraulics.cylinders[c].name)
-            } else if c < ncyl + m {
-                constraint_element(model, c - ncyl)
+            } else if c < nc {
+                format!("hydraulic motor '{}'", motors[c - ncyl].name)
+            } else if c < nc + m {
+                constraint_element(model, c - nc)
             } else {
-                coord_element(model, model.joint_friction[c - ncyl - m].axis.0)
+                coord_element(model, model.joint_friction[c - nc - m].axis.0)
             }
         };
         let sol = solve_stage(
@@ -267,7 +300,8 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         let res = &a * &sol + &q0;
         if res.norm() > 1e-6 * (q0.norm() + 1.0) && !unknown.is_empty() {
             return Err(InitError::Statics(format!(
-                "the cylinders cannot hold the mechanism still at the initial configuration (unbalanced generalized force {:.3e})",
+                "the {} cannot hold the mechanism still at the initial configuration (unbalanced generalized force {:.3e})",
+                if nmot > 0 { "cylinders and motors" } else { "cylinders" },
                 res.norm()
             )));
         }
@@ -275,12 +309,15 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         for c in 0..ncyl {
             f_req[c] = sol[c];
         }
+        for k in 0..nmot {
+            tau_req[k] = sol[ncyl + k];
+        }
         if !statics_ok && njf > 0 && unknown.is_empty() {
             // what the cylinders and cut joints leave is carried by the friction joints at rest:
             // columns −e_k (the joint friction force is subtracted from Q_k), minimum norm
-            let mut a2 = a.clone().resize_horizontally(ncyl + m + njf, 0.0);
+            let mut a2 = a.clone().resize_horizontally(nc + m + njf, 0.0);
             for (k, jf) in model.joint_friction.iter().enumerate() {
-                a2[(jf.axis.0, ncyl + m + k)] = -1.0;
+                a2[(jf.axis.0, nc + m + k)] = -1.0;
             }
             let sol2 = solve_stage(
                 "statics",
@@ -296,7 +333,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                     f_req[c] = sol2[c];
                 }
                 for k in 0..njf {
-                    joint_load[k] = sol2[ncyl + m + k];
+                    joint_load[k] = sol2[nc + m + k];
                 }
             }
         }
@@ -341,9 +378,21 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             trim[i] = 0.5;
         }
         let nu = unknown.len() + unknown_trims.len();
-        let neq = ncyl + unknown.len();
-        // residual: cylinder forces (scaled to Pa on the piston area) and zero net flow into every
-        // unknown volume; dual in the pressure `seed`
+        let neq = ncyl + nmot + unknown.len();
+        // the motors' torque at the pressures of stage 3 (volumes at 0, sources at theirs), which
+        // Q′₀ holds already: the motor must add tau_req to it
+        let zero_p = vec![Dual64::from(0.0); nv];
+        let motor_torque = |mo: &HydraulicMotor, p: &[Dual64]| {
+            let pa = hydraulics::node_pressure(model, p, mo.a);
+            let pb = hydraulics::node_pressure(model, p, mo.b);
+            hydraulic_motor::law(mo, pa, pb, Dual64::from(0.0)).torque
+        };
+        let tau0: Vec<f64> = motors
+            .iter()
+            .map(|mo| motor_torque(mo, &zero_p).re)
+            .collect();
+        // residual: cylinder forces (scaled to Pa on the piston area), motor torques (scaled to
+        // Pa by i D/2π) and zero net flow into every unknown volume; dual in the pressure `seed`
         let residual_dual = |p: &[f64], trim: &[f64], seed: Option<usize>| -> Vec<Dual64> {
             let pd: Vec<Dual64> = (0..nv)
                 .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
@@ -357,96 +406,193 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                         / cyl.area_a_m2,
                 );
             }
+            // a joint held by a motor: τ(p) = τ₀ + τ_req, τ = i D Δp/(2π) at rest (η = 1)
+            for (k, mo) in motors.iter().enumerate() {
+                let per_pa = mo.gear_ratio * mo.displacement_m3_per_rev / (2.0 * PI);
+                r.push((motor_torque(mo, &pd) - tau0[k] - tau_req[k]) * (1.0 / per_pa));
+            }
             for &u in &unknown {
                 r.push(q[u]);
             }
             r
         };
+        // Newton as it has always run first (every shipped model converges so, and keeps its
+        // bits); if it does not converge, again from the same start with a backtracking line
+        // search on the row-scaled residual: a √Δp orifice law makes the full step jump to the
+        // mirror point 2 p_s − p across a supply, and back, forever (a supply through a throttle
+        // into a closed line)
+        let (p_start, trim_start) = (p.clone(), trim.clone());
+        // the row (scaled) of the largest residual of the last iterate, for the error
+        let mut worst_row = 0;
         let mut ok = false;
-        for _ in 0..100 {
-            let r0 = residual_dual(&p, &trim, None);
-            if neq < nu {
-                return Err(InitError::Statics(format!(
+        'attempts: for damped in [false, true] {
+            p.copy_from_slice(&p_start);
+            trim.copy_from_slice(&trim_start);
+            for _ in 0..100 {
+                let r0 = residual_dual(&p, &trim, None);
+                if neq < nu {
+                    return Err(InitError::Statics(format!(
                     "{nu} unknowns (pressures without p0_pa and trims to solve) but only {neq} equations"
                 )));
-            }
-            let mut jm = DMatrix::<f64>::zeros(neq, nu);
-            for (k, &u) in unknown.iter().enumerate() {
-                let col = residual_dual(&p, &trim, Some(u));
+                }
+                let mut jm = DMatrix::<f64>::zeros(neq, nu);
+                for (k, &u) in unknown.iter().enumerate() {
+                    let col = residual_dual(&p, &trim, Some(u));
+                    for i in 0..neq {
+                        jm[(i, k)] = col[i].eps;
+                    }
+                }
+                // Trim columns by central differences: the opening enters the valve laws as data,
+                // not as a dual variable. They only steer this iteration; the converged trim is
+                // defined by the residual itself.
+                for (k, &i) in unknown_trims.iter().enumerate() {
+                    let h = 1e-7;
+                    let (mut tp, mut tm) = (trim.clone(), trim.clone());
+                    tp[i] += h;
+                    tm[i] -= h;
+                    let (rp, rm) = (residual_dual(&p, &tp, None), residual_dual(&p, &tm, None));
+                    for r in 0..neq {
+                        jm[(r, unknown.len() + k)] = (rp[r].re - rm[r].re) / (2.0 * h);
+                    }
+                }
+                // row equilibration: each row scaled to unit max entry
+                let mut rv = DVector::<f64>::zeros(neq);
+                let mut row_scale = vec![1.0; neq];
                 for i in 0..neq {
-                    jm[(i, k)] = col[i].eps;
+                    let s = (0..nu).map(|k| jm[(i, k)].abs()).fold(0.0, f64::max);
+                    let s = if s > 0.0 { 1.0 / s } else { 1.0 };
+                    for k in 0..nu {
+                        jm[(i, k)] *= s;
+                    }
+                    rv[i] = r0[i].re * s;
+                    row_scale[i] = s;
                 }
-            }
-            // Trim columns by central differences: the opening enters the valve laws as data,
-            // not as a dual variable. They only steer this iteration; the converged trim is
-            // defined by the residual itself.
-            for (k, &i) in unknown_trims.iter().enumerate() {
-                let h = 1e-7;
-                let (mut tp, mut tm) = (trim.clone(), trim.clone());
-                tp[i] += h;
-                tm[i] -= h;
-                let (rp, rm) = (residual_dual(&p, &tp, None), residual_dual(&p, &tm, None));
-                for r in 0..neq {
-                    jm[(r, unknown.len() + k)] = (rp[r].re - rm[r].re) / (2.0 * h);
-                }
-            }
-            // row equilibration: each row scaled to unit max entry
-            let mut rv = DVector::<f64>::zeros(neq);
-            for i in 0..neq {
-                let s = (0..nu).map(|k| jm[(i, k)].abs()).fold(0.0, f64::max);
-                let s = if s > 0.0 { 1.0 / s } else { 1.0 };
-                for k in 0..nu {
-                    jm[(i, k)] *= s;
-                }
-                rv[i] = r0[i].re * s;
-            }
-            for (k, &u) in unknown.iter().enumerate() {
-                if (0..neq).all(|i| jm[(i, k)] == 0.0) {
-                    return Err(InitError::Statics(format!(
-                        "the pressure of volume '{}' is not determined by statics (no open path or cylinder sets it); give p0_pa",
+                worst_row = rv.iamax();
+                for (k, &u) in unknown.iter().enumerate() {
+                    if (0..neq).all(|i| jm[(i, k)] == 0.0) {
+                        return Err(InitError::Statics(format!(
+                        "the pressure of volume '{}' is not determined by statics (no open path, cylinder or motor sets it); give p0_pa",
                         model.hydraulics.volumes[u].name
                     )));
+                    }
                 }
-            }
-            let row = |i: usize| {
-                if i < ncyl {
-                    format!("cylinder '{}'", model.hydraulics.cylinders[i].name)
+                let row = |i: usize| {
+                    if i < ncyl {
+                        format!("cylinder '{}'", model.hydraulics.cylinders[i].name)
+                    } else if i < ncyl + nmot {
+                        format!("hydraulic motor '{}'", motors[i - ncyl].name)
+                    } else {
+                        format!(
+                            "volume '{}'",
+                            model.hydraulics.volumes[unknown[i - ncyl - nmot]].name
+                        )
+                    }
+                };
+                // an undamped iterate that left the laws' finite range is retried damped (from
+                // the same start, so a failure at the start is reported the same way)
+                let d = match solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row) {
+                    Ok(d) => d,
+                    Err(_) if !damped => continue 'attempts,
+                    Err(e) => return Err(e),
+                };
+                // the iterate after a step α d
+                let step_to = |alpha: f64| {
+                    let (mut pn, mut tn) = (p.clone(), trim.clone());
+                    for (k, &u) in unknown.iter().enumerate() {
+                        pn[u] += alpha * d[k];
+                    }
+                    for (k, &i) in unknown_trims.iter().enumerate() {
+                        tn[i] = (tn[i] + alpha * d[unknown.len() + k]).clamp(0.0, 1.0);
+                    }
+                    (pn, tn)
+                };
+                // damped: the largest α = 2⁻ʲ that lowers ‖S r‖² (S the row scales of this
+                // iterate) by the Armijo fraction 1e-4 α; the smallest tried if none does
+                let alpha = if damped {
+                    let merit = |pn: &[f64], tn: &[f64]| -> f64 {
+                        let r = residual_dual(pn, tn, None);
+                        (0..neq).map(|i| (r[i].re * row_scale[i]).powi(2)).sum()
+                    };
+                    let m0 = rv.norm_squared();
+                    let mut alpha = 1.0;
+                    for _ in 0..40 {
+                        let (pn, tn) = step_to(alpha);
+                        if merit(&pn, &tn) <= (1.0 - 1e-4 * alpha) * m0 {
+                            break;
+                        }
+                        alpha *= 0.5;
+                    }
+                    alpha
                 } else {
-                    format!(
-                        "volume '{}'",
-                        model.hydraulics.volumes[unknown[i - ncyl]].name
-                    )
+                    1.0
+                };
+                // converged when the full Newton step is small
+                let mut small = true;
+                for (k, &u) in unknown.iter().enumerate() {
+                    p[u] += alpha * d[k];
+                    small &= d[k].abs() < 1e-6;
                 }
-            };
-            let d = solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row)?;
-            let mut small = true;
-            for (k, &u) in unknown.iter().enumerate() {
-                p[u] += d[k];
-                small &= d[k].abs() < 1e-6;
-            }
-            for (k, &i) in unknown_trims.iter().enumerate() {
-                trim[i] = (trim[i] + d[unknown.len() + k]).clamp(0.0, 1.0);
-                small &= d[unknown.len() + k].abs() < 1e-13;
-            }
-            if small {
-                let r = residual_dual(&p, &trim, None);
-                let bad = r[..ncyl].iter().any(|x| x.re.abs() > 1e-3)
-                    || r[ncyl..].iter().any(|x| x.re.abs() > 1e-15);
-                if bad {
-                    return Err(InitError::Statics(
+                for (k, &i) in unknown_trims.iter().enumerate() {
+                    trim[i] = (trim[i] + alpha * d[unknown.len() + k]).clamp(0.0, 1.0);
+                    small &= d[unknown.len() + k].abs() < 1e-13;
+                }
+                if small {
+                    let r = residual_dual(&p, &trim, None);
+                    let bad = r[..ncyl + nmot].iter().any(|x| x.re.abs() > 1e-3)
+                        || r[ncyl + nmot..].iter().any(|x| x.re.abs() > 1e-15);
+                    // a leaking motor passes C_L Δp from A to B at its holding pressure, so the
+                    // volume it holds the load with cannot be at rest: the load creeps
+                    if let Some(mo) = motors.iter().find(|mo| bad && mo.leakage_m3_s_pa > 0.0) {
+                        let held = [mo.a, mo.b]
+                            .iter()
+                            .find_map(|n| match n {
+                                Node::Volume(v) if unknown.contains(&v.0) => {
+                                    Some(model.hydraulics.volumes[v.0].name.clone())
+                                }
+                                _ => None,
+                            })
+                            .unwrap_or_default();
+                        return Err(InitError::Statics(format!(
+                        "hydraulic motor '{}' leaks C_L Δp from A to B at its holding pressure \
+                         (volumetric_efficiency < 1), so volume '{held}' cannot be at rest and \
+                         the load creeps; give p0_pa of '{held}' (the run starts from it) or \
+                         feed the volume so that the leakage is made up",
+                        mo.name
+                    )));
+                    }
+                    if bad {
+                        return Err(InitError::Statics(
                         "no pressures satisfy the cylinder forces and zero flow at once (check p0_pa and the valve positions)"
                             .into(),
                     ));
+                    }
+                    determined(model, &unknown, &jm)?;
+                    ok = true;
+                    break 'attempts;
                 }
-                determined(model, &unknown, &jm)?;
-                ok = true;
-                break;
             }
         }
         if !ok {
-            return Err(InitError::Statics(
-                "the static pressure iteration did not converge".into(),
-            ));
+            let row = if worst_row < ncyl {
+                format!("cylinder '{}'", model.hydraulics.cylinders[worst_row].name)
+            } else if worst_row < ncyl + nmot {
+                format!("hydraulic motor '{}'", motors[worst_row - ncyl].name)
+            } else {
+                format!(
+                    "volume '{}'",
+                    model.hydraulics.volumes[unknown[worst_row - ncyl - nmot]].name
+                )
+            };
+            return Err(InitError::Statics(format!(
+                "the static pressure iteration did not converge (with and without a line \
+                 search; the largest residual is that of {row}); give p0_pa of the volumes \
+                 without one ({})",
+                unknown
+                    .iter()
+                    .map(|&u| format!("'{}'", model.hydraulics.volumes[u].name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
     }
     let spool0 = positions(&trim);

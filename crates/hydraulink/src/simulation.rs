@@ -283,9 +283,11 @@ impl Simulation {
                 value,
             });
         }
-        // a 4/3 valve driven by it clips the value to its input range (`Valve43::clip`): count it
+        // a 4/3 or bridge valve driven by it clips the value to its input range
+        // (`Valve43::clip`, `BridgeValve::clip`): count it
         let clipped = self.model.elements.iter().any(|e| match e {
             crate::component::Component::Valve43(v) => v.input == i && v.clips(value),
+            crate::component::Component::BridgeValve(v) => v.input == i && v.clips(value),
             _ => false,
         });
         if clipped {
@@ -296,8 +298,8 @@ impl Simulation {
         Ok(())
     }
 
-    /// How many values [`Simulation::set_input`] was given that a 4/3 valve driven by that input
-    /// clips to its `input_range_v` (the valve uses the nearest bound; a value is never passed
+    /// How many values [`Simulation::set_input`] was given that a 4/3 valve (or bridge valve)
+    /// driven by that input clips to its `input_range_v` (`input_range`) (the valve uses the nearest bound; a value is never passed
     /// through outside the range). Zero when no value was clipped.
     pub fn clipped_inputs(&self) -> u64 {
         self.clipped_inputs

@@ -10,6 +10,17 @@
 //! ```
 //! At κ = κ₀ both work ports see a pressure-divider equilibrium; κ − κ₀ steers the cylinder.
 //!
+//! **Opening and input.** κ = κ₀ + u: the trim κ₀ (`trim`, a number or solved with the static
+//! pressures) plus the input u(t), a dimensionless offset of the opening. The laws clamp κ to
+//! [0, 1] (fully P → B and A → T at 0, fully P → A and B → T at 1). The input is limited to
+//! `input_range` = [u_min, u_max] (default [−1, 1], the widest offset that moves κ over all of
+//! [0, 1] from any trim), as the 4/3 valve's command is (the same check, shared with
+//! [`crate::hydraulics::valve_4_3`]): a model signal that leaves the range anywhere in [0, duration] is rejected at load
+//! time, naming the valve's `input` field, unless `saturate = true`; u is clipped to the range
+//! before the trim is added ([`BridgeValve::clip`]), so a value set from code at run time is
+//! clipped too (and counted by `Simulation::clipped_inputs`). Inside the range u passes
+//! unchanged, bit for bit.
+//!
 //! An element with four node ports in the order P, T, A, B and the valve position
 //! `<name>.opening` (κ = κ₀ + u(t_k+1), set before Newton by [`Element::advance_position`] and
 //! held over the step, read as [`crate::element::PortState::position`]); outputs
@@ -24,6 +35,8 @@ use crate::element::{
 };
 use crate::error::ModelError;
 use crate::hydraulics::orifice;
+use crate::hydraulics::valve_4_3::{clip_input, InputRange};
+use crate::inputs::Signal;
 use crate::model::field_check::{flow_constant_finite, input_ref, valve_ports, At, Nodes};
 use crate::model::ids::Node;
 use crate::real::Real;
@@ -47,7 +60,7 @@ pub enum TrimSpec {
 ///   Q = C_d A √(2|Δp|/ρ) along the path direction only (004 eq. 29, δ gating: no reverse flow),
 ///   linear below `laminar_dp_pa`.
 /// ```
-/// κ = trim + input(t), clamped to [0, 1].
+/// κ = trim + input(t), the input clipped to `input_range`, κ clamped to [0, 1].
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
@@ -69,12 +82,23 @@ pub struct BridgeValveSpec {
     /// Laminar-transition pressure difference [Pa] (004 has none; it keeps the slope finite).
     #[serde(default = "default_bridge_laminar")]
     pub laminar_dp_pa: f64,
-    /// Name of the input signal added to the trim.
+    /// Name of the input signal u added to the trim: the opening is κ = trim + u [-].
     pub input: String,
     /// Offset of the opening: a number, or `"solve"` for the static initialization.
     #[serde(default = "default_trim")]
     pub trim: TrimSpec,
+    /// Range [u_min, u_max] of the input u [-]; default [−1, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_range: Option<[f64; 2]>,
+    /// Clip a model signal that leaves `input_range` instead of rejecting the model; default
+    /// false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub saturate: bool,
 }
+
+/// Default input range of a bridge valve [-]: an offset of the opening κ = κ₀ + u that reaches
+/// all of [0, 1] from any trim κ₀ ∈ [0, 1].
+pub const DEFAULT_BRIDGE_INPUT_RANGE: [f64; 2] = [-1.0, 1.0];
 
 fn default_bridge_laminar() -> f64 {
     1.0e4
@@ -115,7 +139,34 @@ impl BridgeValveSpec {
         if let TrimSpec::Value(v) = self.trim {
             at.finite("trim", v)?;
         }
-        Ok(())
+        self.range().validate(at)
+    }
+
+    /// [u_min, u_max]: `input_range` or [`DEFAULT_BRIDGE_INPUT_RANGE`].
+    pub fn input_range(&self) -> [f64; 2] {
+        self.input_range.unwrap_or(DEFAULT_BRIDGE_INPUT_RANGE)
+    }
+
+    /// Its input range as the 4/3 valve's shared check.
+    fn range(&self) -> InputRange {
+        InputRange {
+            field: "input_range",
+            range: self.input_range(),
+            saturate: self.saturate,
+        }
+    }
+
+    /// The model signal of its input must stay in the input range over [0, `duration_s`] unless
+    /// `saturate` (`model::validate`, after [`BridgeValveSpec::validate`]): else the error names
+    /// the valve's `input` field, the value, its time and the range.
+    pub(crate) fn check_signal_range(
+        &self,
+        at: &At,
+        signal: &Signal,
+        duration_s: f64,
+    ) -> Result<(), ModelError> {
+        self.range()
+            .check_signal(at, &self.input, signal, duration_s)
     }
 
     /// Checks the fields and resolves the nodes and the input; every error names the element
@@ -143,6 +194,7 @@ impl BridgeValveSpec {
             flow_constant,
             laminar_dp_pa: cx.positive("laminar_dp_pa", self.laminar_dp_pa)?,
             input: cx.required_input("input", &self.input)?,
+            input_range: self.input_range(),
             trim: match &self.trim {
                 TrimSpec::Value(v) => Some(cx.finite("trim", *v)?),
                 TrimSpec::Keyword(k) if k == "solve" => None,
@@ -176,8 +228,22 @@ pub struct BridgeValve {
     pub laminar_dp_pa: f64,
     /// Input signal index.
     pub input: usize,
+    /// [u_min, u_max] of the input [-].
+    pub input_range: [f64; 2],
     /// Fixed trim, or `None` when the static initialization solves it.
     pub trim: Option<f64>,
+}
+
+impl BridgeValve {
+    /// The input u clipped to the input range [-]; unchanged inside it.
+    #[inline]
+    pub fn clip(&self, u: f64) -> f64 {
+        clip_input(self.input_range, u)
+    }
+    /// True when `u` lies outside the input range (the opening law clips it).
+    pub fn clips(&self, u: f64) -> bool {
+        self.clip(u) != u
+    }
 }
 
 /// One gated orifice: flow from the high side only [m³/s].
@@ -215,13 +281,14 @@ impl Element for BridgeValve {
     fn describe_position(&self, out: &mut Vec<Variable>) {
         valve_element::describe_position(&self.name, "opening", out)
     }
-    /// κ(0) = κ₀ + u(0).
+    /// κ(0) = κ₀ + u(0), u clipped to the input range.
     fn initial_position(&self, trim: f64, u0: f64) -> f64 {
-        trim + u0
+        trim + self.clip(u0)
     }
-    /// κ = κ₀ + u(t_k+1), the value valid on the step (`Signal::step_values`).
+    /// κ = κ₀ + u(t_k+1), the value valid on the step (`Signal::step_values`), u clipped to the
+    /// input range.
     fn advance_position(&self, _position: f64, trim: f64, _u0: f64, u1: f64, _dt: f64) -> f64 {
-        trim + u1
+        trim + self.clip(u1)
     }
     fn describe(&self, out: &mut Vec<Variable>) {
         valve_element::describe(&self.name, out);
@@ -268,6 +335,7 @@ mod tests {
             flow_constant: 0.67 * 0.0005 * (2.0f64 / 850.0).sqrt(),
             laminar_dp_pa: 1e4,
             input: 0,
+            input_range: DEFAULT_BRIDGE_INPUT_RANGE,
             trim: None,
         }
     }

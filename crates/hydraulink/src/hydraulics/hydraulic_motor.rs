@@ -125,12 +125,27 @@ impl HydraulicMotorSpec {
                 format!("is the same node as port_a ('{}')", self.port_a),
             ));
         }
-        let axis = (cx.joint_axis)(&self.joint).ok_or_else(|| {
-            cx.error(
-                "joint",
-                format!("'{}' is not a revolute joint of the model", self.joint),
-            )
-        })?;
+        // a motor turns: its joint must be revolute (a prismatic or multi-axis joint would take
+        // the torque as a force or on the wrong coordinate)
+        let axis = match ((cx.joint_type)(&self.joint), (cx.joint_axis)(&self.joint)) {
+            (Some("revolute"), Some(axis)) => axis,
+            (Some(kind), _) => {
+                return Err(cx.error(
+                    "joint",
+                    format!(
+                        "'{}' is a {kind} joint; a hydraulic motor drives a revolute joint \
+                         (for a translation use a cylinder)",
+                        self.joint
+                    ),
+                ))
+            }
+            (None, _) => {
+                return Err(cx.error(
+                    "joint",
+                    format!("'{}' is not a revolute joint of the model", self.joint),
+                ))
+            }
+        };
         let d = cx.positive("displacement_m3_per_rev", self.displacement_m3_per_rev)?;
         let i = match self.gear_ratio {
             Some(x) => cx.positive("gear_ratio", x)?,

@@ -141,14 +141,7 @@ impl Valve43Spec {
         at.positive("laminar_dp_pa", self.laminar_dp_pa)?;
         input_ref(at, "input", &self.input, inputs)?;
         at.finite("spool0", self.spool0)?;
-        let [lo, hi] = self.input_range();
-        at.finite_all("input_range_v", &[lo, hi])?;
-        if lo >= hi {
-            return Err(at.error(
-                "input_range_v",
-                format!("[{lo}, {hi}] is empty: the minimum must be below the maximum"),
-            ));
-        }
+        self.range().validate(at)?;
         match self.centre {
             Centre::Open => {
                 let Some(c) = self.open_centre_flow_constant else {
@@ -191,24 +184,17 @@ impl Valve43Spec {
         signal: &Signal,
         duration_s: f64,
     ) -> Result<(), ModelError> {
-        if self.saturate {
-            return Ok(());
+        self.range()
+            .check_signal(at, &self.input, signal, duration_s)
+    }
+
+    /// Its command range as the shared [`InputRange`].
+    fn range(&self) -> InputRange {
+        InputRange {
+            field: "input_range_v",
+            range: self.input_range(),
+            saturate: self.saturate,
         }
-        let [lo, hi] = self.input_range();
-        for (t, v) in signal_extremes(signal, duration_s) {
-            if !(lo..=hi).contains(&v) {
-                return Err(at.error(
-                    "input",
-                    format!(
-                        "input '{}' reaches {v} at t = {t} s, outside the valve's input_range_v \
-                         [{lo}, {hi}]; keep the signal in the range, widen input_range_v, or set \
-                         saturate = true to clip it",
-                        self.input
-                    ),
-                ));
-            }
-        }
-        Ok(())
     }
 
     /// Checks the fields and resolves the nodes and the input; every error names the element
@@ -247,6 +233,71 @@ impl Valve43Spec {
             },
         })
     }
+}
+
+/// The range of a valve's command and what to do with a model signal outside it, shared by the
+/// 4/3 valve (`input_range_v`, the spool command U_ref) and the bridge valve (`input_range`,
+/// the opening offset u of κ = κ₀ + u): both check the range when the model is loaded, reject a
+/// signal that leaves it unless `saturate`, and clip a value set at run time ([`clip_input`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct InputRange {
+    /// The field of the range in the model file (`input_range_v`, `input_range`).
+    pub field: &'static str,
+    /// [min, max] [unit of the input].
+    pub range: [f64; 2],
+    /// Clip a model signal outside the range instead of rejecting the model.
+    pub saturate: bool,
+}
+
+impl InputRange {
+    /// The range is finite and not empty; errors name `field`.
+    pub fn validate(&self, at: &At) -> Result<(), ModelError> {
+        let [lo, hi] = self.range;
+        at.finite_all(self.field, &[lo, hi])?;
+        if lo >= hi {
+            return Err(at.error(
+                self.field,
+                format!("[{lo}, {hi}] is empty: the minimum must be below the maximum"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The model signal `input` must stay in the range over [0, `duration_s`] unless `saturate`:
+    /// else the error names the valve's `input` field, the value, its time and the range.
+    pub fn check_signal(
+        &self,
+        at: &At,
+        input: &str,
+        signal: &Signal,
+        duration_s: f64,
+    ) -> Result<(), ModelError> {
+        if self.saturate {
+            return Ok(());
+        }
+        let [lo, hi] = self.range;
+        let field = self.field;
+        for (t, v) in signal_extremes(signal, duration_s) {
+            if !(lo..=hi).contains(&v) {
+                return Err(at.error(
+                    "input",
+                    format!(
+                        "input '{input}' reaches {v} at t = {t} s, outside the valve's {field} \
+                         [{lo}, {hi}]; keep the signal in the range, widen {field}, or set \
+                         saturate = true to clip it"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A valve command `u` clipped to `range` = [min, max] [unit of the input]; unchanged, bit for
+/// bit, inside it.
+#[inline]
+pub fn clip_input(range: [f64; 2], u: f64) -> f64 {
+    u.clamp(range[0], range[1])
 }
 
 /// The times and values at which a signal can reach its extremes over [0, `t_end`] [s]: its
@@ -336,7 +387,7 @@ impl Valve43 {
     /// The command U_ref clipped to the input range [unit of U]; unchanged inside it.
     #[inline]
     pub fn clip(&self, u: f64) -> f64 {
-        u.clamp(self.input_range[0], self.input_range[1])
+        clip_input(self.input_range, u)
     }
     /// True when `u` lies outside the input range (the spool law clips it).
     pub fn clips(&self, u: f64) -> bool {

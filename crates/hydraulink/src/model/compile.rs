@@ -678,6 +678,18 @@ fn compile_elements(
         let j = model.joints.iter().find(|j| j.name == n)?;
         (j.n_axes == 1).then_some(AxisId(j.first_axis))
     };
+    let joint_type = |n: &str| -> Option<&'static str> {
+        let j = spec.joints.iter().find(|j| j.name == n)?;
+        Some(match j.kind {
+            JointKind::Revolute => "revolute",
+            JointKind::Prismatic => "prismatic",
+            JointKind::Universal => "universal",
+            JointKind::Cylindrical => "cylindrical",
+            JointKind::Spherical => "spherical",
+            JointKind::Fixed => "fixed",
+            JointKind::Free => "free",
+        })
+    };
     let cylinder = |n: &str| -> Option<CylinderPort> {
         let (index, c) = model
             .hydraulics
@@ -704,6 +716,7 @@ fn compile_elements(
         body: &body,
         input: &input,
         joint_axis: &joint_axis,
+        joint_type: &joint_type,
         cylinder: &cylinder,
         oil_bulk_pa: model.hydraulics.oil_bulk_pa,
         density_kg_m3: model.hydraulics.density_kg_m3,
@@ -828,7 +841,61 @@ fn compile_elements(
             )
         })
         .collect();
+    algebraic_volume_pressure_set(model, &elements)?;
     model.elements = elements;
+    Ok(())
+}
+
+/// An algebraic volume takes its pressure from its flow balance Σ Q_in(p) − V̇ = 0
+/// (`hydraulics::reduced`), so some flow into it must depend on its pressure, or a cylinder
+/// chamber must make it the force that holds the piston (then it is the multiplier of the
+/// chamber's volume constraint). A volume fed only by pumps without leakage (η_v = 1, the
+/// delivery D ω/2π whatever the pressure) has neither: its row of the Newton tangent is zero
+/// and the pressure undetermined. Refused here, naming the volume and what to add; a pump with
+/// η_v < 1 (laminar leakage C_L Δp) or any valve, throttle, hose or valve element sets it.
+fn algebraic_volume_pressure_set(
+    model: &Model,
+    elements: &[crate::component::Component],
+) -> Result<(), ModelError> {
+    use crate::component::Component;
+    for (v, volume) in model.hydraulics.volumes.iter().enumerate() {
+        if !volume.algebraic || !volume.chambers.is_empty() {
+            continue;
+        }
+        let at_v = |e: &&Component| e.ports().nodes.contains(&Some(Node::Volume(VolumeId(v))));
+        let mut leak_free_pumps = Vec::new();
+        let mut sets_pressure = false;
+        for e in elements.iter().filter(at_v) {
+            match e {
+                Component::FixedPump(p) if p.shaft.leakage_m3_s_pa == 0.0 => {
+                    leak_free_pumps.push(p.name.as_str())
+                }
+                Component::PcPump(p) if p.shaft.leakage_m3_s_pa == 0.0 => {
+                    leak_free_pumps.push(p.name.as_str())
+                }
+                _ => sets_pressure = true,
+            }
+        }
+        if !sets_pressure && !leak_free_pumps.is_empty() {
+            return Err(ModelError::new(
+                format!("hydraulics.volumes[{v}].algebraic"),
+                format!("volume '{}'", volume.name),
+                format!(
+                    "this algebraic volume is fed only by pumps without leakage ({}): their \
+                     delivery does not depend on its pressure, so its flow balance cannot set \
+                     the pressure (a singular Newton system); add a path whose flow depends on \
+                     it (a relief valve, throttle or valve to the tank), give the pump a \
+                     volumetric_efficiency below 1, or make it a volume with a pressure state \
+                     (algebraic = false)",
+                    leak_free_pumps
+                        .iter()
+                        .map(|n| format!("'{n}'"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -76,9 +76,9 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_something_to_simulate(spec)
 }
 
-/// The model signal of every 4/3 valve's input stays in the valve's input range over the run,
-/// unless the valve saturates (`Valve43Spec::check_signal_range`); after `check_inputs`, so the
-/// signals are valid.
+/// The model signal of every 4/3 valve's and bridge valve's input stays in the valve's input
+/// range over the run, unless the valve saturates (`Valve43Spec::check_signal_range`,
+/// `BridgeValveSpec::check_signal_range`); after `check_inputs`, so the signals are valid.
 fn check_valve_input_ranges(spec: &ModelSpec) -> Result<(), ModelError> {
     let valves = spec
         .hydraulics
@@ -97,9 +97,41 @@ fn check_valve_input_ranges(spec: &ModelSpec) -> Result<(), ModelError> {
                     _ => None,
                 }),
         );
+    let signal = |name: &str| {
+        spec.inputs
+            .iter()
+            .find(|u| u.name == name)
+            .map(|input| crate::inputs::Signal::from_spec(&input.signal))
+    };
     for (at, v) in valves {
-        if let Some(input) = spec.inputs.iter().find(|u| u.name == v.input) {
-            let signal = crate::inputs::Signal::from_spec(&input.signal);
+        if let Some(signal) = signal(&v.input) {
+            v.check_signal_range(&at, &signal, spec.solver.duration_s)?;
+        }
+    }
+    let bridges = spec
+        .hydraulics
+        .bridge_valves
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            (
+                At::element("hydraulics.bridge_valves", i, "valve", &v.name),
+                v,
+            )
+        })
+        .chain(
+            spec.elements
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| match e {
+                    ComponentSpec::BridgeValve(v) => {
+                        Some((At::element("elements", i, "valve", &v.name), v))
+                    }
+                    _ => None,
+                }),
+        );
+    for (at, v) in bridges {
+        if let Some(signal) = signal(&v.input) {
             v.check_signal_range(&at, &signal, spec.solver.duration_s)?;
         }
     }

@@ -449,3 +449,79 @@ fn motor_tangent_is_finite_far_above_the_blend_power() {
         assert!((f.efficiency - want).abs() < 1e-15, "{}", f.efficiency);
     }
 }
+
+/// The held pendulum with VA's `p0_pa` left out: the static initialization solves it.
+fn held_pendulum_free(extra: &str) -> hydraulink::Model {
+    let text = held_pendulum(0.0).replace("p0_pa = 0\n", "").replace(
+        "hydromechanical_efficiency = 0.9\n",
+        &format!("hydromechanical_efficiency = 0.9\n{extra}"),
+    );
+    assert!(!text.contains("p0_pa"));
+    hydraulink::model::compile(&spec_from(&text)).unwrap()
+}
+
+#[test]
+fn motor_holds_a_gravity_load_from_a_free_pressure_at_the_hand_formula() {
+    // no p0_pa: the statics give the holding pressure Δp = 2π τ/(i D η), η = 1 at rest, with
+    // τ = m g L = 981 N m of the horizontal arm
+    let model = held_pendulum_free("");
+    let st = initialize(&model).unwrap();
+    let dp_hand = TWO_PI * 100.0 * 9.81 * 1.0 / (10.0 * 1e-4 * 1.0);
+    let dp = st.p[0] - 1e5;
+    let zdd = st.zdd[0];
+    eprintln!(
+        "held pendulum from a free pressure: Δp = {dp:.9e} Pa vs hand {dp_hand:.9e} Pa \
+         (relative {:.1e}), z̈₀ = {zdd:.1e} rad/s²",
+        (dp - dp_hand).abs() / dp_hand
+    );
+    assert!(
+        (dp - dp_hand).abs() <= 1e-12 * dp_hand,
+        "Δp = {dp} vs 2π τ/(i D) = {dp_hand}"
+    );
+    // in equilibrium: the gravity torque 981 N m on an arm of I = 101 kg m² is balanced to
+    // |z̈| ≤ 1e-9 rad/s² (the torque to 1e-7 N m)
+    assert!(zdd.abs() <= 1e-9, "z̈₀ = {zdd}");
+    // … and it stays put: 0.5 s of simulation moves it by less than 1e-9 rad
+    let mut sim = hydraulink::Simulation::new(model).unwrap();
+    for _ in 0..500 {
+        sim.step().unwrap();
+    }
+    let q = sim.state().z[0];
+    eprintln!("held pendulum after 0.5 s: q = {q:.1e} rad");
+    assert!(q.abs() <= 1e-9, "q = {q}");
+}
+
+#[test]
+fn a_leaking_motor_cannot_hold_a_free_volume_and_says_so() {
+    // η_v < 1: C_L Δp drains VA at the holding pressure, so no static pressure exists
+    let model = held_pendulum_free(
+        "volumetric_efficiency = 0.95\nrated_pressure_pa = 2.0e7\nrated_speed_rad_s = 157.0\n",
+    );
+    let err = initialize(&model).unwrap_err().to_string();
+    eprintln!("{err}");
+    assert!(err.contains("hydraulic motor 'motor'"), "{err}");
+    assert!(err.contains("volume 'VA'"), "{err}");
+    assert!(err.contains("p0_pa"), "{err}");
+}
+
+#[test]
+fn a_motor_between_two_free_volumes_asks_for_one_p0() {
+    // A and B both free and closed: the holding torque fixes p_A − p_B only, so the start
+    // stops and names both volumes, asking for one p0_pa
+    let text = held_pendulum(0.0)
+        .replace("p0_pa = 0\n", "")
+        .replace("port_b = \"T\"", "port_b = \"VB\"")
+        .replace(
+            "[[hydraulics.tanks]]",
+            "[[hydraulics.volumes]]\nname = \"VB\"\nhose_volume_m3 = 1.0e-3\n[[hydraulics.tanks]]",
+        );
+    let model = hydraulink::model::compile(&spec_from(&text)).unwrap();
+    let err = initialize(&model).unwrap_err();
+    let shown = err.to_string();
+    eprintln!("{shown}");
+    assert!(
+        matches!(&err, hydraulink::InitError::UndeterminedPressures { volumes, missing: 1 }
+            if volumes == &["VA".to_string(), "VB".to_string()]),
+        "{shown}"
+    );
+}

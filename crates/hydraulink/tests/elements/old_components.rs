@@ -20,6 +20,7 @@ fn bridge() -> BridgeValve {
         flow_constant: 0.67 * 0.0005 * (2.0f64 / 850.0).sqrt(),
         laminar_dp_pa: 1e4,
         input: 0,
+        input_range: bridge_valve::DEFAULT_BRIDGE_INPUT_RANGE,
         trim: None,
     }
 }

@@ -549,3 +549,68 @@ proptest! {
         prop_assert!((exact - fd).abs() <= 1e-6 * exact.abs(), "Re {re}: {exact:e} vs {fd:e}");
     }
 }
+
+/// `models/boom.toml` with an algebraic volume VY fed only by a fixed pump from the tank,
+/// turning at 10 rad/s; `leak` goes into the pump's entry.
+fn boom_with_pumped_algebraic_volume(leak: &str) -> hydraulink::ModelSpec {
+    let text = include_str!("../../../../models/boom.toml")
+        .replace(
+            "[[hydraulics.pumps]]",
+            "[[hydraulics.volumes]]\nname = \"VY\"\nhose_volume_m3 = 1.0e-4\nalgebraic = true\n\n\
+             [[hydraulics.pumps]]",
+        )
+        .replacen(
+            "[[inputs]]",
+            &format!(
+                "[[elements]]\ntype = \"fixed_pump\"\nname = \"feed\"\ninlet = \"T\"\n\
+                 outlet = \"VY\"\nspeed_input = \"w\"\ndisplacement_m3_per_rev = 1.0e-6\n{leak}\n\n\
+                 [[inputs]]\nname = \"w\"\nsignal = {{ type = \"constant\", value = 10.0 }}\n\n\
+                 [[inputs]]"
+            ),
+            1,
+        );
+    spec_from(&text)
+}
+
+#[test]
+fn an_algebraic_volume_fed_only_by_a_leak_free_pump_is_rejected_at_compile_time() {
+    // η_v = 1: the delivery D ω/2π does not depend on p_VY, so the flow balance that gives an
+    // algebraic volume its pressure has a zero row in the tangent (the initialization stopped
+    // with "not determined by statics; give p0_pa", which an algebraic volume ignores)
+    let err = hydraulink::model::compile(&boom_with_pumped_algebraic_volume("")).unwrap_err();
+    let text = err.to_string();
+    eprintln!("{text}");
+    assert_eq!(err.path, "hydraulics.volumes[3].algebraic");
+    assert!(
+        text.contains("volume 'VY'") && text.contains("'feed'"),
+        "{text}"
+    );
+    assert!(text.contains("volumetric_efficiency below 1"), "{text}");
+    assert!(text.contains("relief valve, throttle or valve"), "{text}");
+}
+
+#[test]
+fn an_algebraic_volume_fed_by_a_leaking_pump_holds_the_leakage_balance() {
+    // η_v = 0.95 at Δp_r = 10 MPa and ω_r = 10 rad/s: the leakage C_L Δp takes the whole
+    // delivery D ω/2π at Δp = D ω/(2π C_L) = Δp_r ω/(ω_r (1 − η_v)) = 200 MPa over the tank
+    let spec = boom_with_pumped_algebraic_volume(
+        "volumetric_efficiency = 0.95\nrated_pressure_pa = 1.0e7\nrated_speed_rad_s = 10.0",
+    );
+    let mut spec = spec;
+    spec.solver.duration_s = 0.2;
+    let model = hydraulink::model::compile(&spec).unwrap();
+    let r = run(model);
+    let p = r.col("VY.p");
+    let hand = 1.0e5 + 1.0e7 * 10.0 / (10.0 * 0.05);
+    let worst = p
+        .iter()
+        .map(|x| (x - hand).abs() / hand)
+        .fold(0.0, f64::max);
+    eprintln!(
+        "pumped algebraic volume: p_VY(0) = {:.9e} Pa, hand {hand:.9e} Pa, worst relative \
+         error over 0.2 s {worst:.1e}",
+        p[0]
+    );
+    // flow continuity (delivery = leakage) to the pressure tolerance of the solve
+    assert!(worst <= 1e-9, "p_VY off the leakage balance by {worst:e}");
+}

@@ -186,3 +186,101 @@ fn open_centre_circulates_the_pump_flow_with_the_valve_centred() {
         "{text}"
     );
 }
+
+/// Naya's rod (`models/rod_naya.toml`, a bridge valve with κ = κ₀ + u, κ₀ solved) for 4 s with
+/// its opening offset stepping to `late` at 2 s, the valve saturating or not.
+fn rod(late: f64, saturate: bool) -> hydraulink::ModelSpec {
+    let mut spec = spec_of("rod_naya");
+    spec.inputs[0] = toml::from_str(&format!(
+        r#"
+name = "kappa"
+signal = {{ type = "piecewise_constant", times = [0.0, 2.0], values = [0.0, {late}] }}
+"#
+    ))
+    .unwrap();
+    spec.hydraulics.bridge_valves[0].saturate = saturate;
+    spec.solver.duration_s = 4.0;
+    spec
+}
+
+#[test]
+fn a_bridge_valve_signal_outside_its_input_range_is_rejected_naming_input_and_field() {
+    let err = hydraulink::model::compile(&rod(2.0, false)).unwrap_err();
+    let text = err.to_string();
+    eprintln!("{text}");
+    assert_eq!(err.path, "hydraulics.bridge_valves[0].input");
+    assert!(text.contains("valve 'valve'"), "{text}");
+    assert!(
+        text.contains("input 'kappa' reaches 2 at t = 2 s"),
+        "{text}"
+    );
+    assert!(text.contains("input_range [-1, 1]"), "{text}");
+    assert!(text.contains("saturate = true"), "{text}");
+    // a narrower range of its own, and the same valve as an `[[elements]]` entry
+    let mut spec = rod(0.3, false);
+    spec.hydraulics.bridge_valves[0].input_range = Some([-0.2, 0.2]);
+    let v = spec.hydraulics.bridge_valves.remove(0);
+    spec.elements.push(ComponentSpec::BridgeValve(v));
+    let err = hydraulink::model::compile(&spec).unwrap_err();
+    assert_eq!(
+        err.path,
+        format!("elements[{}].input", spec.elements.len() - 1)
+    );
+    assert!(err.to_string().contains("input_range [-0.2, 0.2]"), "{err}");
+    // an empty range is an error of its own field
+    let mut spec = rod(0.0, false);
+    spec.hydraulics.bridge_valves[0].input_range = Some([0.5, -0.5]);
+    let err = hydraulink::model::compile(&spec).unwrap_err();
+    assert_eq!(err.path, "hydraulics.bridge_valves[0].input_range");
+}
+
+#[test]
+fn a_saturating_bridge_valve_clips_its_input_to_the_range() {
+    // input_range [−0.02, 0.02], saturate = true: an offset of 0.5 opens the valve exactly as
+    // the bound 0.02 does
+    let with_range = |late: f64, saturate: bool| {
+        let mut spec = rod(late, saturate);
+        spec.hydraulics.bridge_valves[0].input_range = Some([-0.02, 0.02]);
+        run(hydraulink::model::compile(&spec).unwrap())
+    };
+    let clipped = with_range(0.5, true);
+    let at_bound = with_range(0.02, false);
+    let opening = clipped.col("valve.opening");
+    let kappa0 = opening[0];
+    assert!(opening.iter().all(|k| *k <= kappa0 + 0.02));
+    assert_eq!(*opening.last().unwrap(), kappa0 + 0.02);
+    for label in ["valve.opening", "V1.p", "V2.p", "cylinder.length"] {
+        assert_eq!(clipped.col(label), at_bound.col(label), "{label}");
+    }
+    // the input column shows the signal as given
+    assert!(clipped.col("kappa.value").contains(&0.5));
+    // the shipped model written out carries none of the new fields
+    let shipped = spec_of("rod_naya");
+    let text = toml::to_string(&shipped.hydraulics.bridge_valves[0]).unwrap();
+    assert!(
+        !text.contains("saturate") && !text.contains("input_range"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_value_set_from_code_on_a_bridge_valve_is_clipped_and_counted() {
+    // a narrow range, so that the clipped opening stays a gentle one
+    let mut spec = rod(0.0, false);
+    spec.hydraulics.bridge_valves[0].input_range = Some([-0.02, 0.02]);
+    let model = hydraulink::model::compile(&spec).unwrap();
+    let mut a = Simulation::new(model.clone()).unwrap();
+    let mut b = Simulation::new(model).unwrap();
+    a.set_input("kappa", 50.0).unwrap();
+    b.set_input("kappa", 0.02).unwrap();
+    b.set_input("kappa", -0.01).unwrap();
+    b.set_input("kappa", 0.02).unwrap();
+    assert_eq!(a.clipped_inputs(), 1);
+    assert_eq!(b.clipped_inputs(), 0);
+    for _ in 0..50 {
+        a.step().unwrap();
+        b.step().unwrap();
+    }
+    assert_eq!(a.state().spool, b.state().spool);
+    assert_eq!(a.state().p, b.state().p);
+}

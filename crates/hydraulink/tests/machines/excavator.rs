@@ -411,3 +411,131 @@ fn excavator_relief_caps_the_pump_pressure() {
         r.at("VP.p", 19.0)
     );
 }
+
+/// The excavator with every joystick centred but the swing's, which opens to `u` [V] over
+/// 1.0–1.2 s and closes over 4.0–4.2 s (3 s between the mid-ramps), for 8 s.
+fn swing_alone(u: f64) -> ModelSpec {
+    use hydraulink::inputs::SignalSpec;
+    let mut spec = spec_of("excavator");
+    for i in &mut spec.inputs {
+        match i.name.as_str() {
+            "U_boom" | "U_arm" | "U_bucket" => i.signal = SignalSpec::Constant { value: 0.0 },
+            "U_swing" => {
+                i.signal = SignalSpec::Table {
+                    times: vec![0.0, 1.0, 1.2, 4.0, 4.2],
+                    values: vec![0.0, 0.0, u, u, 0.0],
+                }
+            }
+            _ => {}
+        }
+    }
+    spec.solver.duration_s = 8.0;
+    spec
+}
+
+/// How far the house swings (models/README.md, the excavator's page): the motor turns the house
+/// by 2π/(i D) rad per m³ of oil (i D = 15 L per house revolution); the speed is capped by the
+/// valve flow C_v U √((p_P − p_T)/2) (the pump line at the relief's cracking pressure, the drop
+/// split over the two valve paths) or by the pump's delivery, whichever is smaller; the house
+/// accelerates and brakes at the torque of the crossover reliefs, i η_hm D Δp_cr/(2π) and
+/// i D Δp_cr/(2π η_hm), over its inertia I. Held for T: θ = ω²/(2α_a) + ω (T − ω/α_a) +
+/// ω²/(2α_b). Checked against runs at 5 V (valve-limited) and 10 V (pump-limited) to 10 %.
+#[test]
+fn house_swing_angle_follows_the_hand_estimate() {
+    use std::f64::consts::PI;
+    let spec = spec_of("excavator");
+    let motor = spec
+        .elements
+        .iter()
+        .find_map(|e| match e {
+            ComponentSpec::HydraulicMotor(m) => Some(m.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let pump = spec
+        .elements
+        .iter()
+        .find_map(|e| match e {
+            ComponentSpec::FixedPump(p) => Some(p.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let relief = |name: &str| -> ReliefValveSpec {
+        spec.elements
+            .iter()
+            .find_map(|e| match e {
+                ComponentSpec::ReliefValve(r) if r.name == name => Some(r.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let (main, crossover) = (relief("relief"), relief("swing_relief_12"));
+    let valve = spec
+        .hydraulics
+        .valves
+        .iter()
+        .find(|v| v.name == "DCV_swing")
+        .unwrap();
+    let p_tank = spec.hydraulics.tanks[0].pressure_pa;
+    let (i, d) = (motor.gear_ratio.unwrap(), motor.displacement_m3_per_rev);
+    let eta_hm = motor.hydromechanical_efficiency.unwrap();
+    let per_rad = i * d / (2.0 * PI); // oil per radian of the house [m³/rad]
+                                      // the pump's delivery at the relief setting: D ω/2π less its leakage C_L Δp,
+                                      // C_L = (1 − η_v) D ω_r/(2π Δp_r); ω the engine's speed after its run-up
+    let w_pump = match &spec
+        .inputs
+        .iter()
+        .find(|i| i.name == "engine")
+        .unwrap()
+        .signal
+    {
+        hydraulink::inputs::SignalSpec::Table { values, .. } => *values.last().unwrap(),
+        other => panic!("engine signal {other:?}"),
+    };
+    let d_pump = pump.displacement_m3_per_rev;
+    let leakage =
+        (1.0 - pump.volumetric_efficiency.unwrap()) * d_pump * pump.rated_speed_rad_s.unwrap()
+            / (2.0 * PI * pump.rated_pressure_pa.unwrap());
+    let q_pump = d_pump * w_pump / (2.0 * PI) - leakage * (main.cracking_pressure_pa - p_tank);
+    // the inertia of everything above the swing joint about its axis, from the model: the
+    // kinetic energy at a swing rate of 1 rad/s is I/2
+    let mut spinning = spec.clone();
+    let swing = spinning
+        .joints
+        .iter_mut()
+        .find(|j| j.name == "swing")
+        .unwrap();
+    swing.qd0 = hydraulink::model::spec::Values::One(1.0);
+    let st =
+        hydraulink::initialization::initialize(&hydraulink::model::compile(&spinning).unwrap())
+            .unwrap();
+    let inertia = 2.0 * (st.energy0_j - st.potential0_j);
+    let dp_cr = crossover.cracking_pressure_pa;
+    let accel = i * eta_hm * d * dp_cr / (2.0 * PI) / inertia;
+    let brake = i * d * dp_cr / (2.0 * PI * eta_hm) / inertia;
+    let held = 3.0;
+    for u in [5.0, 10.0] {
+        let q_valve = valve.flow_constant * u * ((main.cracking_pressure_pa - p_tank) / 2.0).sqrt();
+        let w = q_valve.min(q_pump) / per_rad;
+        let (theta, w_end) = if held > w / accel {
+            (w * w / (2.0 * accel) + w * (held - w / accel), w)
+        } else {
+            (accel * held * held / 2.0, accel * held)
+        };
+        let theta = theta + w_end * w_end / (2.0 * brake);
+        let r = run(hydraulink::model::compile(&swing_alone(u)).unwrap());
+        let q = r.col("swing.q");
+        let got = *q.last().unwrap();
+        let err = (theta - got) / got;
+        eprintln!(
+            "swing alone at {u} V for {held} s: I = {inertia:.0} kg m², ω_max = {w:.3} rad/s \
+             ({}-limited), α = {accel:.3}/{brake:.3} rad/s², estimate {:.1}°, run {:.1}° \
+             ({:+.1} %)",
+            if q_valve < q_pump { "valve" } else { "pump" },
+            theta.to_degrees(),
+            got.to_degrees(),
+            100.0 * err
+        );
+        assert!(err.abs() <= 0.10, "estimate {theta} rad vs run {got} rad");
+    }
+}
