@@ -339,6 +339,14 @@ mod tests {
         .unwrap()
     }
 
+    /// `pose` is a top-level key like any other (serialized with its default).
+    #[test]
+    fn the_pose_can_be_set() {
+        let s = apply_overrides(&spec(), &["pose=assembled".into()]).unwrap();
+        assert_eq!(s.pose, hydraulink::model::spec::Pose::Assembled);
+        assert!(apply_overrides(&spec(), &["pose=cad".into()]).is_err());
+    }
+
     #[test]
     fn element_names_and_full_paths() {
         let s = apply_overrides(

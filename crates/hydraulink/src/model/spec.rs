@@ -45,7 +45,7 @@ pub struct ModelSpec {
     /// body-axes loads mean: `reference` (the default; the pose with every joint coordinate
     /// zero) or `assembled` (global coordinates at t = 0, with each joint's `q0` its coordinate
     /// there).
-    #[serde(default, skip_serializing_if = "Pose::is_reference")]
+    #[serde(default)]
     pub pose: Pose,
     /// Named points on the ground (reference = global frame).
     #[serde(default)]
