@@ -71,6 +71,9 @@ pub struct Evaluator<S: Real> {
     pub element_at: Vec<crate::element::PortState<S>>,
     /// Efforts of each mechanical element at the last evaluation.
     pub element_effort: Vec<crate::element::PortEffort<S>>,
+    /// Indices in `Model::elements` of the elements with a mechanical port, in model order
+    /// (`mechanics::ports::mechanical_elements`).
+    pub mechanical_elements: Vec<usize>,
     /// Indices in `Model::elements` of the elements with a joint port (`MechPort::Joint`).
     pub joint_port_elements: Vec<usize>,
     /// Per volume: whether its pressure acts on the mechanism, through a cylinder chamber or a
@@ -127,6 +130,7 @@ impl<S: Real> Evaluator<S> {
                 .collect(),
             element_at: vec![crate::element::PortState::zero(); model.elements.len()],
             element_effort: vec![crate::element::PortEffort::zero(); model.elements.len()],
+            mechanical_elements: crate::mechanics::ports::mechanical_elements(&model.elements),
             joint_port_elements: joint_port_elements(model),
             pressure_moves_mechanism: pressure_moves_mechanism(model),
         }
@@ -165,6 +169,7 @@ impl<S: Real> Evaluator<S> {
         if model.has_mechanical_elements {
             crate::mechanics::ports::body_forces(
                 &model.elements,
+                &self.mechanical_elements,
                 &self.element_u,
                 &self.kin,
                 &mut self.dynamics,
@@ -182,6 +187,7 @@ impl<S: Real> Evaluator<S> {
         if model.has_mechanical_elements {
             crate::mechanics::ports::joint_forces(
                 model,
+                &self.mechanical_elements,
                 &self.element_u,
                 zd,
                 z,
