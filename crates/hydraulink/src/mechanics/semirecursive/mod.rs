@@ -252,6 +252,7 @@ impl<S: Real> Dynamics<S> {
 
     /// The inertia half of [`Dynamics::accumulate`]: the leaves-to-root composite inertias (also
     /// read by the tree passes of `recursive_mass.rs`) and, when formed, M′ (000 eq. 12).
+    #[inline(always)]
     pub fn accumulate_inertia(&mut self, model: &Model, kin: &Kinematics<S>) {
         let n = model.n_coords();
         for k in (0..n).rev() {
@@ -280,6 +281,7 @@ impl<S: Real> Dynamics<S> {
     /// The force half of [`Dynamics::accumulate`]: the leaves-to-root sums of the body forces
     /// and their projection Q′ onto the joint vectors (000 eqs. 11–12), without M′. The pressure
     /// columns of the tangent use it alone: M′ does not depend on the pressures.
+    #[inline(always)]
     pub fn accumulate_forces(&mut self, model: &Model, kin: &Kinematics<S>) {
         let n = model.n_coords();
         for k in (0..n).rev() {
