@@ -71,6 +71,15 @@ pub struct Evaluator<S: Real> {
     pub element_at: Vec<crate::element::PortState<S>>,
     /// Efforts of each mechanical element at the last evaluation.
     pub element_effort: Vec<crate::element::PortEffort<S>>,
+    /// Indices in `Model::elements` of the elements with a mechanical port, in model order
+    /// (`mechanics::ports::mechanical_elements`).
+    pub mechanical_elements: Vec<usize>,
+    /// Indices in `Model::elements` of the elements with a joint port (`MechPort::Joint`).
+    pub joint_port_elements: Vec<usize>,
+    /// Per volume: whether its pressure acts on the mechanism, through a cylinder chamber or a
+    /// node port of a joint-port element (a hydraulic motor). Where it does not, ∂Q′/∂p = 0 and
+    /// the tangent's pressure column skips Q′ ([`Evaluator::evaluate_pressure_column`]).
+    pub pressure_moves_mechanism: Vec<bool>,
 }
 
 impl<S: Real> Evaluator<S> {
@@ -121,6 +130,9 @@ impl<S: Real> Evaluator<S> {
                 .collect(),
             element_at: vec![crate::element::PortState::zero(); model.elements.len()],
             element_effort: vec![crate::element::PortEffort::zero(); model.elements.len()],
+            mechanical_elements: crate::mechanics::ports::mechanical_elements(&model.elements),
+            joint_port_elements: joint_port_elements(model),
+            pressure_moves_mechanism: pressure_moves_mechanism(model),
         }
     }
 
@@ -157,6 +169,7 @@ impl<S: Real> Evaluator<S> {
         if model.has_mechanical_elements {
             crate::mechanics::ports::body_forces(
                 &model.elements,
+                &self.mechanical_elements,
                 &self.element_u,
                 &self.kin,
                 &mut self.dynamics,
@@ -174,6 +187,7 @@ impl<S: Real> Evaluator<S> {
         if model.has_mechanical_elements {
             crate::mechanics::ports::joint_forces(
                 model,
+                &self.mechanical_elements,
                 &self.element_u,
                 zd,
                 z,
@@ -206,7 +220,8 @@ impl<S: Real> Evaluator<S> {
     /// Like [`Evaluator::evaluate`] where only the pressures differ from the f64 evaluation
     /// `base` at the same (z, ż): kinematics, body terms and constraints do not depend on p and
     /// are lifted from `base`; the cylinder ports, the accumulation and the hydraulics run in `S`.
-    /// Used for the pressure columns of the exact tangent.
+    /// Used for the pressure columns of the exact tangent ([`Evaluator::lift_pressure_base`]
+    /// then [`Evaluator::evaluate_pressure_column`] with M′ and the constraints lifted too).
     pub fn evaluate_pressures(
         &mut self,
         model: &Model,
@@ -214,10 +229,11 @@ impl<S: Real> Evaluator<S> {
         p: &[S],
         spools: &[f64],
     ) {
-        self.kin.lift_from(&base.kin);
+        self.lift_pressure_base(base);
+        // M′ does not depend on p: accumulated from the lifted body inertias
         self.dynamics.lift_body_terms(&base.dynamics);
-        self.cylinder_forces(model, base, p);
-        self.dynamics.accumulate(model, &self.kin);
+        self.dynamics.accumulate_inertia(model, &self.kin);
+        self.evaluate_pressure_column(model, base, p, spools, true);
         // M′ z̈ does not depend on p: the tree passes' product of `base` (at the same z̈), if
         // `base` has one, is taken over by the next `form_residual`
         if !self.dynamics.form_mass && base.dynamics.mass_v_valid {
@@ -231,31 +247,18 @@ impl<S: Real> Evaluator<S> {
             }
             self.dynamics.mass_v_valid = true;
         }
+    }
+
+    /// The p-independent part of an f64 evaluation `base` at the same (z, ż), lifted once for
+    /// all pressure columns of a tangent: kinematics, joint-friction rates, Φ, Φ_z, B, Ψ.
+    pub fn lift_pressure_base(&mut self, base: &Evaluator<f64>) {
+        self.kin.lift_from(&base.kin);
         for (d, s) in self
             .joint_velocity
             .iter_mut()
             .zip(base.joint_velocity.iter())
         {
             *d = S::from(*s);
-        }
-        self.joint_friction(model, true);
-        if model.has_mechanical_elements {
-            // joint-port elements: generalized forces at the (z, ż) of `base` and the pressures
-            // `p` of their node ports, if any (a hydraulic motor); the port state is kept for
-            // the flow sum below
-            for (i, e) in model.elements.iter().enumerate() {
-                let ports = e.ports();
-                if let crate::element::MechPort::Joint(a) = ports.mech {
-                    let at = base.element_at[i];
-                    let mut st = hydraulics::node_port_state(model, p, &ports.nodes);
-                    st.s = S::from(at.s);
-                    st.sd = S::from(at.sd);
-                    st.u = at.u;
-                    st.internal = at.internal.map(S::from);
-                    self.dynamics.force[a.0] += e.evaluate(&st).force;
-                    self.element_at[i] = st;
-                }
-            }
         }
         for (d, s) in self
             .constraints
@@ -280,6 +283,51 @@ impl<S: Real> Evaluator<S> {
         }
         for (d, s) in nh.psi.iter_mut().zip(bnh.psi.iter()) {
             *d = S::from(*s);
+        }
+    }
+
+    /// One pressure column of the tangent after [`Evaluator::lift_pressure_base`]: the
+    /// cylinder forces, the joint-port elements and the hydraulics at pressures `p` (dual in the
+    /// column's pressure), the rest lifted from the f64 evaluation `base` at the same (z, ż).
+    /// With `mechanism` the generalized forces Q′ are accumulated too (the body forces lifted
+    /// first); without, Q′ is left as it was: pass `false` only where p moves no cylinder and
+    /// no joint-port element (`Evaluator::pressure_moves_mechanism`), so that ∂Q′/∂p = 0.
+    pub fn evaluate_pressure_column(
+        &mut self,
+        model: &Model,
+        base: &Evaluator<f64>,
+        p: &[S],
+        spools: &[f64],
+        mechanism: bool,
+    ) {
+        if mechanism {
+            self.dynamics.lift_body_forces(&base.dynamics);
+        }
+        self.cylinder_forces(model, base, p, mechanism);
+        if mechanism {
+            self.dynamics.accumulate_forces(model, &self.kin);
+        }
+        self.joint_friction(model, mechanism);
+        if model.has_mechanical_elements {
+            // joint-port elements: generalized forces at the (z, ż) of `base` and the pressures
+            // `p` of their node ports, if any (a hydraulic motor); the port state is kept for
+            // the flow sum below
+            for &i in &self.joint_port_elements {
+                let e = &model.elements[i];
+                let ports = e.ports();
+                if let crate::element::MechPort::Joint(a) = ports.mech {
+                    let at = base.element_at[i];
+                    let mut st = hydraulics::node_port_state(model, p, &ports.nodes);
+                    st.s = S::from(at.s);
+                    st.sd = S::from(at.sd);
+                    st.u = at.u;
+                    st.internal = at.internal.map(S::from);
+                    if mechanism {
+                        self.dynamics.force[a.0] += e.evaluate(&st).force;
+                    }
+                    self.element_at[i] = st;
+                }
+            }
         }
         // the elements' internal states e (set by the formulation, dual in their own columns)
         hydraulics::pressure_rates_with(
@@ -339,6 +387,7 @@ impl<S: Real> Evaluator<S> {
         r: std::ops::Range<usize>,
         p: &[S],
         sd: S,
+        apply: bool,
     ) {
         let [rb, rr, n] = self.cylinder_geometry[c];
         let w = &self.fstate[r.clone()];
@@ -346,6 +395,9 @@ impl<S: Real> Evaluator<S> {
         crate::friction::rates(&cyl.friction, sd, w, &mut self.fstate_rate[r]);
         self.friction_force[c] = fm;
         self.cylinder_force[c] = f;
+        if !apply {
+            return;
+        }
         let line = Line {
             rb,
             rr,
@@ -356,8 +408,9 @@ impl<S: Real> Evaluator<S> {
     }
 
     /// Like [`Evaluator::cylinders`] with the port geometry and motion (which do not depend on p)
-    /// lifted from the f64 evaluation `base` at the same (z, ż): only the forces run in `S`.
-    fn cylinder_forces(&mut self, model: &Model, base: &Evaluator<f64>, p: &[S]) {
+    /// lifted from the f64 evaluation `base` at the same (z, ż): only the forces run in `S`,
+    /// applied to the bodies when `apply`.
+    fn cylinder_forces(&mut self, model: &Model, base: &Evaluator<f64>, p: &[S], apply: bool) {
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
             let [rb, rr, n] = base.cylinder_geometry[c];
             let (rb, rr, n): (Vector3<S>, Vector3<S>, Vector3<S>) = (v3(&rb), v3(&rr), v3(&n));
@@ -369,7 +422,7 @@ impl<S: Real> Evaluator<S> {
             };
             self.cylinder_geometry[c] = [rb, rr, n];
             let r = model.layout.cylinder_friction(crate::model::CylinderId(c));
-            self.cylinder_force_at(c, cyl, r, p, sd);
+            self.cylinder_force_at(c, cyl, r, p, sd, apply);
         }
     }
 
@@ -384,7 +437,38 @@ impl<S: Real> Evaluator<S> {
             self.motion[c] = CylinderMotion { s, sd };
             self.cylinder_geometry[c] = [line.rb, line.rr, line.n];
             let r = model.layout.cylinder_friction(crate::model::CylinderId(c));
-            self.cylinder_force_at(c, cyl, r, p, sd);
+            self.cylinder_force_at(c, cyl, r, p, sd, true);
         }
     }
+}
+
+/// Indices of the elements with a joint port, in model order.
+fn joint_port_elements(model: &Model) -> Vec<usize> {
+    (0..model.elements.len())
+        .filter(|i| {
+            matches!(
+                model.elements[*i].ports().mech,
+                crate::element::MechPort::Joint(_)
+            )
+        })
+        .collect()
+}
+
+/// Per volume: whether its pressure enters Q′ (a cylinder chamber, or a node port of a
+/// joint-port element).
+fn pressure_moves_mechanism(model: &Model) -> Vec<bool> {
+    let mut out = vec![false; model.n_volumes()];
+    for cyl in &model.hydraulics.cylinders {
+        for v in [cyl.vol_a, cyl.vol_b] {
+            out[v.0] = true;
+        }
+    }
+    for i in joint_port_elements(model) {
+        for n in model.elements[i].ports().nodes.iter().flatten() {
+            if let crate::model::Node::Volume(v) = n {
+                out[v.0] = true;
+            }
+        }
+    }
+    out
 }

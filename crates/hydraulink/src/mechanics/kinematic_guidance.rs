@@ -167,6 +167,7 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
     if model.has_mechanical_elements {
         crate::mechanics::ports::body_forces(
             &model.elements,
+            &ev.mechanical_elements,
             &ev.element_u,
             &ev.kin,
             &mut ev.dynamics,
@@ -194,6 +195,7 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
         // no element couples nodes to a joint here (`model::compile` rejects the motor)
         crate::mechanics::ports::joint_forces(
             model,
+            &ev.mechanical_elements,
             &ev.element_u,
             &zd,
             &ev.x[..n],

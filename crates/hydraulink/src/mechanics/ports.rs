@@ -69,16 +69,20 @@ impl<S: Real> Line<S> {
 
 /// Evaluates every mechanical element with a body port (line, point, torque) and adds its
 /// forces to the body terms of `dy`; `at` and `effort` receive each element's port state and
-/// efforts (joint-port elements are left to [`joint_forces`]). `u[i]` is element i's input.
+/// efforts (joint-port elements are left to [`joint_forces`]). `u[i]` is element i's input;
+/// `which`: the indices of the elements to visit (those with a mechanical port, in model order;
+/// [`mechanical_elements`]).
 pub fn body_forces<S: Real>(
     elements: &[Component],
+    which: &[usize],
     u: &[f64],
     kin: &Kinematics<S>,
     dy: &mut Dynamics<S>,
     at: &mut [PortState<S>],
     effort: &mut [PortEffort<S>],
 ) {
-    for (i, e) in elements.iter().enumerate() {
+    for &i in which {
+        let e = &elements[i];
         let mech = e.ports().mech;
         match mech {
             MechPort::None | MechPort::Joint(_) => continue,
@@ -127,10 +131,12 @@ pub fn body_forces<S: Real>(
 /// Adds the generalized forces of the joint-port elements of `model` to Q′ (after the
 /// accumulation). An element that has node ports too (a hydraulic motor) sees the pressures `p`
 /// of its nodes [Pa], so its torque is dual in the pressure columns of the tangent; for the
-/// others `p` is not read (the kinematic guidance passes none).
+/// others `p` is not read (the kinematic guidance passes none). `which`: as for
+/// [`body_forces`].
 #[allow(clippy::too_many_arguments)]
 pub fn joint_forces<S: Real>(
     model: &Model,
+    which: &[usize],
     u: &[f64],
     zd: &[S],
     z: &[S],
@@ -139,7 +145,8 @@ pub fn joint_forces<S: Real>(
     at: &mut [PortState<S>],
     effort: &mut [PortEffort<S>],
 ) {
-    for (i, e) in model.elements.iter().enumerate() {
+    for &i in which {
+        let e = &model.elements[i];
         let ports = e.ports();
         if let MechPort::Joint(a) = ports.mech {
             let mut st = crate::hydraulics::node_port_state(model, p, &ports.nodes);
@@ -152,6 +159,15 @@ pub fn joint_forces<S: Real>(
             effort[i] = ef;
         }
     }
+}
+
+/// Indices in `elements` of the elements with a mechanical port (line, point, torque or joint),
+/// in order: the list [`body_forces`] and [`joint_forces`] visit, so that the many elements
+/// without one (valves, pumps) cost nothing in the mechanical stages.
+pub fn mechanical_elements(elements: &[Component]) -> Vec<usize> {
+    (0..elements.len())
+        .filter(|i| !matches!(elements[*i].ports().mech, MechPort::None))
+        .collect()
 }
 
 /// The rate conjugate to a point or torque load at the kinematics `kin` (velocities set): the

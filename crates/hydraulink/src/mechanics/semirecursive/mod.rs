@@ -213,6 +213,12 @@ impl<S: Real> Dynamics<S> {
                 jo: m3(&s.jo),
             };
         }
+        self.lift_body_forces(base);
+    }
+
+    /// The force half of [`Dynamics::lift_body_terms`]: the saved body forces and torques alone
+    /// (for [`Dynamics::accumulate_forces`]).
+    pub fn lift_body_forces(&mut self, base: &Dynamics<f64>) {
         for (d, s) in self.qsum_f.iter_mut().zip(base.body_qf.iter()) {
             *d = v3(s);
         }
@@ -240,26 +246,27 @@ impl<S: Real> Dynamics<S> {
 
     /// Leaves-to-root accumulation and the projection onto the joint vectors (000 eqs. 11–12).
     pub fn accumulate(&mut self, model: &Model, kin: &Kinematics<S>) {
+        self.accumulate_inertia(model, kin);
+        self.accumulate_forces(model, kin);
+    }
+
+    /// The inertia half of [`Dynamics::accumulate`]: the leaves-to-root composite inertias (also
+    /// read by the tree passes of `recursive_mass.rs`) and, when formed, M′ (000 eq. 12).
+    #[inline(always)]
+    pub fn accumulate_inertia(&mut self, model: &Model, kin: &Kinematics<S>) {
         let n = model.n_coords();
         for k in (0..n).rev() {
             if let Frame::Link(p) = model.axes[k].parent {
                 let ms = self.msum[k];
-                let (qf, qt) = (self.qsum_f[k], self.qsum_t[k]);
                 self.msum[p.0].add(&ms);
-                self.qsum_f[p.0] += qf;
-                self.qsum_t[p.0] += qt;
             }
         }
         if !self.form_mass {
-            for k in 0..n {
-                self.force[k] = kin.bv[k].dot(&self.qsum_f[k]) + kin.bw[k].dot(&self.qsum_t[k]);
-            }
             return;
         }
         for k in 0..n {
             let (bv, bw) = (kin.bv[k], kin.bw[k]);
             let (mv, mw) = self.msum[k].mul(&bv, &bw);
-            self.force[k] = bv.dot(&self.qsum_f[k]) + bw.dot(&self.qsum_t[k]);
             let mut cur = Frame::Link(AxisId(k));
             while let Frame::Link(i) = cur {
                 let i = i.0;
@@ -268,6 +275,24 @@ impl<S: Real> Dynamics<S> {
                 self.mass[k * n + i] = v;
                 cur = model.axes[i].parent;
             }
+        }
+    }
+
+    /// The force half of [`Dynamics::accumulate`]: the leaves-to-root sums of the body forces
+    /// and their projection Q′ onto the joint vectors (000 eqs. 11–12), without M′. The pressure
+    /// columns of the tangent use it alone: M′ does not depend on the pressures.
+    #[inline(always)]
+    pub fn accumulate_forces(&mut self, model: &Model, kin: &Kinematics<S>) {
+        let n = model.n_coords();
+        for k in (0..n).rev() {
+            if let Frame::Link(p) = model.axes[k].parent {
+                let (qf, qt) = (self.qsum_f[k], self.qsum_t[k]);
+                self.qsum_f[p.0] += qf;
+                self.qsum_t[p.0] += qt;
+            }
+        }
+        for k in 0..n {
+            self.force[k] = kin.bv[k].dot(&self.qsum_f[k]) + kin.bw[k].dot(&self.qsum_t[k]);
         }
     }
 }

@@ -112,6 +112,12 @@ fn trapezoidal_rates<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &Histo
 
 /// Stage `assemble`: f = (Δt²/4)[M′ z̈ + Φ_zᵀ(αΦ + λ) − Q′ ; ṗ − h] from an evaluated point.
 pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f64]) {
+    form_mechanism_rows(model, ev, lambda);
+    form_state_rows(model, ev);
+}
+
+/// The rows of the joint coordinates: f_z = (Δt²/4)[M′ z̈ + Φ_zᵀ(αΦ + λ) + Bᵀ(α_v Ψ + σ) − Q′].
+fn form_mechanism_rows<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f64]) {
     let n = model.n_coords();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
@@ -158,6 +164,14 @@ pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f6
             *fi += *bi * g;
         }
     }
+}
+
+/// The rows of the first-order states: (Δt²/4)(ṗ − h) (or the scaled flow balance of an
+/// algebraic volume), (Δt²/4)(ẇ − u), (Δt²/4)(ė − g).
+fn form_state_rows<S: Real>(model: &Model, ev: &mut Evaluator<S>) {
+    let n = model.n_coords();
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
     // ODE rows ṗ − h, or the scaled flow balance −h of algebraic volumes (002 Pub II)
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
         ev.f[n + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
@@ -193,6 +207,8 @@ pub fn tangent(model: &Model, ws: &mut Buffers) {
         ws.ev.dynamics.mass_times(model, &ws.ev.kin, &ws.ev.zdd);
         ws.ev.dynamics.mass_v_valid = true;
     }
+    let nv = model.n_volumes();
+    let c = model.solver.step_s * model.solver.step_s / 4.0;
     for j in 0..nx {
         for k in 0..nx {
             ws.evd.x[k] = Dual64::new(ws.x[k], if k == j { 1.0 } else { 0.0 });
@@ -200,13 +216,28 @@ pub fn tangent(model: &Model, ws: &mut Buffers) {
         if j < n {
             residual(model, &mut ws.evd, &ws.hist, &ws.lambda, &ws.spool_new);
         } else {
+            if j == n {
+                // kinematics, Φ, Φ_z, B, Ψ do not depend on p, w, e: lifted once for the
+                // remaining columns
+                ws.evd.lift_pressure_base(&ws.ev);
+            }
             trapezoidal_rates(model, &mut ws.evd, &ws.hist);
             let p = std::mem::take(&mut ws.evd.x);
-            let nv = model.n_volumes();
+            // a friction or internal state may act on the mechanism (seal friction)
+            let mechanism = j >= n + nv || ws.evd.pressure_moves_mechanism[j - n];
             ws.evd
-                .evaluate_pressures(model, &ws.ev, &p[n..n + nv], &ws.spool_new);
+                .evaluate_pressure_column(model, &ws.ev, &p[n..n + nv], &ws.spool_new, mechanism);
             ws.evd.x = p;
-            form_residual(model, &mut ws.evd, &ws.lambda);
+            // ∂f_z/∂p = −(Δt²/4) ∂Q′/∂p: M′, z̈, Φ, Φ_z, B, Ψ do not depend on p, w, e (the
+            // derivative of `form_mechanism_rows`), and ∂Q′/∂p = 0 where p moves nothing
+            for i in 0..n {
+                ws.evd.f[i] = if mechanism {
+                    -ws.evd.dynamics.force[i] * c
+                } else {
+                    Dual64::from(0.0)
+                };
+            }
+            form_state_rows(model, &mut ws.evd);
         }
         let mut a = ws.tangent.matrix_mut();
         for i in 0..nx {
