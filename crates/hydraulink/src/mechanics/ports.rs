@@ -59,7 +59,7 @@ impl<S: Real> Line<S> {
     }
 
     /// Adds the line force F (positive pushes apart): F n on the rod point, −F n on the base.
-    #[inline]
+    #[inline(always)]
     pub fn apply(&self, dy: &mut Dynamics<S>, base: &FramePoint, rod: &FramePoint, f: S) {
         let fv = self.n * f;
         dy.add_point_force(rod.frame, &self.rr, &fv);
