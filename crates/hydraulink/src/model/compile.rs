@@ -680,15 +680,7 @@ fn compile_elements(
     };
     let joint_type = |n: &str| -> Option<&'static str> {
         let j = spec.joints.iter().find(|j| j.name == n)?;
-        Some(match j.kind {
-            JointKind::Revolute => "revolute",
-            JointKind::Prismatic => "prismatic",
-            JointKind::Universal => "universal",
-            JointKind::Cylindrical => "cylindrical",
-            JointKind::Spherical => "spherical",
-            JointKind::Fixed => "fixed",
-            JointKind::Free => "free",
-        })
+        Some(crate::model::validate::joint_kind_name(j.kind))
     };
     let cylinder = |n: &str| -> Option<CylinderPort> {
         let (index, c) = model

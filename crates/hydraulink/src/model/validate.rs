@@ -277,7 +277,8 @@ fn n_coordinates(kind: JointKind) -> usize {
     }
 }
 
-fn joint_kind_name(kind: JointKind) -> &'static str {
+/// The model-file name of a joint kind (`type = "…"`).
+pub(crate) fn joint_kind_name(kind: JointKind) -> &'static str {
     match kind {
         JointKind::Revolute => "revolute",
         JointKind::Prismatic => "prismatic",
