@@ -469,20 +469,26 @@ mod tests {
         assert!(refresh(c.judge(16.0, 2)));
         // horizon 3: 25 · 0.25³ ≤ 1 keeps it; not converged by the promised iteration 5, it
         // refreshes although r = 0.48
-        let mut c = NewtonControl::default();
-        c.refresh_horizon = 3;
+        let mut c = NewtonControl {
+            refresh_horizon: 3,
+            ..Default::default()
+        };
         assert!(!refresh(c.judge(100.0, 1)));
         assert!(!refresh(c.judge(25.0, 2)));
         assert!(!refresh(c.judge(6.25, 3)));
         assert!(!refresh(c.judge(2.5, 4)));
         assert!(refresh(c.judge(1.2, 5)));
         // a prediction that fails (far from converged) or a slow contraction (r > 0.5) refreshes
-        let mut c = NewtonControl::default();
-        c.refresh_horizon = 3;
+        let mut c = NewtonControl {
+            refresh_horizon: 3,
+            ..Default::default()
+        };
         assert!(!refresh(c.judge(1e4, 1)));
         assert!(refresh(c.judge(3e3, 2)));
-        let mut c = NewtonControl::default();
-        c.refresh_horizon = 3;
+        let mut c = NewtonControl {
+            refresh_horizon: 3,
+            ..Default::default()
+        };
         assert!(!refresh(c.judge(4.0, 1)));
         assert!(refresh(c.judge(2.4, 2)));
     }
