@@ -64,6 +64,12 @@ pub struct TangentPolicy {
     /// Once a tangent of this solve exists, the contraction test no longer refreshes it (the
     /// multiplier updates converge linearly whatever the tangent).
     pub keep_fresh: bool,
+    /// Refresh horizon m (0: off). A slowly contracting tangent (ν_h > ratio ν_{h−1}) is kept
+    /// when its own contraction r = ν_h/ν_{h−1} ≤ [`HORIZON_MAX_RATIO`] predicts convergence
+    /// within m further iterations, ν_h r^m ≤ 1: m evaluations cost less than one tangent. The
+    /// prediction is a promise: the solve refreshes once it is not converged m iterations after
+    /// the first kept tangent, or as soon as the prediction fails.
+    pub refresh_horizon: u32,
 }
 
 impl TangentPolicy {
@@ -73,6 +79,7 @@ impl TangentPolicy {
         refresh_ratio: REFRESH_RATIO,
         every_iteration: false,
         keep_fresh: false,
+        refresh_horizon: 0,
     };
     /// Full Newton: a tangent at every iteration.
     pub const FULL: TangentPolicy = TangentPolicy {
@@ -80,6 +87,7 @@ impl TangentPolicy {
         refresh_ratio: REFRESH_RATIO,
         every_iteration: true,
         keep_fresh: false,
+        refresh_horizon: 0,
     };
 }
 
@@ -132,6 +140,7 @@ pub fn solve<P: NewtonProblem>(
 ) -> Result<u32, P::Error> {
     let mut iterations = 0u32;
     let mut control = NewtonControl::with_refresh_ratio(policy.refresh_ratio);
+    control.refresh_horizon = policy.refresh_horizon;
     let mut need_tangent = !policy.reuse_across_steps || !problem.tangent_reusable();
     let mut fresh = false;
     loop {
@@ -150,6 +159,7 @@ pub fn solve<P: NewtonProblem>(
                 return Err(problem.failure(iterations, "singular tangent matrix"));
             }
             problem.counters().factorizations += 1;
+            control.deadline = 0;
             need_tangent = false;
             fresh = true;
         }
@@ -196,10 +206,39 @@ pub struct NewtonControl {
     prev_norm: f64,
     growth: u32,
     refresh_ratio: f64,
+    refresh_horizon: u32,
+    /// Iteration by which a kept slow tangent promised convergence (0: no promise).
+    deadline: u32,
 }
 
 /// A tangent whose increments shrink by less than ×5 per iteration is refreshed.
 pub const REFRESH_RATIO: f64 = 0.2;
+
+/// The refresh horizon of the penalty formulation's policy (m of
+/// [`TangentPolicy::refresh_horizon`]): a tangent (19 dual columns and an LU for the excavator)
+/// costs about 25 evaluations, so keeping a tangent predicted to converge within 3 iterations
+/// pays even when the prediction is pessimistic by a factor of several.
+pub const REFRESH_HORIZON: u32 = 3;
+
+/// The fewest tangent columns for which [`refresh_horizon`] keeps slow tangents: 4 ×
+/// [`REFRESH_HORIZON`], so the m evaluations a kept tangent may add cost at most a quarter of the
+/// refresh (one dual evaluation per column and an LU) they save.
+pub const HORIZON_MIN_COLUMNS: usize = 4 * REFRESH_HORIZON as usize;
+
+/// The refresh horizon for a tangent with `columns` unknowns: [`REFRESH_HORIZON`] from
+/// [`HORIZON_MIN_COLUMNS`] on, else 0 (off: a small tangent is cheap, and the Newton iteration
+/// counts of the small validated models stay those of the plain contraction test).
+pub fn refresh_horizon(columns: usize) -> u32 {
+    if columns >= HORIZON_MIN_COLUMNS {
+        REFRESH_HORIZON
+    } else {
+        0
+    }
+}
+
+/// The slowest contraction r = ν_h/ν_{h−1} for which [`TangentPolicy::refresh_horizon`] may keep
+/// a tangent: beyond it the contraction is no longer trusted to stay linear.
+pub const HORIZON_MAX_RATIO: f64 = 0.5;
 
 impl Default for NewtonControl {
     fn default() -> Self {
@@ -207,6 +246,8 @@ impl Default for NewtonControl {
             prev_norm: f64::INFINITY,
             growth: 0,
             refresh_ratio: REFRESH_RATIO,
+            refresh_horizon: 0,
+            deadline: 0,
         }
     }
 }
@@ -232,7 +273,8 @@ impl NewtonControl {
         if norm <= 1.0 {
             return Verdict::Converged;
         }
-        let refresh_tangent = norm > self.refresh_ratio * self.prev_norm;
+        let refresh_tangent =
+            norm > self.refresh_ratio * self.prev_norm && !self.keeps(norm, iterations);
         if iterations >= 3 && norm > self.prev_norm {
             self.growth += 1;
             if self.growth >= 3 {
@@ -241,6 +283,33 @@ impl NewtonControl {
         }
         self.prev_norm = norm;
         Verdict::Continue { refresh_tangent }
+    }
+}
+
+impl NewtonControl {
+    /// Whether the refresh horizon keeps a tangent that contracts slowly at ν_h = `norm` of
+    /// iteration `iterations`: r = ν_h/ν_{h−1} ≤ [`HORIZON_MAX_RATIO`] and ν_h r^k ≤ 1 for the k
+    /// iterations left of the horizon (m from the first kept iteration on).
+    fn keeps(&mut self, norm: f64, iterations: u32) -> bool {
+        if self.refresh_horizon == 0 {
+            return false;
+        }
+        let r = norm / self.prev_norm;
+        if r > HORIZON_MAX_RATIO {
+            return false;
+        }
+        let left = if self.deadline == 0 {
+            self.refresh_horizon
+        } else {
+            self.deadline.saturating_sub(iterations)
+        };
+        if left == 0 || norm * r.powi(left as i32) > 1.0 {
+            return false;
+        }
+        if self.deadline == 0 {
+            self.deadline = iterations + self.refresh_horizon;
+        }
+        true
     }
 }
 
@@ -386,6 +455,42 @@ mod tests {
             solve(&mut z, TangentPolicy::FULL, 25).unwrap_err(),
             "0: singular tangent matrix"
         );
+    }
+
+    #[test]
+    fn the_refresh_horizon_keeps_a_tangent_predicted_to_converge_and_keeps_its_promise() {
+        let refresh = |v: Verdict| match v {
+            Verdict::Continue { refresh_tangent } => refresh_tangent,
+            other => panic!("{other:?}"),
+        };
+        // without a horizon: r = 0.25 > 0.2 refreshes
+        let mut c = NewtonControl::default();
+        assert!(!refresh(c.judge(64.0, 1)));
+        assert!(refresh(c.judge(16.0, 2)));
+        // horizon 3: 25 · 0.25³ ≤ 1 keeps it; not converged by the promised iteration 5, it
+        // refreshes although r = 0.48
+        let mut c = NewtonControl {
+            refresh_horizon: 3,
+            ..Default::default()
+        };
+        assert!(!refresh(c.judge(100.0, 1)));
+        assert!(!refresh(c.judge(25.0, 2)));
+        assert!(!refresh(c.judge(6.25, 3)));
+        assert!(!refresh(c.judge(2.5, 4)));
+        assert!(refresh(c.judge(1.2, 5)));
+        // a prediction that fails (far from converged) or a slow contraction (r > 0.5) refreshes
+        let mut c = NewtonControl {
+            refresh_horizon: 3,
+            ..Default::default()
+        };
+        assert!(!refresh(c.judge(1e4, 1)));
+        assert!(refresh(c.judge(3e3, 2)));
+        let mut c = NewtonControl {
+            refresh_horizon: 3,
+            ..Default::default()
+        };
+        assert!(!refresh(c.judge(4.0, 1)));
+        assert!(refresh(c.judge(2.4, 2)));
     }
 
     #[test]

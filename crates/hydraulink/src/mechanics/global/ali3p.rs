@@ -341,6 +341,7 @@ fn newton_with(
             refresh_ratio: 1.0,
             every_iteration: false,
             keep_fresh: false,
+            refresh_horizon: 0,
         },
         Tangents::Full => TangentPolicy::FULL,
     };

@@ -546,7 +546,10 @@ pub fn step(
     // the factored exact tangent of an earlier iteration or step is reused while it contracts
     // well; it is recomputed when no valid factors exist, or when it contracts by less than ×5
     // per iteration (so a tangent of this step is also refreshed when it contracts poorly: full
-    // Newton where the problem changes fast, e.g. at valve switching with large steps).
+    // Newton where the problem changes fast, e.g. at valve switching with large steps) unless
+    // its own contraction predicts convergence within `newton::REFRESH_HORIZON` iterations and
+    // the tangent has enough columns for a refresh to cost far more than those evaluations
+    // (`newton::refresh_horizon`).
     let iterations = newton::solve(
         &mut PenaltyNewton {
             model,
@@ -554,7 +557,10 @@ pub fn step(
             ws,
             schur,
         },
-        TangentPolicy::MODIFIED,
+        TangentPolicy {
+            refresh_horizon: newton::refresh_horizon(n + nv),
+            ..TangentPolicy::MODIFIED
+        },
         model.solver.max_iterations,
     )?;
 
