@@ -679,7 +679,7 @@ fn step_all(
         if let Err(e) = recorder.record_step(row, report.iterations, report.cavitation_onsets) {
             return Stopped::Output(e);
         }
-        recorder.add_clipped_inputs(clipping.count(&sim.state().inputs.u_used));
+        recorder.add_clipped_inputs(clipping.count(sim.model(), &sim.state().inputs.u_used));
         if shown {
             progress.inc(1);
         }
@@ -687,30 +687,35 @@ fn step_all(
     Stopped::Completed
 }
 
-/// The 4/3 valves of a model, for counting the input values they clip to their input range (a
-/// signal with `saturate = true`).
-struct ClippingValves(Vec<hydraulink::hydraulics::valve_4_3::Valve43>);
+/// The elements of a model that have an input range (4/3 and bridge valves), with their input
+/// index, for counting the input values they clip (a signal with `saturate = true`).
+struct ClippingValves(Vec<(usize, usize)>);
 
 impl ClippingValves {
     fn of(model: &hydraulink::Model) -> Self {
         ClippingValves(
-            model
-                .elements
-                .iter()
-                .filter_map(|e| match e {
-                    hydraulink::component::Component::Valve43(v) => Some(v.clone()),
-                    _ => None,
+            (0..model.elements.len())
+                .filter_map(|e| {
+                    let input = model.element_input[e]?;
+                    use hydraulink::component::Component as C;
+                    matches!(model.elements[e], C::Valve43(_) | C::BridgeValve(_))
+                        .then_some((e, input))
                 })
                 .collect(),
         )
     }
 
     /// How many valves clip the input values `u_used` [unit of each input] of the step just
-    /// taken: its value at the step's end, once per step and valve.
-    fn count(&self, u_used: &[f64]) -> u64 {
+    /// taken: its value at the step's end, once per step and valve
+    /// ([`hydraulink::component::Component::clips_input`], as `Simulation::set_input` counts).
+    fn count(&self, model: &hydraulink::Model, u_used: &[f64]) -> u64 {
         self.0
             .iter()
-            .filter(|v| u_used.get(v.input).is_some_and(|&u| v.clips(u)))
+            .filter(|&&(e, i)| {
+                u_used
+                    .get(i)
+                    .is_some_and(|&u| model.elements[e].clips_input(i, u))
+            })
             .count() as u64
     }
 }

@@ -150,6 +150,16 @@ impl Element for Component {
 }
 
 impl Component {
+    /// True when this element is a valve driven by input `input` whose input range clips the
+    /// value `u` (`Valve43::clips`, `BridgeValve::clips`): the valve uses the nearest bound.
+    pub fn clips_input(&self, input: usize, u: f64) -> bool {
+        match self {
+            Component::Valve43(v) => v.input == input && v.clips(u),
+            Component::BridgeValve(v) => v.input == input && v.clips(u),
+            _ => false,
+        }
+    }
+
     /// [`Element::name`].
     pub fn name(&self) -> &str {
         dispatch!(self, e => e.name())

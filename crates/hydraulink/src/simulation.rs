@@ -285,11 +285,7 @@ impl Simulation {
         }
         // a 4/3 or bridge valve driven by it clips the value to its input range
         // (`Valve43::clip`, `BridgeValve::clip`): count it
-        let clipped = self.model.elements.iter().any(|e| match e {
-            crate::component::Component::Valve43(v) => v.input == i && v.clips(value),
-            crate::component::Component::BridgeValve(v) => v.input == i && v.clips(value),
-            _ => false,
-        });
+        let clipped = self.model.elements.iter().any(|e| e.clips_input(i, value));
         if clipped {
             self.clipped_inputs += 1;
         }
