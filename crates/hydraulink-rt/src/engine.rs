@@ -554,11 +554,18 @@ impl<C: Clock> Core<C> {
             self.wall_start = self.origin;
         }
         let release = self.origin + self.dt_times(k);
-        if self.clock.now() < release {
+        let slept = self.clock.now() < release;
+        if slept {
             self.clock.sleep_until(release);
         }
         // 5. the step, timed
         let start = self.clock.now();
+        if slept {
+            // how late the operating system woke the thread
+            let wake = start.saturating_sub(release).as_secs_f64();
+            let s = &mut self.tracker.stats;
+            s.max_wake_delay_s = s.max_wake_delay_s.max(wake);
+        }
         let result = self.sim.step();
         self.clock.charge_step(k);
         let end = self.clock.now();

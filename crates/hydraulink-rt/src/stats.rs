@@ -113,6 +113,10 @@ pub struct Statistics {
     pub lag_s: f64,
     /// Largest lag of any step [s].
     pub max_lag_s: f64,
+    /// Largest delay between a step's release and its start after the engine slept for it
+    /// [s]: the operating system's wake-up latency, which makes steps late however fast they
+    /// compute (0 under the manual clock).
+    pub max_wake_delay_s: f64,
     /// Total shift of the schedule under [`Policy::SlowDown`]: how far simulated time has fallen
     /// behind wall time [s] (0 under [`Policy::CatchUp`]).
     pub slip_s: f64,
@@ -159,6 +163,7 @@ impl Tracker {
                 overruns: 0,
                 lag_s: 0.0,
                 max_lag_s: f64::NEG_INFINITY,
+                max_wake_delay_s: 0.0,
                 slip_s: 0.0,
                 paused_s: 0.0,
                 snapshots_sent: 0,
