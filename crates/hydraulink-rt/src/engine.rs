@@ -305,11 +305,13 @@ impl<C: Clock> Core<C> {
                 ))
             }
         };
-        if options.command_capacity == 0 || options.snapshot_capacity == 0 {
-            return Err(opt(
-                "command_capacity",
-                "channel capacities must be at least 1".into(),
-            ));
+        for (field, capacity) in [
+            ("command_capacity", options.command_capacity),
+            ("snapshot_capacity", options.snapshot_capacity),
+        ] {
+            if capacity == 0 {
+                return Err(opt(field, "a channel holds at least 1 message".into()));
+            }
         }
         let input_names = sim.input_names().to_vec();
         let unknown_input = |field: String, name: &str| EngineError::UnknownName {
@@ -588,7 +590,7 @@ impl<C: Clock> Core<C> {
         self.step += 1;
         self.last_end = end;
         // 7. a snapshot at the display rate
-        if self.step % self.display_every == 0 {
+        if self.step.is_multiple_of(self.display_every) {
             self.send_snapshot();
         }
         None

@@ -246,6 +246,13 @@ fn bad_options_name_their_field() {
             },
             "duration_s",
         ),
+        (
+            EngineOptions {
+                snapshot_capacity: 0,
+                ..EngineOptions::default()
+            },
+            "snapshot_capacity",
+        ),
     ];
     for (options, field) in cases {
         let e = hydraulink_rt::Core::new(
