@@ -56,3 +56,38 @@ fn a_paced_run_on_the_system_clock_reports_finite_statistics() {
     }
     assert!(s.compute_max_s >= s.compute_mean_s && s.compute_mean_s > 0.0);
 }
+
+/// The engine on its thread takes commands in order: a set input before a stop is applied and
+/// recorded, and the stop ends the run (the manual clock, so the thread never waits).
+#[test]
+fn the_engine_thread_applies_commands_in_order_and_stops() {
+    use hydraulink_rt::{Action, Command, Engine, Outcome};
+    let engine = Engine::spawn(
+        sim_of("boom"),
+        EngineOptions::default(),
+        ManualClock::new(Duration::from_micros(10)),
+    )
+    .expect("starts");
+    engine
+        .channels
+        .commands
+        .send(Command::SetInput {
+            input: "U".into(),
+            value: 2.5,
+        })
+        .expect("send");
+    let report = engine.stop();
+    assert!(
+        matches!(report.outcome, Outcome::Stopped),
+        "{:?}",
+        report.outcome
+    );
+    assert_eq!(report.statistics.commands_applied, 2);
+    assert_eq!(
+        report.recording.events[0].action,
+        Action::Set {
+            input: "U".into(),
+            value: 2.5
+        }
+    );
+}
