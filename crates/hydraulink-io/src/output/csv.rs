@@ -33,8 +33,14 @@ pub struct CsvWriter {
 }
 
 impl CsvWriter {
-    /// Creates (or truncates) the file at `path` and writes the header `labels`.
+    /// Creates (or replaces) the file at `path` and writes the header `labels`.
     pub fn create(path: &Path, labels: &[String]) -> Result<Self, OutputError> {
+        // An earlier run's file is removed rather than truncated: truncating frees its blocks
+        // and page cache here, and ext4 then writes the new file out when it is closed (its
+        // safeguard for files rewritten in place), both in the run's time. Where it cannot be
+        // removed (a read-only folder), `File::create` truncates it as before.
+        // (not there, or not removable: created or truncated below)
+        let _ = std::fs::remove_file(path);
         let file = File::create(path).map_err(|e| OutputError::io(path, e))?;
         let mut writer = CsvWriter {
             path: path.to_path_buf(),
@@ -107,7 +113,9 @@ const STREAM_QUEUE: usize = 4;
 
 /// A [`CsvWriter`] on its own thread: rows are collected into batches on the caller's thread
 /// and formatted and written on the other, so that the simulation does not wait for the
-/// formatting. At most 4 batches of 512 rows wait; the memory is bounded.
+/// formatting. At most 4 batches of 512 rows wait; the memory is bounded. The writer hands
+/// every written batch back, emptied, and the next batch is collected in it: after the first
+/// few batches no row buffer is allocated, freed or faulted in again.
 #[derive(Debug)]
 pub struct CsvStream {
     /// The file, for error messages.
@@ -118,6 +126,8 @@ pub struct CsvStream {
     batch: Vec<f64>,
     /// To the writer thread; `None` once closed.
     sender: Option<std::sync::mpsc::SyncSender<Vec<f64>>>,
+    /// Written batches handed back by the writer thread, empty, for reuse.
+    returned: std::sync::mpsc::Receiver<Vec<f64>>,
     /// The writer thread; returns the first write error.
     writer: Option<std::thread::JoinHandle<Result<(), OutputError>>>,
 }
@@ -129,13 +139,18 @@ impl CsvStream {
         let mut csv = CsvWriter::create(path, labels)?;
         let n_columns = labels.len();
         let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<f64>>(STREAM_QUEUE);
+        // at most STREAM_QUEUE + 2 batches exist, so this channel never holds more
+        let (give_back, returned) = std::sync::mpsc::channel::<Vec<f64>>();
         let writer = std::thread::Builder::new()
             .name("results.csv".into())
             .spawn(move || {
-                for batch in receiver {
+                for mut batch in receiver {
                     for row in batch.chunks_exact(n_columns.max(1)) {
                         csv.write_row(row)?;
                     }
+                    batch.clear();
+                    // the producer may be gone (finished): the batch is then dropped here
+                    let _ = give_back.send(batch);
                 }
                 csv.flush()
             })
@@ -145,6 +160,7 @@ impl CsvStream {
             n_columns,
             batch: Vec::with_capacity(STREAM_BATCH_ROWS * n_columns),
             sender: Some(sender),
+            returned,
             writer: Some(writer),
         })
     }
@@ -190,13 +206,17 @@ impl CsvStream {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let batch = std::mem::replace(
-            &mut self.batch,
-            Vec::with_capacity(STREAM_BATCH_ROWS * self.n_columns),
-        );
+        let batch = std::mem::take(&mut self.batch);
         let sent = self.sender.as_ref().map(|s| s.send(batch));
         match sent {
-            Some(Ok(())) => Ok(()),
+            Some(Ok(())) => {
+                // a batch the writer is done with, or (while the queue fills) a new one
+                self.batch = self
+                    .returned
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(STREAM_BATCH_ROWS * self.n_columns));
+                Ok(())
+            }
             // the writer stopped: at a write error, which finish() returns
             _ => {
                 self.sender = None;

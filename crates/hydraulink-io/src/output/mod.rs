@@ -28,6 +28,7 @@ mod friction_curve;
 pub mod linear;
 mod plots;
 mod summary;
+mod svg_lines;
 
 use std::fs;
 use std::path::{Path, PathBuf};

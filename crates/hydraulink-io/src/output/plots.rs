@@ -17,6 +17,7 @@
 //! Tick labels carry as many decimals as the tick spacing needs. Text is written as SVG
 //! `<text>` elements; no font is needed to draw it.
 
+use std::cell::RefCell;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,7 @@ use plotters::prelude::*;
 
 use super::columns::ColumnInfo;
 use super::decimate::{decimate_points, Decimated};
+use super::svg_lines::{LineSvg, Polylines};
 use super::OutputError;
 
 /// Every figure file a run can write, in the order they are written.
@@ -309,12 +311,20 @@ fn draw_figure(path: &Path, panels: &[Panel]) -> Result<(), String> {
     } else {
         FIGURE_PX
     };
-    let root = SVGBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    for (area, panel) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
-        draw_panel(area, panel)?;
+    // plotters writes the figure into `text`, but for the points of its lines (svg_lines.rs)
+    let mut text = String::new();
+    let lines = RefCell::new(Polylines::default());
+    {
+        let root = LineSvg::new(&mut text, size, &lines).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        for (area, panel) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
+            draw_panel(area, panel)?;
+        }
+        root.present().map_err(|e| e.to_string())?;
     }
-    root.present().map_err(|e| e.to_string())
+    let svg = LineSvg::finish(&text, &lines.borrow())
+        .ok_or_else(|| "a line of the figure was not written".to_string())?;
+    std::fs::write(path, svg).map_err(|e| e.to_string())
 }
 
 /// Draws one chart with axes, axis labels and a legend.
