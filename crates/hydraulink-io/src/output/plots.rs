@@ -17,7 +17,6 @@
 //! Tick labels carry as many decimals as the tick spacing needs. Text is written as SVG
 //! `<text>` elements; no font is needed to draw it.
 
-use std::cell::RefCell;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -28,7 +27,7 @@ use plotters::prelude::*;
 
 use super::columns::ColumnInfo;
 use super::decimate::{decimate_points, Decimated};
-use super::svg_lines::{LineSvg, Polylines};
+use super::svg_lines::LineSvg;
 use super::OutputError;
 
 /// Every figure file a run can write, in the order they are written.
@@ -311,19 +310,18 @@ fn draw_figure(path: &Path, panels: &[Panel]) -> Result<(), String> {
     } else {
         FIGURE_PX
     };
-    // plotters writes the figure into `text`, but for the points of its lines (svg_lines.rs)
-    let mut text = String::new();
-    let lines = RefCell::new(Polylines::default());
+    // plotters' SVG text, its lines written faster and thinned (svg_lines.rs)
+    let mut svg = Vec::new();
     {
-        let root = LineSvg::new(&mut text, size, &lines).into_drawing_area();
+        let root = LineSvg::new(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         for (area, panel) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
             draw_panel(area, panel)?;
         }
         root.present().map_err(|e| e.to_string())?;
     }
-    let svg = LineSvg::finish(&text, &lines.borrow())
-        .ok_or_else(|| "a line of the figure was not written".to_string())?;
+    // an earlier run's figure is removed, not truncated (see `CsvWriter::create`)
+    let _ = std::fs::remove_file(path);
     std::fs::write(path, svg).map_err(|e| e.to_string())
 }
 

@@ -1,17 +1,19 @@
-//! The drawing backend of the figures: plotters' SVG backend for everything but the lines of
-//! the series, whose points this file writes itself, without the points that add no pixel.
+//! The drawing backend of the figures: plotters' SVG text, with the lines and polylines (the
+//! mesh and the series) written here, and the series' points thinned to what a pixel shows.
 //!
 //! ```text
-//! plotters (axes, ticks, text, legend)  ──►  SVGBackend ──► <polyline … points=""/>   (no points)
-//! plotters (every polyline)             ──►  LineSvg keeps its pixel points, thinned
-//! LineSvg::finish                            writes "x,y " per kept point into each points=""
+//! plotters' chart ──► LineSvg ──► <line …/> and <polyline … points="x,y …"/>  written here
+//!                             └─► text, rectangles, circles, pixels: SVGBackend, on a scratch
+//!                                 string, its element copied into the file
 //! ```
 //!
-//! plotters writes each point of a polyline with `write!` and then copies the whole attribute
-//! character by character to escape it: about 1 000 instructions a point, most of a figure's
-//! drawing time. Here plotters still writes every element (its tag, style and place in the
-//! file are plotters' own) but gets no points for a polyline; the points are written at the
-//! end in plotters' text (`x,y ` per point, integer pixels), some 30 instructions a point.
+//! plotters' SVG backend writes every attribute with `format!` and copies each one character by
+//! character to escape it: some 6 000 instructions per mesh line and 1 000 per point of a
+//! series, most of a figure's drawing time. Here the style part of a `<line>` or `<polyline>`
+//! (`opacity`, `stroke`, `stroke-width`) is plotters' own text, taken once per style from an
+//! element it draws on the scratch string, and only the coordinates are written per element
+//! (integer pixels, as plotters writes them): the file is byte for byte plotters' when nothing
+//! is thinned (`same_file_as_plotters_when_nothing_is_thinned`).
 //!
 //! Thinning ([`thin_into`]): consecutive points on the same pixel column of the figure
 //! (the same integer x) draw one vertical stroke from their lowest to their highest pixel;
@@ -20,29 +22,10 @@
 //! minimum and maximum (the figure's min/max envelope is unchanged), and the strokes into and
 //! out of a column start and end where they did.
 
-use std::cell::RefCell;
-
 use plotters::prelude::SVGBackend;
 use plotters_backend::{
     BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingBackend, DrawingErrorKind,
 };
-
-/// The pixel points of every polyline of a figure, in drawing order.
-#[derive(Debug, Default)]
-pub(crate) struct Polylines {
-    /// The kept points of every polyline, one after the other.
-    points: Vec<BackendCoord>,
-    /// End of each polyline in `points` (exclusive).
-    ends: Vec<usize>,
-}
-
-impl Polylines {
-    /// The points of polyline `i`.
-    fn line(&self, i: usize) -> &[BackendCoord] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.points[start..self.ends[i]]
-    }
-}
 
 /// Appends `path` to `out` without the points that add no pixel (see the module doc): of each
 /// run of consecutive points with the same x, the first, the lowest, the highest and the last,
@@ -98,55 +81,134 @@ pub(crate) fn thin_into(out: &mut Vec<BackendCoord>, path: impl IntoIterator<Ite
     }
 }
 
-/// plotters' SVG backend, except that the points of every polyline are kept in `lines` (thinned)
-/// instead of being written; [`LineSvg::finish`] writes them into the SVG text.
+/// The error of plotters' SVG backend.
+type SvgError = <SVGBackend<'static> as DrawingBackend>::ErrorType;
+
+/// The end of plotters' SVG text.
+const CLOSE: &str = "</svg>\n";
+
+/// A line style: colour, opacity bits, stroke width.
+type StyleKey = ((u8, u8, u8), u64, u32);
+
+/// The style key of `style`.
+fn style_key<S: BackendStyle>(style: &S) -> StyleKey {
+    let color = style.color();
+    (color.rgb, color.alpha.to_bits(), style.stroke_width())
+}
+
+/// An SVG backend that writes the figure into `out`: lines and polylines here, every other
+/// element by plotters' SVG backend.
 pub(crate) struct LineSvg<'a> {
-    /// plotters' backend, writing into a string.
-    svg: SVGBackend<'a>,
-    /// The points of the polylines drawn so far.
-    lines: &'a RefCell<Polylines>,
+    /// The file so far.
+    out: &'a mut Vec<u8>,
+    /// Size \[px\].
+    size: (u32, u32),
+    /// Length of plotters' `<svg …>` opening line.
+    header_len: usize,
+    /// Where plotters writes an element that is copied into `out`.
+    scratch: String,
+    /// Per line style, plotters' `<line` tag up to its coordinates.
+    line_styles: Vec<(StyleKey, String)>,
+    /// Per polyline style, plotters' `<polyline` tag up to its points.
+    path_styles: Vec<(StyleKey, String)>,
+    /// Scratch for the thinned points of a polyline.
+    points: Vec<BackendCoord>,
+    /// Whether the closing `</svg>` is written.
+    closed: bool,
 }
 
 impl<'a> LineSvg<'a> {
-    /// A backend of `size` \[px\] writing into `text`, with the polylines' points in `lines`.
-    pub(crate) fn new(
-        text: &'a mut String,
-        size: (u32, u32),
-        lines: &'a RefCell<Polylines>,
-    ) -> Self {
+    /// A backend of `size` \[px\] writing the SVG file into `out` (complete after `present`).
+    pub(crate) fn new(out: &'a mut Vec<u8>, size: (u32, u32)) -> Self {
+        let mut scratch = String::new();
+        drop(SVGBackend::with_string(&mut scratch, size));
+        let header_len = scratch.len().saturating_sub(CLOSE.len());
+        out.extend_from_slice(&scratch.as_bytes()[..header_len]);
         LineSvg {
-            svg: SVGBackend::with_string(text, size),
-            lines,
+            out,
+            size,
+            header_len,
+            scratch,
+            line_styles: Vec::new(),
+            path_styles: Vec::new(),
+            points: Vec::new(),
+            closed: false,
         }
     }
 
-    /// The SVG file: `text` as plotters wrote it (the backend dropped), with the points of
-    /// polyline i of `lines` written into the i-th `<polyline … points=""/>`. `None` when the
-    /// text does not have one empty polyline per line (not written by a [`LineSvg`]).
-    pub(crate) fn finish(text: &str, lines: &Polylines) -> Option<Vec<u8>> {
-        const TAG: &str = "<polyline ";
-        const EMPTY: &str = "points=\"\"";
-        let mut out = Vec::with_capacity(text.len() + lines.points.len() * 8);
-        let mut rest = text;
-        for i in 0..lines.ends.len() {
-            let tag = rest.find(TAG)?;
-            let end = tag + rest[tag..].find("/>")?;
-            let at = tag + rest[tag..end].find(EMPTY)? + EMPTY.len() - 1;
-            out.extend_from_slice(&rest.as_bytes()[..at]);
-            for &(x, y) in lines.line(i) {
-                push_int(&mut out, x);
-                out.push(b',');
-                push_int(&mut out, y);
-                out.push(b' ');
-            }
-            rest = &rest[at..];
-        }
-        if rest.contains(TAG) {
-            return None;
-        }
-        out.extend_from_slice(rest.as_bytes());
-        Some(out)
+    /// Appends what `draw` draws, in plotters' text.
+    fn delegate(
+        &mut self,
+        draw: impl FnOnce(&mut SVGBackend<'_>) -> Result<(), SvgErrorKind>,
+    ) -> Result<(), SvgErrorKind> {
+        let text = plotters_text(&mut self.scratch, self.size, self.header_len, draw)?;
+        self.out.extend_from_slice(text.as_bytes());
+        Ok(())
     }
+
+    /// Index in `line_styles` of plotters' `<line` tag up to ` x1="` for `style`.
+    fn line_style<S: BackendStyle>(&mut self, style: &S) -> Result<usize, SvgErrorKind> {
+        let key = style_key(style);
+        if let Some(i) = self.line_styles.iter().position(|(k, _)| *k == key) {
+            return Ok(i);
+        }
+        let text = plotters_text(&mut self.scratch, self.size, self.header_len, |svg| {
+            svg.draw_line((0, 0), (0, 0), style)
+        })?;
+        let head = text.find(" x1=\"").map(|at| text[..at].to_string());
+        let head = head.ok_or_else(unexpected)?;
+        self.line_styles.push((key, head));
+        Ok(self.line_styles.len() - 1)
+    }
+
+    /// Index in `path_styles` of plotters' `<polyline` tag up to and with `points="` for
+    /// `style`.
+    fn path_style<S: BackendStyle>(&mut self, style: &S) -> Result<usize, SvgErrorKind> {
+        let key = style_key(style);
+        if let Some(i) = self.path_styles.iter().position(|(k, _)| *k == key) {
+            return Ok(i);
+        }
+        let text = plotters_text(&mut self.scratch, self.size, self.header_len, |svg| {
+            svg.draw_path(std::iter::empty(), style)
+        })?;
+        let head = text
+            .strip_suffix("\"/>\n")
+            .filter(|head| head.ends_with(" points=\""))
+            .map(str::to_string);
+        let head = head.ok_or_else(unexpected)?;
+        self.path_styles.push((key, head));
+        Ok(self.path_styles.len() - 1)
+    }
+}
+
+/// plotters' text of what `draw` draws on an empty figure of `size` \[px\] (written into
+/// `scratch`), without the figure's opening line (`header_len` bytes) and closing tag.
+fn plotters_text(
+    scratch: &mut String,
+    size: (u32, u32),
+    header_len: usize,
+    draw: impl FnOnce(&mut SVGBackend<'_>) -> Result<(), SvgErrorKind>,
+) -> Result<&str, SvgErrorKind> {
+    scratch.clear();
+    {
+        let mut svg = SVGBackend::with_string(scratch, size);
+        draw(&mut svg)?;
+        svg.present()?;
+    }
+    scratch
+        .get(header_len..)
+        .and_then(|body| body.strip_suffix(CLOSE))
+        .ok_or_else(unexpected)
+}
+
+/// A drawing error of this backend.
+type SvgErrorKind = DrawingErrorKind<SvgError>;
+
+/// The error for plotters' text not being of the form this file expects (another plotters).
+fn unexpected() -> SvgErrorKind {
+    DrawingErrorKind::DrawingError(std::io::Error::other(
+        "plotters' SVG text is not of the expected form",
+    ))
 }
 
 /// Appends `v` in decimal, as `{}` writes it.
@@ -169,30 +231,27 @@ fn push_int(out: &mut Vec<u8>, v: i32) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// The error of plotters' SVG backend.
-type SvgError = <SVGBackend<'static> as DrawingBackend>::ErrorType;
-
 impl DrawingBackend for LineSvg<'_> {
     type ErrorType = SvgError;
 
     fn get_size(&self) -> (u32, u32) {
-        self.svg.get_size()
+        self.size
     }
 
-    fn ensure_prepared(&mut self) -> Result<(), DrawingErrorKind<SvgError>> {
-        self.svg.ensure_prepared()
+    fn ensure_prepared(&mut self) -> Result<(), SvgErrorKind> {
+        Ok(())
     }
 
-    fn present(&mut self) -> Result<(), DrawingErrorKind<SvgError>> {
-        self.svg.present()
+    fn present(&mut self) -> Result<(), SvgErrorKind> {
+        if !self.closed {
+            self.out.extend_from_slice(CLOSE.as_bytes());
+            self.closed = true;
+        }
+        Ok(())
     }
 
-    fn draw_pixel(
-        &mut self,
-        point: BackendCoord,
-        color: BackendColor,
-    ) -> Result<(), DrawingErrorKind<SvgError>> {
-        self.svg.draw_pixel(point, color)
+    fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Result<(), SvgErrorKind> {
+        self.delegate(|svg| svg.draw_pixel(point, color))
     }
 
     fn draw_line<S: BackendStyle>(
@@ -200,8 +259,25 @@ impl DrawingBackend for LineSvg<'_> {
         from: BackendCoord,
         to: BackendCoord,
         style: &S,
-    ) -> Result<(), DrawingErrorKind<SvgError>> {
-        self.svg.draw_line(from, to, style)
+    ) -> Result<(), SvgErrorKind> {
+        // as plotters: a transparent line writes no element
+        if style.color().alpha == 0.0 {
+            return Ok(());
+        }
+        let i = self.line_style(style)?;
+        let out = &mut *self.out;
+        out.extend_from_slice(self.line_styles[i].1.as_bytes());
+        for (name, v) in [
+            (" x1=\"", from.0),
+            ("\" y1=\"", from.1),
+            ("\" x2=\"", to.0),
+            ("\" y2=\"", to.1),
+        ] {
+            out.extend_from_slice(name.as_bytes());
+            push_int(out, v);
+        }
+        out.extend_from_slice(b"\"/>\n");
+        Ok(())
     }
 
     fn draw_rect<S: BackendStyle>(
@@ -210,24 +286,31 @@ impl DrawingBackend for LineSvg<'_> {
         bottom_right: BackendCoord,
         style: &S,
         fill: bool,
-    ) -> Result<(), DrawingErrorKind<SvgError>> {
-        self.svg.draw_rect(upper_left, bottom_right, style, fill)
+    ) -> Result<(), SvgErrorKind> {
+        self.delegate(|svg| svg.draw_rect(upper_left, bottom_right, style, fill))
     }
 
     fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
         &mut self,
         path: I,
         style: &S,
-    ) -> Result<(), DrawingErrorKind<SvgError>> {
-        // as plotters: a transparent line writes no element
+    ) -> Result<(), SvgErrorKind> {
         if style.color().alpha == 0.0 {
             return Ok(());
         }
-        let mut lines = self.lines.borrow_mut();
-        thin_into(&mut lines.points, path);
-        let end = lines.points.len();
-        lines.ends.push(end);
-        self.svg.draw_path(std::iter::empty(), style)
+        let i = self.path_style(style)?;
+        self.points.clear();
+        thin_into(&mut self.points, path);
+        let out = &mut *self.out;
+        out.extend_from_slice(self.path_styles[i].1.as_bytes());
+        for &(x, y) in &self.points {
+            push_int(out, x);
+            out.push(b',');
+            push_int(out, y);
+            out.push(b' ');
+        }
+        out.extend_from_slice(b"\"/>\n");
+        Ok(())
     }
 
     fn draw_circle<S: BackendStyle>(
@@ -236,16 +319,16 @@ impl DrawingBackend for LineSvg<'_> {
         radius: u32,
         style: &S,
         fill: bool,
-    ) -> Result<(), DrawingErrorKind<SvgError>> {
-        self.svg.draw_circle(center, radius, style, fill)
+    ) -> Result<(), SvgErrorKind> {
+        self.delegate(|svg| svg.draw_circle(center, radius, style, fill))
     }
 
     fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
         &mut self,
         vert: I,
         style: &S,
-    ) -> Result<(), DrawingErrorKind<SvgError>> {
-        self.svg.fill_polygon(vert, style)
+    ) -> Result<(), SvgErrorKind> {
+        self.delegate(|svg| svg.fill_polygon(vert, style))
     }
 
     fn draw_text<S: BackendTextStyle>(
@@ -253,16 +336,8 @@ impl DrawingBackend for LineSvg<'_> {
         text: &str,
         style: &S,
         pos: BackendCoord,
-    ) -> Result<(), DrawingErrorKind<SvgError>> {
-        self.svg.draw_text(text, style, pos)
-    }
-
-    fn estimate_text_size<S: BackendTextStyle>(
-        &self,
-        text: &str,
-        style: &S,
-    ) -> Result<(u32, u32), DrawingErrorKind<SvgError>> {
-        self.svg.estimate_text_size(text, style)
+    ) -> Result<(), SvgErrorKind> {
+        self.delegate(|svg| svg.draw_text(text, style, pos))
     }
 
     fn blit_bitmap(
@@ -270,8 +345,8 @@ impl DrawingBackend for LineSvg<'_> {
         pos: BackendCoord,
         size: (u32, u32),
         src: &[u8],
-    ) -> Result<(), DrawingErrorKind<SvgError>> {
-        self.svg.blit_bitmap(pos, size, src)
+    ) -> Result<(), SvgErrorKind> {
+        self.delegate(|svg| svg.blit_bitmap(pos, size, src))
     }
 }
 
@@ -376,7 +451,7 @@ mod tests {
     }
 
     /// With nothing to thin (a new pixel column at every point), the file is byte for byte the
-    /// one plotters writes.
+    /// one plotters writes: text, mesh, lines, legend.
     #[test]
     fn same_file_as_plotters_when_nothing_is_thinned() {
         let lines: Vec<Vec<(f64, f64)>> = (0..2)
@@ -391,25 +466,37 @@ mod tests {
             .collect();
         let mut plain = String::new();
         chart(SVGBackend::with_string(&mut plain, (640, 480)), &lines);
-        let mut text = String::new();
-        let kept = RefCell::new(Polylines::default());
-        chart(LineSvg::new(&mut text, (640, 480), &kept), &lines);
-        let kept = kept.into_inner();
-        // the mesh's, the two series' and their legend marks' polylines
-        assert_eq!(kept.ends.len(), plain.matches("<polyline").count());
-        assert!((0..kept.ends.len()).any(|i| kept.line(i).len() == 60));
-        let ours = LineSvg::finish(&text, &kept).expect("one empty polyline per line");
-        assert_eq!(String::from_utf8(ours).unwrap(), plain);
+        let mut ours = Vec::new();
+        chart(LineSvg::new(&mut ours, (640, 480)), &lines);
+        assert!(plain.matches("<polyline").count() >= 4);
+        assert!(plain.matches("<line").count() > 20);
+        assert!(
+            String::from_utf8(ours).unwrap() == plain,
+            "not plotters' text"
+        );
     }
 
+    /// A polyline that goes up and down on one pixel column is written with fewer points.
     #[test]
-    fn a_foreign_text_is_refused() {
-        let lines = Polylines {
-            points: vec![(1, 2)],
-            ends: vec![1],
-        };
-        assert!(LineSvg::finish("<svg></svg>", &lines).is_none());
-        assert!(LineSvg::finish("<polyline points=\"1,2 \"/>", &lines).is_none());
-        assert!(LineSvg::finish("<polyline points=\"\"/>", &Polylines::default()).is_none());
+    fn lines_are_thinned_in_the_file() {
+        let dense: Vec<(f64, f64)> = (0..5000)
+            .map(|n| (n as f64 * 2e-3, if n % 2 == 0 { 1.0 } else { -1.0 }))
+            .collect();
+        let mut plain = String::new();
+        chart(
+            SVGBackend::with_string(&mut plain, (640, 480)),
+            std::slice::from_ref(&dense),
+        );
+        let mut ours = Vec::new();
+        chart(LineSvg::new(&mut ours, (640, 480)), &[dense]);
+        let ours = String::from_utf8(ours).unwrap();
+        assert_eq!(
+            ours.matches("<polyline").count(),
+            plain.matches("<polyline").count()
+        );
+        // 5 000 points on about 600 pixel columns: at most 4 a column are kept
+        let points = |svg: &str| svg.matches(',').count();
+        assert!(points(&plain) > 5000, "{}", points(&plain));
+        assert!(points(&ours) < 2600, "{}", points(&ours));
     }
 }
