@@ -39,12 +39,8 @@ pub struct CsvWriter {
 impl CsvWriter {
     /// Creates (or replaces) the file at `path` and writes the header `labels`.
     pub fn create(path: &Path, labels: &[String]) -> Result<Self, OutputError> {
-        // An earlier run's file is removed rather than truncated: truncating frees its blocks
-        // and page cache here, and ext4 then writes the new file out when it is closed (its
-        // safeguard for files rewritten in place), both in the run's time. Where it cannot be
-        // removed (a read-only folder), `File::create` truncates it as before.
-        // (not there, or not removable: created or truncated below)
-        let _ = std::fs::remove_file(path);
+        // an earlier run's file is removed rather than truncated (a link is written through)
+        super::remove_earlier(path);
         let file = File::create(path).map_err(|e| OutputError::io(path, e))?;
         let mut writer = CsvWriter {
             path: path.to_path_buf(),

@@ -320,8 +320,8 @@ fn draw_figure(path: &Path, panels: &[Panel]) -> Result<(), String> {
         }
         root.present().map_err(|e| e.to_string())?;
     }
-    // an earlier run's figure is removed, not truncated (see `CsvWriter::create`)
-    let _ = std::fs::remove_file(path);
+    // an earlier run's figure is removed, not truncated
+    super::remove_earlier(path);
     std::fs::write(path, svg).map_err(|e| e.to_string())
 }
 
