@@ -10,6 +10,10 @@
 //!                                            (the writing cost without process start)
 //! ```
 //! Target: whole run ≤ 2 × simulation. Run with `cargo bench -p hydraulink-cli --bench whole_run`.
+//!
+//! With `HYDRAULINK_BASELINE_BIN=/path/to/hydraulink` set (another build, e.g. main's), a fourth
+//! benchmark `whole_run/baseline_run_fourbar_10s_1ms` times that binary in the same run,
+//! between the others, so that both binaries see the same machine load.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -80,11 +84,12 @@ fn whole_run(c: &mut Criterion) {
         })
     });
 
-    let dir = out_dir("binary");
-    let dir_arg = dir.to_str().expect("a UTF-8 temp dir").to_string();
-    group.bench_function("hydraulink_run_fourbar_10s_1ms", |b| {
-        b.iter(|| {
-            let status = Command::new(env!("CARGO_BIN_EXE_hydraulink"))
+    let binary = |name: &str, program: &str| {
+        let dir = out_dir(name);
+        let dir_arg = dir.to_str().expect("a UTF-8 temp dir").to_string();
+        let program = program.to_string();
+        move || {
+            let status = Command::new(&program)
                 .args([
                     "run",
                     "--duration",
@@ -99,8 +104,14 @@ fn whole_run(c: &mut Criterion) {
                 .expect("the binary runs")
                 .status;
             assert!(status.success());
-        })
-    });
+        }
+    };
+    if let Some(baseline) = std::env::var_os("HYDRAULINK_BASELINE_BIN") {
+        let run = binary("baseline", &baseline.to_string_lossy());
+        group.bench_function("baseline_run_fourbar_10s_1ms", |b| b.iter(&run));
+    }
+    let run = binary("binary", env!("CARGO_BIN_EXE_hydraulink"));
+    group.bench_function("hydraulink_run_fourbar_10s_1ms", |b| b.iter(&run));
     group.finish();
 }
 

@@ -30,17 +30,25 @@ pub struct CsvWriter {
     buffer: Vec<u8>,
     /// Bytes of whole rows written to the file.
     committed: u64,
+    /// Per column of the previous row: its value's bits and where its text is in `buffer`.
+    previous: Vec<(u64, usize, usize)>,
+    /// Whether the texts of `previous` are still in `buffer` (not flushed since).
+    previous_in_buffer: bool,
 }
 
 impl CsvWriter {
-    /// Creates (or truncates) the file at `path` and writes the header `labels`.
+    /// Creates (or replaces) the file at `path` and writes the header `labels`.
     pub fn create(path: &Path, labels: &[String]) -> Result<Self, OutputError> {
+        // an earlier run's file is removed rather than truncated (a link is written through)
+        super::remove_earlier(path);
         let file = File::create(path).map_err(|e| OutputError::io(path, e))?;
         let mut writer = CsvWriter {
             path: path.to_path_buf(),
             file,
             buffer: Vec::with_capacity(BUFFER_BYTES + 4096),
             committed: 0,
+            previous: Vec::with_capacity(labels.len()),
+            previous_in_buffer: false,
         };
         for (i, label) in labels.iter().enumerate() {
             if i > 0 {
@@ -54,14 +62,28 @@ impl CsvWriter {
     }
 
     /// Appends one row (written to the file once the buffer is full, or at [`CsvWriter::flush`]).
+    ///
+    /// A value with the same bits as in the previous row gets a copy of that row's text (a
+    /// fifth of the values of a typical run: inputs, iteration counts, a machine at rest)
+    /// instead of being formatted again.
     pub fn write_row(&mut self, row: &[f64]) -> Result<(), OutputError> {
         let mut floats = zmij::Buffer::new();
-        for (i, &value) in row.iter().enumerate() {
+        let reuse = self.previous_in_buffer && self.previous.len() == row.len();
+        self.previous.resize(row.len(), (0, 0, 0));
+        for (i, (&value, previous)) in row.iter().zip(&mut self.previous).enumerate() {
             if i > 0 {
                 self.buffer.push(b',');
             }
-            push_f64(&mut self.buffer, &mut floats, value);
+            let start = self.buffer.len();
+            let bits = value.to_bits();
+            if reuse && previous.0 == bits {
+                self.buffer.extend_from_within(previous.1..previous.2);
+            } else {
+                push_f64(&mut self.buffer, &mut floats, value);
+            }
+            *previous = (bits, start, self.buffer.len());
         }
+        self.previous_in_buffer = true;
         self.buffer.push(b'\n');
         if self.buffer.len() >= BUFFER_BYTES {
             self.flush()?;
@@ -75,6 +97,7 @@ impl CsvWriter {
         if self.buffer.is_empty() {
             return Ok(());
         }
+        self.previous_in_buffer = false;
         let written = self
             .file
             .write_all(&self.buffer)
@@ -107,7 +130,9 @@ const STREAM_QUEUE: usize = 4;
 
 /// A [`CsvWriter`] on its own thread: rows are collected into batches on the caller's thread
 /// and formatted and written on the other, so that the simulation does not wait for the
-/// formatting. At most 4 batches of 512 rows wait; the memory is bounded.
+/// formatting. At most 4 batches of 512 rows wait; the memory is bounded. The writer hands
+/// every written batch back, emptied, and the next batch is collected in it: after the first
+/// few batches no row buffer is allocated, freed or faulted in again.
 #[derive(Debug)]
 pub struct CsvStream {
     /// The file, for error messages.
@@ -118,6 +143,8 @@ pub struct CsvStream {
     batch: Vec<f64>,
     /// To the writer thread; `None` once closed.
     sender: Option<std::sync::mpsc::SyncSender<Vec<f64>>>,
+    /// Written batches handed back by the writer thread, empty, for reuse.
+    returned: std::sync::mpsc::Receiver<Vec<f64>>,
     /// The writer thread; returns the first write error.
     writer: Option<std::thread::JoinHandle<Result<(), OutputError>>>,
 }
@@ -129,13 +156,18 @@ impl CsvStream {
         let mut csv = CsvWriter::create(path, labels)?;
         let n_columns = labels.len();
         let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<f64>>(STREAM_QUEUE);
+        // at most STREAM_QUEUE + 2 batches exist, so this channel never holds more
+        let (give_back, returned) = std::sync::mpsc::channel::<Vec<f64>>();
         let writer = std::thread::Builder::new()
             .name("results.csv".into())
             .spawn(move || {
-                for batch in receiver {
+                for mut batch in receiver {
                     for row in batch.chunks_exact(n_columns.max(1)) {
                         csv.write_row(row)?;
                     }
+                    batch.clear();
+                    // the producer may be gone (finished): the batch is then dropped here
+                    let _ = give_back.send(batch);
                 }
                 csv.flush()
             })
@@ -145,6 +177,7 @@ impl CsvStream {
             n_columns,
             batch: Vec::with_capacity(STREAM_BATCH_ROWS * n_columns),
             sender: Some(sender),
+            returned,
             writer: Some(writer),
         })
     }
@@ -190,13 +223,17 @@ impl CsvStream {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let batch = std::mem::replace(
-            &mut self.batch,
-            Vec::with_capacity(STREAM_BATCH_ROWS * self.n_columns),
-        );
+        let batch = std::mem::take(&mut self.batch);
         let sent = self.sender.as_ref().map(|s| s.send(batch));
         match sent {
-            Some(Ok(())) => Ok(()),
+            Some(Ok(())) => {
+                // a batch the writer is done with, or (while the queue fills) a new one
+                self.batch = self
+                    .returned
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(STREAM_BATCH_ROWS * self.n_columns));
+                Ok(())
+            }
             // the writer stopped: at a write error, which finish() returns
             _ => {
                 self.sender = None;
@@ -458,6 +495,39 @@ mod tests {
             assert_eq!(fast.contains('e'), std.contains('e'), "{fast} vs {std}");
         }
         assert!(same * 1000 > n * 999, "{same} of {n} identical");
+    }
+
+    /// Rows with values repeated from the row before, across several buffer flushes, read
+    /// the same as every value formatted on its own.
+    #[test]
+    fn repeated_values_are_written_as_formatted() {
+        let path = std::env::temp_dir().join(format!(
+            "hydraulink-csv-{}-repeated.csv",
+            std::process::id()
+        ));
+        let labels: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let mut csv = CsvWriter::create(&path, &labels).unwrap();
+        let mut expected = labels.join(",") + "\n";
+        let specials = [0.0, -0.0, f64::NAN, 1.5e-9, 2.5e20, -0.1];
+        for n in 0..20_000u32 {
+            let row = [
+                n as f64 * 1e-3,
+                specials[(n / 7) as usize % specials.len()],
+                if n % 3 == 0 { 1.0 / 3.0 } else { -1.0 / 3.0 },
+                (n / 500) as f64 * 0.1,
+            ];
+            csv.write_row(&row).unwrap();
+            let texts: Vec<String> = row.iter().map(|&v| formatted(v)).collect();
+            expected += &(texts.join(",") + "\n");
+        }
+        csv.flush().unwrap();
+        assert!(expected.len() > 4 * BUFFER_BYTES);
+        let written = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            written == expected,
+            "the file differs from the values formatted one by one"
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ mod friction_curve;
 pub mod linear;
 mod plots;
 mod summary;
+mod svg_lines;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -103,6 +104,26 @@ impl OutputError {
             path: path.to_path_buf(),
             source,
         }
+    }
+}
+
+/// Removes an earlier run's file at `path` before it is written again, when it is a plain file
+/// of its own (not a symbolic link, not hard-linked elsewhere; those are written through, as
+/// before). Truncating a file frees its blocks in the writing process, and ext4 writes a
+/// truncated-and-rewritten file out to disk when it is closed (its safeguard for files
+/// rewritten in place): both cost the run time that a new file does not. Nothing happens when
+/// there is no such file or it cannot be removed (it is then truncated when written).
+pub(crate) fn remove_earlier(path: &Path) {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return;
+    };
+    #[cfg(unix)]
+    let own = std::os::unix::fs::MetadataExt::nlink(&meta) == 1;
+    #[cfg(not(unix))]
+    let own = true;
+    if meta.file_type().is_file() && own {
+        // best effort: a file that stays is truncated by its writer
+        let _ = fs::remove_file(path);
     }
 }
 

@@ -27,6 +27,7 @@ use plotters::prelude::*;
 
 use super::columns::ColumnInfo;
 use super::decimate::{decimate_points, Decimated};
+use super::svg_lines::LineSvg;
 use super::OutputError;
 
 /// Every figure file a run can write, in the order they are written.
@@ -309,12 +310,19 @@ fn draw_figure(path: &Path, panels: &[Panel]) -> Result<(), String> {
     } else {
         FIGURE_PX
     };
-    let root = SVGBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    for (area, panel) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
-        draw_panel(area, panel)?;
+    // plotters' SVG text, its lines written faster and thinned (svg_lines.rs)
+    let mut svg = Vec::new();
+    {
+        let root = LineSvg::new(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        for (area, panel) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
+            draw_panel(area, panel)?;
+        }
+        root.present().map_err(|e| e.to_string())?;
     }
-    root.present().map_err(|e| e.to_string())
+    // an earlier run's figure is removed, not truncated
+    super::remove_earlier(path);
+    std::fs::write(path, svg).map_err(|e| e.to_string())
 }
 
 /// Draws one chart with axes, axis labels and a legend.
