@@ -561,7 +561,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         (Stopped::Completed, Err(output)) => Err(output.into()),
         (Stopped::Step(step), Ok(summary)) => Err(Failure::run_failed(format!(
             "{step}\n{}{}",
-            step_advice(&step, sim.model().step_s()),
+            step_advice(&step, sim.model()),
             kept(&summary, "failed")
         ))),
         (Stopped::Step(step), Err(output)) => Err(Failure::run_failed(format!("{step}\n{output}"))),
@@ -582,11 +582,55 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
-/// What to try after a failed step: for a Newton failure, a smaller step (the stiff oil columns
-/// limit the step at which Newton converges from the predictor); empty otherwise. Ends with a
-/// newline when not empty.
-fn step_advice(error: &StepError, step_s: f64) -> String {
+/// What to try after a failed step; empty for errors other than a Newton failure. Ends with a
+/// newline when not empty. A Newton that diverged (increments growing) before its cap is not
+/// helped by more iterations: the step is too large for an element that switches sharply within
+/// it, named when the worst equation is an element's, or listed by the volume it sits on. A
+/// Newton that reached its cap may be helped by a smaller step or more iterations.
+fn step_advice(error: &StepError, model: &hydraulink::Model) -> String {
+    use hydraulink::model::Node;
+    let step_s = model.step_s();
     match error {
+        StepError::NewtonFailed {
+            reason, equation, ..
+        } if reason.starts_with("diverging") => {
+            let owner = equation
+                .rsplit_once('.')
+                .map_or(equation.as_str(), |(owner, _)| owner);
+            let culprit = if model.elements.iter().any(|e| e.name() == owner) {
+                format!("the element '{owner}' (its equation `{equation}` is the worst)")
+            } else if let Some(v) = model.volume_names.iter().position(|n| n == owner) {
+                let on: Vec<String> = model
+                    .elements
+                    .iter()
+                    .filter(|e| {
+                        e.ports()
+                            .nodes
+                            .iter()
+                            .any(|n| matches!(n, Some(Node::Volume(id)) if id.0 == v))
+                    })
+                    .map(|e| format!("'{}'", e.name()))
+                    .collect();
+                if on.is_empty() {
+                    format!("the oil column of volume '{owner}' (its equation is the worst)")
+                } else {
+                    format!(
+                        "an element on volume '{owner}' (its equation is the worst): {}",
+                        on.join(", ")
+                    )
+                }
+            } else {
+                format!("the equation `{equation}`")
+            };
+            format!(
+                "hint: Newton diverged (its increments grew), so raising solver.max_iterations \
+                 will not help; the step {step_s} s is too large for something that switches \
+                 sharply within it, most likely {culprit}; a check or relief valve with a \
+                 narrow opening_range_pa is the usual cause (widen it), or try --step {:e} (a \
+                 tenth)\n",
+                step_s / 10.0
+            )
+        }
         StepError::NewtonFailed { .. } => format!(
             "hint: the time step {step_s} s may be too large for this machine's stiffest oil \
              column; try --step {:e} (a tenth), or raise solver.max_iterations\n",
