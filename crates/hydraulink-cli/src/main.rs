@@ -85,7 +85,7 @@ enum Command {
         drift, and the largest deviation of joint coordinates and pressures from the first \
         formulation at the same step. Writes DIR/compare.csv, DIR/compare.md and overlay plots \
         DIR/plots/overlay_<step>_{joints,pressures}.svg.\n\n\
-        Which formulation when (papers 000, 002, 004):\n  \
+        Which formulation when (from Jaiswal et al. 2021, Rahikainen's dissertation and Naya et al. 2011; README references 1, 3, 5):\n  \
         penalty             semi-recursive ALI3-P: robust near singular configurations and with \
         redundant constraints; the default\n  \
         double-step         semi-recursive with coordinate partitioning: constraints to machine \
@@ -99,7 +99,7 @@ enum Command {
     /// Write the friction–velocity characteristic of one cylinder's seal (CSV and SVG).
     #[command(
         long_about = "Write the friction–velocity characteristic of one cylinder's seal \
-        (003 Pub II Fig. 9) into DIR: <element>_friction_steady.csv (the steady-state curve), \
+        (as in Fig. 9 of Jaiswal, Sopanen, Mikkola, Nonlinear Dynamics 104 (2021)) into DIR: <element>_friction_steady.csv (the steady-state curve), \
         <element>_friction_sweep.csv (a slow sinusoidal velocity sweep over the same range, the \
         internal states integrated by the trapezoidal rule: pre-sliding, frictional lag and \
         hysteresis of LuGre and modified LuGre) and <element>_friction.svg with both."
@@ -107,7 +107,7 @@ enum Command {
     FrictionCurve(FrictionCurveArgs),
     /// Linearize a model about its equilibrium or a state of a run: eigenvalues, A, B, C, D.
     #[command(
-        long_about = "Linearize a model (paper 001) about its static equilibrium \
+        long_about = "Linearize a model (the method of Agúndez et al., Nonlinear Dynamics (2023)) about its static equilibrium \
         (--at equilibrium, the default) or about the state of a simulation at time T \
         (--at-time T), by the exact method in independent coordinates (--method exact) or by \
         central differences in all coordinates (--method finite-difference).\n\n\
@@ -224,7 +224,7 @@ struct FrictionCurveArgs {
 struct CompareArgs {
     #[arg(
         value_name = "MODEL",
-        help = "Model file (TOML); without it the built-in four-bar of paper 000"
+        help = "Model file (TOML); without it the built-in four-bar mechanism of Jaiswal et al., Multibody System Dynamics 52 (2021)"
     )]
     model: Option<PathBuf>,
 
@@ -273,7 +273,7 @@ struct CompareArgs {
 struct RunArgs {
     #[arg(
         value_name = "MODEL",
-        help = "Model file (TOML). Without it, the built-in four-bar mechanism of paper 000 §5.1 is run"
+        help = "Model file (TOML). Without it, the built-in four-bar mechanism of Jaiswal et al., Multibody System Dynamics 52 (2021), §5.1, is run"
     )]
     model: Option<PathBuf>,
 
@@ -324,7 +324,7 @@ struct RunArgs {
     #[arg(
         long,
         value_name = "NAME",
-        help = "Formulation: penalty (semi-recursive ALI3-P, 000 §2.3), double-step, global-ali3p, \
+        help = "Formulation: penalty (semi-recursive, index-3 augmented Lagrangian with projections), double-step, global-ali3p, \
                 global-i1al, kinematic-guidance, multirate (see `hydraulink compare --help` for when \
                 to choose which). Overrides the model's solver.formulation (default there: penalty); \
                 an unknown name lists the valid ones"

@@ -1122,3 +1122,36 @@ duration_s = 1.0
         );
     }
 }
+
+/// The help texts are user docs: papers by author and journal, never by the repository's paper
+/// codes ("paper 000", "001 §3"; issue 11, newcomer test).
+#[test]
+fn help_texts_cite_papers_by_name_not_by_code() {
+    for command in [
+        "run",
+        "check",
+        "linearize",
+        "compare",
+        "friction-curve",
+        "schema",
+    ] {
+        let output = hydraulink(&[command, "--help"]);
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{command} --help: {text}");
+        for code in ["000", "001", "002", "003", "004"] {
+            for context in [
+                format!("paper {code}"),
+                format!("papers {code}"),
+                format!("{code} §"),
+                format!("{code} eq"),
+                format!("{code} Pub"),
+                format!("note {code}"),
+            ] {
+                assert!(
+                    !text.contains(&context),
+                    "{command} --help cites `{context}`:\n{text}"
+                );
+            }
+        }
+    }
+}

@@ -73,7 +73,9 @@ fn every_step_has_its_commands_and_run_length() {
             .unwrap_or_else(|| panic!("{file}: no duration_s"))
             .to_string();
         assert!(
-            text.contains(&format!("# {file}\n[solver]\nstep_s = 1.0e-3\n{duration}\n")),
+            text.contains(&format!(
+                "# {file}\n[solver]\nstep_s = 1.0e-3\n{duration}\n"
+            )),
             "step {}: the tutorial does not show its [solver] block ({duration})",
             k + 1
         );
