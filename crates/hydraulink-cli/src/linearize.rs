@@ -23,9 +23,9 @@ use crate::{default_out_dir, read_model, Failure};
 /// Linearization method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Method {
-    /// 001 §3: independent coordinates, constraints eliminated exactly (dual numbers).
+    /// Independent coordinates, constraints eliminated exactly (dual numbers; Agúndez et al., Nonlinear Dynamics (2023), §3).
     Exact,
-    /// 001 §4.5: central differences in all coordinates (shows spurious zeros).
+    /// Central differences in all coordinates (shows spurious zeros; Agúndez et al., Nonlinear Dynamics (2023), §4.5).
     FiniteDifference,
 }
 
@@ -43,7 +43,7 @@ pub(crate) enum Side {
 /// Scaling of the finite-difference step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum FdStep {
-    /// The same h for every variable (001 eq. 100).
+    /// The same h for every variable (Agúndez et al., Nonlinear Dynamics (2023), eq. 100).
     Absolute,
     /// h · max(1, |x|).
     Relative,
@@ -66,7 +66,7 @@ pub(crate) struct LinearizeArgs {
         allow_negative_numbers = true,
         help = "Linearize about the state of a simulation at time T [s] instead; also compare \
                   the linear model about the equilibrium with the nonlinear run from T to the end \
-                  of the model's run (001 eqs. 92-94: the linear run starts from the nonlinear \
+                  of the model's run (Agúndez et al., Nonlinear Dynamics (2023), eqs. 92-94: the linear run starts from the nonlinear \
                   deviation at T) and write linear_vs_nonlinear.csv and overlay plots"
     )]
     at_time: Option<f64>,
@@ -128,7 +128,7 @@ pub(crate) struct LinearizeArgs {
         long,
         value_enum,
         default_value = "average",
-        help = "Valve-flow derivative at a closed spool (note 001 E.6)"
+        help = "Valve-flow derivative at a closed spool, where the flow law has a kink: which side to take"
     )]
     spool_side: Side,
 
@@ -139,7 +139,7 @@ pub(crate) struct LinearizeArgs {
         allow_negative_numbers = true,
         help = "Also simulate a pulse of DELTA on the first valve reference over [T_ON, T_OFF) \
                   (default 0.05 s, 0.15 s; run to T_END, default 0.4 s) with the nonlinear and the \
-                  linear model, and write linear_vs_nonlinear.csv and overlay plots (001 §4.4; \
+                  linear model, and write linear_vs_nonlinear.csv and overlay plots (Agúndez et al., Nonlinear Dynamics (2023), §4.4; \
                   exact method about the equilibrium only)"
     )]
     pulse: Vec<f64>,

@@ -86,7 +86,7 @@ enum Command {
         drift, and the largest deviation of joint coordinates and pressures from the first \
         formulation at the same step. Writes DIR/compare.csv, DIR/compare.md and overlay plots \
         DIR/plots/overlay_<step>_{joints,pressures}.svg.\n\n\
-        Which formulation when (papers 000, 002, 004):\n  \
+        Which formulation when (from Jaiswal et al. 2021, Rahikainen's dissertation and Naya et al. 2011; README references 1, 3, 5):\n  \
         penalty             semi-recursive ALI3-P: robust near singular configurations and with \
         redundant constraints; the default\n  \
         double-step         semi-recursive with coordinate partitioning: constraints to machine \
@@ -100,7 +100,7 @@ enum Command {
     /// Write the friction–velocity characteristic of one cylinder's seal (CSV and SVG).
     #[command(
         long_about = "Write the friction–velocity characteristic of one cylinder's seal \
-        (003 Pub II Fig. 9) into DIR: <element>_friction_steady.csv (the steady-state curve), \
+        (as in Fig. 9 of Jaiswal, Sopanen, Mikkola, Nonlinear Dynamics 104 (2021)) into DIR: <element>_friction_steady.csv (the steady-state curve), \
         <element>_friction_sweep.csv (a slow sinusoidal velocity sweep over the same range, the \
         internal states integrated by the trapezoidal rule: pre-sliding, frictional lag and \
         hysteresis of LuGre and modified LuGre) and <element>_friction.svg with both."
@@ -108,7 +108,7 @@ enum Command {
     FrictionCurve(FrictionCurveArgs),
     /// Linearize a model about its equilibrium or a state of a run: eigenvalues, A, B, C, D.
     #[command(
-        long_about = "Linearize a model (paper 001) about its static equilibrium \
+        long_about = "Linearize a model (the method of Agúndez et al., Nonlinear Dynamics (2023)) about its static equilibrium \
         (--at equilibrium, the default) or about the state of a simulation at time T \
         (--at-time T), by the exact method in independent coordinates (--method exact) or by \
         central differences in all coordinates (--method finite-difference).\n\n\
@@ -237,7 +237,7 @@ struct FrictionCurveArgs {
 struct CompareArgs {
     #[arg(
         value_name = "MODEL",
-        help = "Model file (TOML); without it the built-in four-bar of paper 000"
+        help = "Model file (TOML); without it the built-in four-bar mechanism of Jaiswal et al., Multibody System Dynamics 52 (2021)"
     )]
     model: Option<PathBuf>,
 
@@ -286,7 +286,7 @@ struct CompareArgs {
 struct RunArgs {
     #[arg(
         value_name = "MODEL",
-        help = "Model file (TOML). Without it, the built-in four-bar mechanism of paper 000 §5.1 is run"
+        help = "Model file (TOML). Without it, the built-in four-bar mechanism of Jaiswal et al., Multibody System Dynamics 52 (2021), §5.1, is run"
     )]
     model: Option<PathBuf>,
 
@@ -337,7 +337,7 @@ struct RunArgs {
     #[arg(
         long,
         value_name = "NAME",
-        help = "Formulation: penalty (semi-recursive ALI3-P, 000 §2.3), double-step, global-ali3p, \
+        help = "Formulation: penalty (semi-recursive, index-3 augmented Lagrangian with projections), double-step, global-ali3p, \
                 global-i1al, kinematic-guidance, multirate (see `hydraulink compare --help` for when \
                 to choose which). Overrides the model's solver.formulation (default there: penalty); \
                 an unknown name lists the valid ones"
@@ -575,7 +575,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         (Stopped::Completed, Err(output)) => Err(output.into()),
         (Stopped::Step(step), Ok(summary)) => Err(Failure::run_failed(format!(
             "{step}\n{}{}",
-            step_advice(&step, sim.model().step_s()),
+            step_advice(&step, sim.model()),
             kept(&summary, "failed")
         ))),
         (Stopped::Step(step), Err(output)) => Err(Failure::run_failed(format!("{step}\n{output}"))),
@@ -596,11 +596,55 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
-/// What to try after a failed step: for a Newton failure, a smaller step (the stiff oil columns
-/// limit the step at which Newton converges from the predictor); empty otherwise. Ends with a
-/// newline when not empty.
-fn step_advice(error: &StepError, step_s: f64) -> String {
+/// What to try after a failed step; empty for errors other than a Newton failure. Ends with a
+/// newline when not empty. A Newton that diverged (increments growing) before its cap is not
+/// helped by more iterations: the step is too large for an element that switches sharply within
+/// it, named when the worst equation is an element's, or listed by the volume it sits on. A
+/// Newton that reached its cap may be helped by a smaller step or more iterations.
+fn step_advice(error: &StepError, model: &hydraulink::Model) -> String {
+    use hydraulink::model::Node;
+    let step_s = model.step_s();
     match error {
+        StepError::NewtonFailed {
+            reason, equation, ..
+        } if reason.starts_with("diverging") => {
+            let owner = equation
+                .rsplit_once('.')
+                .map_or(equation.as_str(), |(owner, _)| owner);
+            let culprit = if model.elements.iter().any(|e| e.name() == owner) {
+                format!("the element '{owner}' (its equation `{equation}` is the worst)")
+            } else if let Some(v) = model.volume_names.iter().position(|n| n == owner) {
+                let on: Vec<String> = model
+                    .elements
+                    .iter()
+                    .filter(|e| {
+                        e.ports()
+                            .nodes
+                            .iter()
+                            .any(|n| matches!(n, Some(Node::Volume(id)) if id.0 == v))
+                    })
+                    .map(|e| format!("'{}'", e.name()))
+                    .collect();
+                if on.is_empty() {
+                    format!("the oil column of volume '{owner}' (its equation is the worst)")
+                } else {
+                    format!(
+                        "an element on volume '{owner}' (its equation is the worst): {}",
+                        on.join(", ")
+                    )
+                }
+            } else {
+                format!("the equation `{equation}`")
+            };
+            format!(
+                "hint: Newton diverged (its increments grew), so raising solver.max_iterations \
+                 will not help; the step {step_s} s is too large for something that switches \
+                 sharply within it, most likely {culprit}; a check or relief valve with a \
+                 narrow opening_range_pa is the usual cause (widen it), or try --step {:e} (a \
+                 tenth)\n",
+                step_s / 10.0
+            )
+        }
         StepError::NewtonFailed { .. } => format!(
             "hint: the time step {step_s} s may be too large for this machine's stiffest oil \
              column; try --step {:e} (a tenth), or raise solver.max_iterations\n",

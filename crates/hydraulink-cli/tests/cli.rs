@@ -278,6 +278,43 @@ fn loop_that_cannot_close_exits_2_with_line() {
     );
 }
 
+/// A Newton that diverges (increments growing) before its cap: raising max_iterations cannot
+/// help, so the hint must not advise it; it names the worst equation's volume and the elements
+/// on it (issue 11, newcomer test: the hint sent them to max_iterations, which failed the same).
+#[test]
+fn diverging_newton_hint_names_the_elements_not_max_iterations() {
+    let dir = temp_dir("diverging");
+    let output = hydraulink(&[
+        "run",
+        repo_file("models/excavator.toml").to_str().unwrap(),
+        "--step",
+        "0.02",
+        "--duration",
+        "0.1",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(
+        message.contains("diverging (increments growing)"),
+        "{message}"
+    );
+    let hint = message
+        .lines()
+        .find(|l| l.starts_with("hint:"))
+        .unwrap_or_else(|| panic!("no hint: {message}"));
+    assert!(
+        hint.contains("will not help")
+            && !hint.contains("or raise solver.max_iterations")
+            && hint.contains("an element on volume 'VP'")
+            && hint.contains("'relief'")
+            && hint.contains("opening_range_pa")
+            && hint.contains("--step 2e-3"),
+        "{hint}"
+    );
+}
+
 /// One Newton iteration per step is too few once the valve opens at t = 1 s (000 eq. 46), so the
 /// run fails there: it must keep the rows before the failure and still write summary and plots.
 #[test]
@@ -312,6 +349,12 @@ fn failed_step_exits_1_and_keeps_the_rows() {
     // a Newton failure says what to try (issue 11: `--step 0.5` failed with no advice)
     assert!(
         message.contains("hint:") && message.contains("--step 1e-4"),
+        "{message}"
+    );
+    // the cap was reached (not diverging): more iterations may help, and the hint says so
+    assert!(
+        message.contains("iteration cap reached")
+            && message.contains("or raise solver.max_iterations"),
         "{message}"
     );
     let steps = json["step_count"].as_u64().unwrap();
@@ -1077,5 +1120,38 @@ duration_s = 1.0
             text.contains(expected),
             "`{expected}` missing from:\n{text}"
         );
+    }
+}
+
+/// The help texts are user docs: papers by author and journal, never by the repository's paper
+/// codes ("paper 000", "001 §3"; issue 11, newcomer test).
+#[test]
+fn help_texts_cite_papers_by_name_not_by_code() {
+    for command in [
+        "run",
+        "check",
+        "linearize",
+        "compare",
+        "friction-curve",
+        "schema",
+    ] {
+        let output = hydraulink(&[command, "--help"]);
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{command} --help: {text}");
+        for code in ["000", "001", "002", "003", "004"] {
+            for context in [
+                format!("paper {code}"),
+                format!("papers {code}"),
+                format!("{code} §"),
+                format!("{code} eq"),
+                format!("{code} Pub"),
+                format!("note {code}"),
+            ] {
+                assert!(
+                    !text.contains(&context),
+                    "{command} --help cites `{context}`:\n{text}"
+                );
+            }
+        }
     }
 }

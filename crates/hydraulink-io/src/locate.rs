@@ -36,7 +36,8 @@ pub fn line_of_path(text: &str, path: &str) -> Option<usize> {
     locate_path(text, path).map(|(line, _)| line)
 }
 
-/// 1-based line of the `[[cut_joints]]` entry a loop-closure failure names; `None` for other
+/// 1-based line of the `[[cut_joints]]` entry a loop-closure failure names (of the cylinder or
+/// volume entry for the errors that name one); `None` for other
 /// initialization errors (they concern no single line) or when the entry is not in the text.
 pub fn locate_init_error(text: &str, error: &InitError) -> Option<usize> {
     match error {
@@ -73,6 +74,18 @@ pub fn locate_init_error(text: &str, error: &InitError) -> Option<usize> {
                     Segment::Key("volumes".into()),
                 ],
                 volumes.first()?,
+            )?;
+            line_of_path(text, &format!("hydraulics.volumes[{index}]"))
+        }
+        InitError::NegativePressure { volume, .. } => {
+            let doc = DeTable::parse(text).ok()?;
+            let index = named_index(
+                doc.get_ref(),
+                &[
+                    Segment::Key("hydraulics".into()),
+                    Segment::Key("volumes".into()),
+                ],
+                volume,
             )?;
             line_of_path(text, &format!("hydraulics.volumes[{index}]"))
         }

@@ -410,6 +410,64 @@ fn free_chamber_pressures_ask_for_p0() {
 }
 
 #[test]
+fn chamber_solved_below_zero_names_the_cylinder_and_the_other_chamber() {
+    // The boom's cylinder pushes at rest (VA 2.52 MPa over VB 1 MPa). Given its loaded piston
+    // side at 0.1 MPa instead, the statics put the rod side at (p_A A_A − F)/A_B < 0 absolute:
+    // accepted silently before (issue 11, newcomer test), now bad input naming the volume and
+    // the cylinder and asking for p0_pa of the rod side instead.
+    let boom = include_str!("../../../models/boom.toml");
+    let without_vb = boom.replacen("p0_pa = 1.0e6\n", "", 1);
+    let text = without_vb.replacen(
+        "name = \"VA\"               # piston-side chamber and its hose\n",
+        "name = \"VA\"\np0_pa = 1.0e5\n",
+        1,
+    );
+    assert!(
+        text != without_vb && without_vb != boom,
+        "boom.toml changed"
+    );
+    // and with a make-up check valve from tank into the rod side, which opened below tank
+    // pressure and made the static iteration fail with advice to give five p0_pa
+    let makeup = format!(
+        "{text}\n[[elements]]\ntype = \"check_valve\"\nname = \"makeup\"\ninlet = \"T\"\n\
+         outlet = \"VB\"\ncracking_pressure_pa = 3.0e4\nopening_range_pa = 2.0e5\n\
+         discharge_coefficient = 0.7\narea_m2 = 1.0e-4\n"
+    );
+    for text in [text.as_str(), makeup.as_str()] {
+        let model = compile_model(text, "boom.toml").unwrap_or_else(|e| panic!("{e}"));
+        let error = match hydraulink::initialization::initialize(&model) {
+            Err(error) => error,
+            Ok(state) => panic!("accepted, VB = {} Pa", state.p[2]),
+        };
+        match &error {
+            InitError::NegativePressure {
+                volume,
+                pressure_pa,
+                element,
+                advice,
+            } => {
+                assert_eq!(volume, "VB", "{error}");
+                assert!(*pressure_pa < 0.0, "{error}");
+                assert_eq!(element, "cylinder 'cylinder'", "{error}");
+                assert!(
+                    advice.contains("pushes at rest")
+                        && advice.contains("give p0_pa of its rod side 'VB'")
+                        && advice.contains("instead of its piston side"),
+                    "{error}"
+                );
+            }
+            _ => panic!("{error}"),
+        }
+        // located at VB's [[hydraulics.volumes]] entry
+        let vb = (1..)
+            .zip(text.lines())
+            .find(|(_, line)| line.starts_with("name = \"VB\""))
+            .map(|(i, _)| i - 1);
+        assert_eq!(locate_init_error(text, &error), vb);
+    }
+}
+
+#[test]
 fn cylinder_outside_its_stroke_at_start_is_bad_input() {
     // A too-long retracted length (s0 = √2 m < 1.5 m) and a too-short one (0.2 m + 1.1 m
     // stroke = 1.3 m < √2 m) put the piston outside its stroke in the

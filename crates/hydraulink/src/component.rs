@@ -257,9 +257,16 @@ pub enum ComponentSpec {
     /// A generalized force on a single-axis joint.
     JointForce(JointForceSpec),
     /// `hydraulic_motor`: a hydraulic motor between nodes A and B driving a revolute joint
-    /// through a gear.
+    /// through a gear. A higher pressure at A than at B turns the joint in its positive
+    /// direction (right-hand rule about the joint axis), oil entering at A. Outputs:
+    /// `<name>.flow` [m³/s] (out of A, into B), `<name>.torque` [N m] (on the joint, positive in
+    /// its positive direction), `<name>.speed` [rad/s] (motor shaft: gear ratio × joint rate),
+    /// `<name>.power` [W] ((p_A − p_B) × flow), `<name>.power_w` and the energy accounts
+    /// `<name>.energy_stored`, `.energy_supplied`, `.energy_dissipated` [J]. Penalty only.
     HydraulicMotor(HydraulicMotorSpec),
-    /// `counterbalance_valve`: a load-holding valve (load, valve-side and pilot ports).
+    /// `counterbalance_valve`: a load-holding valve (load, valve-side and pilot ports). Outputs:
+    /// `<name>.flow` [m³/s] (load to valve side; negative through the check), `<name>.opening`
+    /// [-] (main stage), `<name>.power_w`.
     CounterbalanceValve(CounterbalanceValveSpec),
 }
 

@@ -136,6 +136,21 @@ pub enum InitError {
         /// How many of them need a `p0_pa` (the dimension of the free set).
         missing: usize,
     },
+    /// The statics put a volume's initial pressure below 0 Pa absolute: for a cylinder, the
+    /// `p0_pa` was given to the chamber that carries the load, with too little pressure to hold
+    /// it (a cylinder that pulls at rest given its rod side).
+    #[error("static equilibrium: volume '{volume}' would start at {:.4} MPa absolute, below zero; {advice}", pressure_pa / 1e6)]
+    NegativePressure {
+        /// The volume.
+        volume: String,
+        /// Its pressure from the statics [Pa] (absolute, negative).
+        pressure_pa: f64,
+        /// The cylinder or hydraulic motor it is a chamber of, e.g. `cylinder 'arm'`; empty if
+        /// none.
+        element: String,
+        /// What to give instead, in words.
+        advice: String,
+    },
     /// A NaN or infinite value appeared in a stage of the initialization, or its least-squares
     /// solve failed.
     #[error("{element}: {stage}: {reason}")]

@@ -377,6 +377,20 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         for &i in &unknown_trims {
             trim[i] = 0.5;
         }
+        // a cylinder with one chamber given: its force row fixes the other chamber's pressure
+        // outright, p_A = (F + p_B A_B)/A_A or p_B = (p_A A_A − F)/A_B; below zero absolute, the
+        // given chamber is the one that carries the load, and no iteration can help
+        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+            let (a, b) = (cyl.vol_a.0, cyl.vol_b.0);
+            let solved = match (unknown.contains(&a), unknown.contains(&b)) {
+                (true, false) => Some((a, (f_req[c] + p[b] * cyl.area_b_m2) / cyl.area_a_m2)),
+                (false, true) => Some((b, (p[a] * cyl.area_a_m2 - f_req[c]) / cyl.area_b_m2)),
+                _ => None,
+            };
+            if let Some((v, pv)) = solved.filter(|&(_, pv)| pv < 0.0) {
+                return Err(negative_pressure(model, v, pv, &f_req, &motors, &unknown));
+            }
+        }
         let nu = unknown.len() + unknown_trims.len();
         let neq = ncyl + nmot + unknown.len();
         // the motors' torque at the pressures of stage 3 (volumes at 0, sources at theirs), which
@@ -583,16 +597,55 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                     model.hydraulics.volumes[unknown[worst_row - ncyl - nmot]].name
                 )
             };
+            // the volumes that matter: those of the worst row's element (a cylinder's or motor's
+            // chambers, or the volume) and, for a volume, the chambers of the cylinder or motor
+            // it belongs to; every volume without p0_pa only if none of these is one
+            let worst_volume = worst_row.checked_sub(ncyl + nmot).map(|k| unknown[k]);
+            let mut relevant: Vec<usize> = Vec::new();
+            for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+                let chambers = [cyl.vol_a.0, cyl.vol_b.0];
+                if worst_row == c || worst_volume.is_some_and(|v| chambers.contains(&v)) {
+                    relevant.extend(chambers);
+                }
+            }
+            for (k, mo) in motors.iter().enumerate() {
+                let lines: Vec<usize> = [mo.a, mo.b]
+                    .iter()
+                    .filter_map(|n| match n {
+                        Node::Volume(v) => Some(v.0),
+                        _ => None,
+                    })
+                    .collect();
+                if worst_row == ncyl + k || worst_volume.is_some_and(|v| lines.contains(&v)) {
+                    relevant.extend(lines);
+                }
+            }
+            relevant.extend(worst_volume);
+            let mut named: Vec<usize> = unknown
+                .iter()
+                .copied()
+                .filter(|u| relevant.contains(u))
+                .collect();
+            if named.is_empty() {
+                named = unknown.clone();
+            }
             return Err(InitError::Statics(format!(
                 "the static pressure iteration did not converge (with and without a line \
-                 search; the largest residual is that of {row}); give p0_pa of the volumes \
-                 without one ({})",
-                unknown
+                 search; the largest residual is that of {row}); give p0_pa of {} (of a \
+                 cylinder, the chamber that does not carry the load: the rod side of one that \
+                 pushes at rest, the piston side of one that pulls), or check the valve \
+                 positions and the relief and check valves around it at t = 0",
+                named
                     .iter()
                     .map(|&u| format!("'{}'", model.hydraulics.volumes[u].name))
                     .collect::<Vec<_>>()
                     .join(", ")
             )));
+        }
+        // a volume solved below zero absolute (the chambers of a cylinder fed by the circuit, a
+        // motor's lines): the same advice as for a cylinder with one chamber given
+        if let Some(&v) = unknown.iter().find(|&&u| p[u] < 0.0) {
+            return Err(negative_pressure(model, v, p[v], &f_req, &motors, &unknown));
         }
     }
     let spool0 = positions(&trim);
@@ -767,6 +820,97 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         crate::element_energy::commit(model, &mut st, &mut kin, &mut values, false);
         st
     })
+}
+
+/// The error for volume `v` solved at `p_v` < 0 Pa absolute: names the cylinder or motor it is
+/// a chamber of, and the chamber to give `p0_pa` instead: the one that does not carry the load
+/// (the rod side of a cylinder that pushes at rest, the piston side of one that pulls; F_c from
+/// `f_req` [N], positive pushing), whose pressure then fixes the loaded one at a positive value.
+fn negative_pressure(
+    model: &Model,
+    v: usize,
+    p_v: f64,
+    f_req: &[f64],
+    motors: &[&HydraulicMotor],
+    unknown: &[usize],
+) -> InitError {
+    let name = |u: usize| model.hydraulics.volumes[u].name.clone();
+    let given = |u: usize| !unknown.contains(&u);
+    let cylinder = model
+        .hydraulics
+        .cylinders
+        .iter()
+        .enumerate()
+        .find(|(_, cyl)| cyl.vol_a.0 == v || cyl.vol_b.0 == v);
+    let motor = motors.iter().find(|mo| {
+        [mo.a, mo.b]
+            .iter()
+            .any(|n| matches!(n, Node::Volume(w) if w.0 == v))
+    });
+    let (element, advice) = if let Some((c, cyl)) = cylinder {
+        let pushes = f_req[c] >= 0.0;
+        let (free, free_side, loaded, loaded_side) = if pushes {
+            (cyl.vol_b.0, "rod side", cyl.vol_a.0, "piston side")
+        } else {
+            (cyl.vol_a.0, "piston side", cyl.vol_b.0, "rod side")
+        };
+        let load = format!(
+            "cylinder '{}' {} at rest ({:.4} kN), so its {loaded_side} '{}' carries the load",
+            cyl.name,
+            if pushes { "pushes" } else { "pulls" },
+            f_req[c] / 1e3,
+            name(loaded)
+        );
+        let advice = if free == v && given(loaded) {
+            format!(
+                "{load}: give p0_pa of its {free_side} '{}' (e.g. 1 MPa) instead of its \
+                 {loaded_side}, and let the statics solve '{}'",
+                name(free),
+                name(loaded)
+            )
+        } else {
+            format!(
+                "{load}: give p0_pa of its {free_side} '{}' (e.g. 1 MPa), and check the valve \
+                 positions and the supply pressures at t = 0",
+                name(free)
+            )
+        };
+        (format!("cylinder '{}'", cyl.name), advice)
+    } else if let Some(mo) = motor {
+        let other = [mo.a, mo.b].iter().find_map(|n| match n {
+            Node::Volume(w) if w.0 != v => Some(w.0),
+            _ => None,
+        });
+        let advice = match other {
+            Some(o) if given(o) => format!(
+                "hydraulic motor '{}' holds its joint at rest with the pressure of its line \
+                 '{}': give p0_pa of '{}' (e.g. 1 MPa) instead, and let the statics solve '{}'",
+                mo.name,
+                name(o),
+                name(v),
+                name(o)
+            ),
+            _ => format!(
+                "hydraulic motor '{}' holds its joint at rest: give p0_pa of '{}' (e.g. 1 MPa)",
+                mo.name,
+                name(v)
+            ),
+        };
+        (format!("hydraulic motor '{}'", mo.name), advice)
+    } else {
+        (
+            String::new(),
+            "it is no chamber of a cylinder or motor: check the p0_pa of the volumes around it \
+             and the valve positions at t = 0"
+                .to_string(),
+        )
+    };
+    InitError::NegativePressure {
+        volume: name(v),
+        pressure_pa: p_v,
+        element,
+        advice,
+    }
 }
 
 /// Initial guess for unknown static pressures [Pa]: the mean of the known ones (volumes with

@@ -173,12 +173,15 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
         (
             "energy.actuator_work",
             "J",
-            "work done by every actuator since t = 0",
+            "work done by the cylinders since t = 0, W_act = Σ ∫ F ṡ dt (a hydraulic \
+             motor's and the other mechanical elements' work is in their own \
+             .energy_supplied and .energy_dissipated columns)",
         ),
         (
             "energy.drift",
             "J",
-            "energy balance error KE + PE − W_act + D_μ − (KE + PE)(0)",
+            "energy balance error KE + PE − W_act + D_μ + Σ over the mechanical elements \
+             (ΔE_stored − E_supplied + E_dissipated) − (KE + PE)(0)",
         ),
         (
             "constraint.violation",

@@ -6,7 +6,7 @@
 //! |----------------------------|---------------------------------------------------|----------------------|
 //! | `joint_coordinates.svg`    | every `<joint>.q`: angles, then positions         | \[deg\], \[m\]       |
 //! | `pressures.svg`            | every pressure `<volume>.p`                       | \[MPa\]              |
-//! | `flows.svg`                | every column in m³/s (valve, pump, relief flows)  | \[L/min\]            |
+//! | `flows.svg`                | 4/3 and bridge valve flows above every other column in m³/s (pump, relief, check, motor flows); lines at zero throughout listed, not drawn; legend beside the chart | \[L/min\], \[L/min\] |
 //! | `energy.svg`               | `energy.kinetic/potential/actuator_work/friction_dissipated`, then `energy.drift` | \[J\], \[J\] |
 //! | `constraint_violation.svg` | `constraint.violation`                            | log scale when > 0   |
 //! | `newton_iterations.svg`    | `newton.iterations` (steps only)                  | \[-\]                |
@@ -62,6 +62,31 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
+/// Line colours of a panel with its legend beside it (Tableau 20: ten hues, dark then light).
+const COLORS_20: [RGBColor; 20] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(174, 199, 232),
+    RGBColor(255, 187, 120),
+    RGBColor(152, 223, 138),
+    RGBColor(255, 152, 150),
+    RGBColor(197, 176, 213),
+    RGBColor(196, 156, 148),
+    RGBColor(247, 182, 210),
+    RGBColor(199, 199, 199),
+    RGBColor(219, 219, 141),
+    RGBColor(158, 218, 229),
+];
+/// Width of the legend column beside a chart that has one \[px\].
+const SIDE_LEGEND_PX: u32 = 260;
 /// Label of every time axis.
 const TIME_AXIS: &str = "time [s]";
 
@@ -103,6 +128,11 @@ fn is_energy_term(c: &ColumnInfo) -> bool {
     .contains(&c.name.as_str())
 }
 
+/// A directional valve's port flow (`<valve>.flow_a`, `.flow_b`).
+fn is_valve_flow(c: &ColumnInfo) -> bool {
+    c.unit == "m^3/s" && (c.name.ends_with(".flow_a") || c.name.ends_with(".flow_b"))
+}
+
 /// The panels of each file of [`PLOT_FILES`].
 fn figure_specs() -> [(&'static str, Vec<PanelSpec>); 7] {
     [
@@ -134,12 +164,15 @@ fn figure_specs() -> [(&'static str, Vec<PanelSpec>); 7] {
         ),
         (
             PLOT_FILES[2],
-            vec![PanelSpec::linear(
-                "Flows",
-                "flow [L/min]",
-                |c| c.unit == "m^3/s",
-                6e4,
-            )],
+            vec![
+                PanelSpec::linear("Valve flows", "flow [L/min]", is_valve_flow, 6e4),
+                PanelSpec::linear(
+                    "Pump, relief, check, motor and other flows",
+                    "flow [L/min]",
+                    |c| c.unit == "m^3/s" && !is_valve_flow(c),
+                    6e4,
+                ),
+            ],
         ),
         (
             PLOT_FILES[3],
@@ -224,13 +257,13 @@ pub fn write_plots(
         }
         let n_lines: usize = picked.iter().map(|(_, cols)| cols.len()).sum();
         let max_points = MAX_POINTS_PER_FIGURE / n_lines.max(1);
+        // the flows of a machine are many, and many stay at zero (make-up checks, reliefs):
+        // those are listed instead of drawn, and the legend goes beside the chart
+        let side_legend = file == "flows.svg";
         let panels: Vec<Panel> = picked
             .iter()
-            .map(|(spec, cols)| Panel {
-                title: spec.title.to_string(),
-                y_label: spec.y_label.to_string(),
-                log_y: spec.log_y,
-                series: cols
+            .map(|(spec, cols)| {
+                let mut series: Vec<Series> = cols
                     .iter()
                     .map(|&i| Series {
                         name: columns[i].name.clone(),
@@ -240,7 +273,23 @@ pub fn write_plots(
                             .map(|(t, v)| (t, spec.scale * v))
                             .collect(),
                     })
-                    .collect(),
+                    .collect();
+                let mut at_zero = Vec::new();
+                if side_legend {
+                    let (zero, drawn): (Vec<Series>, Vec<Series>) = series
+                        .into_iter()
+                        .partition(|s| s.points.iter().all(|&(_, v)| v == 0.0));
+                    at_zero = zero.into_iter().map(|s| s.name).collect();
+                    series = drawn;
+                }
+                Panel {
+                    title: spec.title.to_string(),
+                    y_label: spec.y_label.to_string(),
+                    log_y: spec.log_y,
+                    series,
+                    side_legend,
+                    at_zero,
+                }
             })
             .collect();
         jobs.push((path, panels));
@@ -301,6 +350,10 @@ struct Panel {
     series: Vec<Series>,
     /// Log y axis when every plotted value can be positive; zeros and negatives are left out.
     log_y: bool,
+    /// Legend in a column beside the chart instead of over it, colours from [`COLORS_20`].
+    side_legend: bool,
+    /// Columns left out because they are zero throughout (listed in the side legend).
+    at_zero: Vec<String>,
 }
 
 /// Draws `panels` one above the other into the SVG file `path`.
@@ -332,6 +385,17 @@ fn draw_panel<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let points = || panel.series.iter().flat_map(|s| s.points.iter());
     let x_range = padded_range(points().map(|p| p.0), 0.0);
+    let (chart_area, legend_area) = if panel.side_legend {
+        let (w, _) = area.dim_in_pixel();
+        let (chart, legend) = area.split_horizontally(w.saturating_sub(SIDE_LEGEND_PX));
+        (chart, Some(legend))
+    } else {
+        (area.clone(), None)
+    };
+    if let Some(legend) = &legend_area {
+        draw_side_legend(legend, panel)?;
+    }
+    let area = &chart_area;
     let mut builder = ChartBuilder::on(area);
     builder
         .caption(panel.title.as_str(), ("sans-serif", 24))
@@ -347,24 +411,83 @@ fn draw_panel<DB: DrawingBackend>(
         let mut chart = builder
             .build_cartesian_2d(x_range, (lo / 2.0..hi * 2.0).log_scale())
             .map_err(|e| e.to_string())?;
-        draw_lines(&mut chart, &y_label, &panel.series, None)
+        draw_lines(&mut chart, &y_label, &panel.series, None, panel.side_legend)
     } else {
         let y_range = padded_range(points().map(|p| p.1), 0.05);
         let mut chart = builder
             .build_cartesian_2d(x_range, y_range.clone())
             .map_err(|e| e.to_string())?;
-        draw_lines(&mut chart, &panel.y_label, &panel.series, Some(y_range))
+        draw_lines(
+            &mut chart,
+            &panel.y_label,
+            &panel.series,
+            Some(y_range),
+            panel.side_legend,
+        )
     }
+}
+
+/// Colour of line `i` of a panel: [`COLORS`], or [`COLORS_20`] for a panel with its legend
+/// beside it (up to 20 lines with a colour each).
+fn line_color(i: usize, side_legend: bool) -> RGBColor {
+    if side_legend {
+        COLORS_20[i % COLORS_20.len()]
+    } else {
+        COLORS[i % COLORS.len()]
+    }
+}
+
+/// The legend of `panel` in its own column `area` beside the chart: one row per drawn line,
+/// then the columns left out because they are zero throughout, as many as fit.
+fn draw_side_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+) -> Result<(), String> {
+    const ROW: i32 = 17;
+    let (_, h) = area.dim_in_pixel();
+    let rows = ((h as i32 - 60) / ROW).max(1) as usize;
+    let mut lines: Vec<(Option<RGBColor>, String)> = panel
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (Some(line_color(i, true)), s.name.clone()))
+        .collect();
+    if !panel.at_zero.is_empty() {
+        lines.push((None, "zero throughout (not drawn):".to_string()));
+        lines.extend(panel.at_zero.iter().map(|n| (None, format!("  {n}"))));
+    }
+    if lines.len() > rows {
+        let more = lines.len() - (rows - 1);
+        lines.truncate(rows - 1);
+        lines.push((None, format!("… and {more} more")));
+    }
+    let font = ("sans-serif", 13).into_font();
+    for (k, (color, text)) in lines.iter().enumerate() {
+        let y = 50 + ROW * k as i32;
+        let style = match color {
+            Some(c) => {
+                area.draw(&PathElement::new([(8, y), (32, y)], c.stroke_width(2)))
+                    .map_err(|e| e.to_string())?;
+                font.color(&BLACK)
+            }
+            None => font.color(&RGBColor(90, 90, 90)),
+        };
+        area.draw(&Text::new(text.as_str(), (38, y - 7), style))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// Draws the mesh, the lines and the legend. `linear_y` is the range of a linear y axis, whose
 /// ticks get as many decimals as their spacing needs; on a log axis (`None`), values ≤ 0 are
-/// left out and the ticks are labelled `1e-9`.
+/// left out and the ticks are labelled `1e-9`. With `side_legend` the lines take
+/// [`COLORS_20`] and the legend is left to [`draw_side_legend`].
 fn draw_lines<'a, DB, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>,
     y_label: &str,
     series: &[Series],
     linear_y: Option<Range<f64>>,
+    side_legend: bool,
 ) -> Result<(), String>
 where
     DB: DrawingBackend + 'a,
@@ -389,7 +512,7 @@ where
     }
     mesh.draw().map_err(|e| e.to_string())?;
     for (i, s) in series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
+        let color = line_color(i, side_legend);
         let points = s.points.iter().copied().filter(|&(_, v)| !log_y || v > 0.0);
         chart
             .draw_series(LineSeries::new(points, color.stroke_width(2)))
@@ -397,7 +520,7 @@ where
             .label(s.name.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
     }
-    if !series.is_empty() {
+    if !series.is_empty() && !side_legend {
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
@@ -542,6 +665,43 @@ mod tests {
         }
     }
 
+    /// The flows figure of a machine (issue 11, newcomer test: 22 lines on 10 repeating colours
+    /// under the legend): valve flows above the others, each line its own colour, the legend
+    /// beside the chart, and the columns at zero throughout listed there instead of drawn.
+    #[test]
+    fn flows_split_by_kind_with_the_legend_beside_and_zero_lines_listed() {
+        let dir = temp_dir("flows");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut columns = vec![ColumnInfo::new("time", "s", "")];
+        let mut names = vec!["DCV.flow_a".to_string(), "DCV.flow_b".to_string()];
+        names.extend((0..14).map(|k| format!("relief{k}.flow")));
+        names.push("makeup.flow".to_string());
+        columns.extend(names.iter().map(|n| ColumnInfo::new(n, "m^3/s", "")));
+        let mut data = Decimated::new(columns.len(), 0.05, PLOT_BUCKETS);
+        for n in 0..50 {
+            let t = n as f64 * 1e-3;
+            let mut row = vec![t];
+            // every flow moves but the make-up check's
+            row.extend((0..names.len() - 1).map(|k| (k as f64 + 1.0) * 1e-4 * t));
+            row.push(0.0);
+            data.push(&row);
+        }
+        write_plots(&dir, &columns, &data).unwrap();
+        let svg = std::fs::read_to_string(dir.join("flows.svg")).unwrap();
+        assert!(svg.contains("Valve flows") && svg.contains("Pump, relief, check"));
+        assert!(svg.contains("zero throughout (not drawn):") && svg.contains("makeup.flow"));
+        // 14 drawn lines in the second panel, each its own colour of the 20
+        for color in &COLORS_20[..14] {
+            let hex = format!("#{:02X}{:02X}{:02X}", color.0, color.1, color.2);
+            assert!(svg.to_uppercase().contains(&hex), "no line in {hex}");
+        }
+        // no legend box over the chart (plotters draws it with a black border)
+        assert!(
+            !svg.contains("opacity=\"0.85\""),
+            "a legend box over the data"
+        );
+    }
+
     #[test]
     fn figures_without_columns_are_not_written() {
         let dir = temp_dir("plots-empty");
@@ -660,6 +820,8 @@ pub fn write_overlay(
             title: title.to_string(),
             y_label: p.y_label.clone(),
             log_y: false,
+            side_legend: false,
+            at_zero: Vec::new(),
             series: p
                 .lines
                 .iter()

@@ -47,9 +47,39 @@ fn the_tutorial_shows_its_step_files() {
         rest = &body[end + 3..];
     }
     assert!(
-        blocks >= 8,
+        blocks >= 11,
         "the tutorial shows its steps ({blocks} blocks)"
     );
+}
+
+/// Every step shows its commands and its run length (issue 11, newcomer test: steps 2–4 had
+/// neither, and step 4's lowering at 7 s needs a run of at least 7.5 s): a `check` and a `run`
+/// line for each step file, and the `[solver]` block with the file's `duration_s` (the block
+/// itself is checked against the file by `the_tutorial_shows_its_step_files`).
+#[test]
+fn every_step_has_its_commands_and_run_length() {
+    let text = repo_file("docs/tutorial/first-machine.md");
+    for (k, file) in STEPS.iter().enumerate() {
+        for command in ["check", "run"] {
+            assert!(
+                text.contains(&format!("hydraulink {command} {file}")),
+                "step {}: no `hydraulink {command} {file}`",
+                k + 1
+            );
+        }
+        let duration = repo_file(file)
+            .lines()
+            .find(|l| l.starts_with("duration_s"))
+            .unwrap_or_else(|| panic!("{file}: no duration_s"))
+            .to_string();
+        assert!(
+            text.contains(&format!(
+                "# {file}\n[solver]\nstep_s = 1.0e-3\n{duration}\n"
+            )),
+            "step {}: the tutorial does not show its [solver] block ({duration})",
+            k + 1
+        );
+    }
 }
 
 /// Step 1: the boom swings as a physical pendulum. The period at 30° amplitude is
