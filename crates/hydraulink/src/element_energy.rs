@@ -3,7 +3,7 @@
 //! state ([`crate::component::ElementEnergy`]).
 
 use crate::component::ElementValues;
-use crate::element::MechPort;
+use crate::element::{Element, MechPort};
 use crate::hydraulics::node_port_state;
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::ports::{load_rate, Line};
@@ -62,6 +62,7 @@ pub fn commit(
         let r = &model.layout.element_states[i];
         let e0 = model.layout.internal.start;
         at.internal[..r.len()].copy_from_slice(&st.internal[r.start - e0..r.end - e0]);
+        let mut body_effort = None;
         match ports.mech {
             MechPort::None => {}
             MechPort::Joint(a) => {
@@ -74,8 +75,18 @@ pub fn commit(
                 at.sd = line.rate(kin, &base, &rod);
             }
             MechPort::Point { .. } | MechPort::Torque { .. } => {}
+            MechPort::Body(frame) => {
+                // a contact: its depth, rate and force come with its pose
+                let b = e.evaluate_body(&crate::mechanics::ports::body_pose(kin, frame), u);
+                at.s = b.at.s;
+                at.sd = b.at.sd;
+                body_effort = Some(b.effort);
+            }
         }
-        let effort = e.evaluate(&at);
+        let effort = match body_effort {
+            Some(effort) => effort,
+            None => e.evaluate(&at),
+        };
         if matches!(ports.mech, MechPort::Point { .. } | MechPort::Torque { .. }) {
             at.sd = load_rate(kin, e, &effort);
         }

@@ -41,6 +41,7 @@ pub mod advance;
 pub mod assembly;
 pub mod buffers;
 pub mod component;
+pub mod contact;
 pub mod element;
 pub mod element_energy;
 pub mod error;
