@@ -1,0 +1,2 @@
+mod obb;
+mod element;
