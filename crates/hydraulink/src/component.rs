@@ -4,11 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::element::{
-    BodyEffort, BodyPose, Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_INTERNAL, MAX_OUTPUTS,
-};
 use crate::contact::obb_contact::{ObbContact, ObbContactSpec};
+use crate::element::{
+    BodyEffort, BodyPose, Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports,
+    Power, Variable, MAX_INTERNAL, MAX_OUTPUTS,
+};
 use crate::error::ModelError;
 use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
 use crate::hydraulics::bridge_valve::{BridgeValve, BridgeValveSpec};

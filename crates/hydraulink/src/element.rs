@@ -109,10 +109,12 @@ impl<S: Real> BodyPose<S> {
     }
 }
 
-/// What a body-port element returns ([`Element::evaluate_body`]): its port state and efforts in
-/// the scalar form the energy accounts and outputs read (a contact: `at.s` the depth d [m],
-/// `at.sd` its rate ḋ [m/s], `effort.force` the normal force F_n [N], `effort.vector` the force
-/// on the body, global [N]) and the global point where `effort.vector` acts [m].
+/// What a body-port element returns ([`Element::evaluate_body`]): a force `effort.vector`
+/// (global [N]) at the global point `point` [m] plus a couple `torque` (global [N m]); its
+/// scalar port state and efforts for the outputs (a contact: `at.s` the deepest penetration d
+/// [m], `at.sd` its rate ḋ [m/s], `effort.force` the total normal force [N]); and its energy
+/// account `power` at the real parts, which the energy stage takes instead of
+/// [`Element::power`] (a contact at several points has more than one scalar state).
 #[derive(Debug, Clone, Copy)]
 pub struct BodyEffort<S: Real> {
     /// The scalar port state.
@@ -121,6 +123,10 @@ pub struct BodyEffort<S: Real> {
     pub effort: PortEffort<S>,
     /// Where the force acts, global [m].
     pub point: Vector3<S>,
+    /// A couple on the body, global [N m].
+    pub torque: Vector3<S>,
+    /// The energy account at this evaluation (real parts).
+    pub power: Power,
 }
 
 impl<S: Real> BodyEffort<S> {
@@ -130,6 +136,8 @@ impl<S: Real> BodyEffort<S> {
             at: PortState::zero(),
             effort: PortEffort::zero(),
             point: Vector3::zeros(),
+            torque: Vector3::zeros(),
+            power: Power::default(),
         }
     }
 }

@@ -80,17 +80,23 @@ pub fn commit(
                 let b = e.evaluate_body(&crate::mechanics::ports::body_pose(kin, frame), u);
                 at.s = b.at.s;
                 at.sd = b.at.sd;
-                body_effort = Some(b.effort);
+                body_effort = Some((b.effort, b.power));
             }
         }
-        let effort = match body_effort {
-            Some(effort) => effort,
-            None => e.evaluate(&at),
+        // a body port brings its own account (`BodyEffort::power`)
+        let (effort, p) = match body_effort {
+            Some(x) => x,
+            None => {
+                let effort = e.evaluate(&at);
+                (effort, e.power(&at, &effort))
+            }
         };
-        if matches!(ports.mech, MechPort::Point { .. } | MechPort::Torque { .. }) {
+        let p = if matches!(ports.mech, MechPort::Point { .. } | MechPort::Torque { .. }) {
             at.sd = load_rate(kin, e, &effort);
-        }
-        let p = e.power(&at, &effort);
+            e.power(&at, &effort)
+        } else {
+            p
+        };
         let acc = &mut st.elements;
         if integrate {
             acc.dissipated_j[i] += 0.5 * dt * (acc.dissipated_w[i] + p.dissipated_w);

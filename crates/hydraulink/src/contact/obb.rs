@@ -109,7 +109,9 @@ impl<S: Real> Obb<S> {
     /// Projection radius r(L) = Σ_i h_i |a_i·L| on an axis L [m].
     #[inline]
     pub fn radius(&self, l: &Vector3<S>) -> S {
-        (0..3).fold(S::zero(), |r, i| r + abs(self.axis(i).dot(l)) * c::<S>(self.half[i]))
+        (0..3).fold(S::zero(), |r, i| {
+            r + abs(self.axis(i).dot(l)) * c::<S>(self.half[i])
+        })
     }
 
     /// Vertex k ∈ 0..8: c + Σ_i ±h_i a_i, with bit i of k choosing + [m].

@@ -18,13 +18,22 @@
 //! D = F_n ḋ − K d ḋ: C ḋ² while the force is positive, and −K d ḋ ≥ 0 while it is clamped (the
 //! spring energy released on a fast rebound is lost, not returned). D ≥ 0 always.
 //!
+//! Against a box or a pole the contact has the single point of the separating-axis test (003
+//! Pub. IV: "a single collision point model"). Against the ground plane every corner of the box
+//! below the plane is a contact point of its own, with its own d_i, ḋ_i and F_n,i, summed into
+//! one force at the box centre and a couple: a box lying or rocking on a face or an edge is then
+//! carried by the corners that touch, and its force changes continuously as a corner lifts off,
+//! instead of jumping between tied corners (which made the Newton iteration cycle; the
+//! separating-axis point would put the whole load on one corner). The energy account sums the
+//! corners: stored Σ ½ K d_i², dissipated Σ (F_n,i − K d_i) ḋ_i.
+//!
 //! The obstacle is static (global frame). One element is one box–obstacle pair: a bucket near
 //! the ground, a pole and a hopper edge is three elements.
 
 use nalgebra::{Matrix3, Rotation3, Vector3};
 use serde::{Deserialize, Serialize};
 
-use crate::contact::obb::{box_box, box_plane, Contact, Obb};
+use crate::contact::obb::{box_box, Obb};
 use crate::element::{
     BodyEffort, BodyPose, Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports,
     Power, Variable, MAX_NODES, MAX_OUTPUTS,
@@ -79,20 +88,29 @@ pub struct ObbContactSpec {
     pub name: String,
     /// The body that carries the box.
     pub body: String,
-    /// Centre of the box in the body frame [m].
-    pub center_m: [f64; 3],
+    /// The marker of that body at the centre of the box.
+    pub marker: String,
     /// Half extents of the box along its axes [m], each > 0.
     pub half_extents_m: [f64; 3],
-    /// Rotation of the box axes from the body axes: angles about x, then y, then z (fixed
-    /// axes) [deg].
+    /// Rotation of the box axes from the global axes in the reference configuration (every
+    /// joint coordinate zero, where the body's markers are given; also for a file in the
+    /// assembled pose): angles about x, then y, then z (fixed axes) [deg].
     #[serde(default)]
     pub rotation_deg: [f64; 3],
     /// Contact stiffness K [N/m], > 0.
     pub stiffness_n_m: f64,
     /// Contact damping C [N s/m], ≥ 0.
     pub damping_n_s_m: f64,
+    /// Depth δ over which the damping grows in linearly from 0 to C, so the force does not
+    /// jump at touch-down [m], ≥ 0 (default 1e-4 m; 0: the damping acts at once).
+    #[serde(default = "default_ramp")]
+    pub damping_ramp_m: f64,
     /// The obstacle.
     pub obstacle: ObstacleSpec,
+}
+
+fn default_ramp() -> f64 {
+    1e-4
 }
 
 /// A compiled obstacle.
@@ -116,9 +134,9 @@ pub struct ObbContact {
     pub name: String,
     /// The body's frame.
     pub frame: Frame,
-    /// Centre of the box in the body frame [m].
+    /// Centre of the box in the body frame (reference configuration) [m].
     pub center: Vector3<f64>,
-    /// Box axes in the body frame (columns) [-].
+    /// Box axes in the body frame (reference configuration; columns) [-].
     pub axes: Matrix3<f64>,
     /// Half extents [m].
     pub half: Vector3<f64>,
@@ -126,6 +144,8 @@ pub struct ObbContact {
     pub stiffness: f64,
     /// Damping C [N s/m].
     pub damping: f64,
+    /// Depth δ over which the damping grows in linearly from 0 to C [m] (0: at once).
+    pub damping_ramp_m: f64,
     /// The obstacle.
     pub obstacle: Obstacle,
 }
@@ -206,8 +226,8 @@ impl ObstacleSpec {
 impl ObbContactSpec {
     /// Checks the fields and resolves the body.
     pub fn compile(&self, cx: &Context) -> Result<ObbContact, ModelError> {
-        let frame = (cx.body)(&self.body)
-            .ok_or_else(|| cx.error("body", format!("unknown body '{}'", self.body)))?;
+        let at = cx.marker("marker", &self.body, &self.marker)?;
+        let frame = at.frame;
         if frame == Frame::Ground {
             return Err(cx.error(
                 "body",
@@ -217,11 +237,12 @@ impl ObbContactSpec {
         Ok(ObbContact {
             name: self.name.clone(),
             frame,
-            center: vector(cx, "center_m", self.center_m)?,
+            center: at.point_ref,
             axes: rotation(cx, "rotation_deg", self.rotation_deg)?,
             half: half_extents(cx, "half_extents_m", self.half_extents_m)?,
             stiffness: cx.positive("stiffness_n_m", self.stiffness_n_m)?,
             damping: cx.non_negative("damping_n_s_m", self.damping_n_s_m)?,
+            damping_ramp_m: cx.non_negative("damping_ramp_m", self.damping_ramp_m)?,
             obstacle: self.obstacle.compile(cx)?,
         })
     }
@@ -230,11 +251,17 @@ impl ObbContactSpec {
 /// The penalty law: F_n = max(0, K d + C ḋ) for d > 0, else 0 [N] (003 Pub. IV eq. 17 with a
 /// signed rate; module doc). The branches are decided on the real parts.
 #[inline]
-pub fn normal_force<S: Real>(stiffness: f64, damping: f64, d: S, dd: S) -> S {
+pub fn normal_force<S: Real>(stiffness: f64, damping: f64, ramp_m: f64, d: S, dd: S) -> S {
     if re(d) <= 0.0 {
         return S::zero();
     }
-    let f = d * c::<S>(stiffness) + dd * c::<S>(damping);
+    // the damping grows in over the first δ of depth, so the force is continuous at touch-down
+    let c_d = if re(d) < ramp_m {
+        d * c::<S>(damping / ramp_m)
+    } else {
+        c::<S>(damping)
+    };
+    let f = d * c::<S>(stiffness) + dd * c_d;
     if re(f) <= 0.0 {
         S::zero()
     } else {
@@ -249,23 +276,6 @@ impl ObbContact {
             center: pose.point(&self.center),
             axes: pose.rot * m3::<S>(&self.axes),
             half: self.half,
-        }
-    }
-
-    /// The contact of the body's box at `pose` with the obstacle (obstacle = A, body = B: the
-    /// normal points from the obstacle to the body), or `None`.
-    pub fn contact<S: Real>(&self, pose: &BodyPose<S>) -> Option<Contact<S>> {
-        let b = self.body_box(pose);
-        match &self.obstacle {
-            Obstacle::Plane { point, normal } => box_plane(&b, point, normal),
-            Obstacle::Box(a) => {
-                let a = Obb {
-                    center: v3::<S>(&a.center),
-                    axes: m3::<S>(&a.axes),
-                    half: a.half,
-                };
-                box_box(&a, &b)
-            }
         }
     }
 }
@@ -292,25 +302,74 @@ impl Element for ObbContact {
     /// The scalar law on (s = d, ṡ = ḋ): `force` = F_n.
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
         let mut e = PortEffort::zero();
-        e.force = normal_force(self.stiffness, self.damping, at.s, at.sd);
+        e.force = normal_force(
+            self.stiffness,
+            self.damping,
+            self.damping_ramp_m,
+            at.s,
+            at.sd,
+        );
         e
     }
     fn evaluate_body<S: Real>(&self, pose: &BodyPose<S>, u: f64) -> BodyEffort<S> {
-        let Some(k) = self.contact(pose) else {
-            return BodyEffort::zero();
-        };
-        let mut at = PortState::zero();
-        at.u = u;
-        at.s = k.depth;
-        // ḋ = −n·(ṙ_B(P) − ṙ_A(P)), the obstacle at rest (003 Pub. IV eq. 19, signed)
-        at.sd = -k.normal.dot(&pose.velocity(&k.point));
-        let mut effort = self.evaluate(&at);
-        effort.vector = k.normal * effort.force;
-        BodyEffort {
-            at,
-            effort,
-            point: k.point,
+        let b = self.body_box(pose);
+        let mut out = BodyEffort::zero();
+        out.at.u = u;
+        match &self.obstacle {
+            Obstacle::Plane { point, normal } => {
+                // every corner below the plane is a contact point of its own (module doc)
+                let n = v3::<S>(normal);
+                let p0 = v3::<S>(point);
+                let mut total = S::zero();
+                for k in 0..8 {
+                    let v = b.vertex(k);
+                    let d = n.dot(&(p0 - v));
+                    if re(d) <= 0.0 {
+                        continue;
+                    }
+                    // ḋ_i = −n·ṙ(v_i) (003 Pub. IV eq. 19, signed, the ground at rest)
+                    let dd = -n.dot(&pose.velocity(&v));
+                    let f = normal_force(self.stiffness, self.damping, self.damping_ramp_m, d, dd);
+                    total += f;
+                    out.torque += (v - b.center).cross(&(n * f));
+                    let (dr, ddr, fr) = (re(d), re(dd), re(f));
+                    out.power.stored_j += 0.5 * self.stiffness * dr * dr;
+                    out.power.dissipated_w += (fr - self.stiffness * dr) * ddr;
+                    if dr > re(out.at.s) {
+                        out.at.s = d;
+                        out.at.sd = dd;
+                    }
+                }
+                out.point = b.center;
+                out.effort.force = total;
+                out.effort.vector = n * total;
+            }
+            Obstacle::Box(a) => {
+                let a = Obb {
+                    center: v3::<S>(&a.center),
+                    axes: m3::<S>(&a.axes),
+                    half: a.half,
+                };
+                let Some(k) = box_box(&a, &b) else {
+                    return out;
+                };
+                out.at.s = k.depth;
+                // ḋ = −n·(ṙ_B(P) − ṙ_A(P)), the obstacle at rest (003 Pub. IV eq. 19, signed)
+                out.at.sd = -k.normal.dot(&pose.velocity(&k.point));
+                out.effort = self.evaluate(&out.at);
+                out.effort.vector = k.normal * out.effort.force;
+                out.point = k.point;
+                let at = PortState {
+                    s: re(out.at.s),
+                    sd: re(out.at.sd),
+                    ..PortState::zero()
+                };
+                let mut e = PortEffort::zero();
+                e.force = re(out.effort.force);
+                out.power = self.power(&at, &e);
+            }
         }
+        out
     }
     fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
         let (d, dd) = (at.s.max(0.0), at.sd);

@@ -7,7 +7,7 @@
 //!   point:  F⃗ (rotated by R of its frame in body axes) on r
 //!   torque: T⃗ (rotated likewise) on the body: [0 ; T⃗]
 //!   joint:  Q′_k += Q_j after the accumulation
-//!   body:   the frame's pose and (ṡ, ω) in; F⃗ (global) at the element's point r out
+//!   body:   the frame's pose and (ṡ, ω) in; F⃗ (global) at the element's point r and a couple T⃗ out
 //! ```
 //! The natural-coordinate counterpart is `mechanics::global::element_ports`.
 
@@ -140,6 +140,7 @@ pub fn body_forces<S: Real>(
             MechPort::Body(frame) => {
                 let b = e.evaluate_body(&body_pose(kin, frame), u[i]);
                 dy.add_point_force(frame, &b.point, &b.effort.vector);
+                dy.add_torque(frame, &b.torque);
                 at[i] = b.at;
                 effort[i] = b.effort;
             }

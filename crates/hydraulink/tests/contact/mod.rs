@@ -1,2 +1,2 @@
-mod obb;
 mod element;
+mod obb;
