@@ -59,6 +59,7 @@ pub mod real;
 pub mod simulation;
 pub mod state;
 pub mod step;
+pub mod terrain;
 pub mod workspace;
 
 pub use error::{InitError, InputError, ModelError, StepError};

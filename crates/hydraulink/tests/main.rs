@@ -9,4 +9,5 @@ mod invariants;
 mod machines;
 mod model;
 mod regressions;
+mod terrain;
 mod validation;
