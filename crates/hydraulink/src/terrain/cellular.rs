@@ -125,8 +125,16 @@ pub fn sweep(field: &mut Heightfield, force_n: &[f64], a: &Automaton, s: &mut Sc
         for i in 0..nx {
             let k = i + nx * j;
             // forward differences; none across the closed border
-            let hx = if i + 1 < nx { s.effective[k] - s.effective[k + 1] } else { 0.0 };
-            let hy = if j + 1 < nz { s.effective[k] - s.effective[k + nx] } else { 0.0 };
+            let hx = if i + 1 < nx {
+                s.effective[k] - s.effective[k + 1]
+            } else {
+                0.0
+            };
+            let hy = if j + 1 < nz {
+                s.effective[k] - s.effective[k + nx]
+            } else {
+                0.0
+            };
             // arctan(|∇h′|) > α  ⇔  |∇h′| d > d tan α
             if (hx * hx + hy * hy).sqrt() <= limit {
                 continue;

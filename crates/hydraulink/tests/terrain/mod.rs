@@ -27,8 +27,16 @@ fn steepest(f: &Heightfield) -> f64 {
     for j in 0..f.nz {
         for i in 0..f.nx {
             let k = f.index(i, j);
-            let hx = if i + 1 < f.nx { f.h[k] - f.h[k + 1] } else { 0.0 };
-            let hy = if j + 1 < f.nz { f.h[k] - f.h[k + f.nx] } else { 0.0 };
+            let hx = if i + 1 < f.nx {
+                f.h[k] - f.h[k + 1]
+            } else {
+                0.0
+            };
+            let hy = if j + 1 < f.nz {
+                f.h[k] - f.h[k + f.nx]
+            } else {
+                0.0
+            };
             m = m.max((hx * hx + hy * hy).sqrt() / f.cell_m);
         }
     }
@@ -65,11 +73,16 @@ fn cut_and_deposit_move_exact_volumes() {
     let mut f = pile();
     let v0 = f.volume_m3();
     // a bucket edge through the pile at 0.6 m, 1 cm apart across the grid
-    let edge: Vec<[f64; 3]> = (0..400).map(|k| [1.0 + 0.005 * k as f64, 0.6, 2.0]).collect();
+    let edge: Vec<[f64; 3]> = (0..400)
+        .map(|k| [1.0 + 0.005 * k as f64, 0.6, 2.0])
+        .collect();
     let removed = f.cut(&edge);
     assert!(removed > 0.0);
     let v1 = f.volume_m3();
-    assert!((v0 - v1 - removed).abs() <= 1e-12 * v0, "{v0} − {v1} ≠ {removed}");
+    assert!(
+        (v0 - v1 - removed).abs() <= 1e-12 * v0,
+        "{v0} − {v1} ≠ {removed}"
+    );
     // cutting again at the same height removes nothing
     assert_eq!(f.cut(&edge), 0.0);
     // dump it elsewhere, let it slide
@@ -81,7 +94,10 @@ fn cut_and_deposit_move_exact_volumes() {
     assert!((f.volume_m3() - v0).abs() <= 1e-12 * v0);
     assert!(steepest(&f) <= a.friction_angle_rad.tan() + 1e-12);
     // outside the grid: an error naming the point, nothing moved
-    assert!(matches!(f.deposit(-1.0, 0.5, 1.0), Err(TerrainError::Outside { .. })));
+    assert!(matches!(
+        f.deposit(-1.0, 0.5, 1.0),
+        Err(TerrainError::Outside { .. })
+    ));
 }
 
 #[test]
@@ -96,7 +112,11 @@ fn a_force_pushes_material_aside_and_eta_zero_does_not() {
     let mut s = Scratch::new(&f);
     let mut still = Automaton::paper(RHO);
     still.eta = 0.0;
-    assert_eq!(sweep(&mut f, &force, &still, &mut s), 0, "η = 0 moves nothing");
+    assert_eq!(
+        sweep(&mut f, &force, &still, &mut s),
+        0,
+        "η = 0 moves nothing"
+    );
     let a = Automaton::paper(RHO);
     assert!((a.force_height(2.0e4, 0.1) - 4.0 * 2.0e4 / (0.01 * RHO * 9.81)).abs() < 1e-12);
     let before = f.h[centre];
@@ -129,9 +149,18 @@ fn bad_parameters_name_their_field() {
         TerrainError::Parameter { field, .. } => field,
         other => panic!("{other}"),
     };
-    assert_eq!(field(Heightfield::flat(1, 5, 0.1, [0.0; 2], 0.0).unwrap_err()), "cells");
-    assert_eq!(field(Heightfield::flat(5, 5, 0.0, [0.0; 2], 0.0).unwrap_err()), "cell_m");
-    assert_eq!(field(Heightfield::flat(5, 5, 0.1, [0.0; 2], -1.0).unwrap_err()), "height_m");
+    assert_eq!(
+        field(Heightfield::flat(1, 5, 0.1, [0.0; 2], 0.0).unwrap_err()),
+        "cells"
+    );
+    assert_eq!(
+        field(Heightfield::flat(5, 5, 0.0, [0.0; 2], 0.0).unwrap_err()),
+        "cell_m"
+    );
+    assert_eq!(
+        field(Heightfield::flat(5, 5, 0.1, [0.0; 2], -1.0).unwrap_err()),
+        "height_m"
+    );
     let mut a = Automaton::paper(RHO);
     a.flow_rate = 0.3;
     assert_eq!(field(a.check().unwrap_err()), "flow_rate");
