@@ -433,6 +433,7 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
         Some("joint_force") => "joint force",
         Some("hydraulic_motor") => "hydraulic motor",
         Some("counterbalance_valve") => "counterbalance valve",
+        Some("obb_contact") => "contact",
         _ => "element",
     }
 }

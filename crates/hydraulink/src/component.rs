@@ -4,9 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::contact::obb_contact::{ObbContact, ObbContactSpec};
 use crate::element::{
-    Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_INTERNAL, MAX_OUTPUTS,
+    BodyEffort, BodyPose, Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports,
+    Power, Variable, MAX_INTERNAL, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
@@ -57,6 +58,8 @@ pub enum Component {
     HydraulicMotor(HydraulicMotor),
     /// Counterbalance (load-holding) valve.
     CounterbalanceValve(CounterbalanceValve),
+    /// Penalty contact of a body's box against a static obstacle.
+    ObbContact(ObbContact),
 }
 
 /// Calls `$body` with `$e` bound to the element inside `$c`.
@@ -77,6 +80,7 @@ macro_rules! dispatch {
             $crate::component::Component::ExternalLoad($e) => $body,
             $crate::component::Component::HydraulicMotor($e) => $body,
             $crate::component::Component::CounterbalanceValve($e) => $body,
+            $crate::component::Component::ObbContact($e) => $body,
         }
     };
 }
@@ -132,6 +136,10 @@ impl Element for Component {
     #[inline]
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
         dispatch!(self, e => e.evaluate(at))
+    }
+    #[inline]
+    fn evaluate_body<S: Real>(&self, pose: &BodyPose<S>, u: f64) -> BodyEffort<S> {
+        dispatch!(self, e => e.evaluate_body(pose, u))
     }
     fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
         dispatch!(self, x => x.power(at, e))
@@ -268,6 +276,8 @@ pub enum ComponentSpec {
     /// `<name>.flow` [m³/s] (load to valve side; negative through the check), `<name>.opening`
     /// [-] (main stage), `<name>.power_w`.
     CounterbalanceValve(CounterbalanceValveSpec),
+    /// `obb_contact`: a box fixed in a body against a static obstacle (plane, box or pole).
+    ObbContact(ObbContactSpec),
 }
 
 impl ComponentSpec {
@@ -290,6 +300,7 @@ impl ComponentSpec {
             ComponentSpec::JointForce(s) => &s.name,
             ComponentSpec::HydraulicMotor(s) => &s.name,
             ComponentSpec::CounterbalanceValve(s) => &s.name,
+            ComponentSpec::ObbContact(s) => &s.name,
         }
     }
     /// The node names of a 4/3 valve, bridge valve, throttle, pump, hose, hydraulic motor or the
@@ -328,6 +339,7 @@ impl ComponentSpec {
             ComponentSpec::JointForce(_) => "joint force",
             ComponentSpec::HydraulicMotor(_) => "hydraulic motor",
             ComponentSpec::CounterbalanceValve(_) => "counterbalance valve",
+            ComponentSpec::ObbContact(_) => "contact",
         }
     }
     /// The field that gives the element internal states (Newton unknowns of its own), when it
@@ -365,6 +377,7 @@ impl ComponentSpec {
             ComponentSpec::CounterbalanceValve(s) => {
                 s.compile(cx).map(Component::CounterbalanceValve)
             }
+            ComponentSpec::ObbContact(s) => s.compile(cx).map(Component::ObbContact),
         }
     }
 }

@@ -31,7 +31,7 @@
 //! [`crate::hydraulics::component_flows`] and [`crate::hydraulics::pressure_rates`] for every
 //! formulation. The energy stage ([`energy`]) evaluates every element at the committed state.
 
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 use crate::error::ModelError;
 use crate::model::ids::{AxisId, Frame, FramePoint, Node};
@@ -77,6 +77,69 @@ pub enum MechPort {
     },
     /// A single-axis joint: coordinate and rate in, generalized force out.
     Joint(AxisId),
+    /// A body: the pose and velocity of its frame in ([`BodyPose`]), a force at a point out
+    /// ([`BodyEffort`], through [`Element::evaluate_body`]); a contact.
+    Body(Frame),
+}
+
+/// What a body port hands its element: the pose and velocity of the body's frame, in scalar
+/// type `S` (dual in the exact tangent).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyPose<S: Real> {
+    /// Origin of the frame, global [m].
+    pub origin: Vector3<S>,
+    /// Rotation of the frame: body axes to global [-].
+    pub rot: Matrix3<S>,
+    /// Velocity of the body point at the global origin, ṡ (000 eq. 3) [m/s].
+    pub v0: Vector3<S>,
+    /// Angular velocity ω, global [rad/s].
+    pub omega: Vector3<S>,
+}
+
+impl<S: Real> BodyPose<S> {
+    /// Velocity of the body's material point at global position `r`: ṙ = ṡ + ω × r [m/s].
+    #[inline]
+    pub fn velocity(&self, r: &Vector3<S>) -> Vector3<S> {
+        self.v0 + self.omega.cross(r)
+    }
+    /// Global position of the body-frame point `r_body` [m].
+    #[inline]
+    pub fn point(&self, r_body: &Vector3<f64>) -> Vector3<S> {
+        self.origin + self.rot * crate::real::v3::<S>(r_body)
+    }
+}
+
+/// What a body-port element returns ([`Element::evaluate_body`]): a force `effort.vector`
+/// (global [N]) at the global point `point` [m] plus a couple `torque` (global [N m]); its
+/// scalar port state and efforts for the outputs (a contact: `at.s` the deepest penetration d
+/// [m], `at.sd` its rate ḋ [m/s], `effort.force` the total normal force [N]); and its energy
+/// account `power` at the real parts, which the energy stage takes instead of
+/// [`Element::power`] (a contact at several points has more than one scalar state).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyEffort<S: Real> {
+    /// The scalar port state.
+    pub at: PortState<S>,
+    /// The efforts; `vector` is the force on the body, global [N].
+    pub effort: PortEffort<S>,
+    /// Where the force acts, global [m].
+    pub point: Vector3<S>,
+    /// A couple on the body, global [N m].
+    pub torque: Vector3<S>,
+    /// The energy account at this evaluation (real parts).
+    pub power: Power,
+}
+
+impl<S: Real> BodyEffort<S> {
+    /// No force (at the origin).
+    pub fn zero() -> Self {
+        BodyEffort {
+            at: PortState::zero(),
+            effort: PortEffort::zero(),
+            point: Vector3::zeros(),
+            torque: Vector3::zeros(),
+            power: Power::default(),
+        }
+    }
 }
 
 /// The ports of an element.
@@ -244,6 +307,12 @@ pub trait Element {
     fn describe(&self, out: &mut Vec<Variable>);
     /// The law: efforts at the port state `at`.
     fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S>;
+    /// A body-port element ([`MechPort::Body`]): the force on its body at the body's `pose`,
+    /// with input value `u`; it calls [`Element::evaluate`] for its scalar law. No force for
+    /// the other elements.
+    fn evaluate_body<S: Real>(&self, _pose: &BodyPose<S>, _u: f64) -> BodyEffort<S> {
+        BodyEffort::zero()
+    }
     /// Energy account at `at` with efforts `e` (from [`Element::evaluate`]).
     fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power;
     /// Which balance its energy belongs to.

@@ -3,7 +3,7 @@
 //! state ([`crate::component::ElementEnergy`]).
 
 use crate::component::ElementValues;
-use crate::element::MechPort;
+use crate::element::{Element, MechPort};
 use crate::hydraulics::node_port_state;
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::ports::{load_rate, Line};
@@ -62,6 +62,7 @@ pub fn commit(
         let r = &model.layout.element_states[i];
         let e0 = model.layout.internal.start;
         at.internal[..r.len()].copy_from_slice(&st.internal[r.start - e0..r.end - e0]);
+        let mut body_effort = None;
         match ports.mech {
             MechPort::None => {}
             MechPort::Joint(a) => {
@@ -74,12 +75,28 @@ pub fn commit(
                 at.sd = line.rate(kin, &base, &rod);
             }
             MechPort::Point { .. } | MechPort::Torque { .. } => {}
+            MechPort::Body(frame) => {
+                // a contact: its depth, rate and force come with its pose
+                let b = e.evaluate_body(&crate::mechanics::ports::body_pose(kin, frame), u);
+                at.s = b.at.s;
+                at.sd = b.at.sd;
+                body_effort = Some((b.effort, b.power));
+            }
         }
-        let effort = e.evaluate(&at);
-        if matches!(ports.mech, MechPort::Point { .. } | MechPort::Torque { .. }) {
+        // a body port brings its own account (`BodyEffort::power`)
+        let (effort, p) = match body_effort {
+            Some(x) => x,
+            None => {
+                let effort = e.evaluate(&at);
+                (effort, e.power(&at, &effort))
+            }
+        };
+        let p = if matches!(ports.mech, MechPort::Point { .. } | MechPort::Torque { .. }) {
             at.sd = load_rate(kin, e, &effort);
-        }
-        let p = e.power(&at, &effort);
+            e.power(&at, &effort)
+        } else {
+            p
+        };
         let acc = &mut st.elements;
         if integrate {
             acc.dissipated_j[i] += 0.5 * dt * (acc.dissipated_w[i] + p.dissipated_w);

@@ -41,6 +41,7 @@ pub mod advance;
 pub mod assembly;
 pub mod buffers;
 pub mod component;
+pub mod contact;
 pub mod element;
 pub mod element_energy;
 pub mod error;
@@ -58,6 +59,7 @@ pub mod real;
 pub mod simulation;
 pub mod state;
 pub mod step;
+pub mod terrain;
 pub mod workspace;
 
 pub use error::{InitError, InputError, ModelError, StepError};

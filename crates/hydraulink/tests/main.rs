@@ -1,6 +1,7 @@
 //! Integration tests, mirroring the library: paper validation, invariants, determinism.
 
 mod common;
+mod contact;
 mod determinism;
 mod elements;
 mod inputs;
@@ -8,4 +9,5 @@ mod invariants;
 mod machines;
 mod model;
 mod regressions;
+mod terrain;
 mod validation;

@@ -3,7 +3,8 @@
 //! and every element (`[[elements]]`: the boom's end stop, check valve, relief valve and
 //! accumulator; the loads model's spring–damper, point forces, torque and input-driven joint
 //! force; the pump_relief model's fixed pump, hose and a pressure-compensated pump with its
-//! swash-plate lag; a hydraulic motor and a counterbalance valve). Own test binary: it installs
+//! swash-plate lag; a hydraulic motor and a counterbalance valve; the contact of a brick on the
+//! ground). Own test binary: it installs
 //! a counting allocator.
 
 #[path = "support/alloc_counter.rs"]
@@ -15,6 +16,9 @@ mod common;
 
 #[path = "support/loads.rs"]
 mod loads;
+
+#[path = "support/contact_drop.rs"]
+mod contact_drop;
 
 use alloc_counter::allocations;
 use hydraulink::mechanics::kinematic_guidance::{replay_spec, Recorded};
@@ -351,4 +355,31 @@ signal = { type = "piecewise_constant", times = [0.0, 0.5, 1.5], values = [0.0, 
     )
     .unwrap();
     check_spec("boom with counterbalance valve", &spec);
+}
+
+#[test]
+fn contact_step_loop_allocates_nothing() {
+    // a brick at rest on the ground (four corners in contact), and a tumbling brick landing on a
+    // corner (contacts made and lost)
+    for (name, text) in [
+        (
+            "brick at rest",
+            contact_drop::drop_toml(0.1, [0.0; 3], [0.0; 6], 3000.0, 1e-3, 3.0, 1e-4),
+        ),
+        (
+            "brick dropped",
+            contact_drop::drop_toml(
+                0.35,
+                [0.3, 0.2, -0.25],
+                [0.5, 0.0, 0.0, 1.0, 0.0, 2.0],
+                300.0,
+                2.5e-4,
+                1.0,
+                1e-3,
+            ),
+        ),
+    ] {
+        let spec: hydraulink::ModelSpec = toml::from_str(&text).unwrap();
+        check_spec(name, &spec);
+    }
 }

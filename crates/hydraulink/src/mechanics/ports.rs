@@ -7,13 +7,14 @@
 //!   point:  F⃗ (rotated by R of its frame in body axes) on r
 //!   torque: T⃗ (rotated likewise) on the body: [0 ; T⃗]
 //!   joint:  Q′_k += Q_j after the accumulation
+//!   body:   the frame's pose and (ṡ, ω) in; F⃗ (global) at the element's point r and a couple T⃗ out
 //! ```
 //! The natural-coordinate counterpart is `mechanics::global::element_ports`.
 
 use nalgebra::Vector3;
 
 use crate::component::Component;
-use crate::element::{MechPort, PortEffort, PortState};
+use crate::element::{BodyPose, Element, MechPort, PortEffort, PortState};
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::semirecursive::Dynamics;
 use crate::model::ids::FramePoint;
@@ -64,6 +65,18 @@ impl<S: Real> Line<S> {
         let fv = self.n * f;
         dy.add_point_force(rod.frame, &self.rr, &fv);
         dy.add_point_force(base.frame, &self.rb, &(-fv));
+    }
+}
+
+/// The pose and velocity of frame `frame` at the kinematics `kin` (a body port).
+#[inline]
+pub fn body_pose<S: Real>(kin: &Kinematics<S>, frame: crate::model::ids::Frame) -> BodyPose<S> {
+    let (v0, omega) = kin.frame_vel(frame);
+    BodyPose {
+        origin: kin.frame_pos(frame),
+        rot: kin.frame_rot(frame),
+        v0,
+        omega,
     }
 }
 
@@ -123,6 +136,13 @@ pub fn body_forces<S: Real>(
                 dy.add_torque(frame, &t);
                 at[i] = st;
                 effort[i] = ef;
+            }
+            MechPort::Body(frame) => {
+                let b = e.evaluate_body(&body_pose(kin, frame), u[i]);
+                dy.add_point_force(frame, &b.point, &b.effort.vector);
+                dy.add_torque(frame, &b.torque);
+                at[i] = b.at;
+                effort[i] = b.effort;
             }
         }
     }

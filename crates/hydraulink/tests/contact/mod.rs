@@ -1,0 +1,2 @@
+mod element;
+mod obb;
