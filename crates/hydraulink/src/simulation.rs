@@ -239,20 +239,7 @@ impl Simulation {
             &b.ev.mechanical_elements,
             false,
         );
-        // diagnostics of the initial state
-        let spool = state.spool.clone();
-        ws.ev.fstate.copy_from_slice(&state.friction);
-        ws.ev.internal.copy_from_slice(&state.internal);
-        ws.ev
-            .evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
-        let mut last = StepReport::default();
-        crate::advance::energies_and_violation(&model, &ws.ev, &state.zd, &mut last);
-        // sized once here; `report_into_state` overwrites them in place after every step
-        let r = &mut state.reported;
-        r.cylinder = vec![[0.0; 3]; model.hydraulics.cylinders.len()];
-        r.cylinder_friction_n = vec![0.0; model.hydraulics.cylinders.len()];
-        r.joint_friction = vec![0.0; model.joint_friction.len()];
-        report_into_state(&ws, &last, &mut state);
+        let last = evaluate_reported(&model, &mut state, &mut ws);
         Ok(Simulation {
             columns: columns(&model),
             model,
@@ -282,6 +269,15 @@ impl Simulation {
         self.state = state;
         self.ws.tangent_valid = false;
         self.ws.tangent_id = u64::MAX;
+        // a state that no simulation has reported on (built by `initialization::initialize`):
+        // its values from an evaluation at it, as `Simulation::new` does
+        let (r, nc) = (&self.state.reported, self.model.hydraulics.cylinders.len());
+        if r.cylinder.len() != nc
+            || r.cylinder_friction_n.len() != nc
+            || r.joint_friction.len() != self.model.joint_friction.len()
+        {
+            evaluate_reported(&self.model, &mut self.state, &mut self.ws);
+        }
         let b = &mut self.ws.buffers;
         crate::element_energy::refresh(
             &self.model,
@@ -495,6 +491,26 @@ impl Simulation {
     fn initial_potential(&self) -> f64 {
         self.state.potential0_j
     }
+}
+
+/// The diagnostics of the state `st` at rest of a step (the initial state): the model evaluated
+/// at (z, ż, p) into `ws`, KE, PE and ‖Φ‖ from it, and `st.reported` sized for the model and
+/// filled ([`report_into_state`]). Allocates: called by [`Simulation::new`] and for a state
+/// without reported values, never in the step loop.
+fn evaluate_reported(model: &Model, st: &mut State, ws: &mut Workspace) -> StepReport {
+    let spool = st.spool.clone();
+    ws.ev.fstate.copy_from_slice(&st.friction);
+    ws.ev.internal.copy_from_slice(&st.internal);
+    ws.ev.evaluate(model, &st.z, &st.zd, &st.p, &spool, false);
+    let mut last = StepReport::default();
+    crate::advance::energies_and_violation(model, &ws.ev, &st.zd, &mut last);
+    // sized here; `report_into_state` overwrites them in place after every step
+    let r = &mut st.reported;
+    r.cylinder = vec![[0.0; 3]; model.hydraulics.cylinders.len()];
+    r.cylinder_friction_n = vec![0.0; model.hydraulics.cylinders.len()];
+    r.joint_friction = vec![0.0; model.joint_friction.len()];
+    report_into_state(ws, &last, st);
+    last
 }
 
 /// The values of the formulation's last evaluation in `ws` and of the step's `report` that the

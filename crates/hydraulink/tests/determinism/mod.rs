@@ -211,4 +211,26 @@ fn output_row_after_set_state_is_the_row_of_that_state() {
     let moved =
         restored_row_is_the_row_of_the_state(hydraulink::model::compile(&spec).unwrap(), 300, 30);
     assert!(moved > 10, "excavator: {moved} columns moved");
+    // a state straight from the initialization (no simulation has reported on it): its row is
+    // the initial row of `Simulation::new`
+    for name in ["pump_relief", "excavator"] {
+        let model = model_of(name);
+        let mut sim = Simulation::new(model.clone()).unwrap();
+        let mut initial = vec![0.0; sim.n_outputs()];
+        sim.output_row(&mut initial);
+        for _ in 0..100 {
+            sim.step().unwrap();
+        }
+        sim.set_state(hydraulink::initialization::initialize(&model).unwrap());
+        let mut row = vec![0.0; sim.n_outputs()];
+        sim.output_row(&mut row);
+        for (i, (x, y)) in initial.iter().zip(&row).enumerate() {
+            assert_eq!(
+                x.to_bits(),
+                y.to_bits(),
+                "{name}: column {} of an initialized state: {y} instead of {x}",
+                sim.output_labels()[i]
+            );
+        }
+    }
 }
