@@ -37,6 +37,37 @@ pub(crate) fn check_command(args: &CheckArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Where the pressure of volume `v` comes from when hydraulic motors hold their joints with it:
+/// every motor with a node port on `v`, in model order. Several motors on one volume share its
+/// pressure: the statics solve their holding torques and the volumes' zero net flow together,
+/// so the line names them all. `None` when no motor is connected to `v`.
+fn holding_motors(model: &hydraulink::Model, v: usize) -> Option<String> {
+    let here = hydraulink::model::Node::Volume(hydraulink::model::VolumeId(v));
+    let names: Vec<String> = model
+        .elements
+        .iter()
+        .filter_map(|e| match e {
+            hydraulink::component::Component::HydraulicMotor(mo)
+                if [mo.a, mo.b].contains(&here) =>
+            {
+                Some(format!("'{}'", mo.name))
+            }
+            _ => None,
+        })
+        .collect();
+    match names.as_slice() {
+        [] => None,
+        [one] => Some(format!(
+            "solved: the holding torque of motor {one} (Δp = 2π τ/(i D) at rest) and zero net flow"
+        )),
+        _ => Some(format!(
+            "solved: the holding torques of motors {} together (Δp = 2π τ/(i D) of each at \
+             rest) and zero net flow",
+            names.join(", ")
+        )),
+    }
+}
+
 /// The initial-state report of a simulation that has just been initialized.
 pub(crate) fn report(sim: &Simulation, file: &str) -> String {
     let model = sim.model();
@@ -111,21 +142,8 @@ pub(crate) fn report(sim: &Simulation, file: &str) -> String {
                     "solved: the static force of cylinder '{}' and zero net flow",
                     h.cylinders[c.0].name
                 )
-            } else if let Some(motor) = model.elements.iter().find_map(|e| match e {
-                hydraulink::component::Component::HydraulicMotor(mo)
-                    if [mo.a, mo.b].contains(&hydraulink::model::Node::Volume(
-                        hydraulink::model::VolumeId(v),
-                    )) =>
-                {
-                    Some(mo)
-                }
-                _ => None,
-            }) {
-                format!(
-                    "solved: the holding torque of motor '{}' (Δp = 2π τ/(i D) at rest) and zero \
-                     net flow",
-                    motor.name
-                )
+            } else if let Some(motors) = holding_motors(model, v) {
+                motors
             } else {
                 "solved: zero net flow into it at rest".to_string()
             };

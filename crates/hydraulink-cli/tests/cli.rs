@@ -1155,3 +1155,175 @@ fn help_texts_cite_papers_by_name_not_by_code() {
         }
     }
 }
+
+#[test]
+fn check_names_every_motor_that_holds_a_load_with_one_volume() {
+    // two equal arms, each held by its own motor, both motors fed from the one volume VA
+    // without p0_pa: the statics solve both holding torques and VA's zero net flow together
+    // (Δp = 2π τ/(i D) = 6.1638 MPa for each), and `check` names both motors, not the first
+    let dir = temp_dir("check-two-motors");
+    let path = dir.join("two_held.toml");
+    let mut text = String::from(
+        r#"name = "two_held"
+gravity = [0.0, -9.81, 0.0]
+[hydraulics.fluid]
+density_kg_m3 = 870.0
+bulk_modulus_pa = 1.5e9
+[[hydraulics.volumes]]
+name = "VA"
+hose_volume_m3 = 1.0e-3
+[[hydraulics.tanks]]
+name = "T"
+pressure_pa = 1.0e5
+[solver]
+step_s = 1.0e-3
+duration_s = 1.0
+"#,
+    );
+    for (k, z) in [(1, 0.0), (2, 1.0)] {
+        text.push_str(&format!(
+            r#"
+[[bodies]]
+name = "arm{k}"
+mass_kg = 100.0
+com = [1.0, 0.0, 0.0]
+inertia = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+[[joints]]
+name = "pivot{k}"
+type = "revolute"
+parent = "ground"
+child = "arm{k}"
+location = [0.0, 0.0, {z}]
+axis = [0.0, 0.0, 1.0]
+[[elements]]
+type = "hydraulic_motor"
+name = "motor{k}"
+port_a = "VA"
+port_b = "T"
+joint = "pivot{k}"
+displacement_m3_per_rev = 1.0e-4
+gear_ratio = 10.0
+"#
+        ));
+    }
+    fs::write(&path, text).unwrap();
+    let output = hydraulink(&["check", path.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    for expected in [
+        "in static equilibrium",
+        "6.2638 MPa  solved: the holding torques of motors 'motor1', 'motor2' together",
+    ] {
+        assert!(
+            text.contains(expected),
+            "`{expected}` missing from:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn check_advice_for_a_pump_turning_into_an_algebraic_chamber() {
+    // a pump already turning at t = 0 delivers straight into the algebraic piston-side chamber
+    // VA while the boom is at rest: no static pressures exist. The advice used to be "give p0_pa
+    // of 'VA'", which an algebraic volume ignores (its p0_pa is only a guess); it now names the
+    // pump and the field that helps, a pressure state (algebraic = false) with p0_pa
+    let dir = temp_dir("check-pump-algebraic");
+    let text = r#"name = "pump_into_algebraic_chamber"
+gravity = [0.0, -9.81, 0.0]
+[ground.markers]
+O = [0.0, 0.0, 0.0]
+G = [0.5, -1.0, 0.0]     # cylinder base pin
+[[bodies]]
+name = "boom"
+mass_kg = 500.0
+com = [2.0, 0.0, 0.0]
+inertia = [1.0, 666.7, 666.7, 0.0, 0.0, 0.0]
+markers = { B = [1.5, 0.0, 0.0] }   # cylinder rod pin
+[[joints]]
+name = "z1"
+type = "revolute"
+parent = "ground"
+child = "boom"
+location = [0.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+q0 = 0.0
+[hydraulics.fluid]
+density_kg_m3 = 870.0
+bulk_modulus_pa = 1.5e9
+[[hydraulics.volumes]]
+name = "VA"
+hose_volume_m3 = 1.0e-6
+algebraic = true
+[[hydraulics.volumes]]
+name = "VB"
+hose_volume_m3 = 1.0e-4
+p0_pa = 1.0e6
+[[hydraulics.tanks]]
+name = "T"
+pressure_pa = 1.0e5
+[[hydraulics.cylinders]]
+name = "cylinder"
+base = { body = "ground", marker = "G" }
+rod = { body = "boom", marker = "B" }
+piston_diameter_m = 0.080
+rod_diameter_m = 0.045
+stroke_m = 0.6
+retracted_length_m = 1.2
+piston_side = "VA"
+rod_side = "VB"
+[[elements]]
+type = "fixed_pump"
+name = "pump"
+inlet = "T"
+outlet = "VA"
+speed_input = "shaft"
+displacement_m3_per_rev = 2.8e-5
+volumetric_efficiency = 0.95
+rated_pressure_pa = 2.0e7
+rated_speed_rad_s = 157.08
+mechanical_efficiency = 0.9
+[[elements]]
+type = "relief_valve"
+name = "relief"
+inlet = "VA"
+outlet = "T"
+cracking_pressure_pa = 1.4e7
+pressure_override_pa = 1.0e6
+rated_flow_m3_s = 1.0e-3
+[[inputs]]
+name = "shaft"
+signal = { type = "constant", value = 157.08 }
+[solver]
+formulation = "penalty"
+step_s = 1.0e-3
+duration_s = 0.1
+"#;
+    let path = dir.join("turning.toml");
+    fs::write(&path, text).unwrap();
+    let output = hydraulink(&["check", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    for expected in [
+        "volume 'VA' is algebraic (pump 'pump' already turns at t = 0",
+        "p0_pa is only a guess",
+        "algebraic = false with p0_pa",
+    ] {
+        assert!(err.contains(expected), "`{expected}` missing from:\n{err}");
+    }
+    assert!(
+        !err.contains("give p0_pa of 'VA'"),
+        "{err}"
+    );
+    // the advice taken: VA with a pressure state and p0_pa starts (accelerating, not at rest)
+    let fixed = text.replace("algebraic = true", "p0_pa = 5.0e6");
+    assert_ne!(fixed, text);
+    let path = dir.join("fixed.toml");
+    fs::write(&path, fixed).unwrap();
+    let output = hydraulink(&["check", path.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        out.contains("VA               5.0000 MPa  given: p0_pa"),
+        "{out}"
+    );
+}

@@ -113,6 +113,10 @@ fn apply(text: &str, mutation: &Mutation) -> String {
 /// Every shipped model, by file name (`every_shipped_model_is_fuzzed` keeps the list whole).
 const SHIPPED: &[(&str, &str)] = &[
     ("boom.toml", include_str!("../../../models/boom.toml")),
+    (
+        "boom_assembled.toml",
+        include_str!("../../../models/boom_assembled.toml"),
+    ),
     ("crane1.toml", include_str!("../../../models/crane1.toml")),
     ("crane2.toml", include_str!("../../../models/crane2.toml")),
     (

@@ -575,10 +575,16 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                     )));
                     }
                     if bad {
-                        return Err(InitError::Statics(
-                        "no pressures satisfy the cylinder forces and zero flow at once (check p0_pa and the valve positions)"
-                            .into(),
-                    ));
+                        let algebraic = algebraic_advice(model, &unknown, &inputs);
+                        return Err(InitError::Statics(format!(
+                            "no pressures satisfy the cylinder forces and zero flow at once \
+                             (check p0_pa and the valve positions){}",
+                            if algebraic.is_empty() {
+                                String::new()
+                            } else {
+                                format!("; {algebraic}")
+                            }
+                        )));
                     }
                     determined(model, &unknown, &jm)?;
                     ok = true;
@@ -631,15 +637,8 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             }
             return Err(InitError::Statics(format!(
                 "the static pressure iteration did not converge (with and without a line \
-                 search; the largest residual is that of {row}); give p0_pa of {} (of a \
-                 cylinder, the chamber that does not carry the load: the rod side of one that \
-                 pushes at rest, the piston side of one that pulls), or check the valve \
-                 positions and the relief and check valves around it at t = 0",
-                named
-                    .iter()
-                    .map(|&u| format!("'{}'", model.hydraulics.volumes[u].name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                 search; the largest residual is that of {row}); {}",
+                p0_advice(model, &named, &inputs)
             )));
         }
         // a volume solved below zero absolute (the chambers of a cylinder fed by the circuit, a
@@ -812,12 +811,15 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
         elements: crate::component::ElementEnergy::new(model.elements.len()),
         tangent: Default::default(),
+        // filled by `Simulation::new` from its initial evaluation
+        reported: Default::default(),
     })
     .map(|mut st| {
         // the elements' stored energies and powers at t = 0 (`element::commit`)
         let mut kin = crate::mechanics::kinematics::Kinematics::new(n);
         let mut values = crate::component::ElementValues::new(model.elements.len());
-        crate::element_energy::commit(model, &mut st, &mut kin, &mut values, false);
+        let mechanical = crate::mechanics::ports::mechanical_elements(&model.elements);
+        crate::element_energy::commit(model, &mut st, &mut kin, &mut values, &mechanical, false);
         st
     })
 }
@@ -911,6 +913,77 @@ fn negative_pressure(
         element,
         advice,
     }
+}
+
+
+/// Which chamber of a cylinder gets `p0_pa` (docs/theory 5.4).
+const CHAMBER_RULE: &str = "of a cylinder, the chamber that does not carry the load: the rod \
+                            side of one that pushes at rest, the piston side of one that pulls";
+
+/// What to give when the static pressures of the volumes `unknown` cannot be solved: `p0_pa`
+/// for those with a pressure state, and [`algebraic_advice`] for the algebraic ones, whose
+/// `p0_pa` is only the guess of their flow balance (`VolumeSpec::algebraic`), so naming it would
+/// not help.
+fn p0_advice(model: &Model, unknown: &[usize], inputs: &InputValues) -> String {
+    let vols = &model.hydraulics.volumes;
+    let with_state: Vec<String> = unknown
+        .iter()
+        .filter(|&&u| !vols[u].algebraic)
+        .map(|&u| format!("'{}'", vols[u].name))
+        .collect();
+    let algebraic = algebraic_advice(model, unknown, inputs);
+    match (with_state.is_empty(), algebraic.is_empty()) {
+        (false, true) => format!(
+            "give p0_pa of {} ({CHAMBER_RULE}), or check the valve positions and the relief and \
+             check valves around it at t = 0",
+            with_state.join(", ")
+        ),
+        (true, _) => algebraic,
+        (false, false) => format!(
+            "give p0_pa of {} ({CHAMBER_RULE}); {algebraic}",
+            with_state.join(", ")
+        ),
+    }
+}
+
+/// The advice for the algebraic volumes among `unknown` (empty when there are none): their
+/// pressure always follows from their flow balance and `p0_pa` is only its guess, so the field
+/// that helps is `algebraic = false` (a pressure state) with `p0_pa`, from which the run then
+/// starts, the mechanism accelerating. Names the pumps that deliver into such a volume at t = 0
+/// (shaft speed u(0) ≠ 0): their flow has nowhere to go while the mechanism is at rest.
+fn algebraic_advice(model: &Model, unknown: &[usize], inputs: &InputValues) -> String {
+    let vols = &model.hydraulics.volumes;
+    let mut out = Vec::new();
+    for &u in unknown.iter().filter(|&&u| vols[u].algebraic) {
+        let here = Node::Volume(crate::model::VolumeId(u));
+        let turning: Vec<String> = model
+            .elements
+            .iter()
+            .filter_map(|e| match e {
+                Component::FixedPump(pu) if pu.outlet == here => Some((&pu.name, pu.input)),
+                Component::PcPump(pu) if pu.outlet == here => Some((&pu.name, pu.input)),
+                _ => None,
+            })
+            .filter(|&(_, k)| inputs.value_at(&model.inputs, k, 0.0) != 0.0)
+            .map(|(name, _)| format!("'{name}'"))
+            .collect();
+        let why = if turning.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (pump {} already turns at t = 0 and delivers into it while the mechanism is \
+                 at rest)",
+                turning.join(", ")
+            )
+        };
+        out.push(format!(
+            "volume '{}' is algebraic{why}: its pressure always follows from its flow balance \
+             and p0_pa is only a guess, so give it a pressure state instead, algebraic = false \
+             with p0_pa (the run starts from that pressure)",
+            vols[u].name
+        ));
+    }
+    out.join("; ")
 }
 
 /// Initial guess for unknown static pressures [Pa]: the mean of the known ones (volumes with

@@ -249,21 +249,16 @@ impl Simulation {
         let mut ws = Workspace::new(&model);
         // the elements' outputs at t = 0 into the workspace (without integrating, `commit`
         // rewrites the same initial energy accounts that `initialize` wrote)
+        let b = &mut ws.buffers;
         crate::element_energy::commit(
             &model,
             &mut state,
-            &mut ws.buffers.element_kin,
-            &mut ws.buffers.element_values,
+            &mut b.element_kin,
+            &mut b.element_values,
+            &b.ev.mechanical_elements,
             false,
         );
-        // diagnostics of the initial state
-        let spool = state.spool.clone();
-        ws.ev.fstate.copy_from_slice(&state.friction);
-        ws.ev.internal.copy_from_slice(&state.internal);
-        ws.ev
-            .evaluate(&model, &state.z, &state.zd, &state.p, &spool, false);
-        let mut last = StepReport::default();
-        crate::advance::energies_and_violation(&model, &ws.ev, &state.zd, &mut last);
+        let last = evaluate_reported(&model, &mut state, &mut ws);
         Ok(Simulation {
             columns: columns(&model),
             model,
@@ -278,16 +273,46 @@ impl Simulation {
     pub fn step(&mut self) -> Result<StepReport, StepError> {
         let r = step::step(&self.model, &mut self.state, &mut self.ws)?;
         self.last = r;
+        report_into_state(&self.ws, &r, &mut self.state);
         Ok(r)
     }
 
     /// Replaces the state (rollback, restart). The workspace's tangent is dropped and the next
     /// step restores the one the state carries (`State::tangent`), so a simulation given a
     /// clone of another's state continues bit-identically with it, whatever either did before.
+    /// The output row follows the new state at once: the element outputs and marker positions
+    /// are evaluated at it again (`element_energy::refresh`), and the values of the evaluation
+    /// that produced it come with it (`State::reported`), so [`Simulation::output_row`] is the
+    /// row the state had when it was current, bit for bit.
     pub fn set_state(&mut self, state: State) {
         self.state = state;
         self.ws.tangent_valid = false;
         self.ws.tangent_id = u64::MAX;
+        // a state that no simulation has reported on (built by `initialization::initialize`):
+        // its values from an evaluation at it, as `Simulation::new` does
+        let (r, nc) = (&self.state.reported, self.model.hydraulics.cylinders.len());
+        if r.cylinder.len() != nc
+            || r.cylinder_friction_n.len() != nc
+            || r.joint_friction.len() != self.model.joint_friction.len()
+        {
+            evaluate_reported(&self.model, &mut self.state, &mut self.ws);
+        }
+        let b = &mut self.ws.buffers;
+        crate::element_energy::refresh(
+            &self.model,
+            &self.state,
+            &mut b.element_kin,
+            &mut b.element_values,
+            &b.ev.mechanical_elements,
+        );
+        let r = &self.state.reported;
+        self.last = StepReport {
+            iterations: r.iterations,
+            cavitation_onsets: 0,
+            kinetic_j: r.kinetic_j,
+            potential_j: r.potential_j,
+            constraint_violation: r.constraint_violation,
+        };
     }
 
     /// Sets input `name` to `value` [unit of the input] from the next step on, in place of its
@@ -428,14 +453,15 @@ impl Simulation {
                 Source::CylinderOutput { cylinder, k } => {
                     if cylinder_buffered != Some(cylinder) {
                         // the port state and force of the formulation's last evaluation
-                        let (motion, mut e) = (ws.ev.motion[cylinder], PortEffort::zero());
-                        e.force = ws.ev.cylinder_force[cylinder];
+                        let [s, sd, force] = st.reported.cylinder[cylinder];
+                        let mut e = PortEffort::zero();
+                        e.force = force;
                         let cyl = &m.hydraulics.cylinders[cylinder];
                         // the chamber pressures, for its `power_w`
                         let nodes = crate::element::Element::ports(cyl).nodes;
                         let at = PortState {
-                            s: motion.s,
-                            sd: motion.sd,
+                            s,
+                            sd,
                             ..crate::hydraulics::node_port_state(m, &st.p, &nodes)
                         };
                         crate::element::Element::outputs(cyl, &at, &e, &mut cylinder_buf);
@@ -451,8 +477,8 @@ impl Simulation {
                 Source::ConstraintViolation => self.last.constraint_violation,
                 Source::Iterations => self.last.iterations as f64,
                 Source::FrictionDissipated => st.total_friction_dissipated_j(),
-                Source::CylinderFriction(c) => ws.ev.friction_force[c],
-                Source::JointFriction(j) => ws.ev.joint_friction_force[j],
+                Source::CylinderFriction(c) => st.reported.cylinder_friction_n[c],
+                Source::JointFriction(j) => st.reported.joint_friction[j],
                 Source::FrictionState(o) => st.friction[o],
                 Source::ElementOutput { element, k } => {
                     if buffered != Some(element) {
@@ -507,4 +533,41 @@ impl Simulation {
     fn initial_potential(&self) -> f64 {
         self.state.potential0_j
     }
+}
+
+/// The diagnostics of the state `st` at rest of a step (the initial state): the model evaluated
+/// at (z, ż, p) into `ws`, KE, PE and ‖Φ‖ from it, and `st.reported` sized for the model and
+/// filled ([`report_into_state`]). Allocates: called by [`Simulation::new`] and for a state
+/// without reported values, never in the step loop.
+fn evaluate_reported(model: &Model, st: &mut State, ws: &mut Workspace) -> StepReport {
+    let spool = st.spool.clone();
+    ws.ev.fstate.copy_from_slice(&st.friction);
+    ws.ev.internal.copy_from_slice(&st.internal);
+    ws.ev.evaluate(model, &st.z, &st.zd, &st.p, &spool, false);
+    let mut last = StepReport::default();
+    crate::advance::energies_and_violation(model, &ws.ev, &st.zd, &mut last);
+    // sized here; `report_into_state` overwrites them in place after every step
+    let r = &mut st.reported;
+    r.cylinder = vec![[0.0; 3]; model.hydraulics.cylinders.len()];
+    r.cylinder_friction_n = vec![0.0; model.hydraulics.cylinders.len()];
+    r.joint_friction = vec![0.0; model.joint_friction.len()];
+    report_into_state(ws, &last, st);
+    last
+}
+
+/// The values of the formulation's last evaluation in `ws` and of the step's `report` that the
+/// output row reads, into `st.reported` (sized by [`Simulation::new`]; allocates nothing).
+fn report_into_state(ws: &Workspace, report: &StepReport, st: &mut State) {
+    let r = &mut st.reported;
+    r.iterations = report.iterations;
+    r.kinetic_j = report.kinetic_j;
+    r.potential_j = report.potential_j;
+    r.constraint_violation = report.constraint_violation;
+    for (c, out) in r.cylinder.iter_mut().enumerate() {
+        let m = ws.ev.motion[c];
+        *out = [m.s, m.sd, ws.ev.cylinder_force[c]];
+    }
+    r.cylinder_friction_n.copy_from_slice(&ws.ev.friction_force);
+    r.joint_friction
+        .copy_from_slice(&ws.ev.joint_friction_force);
 }

@@ -83,6 +83,32 @@ pub struct State {
     /// side data: it changes the iterates of the next steps, so it travels with the state and a
     /// clone restarts bit-identically.
     pub tangent: TangentCache,
+    /// What the output row reports of the evaluation that produced this state and cannot be
+    /// recomputed from the state alone (the formulation evaluates at its last Newton iterate).
+    /// Written by `Simulation` after each step, so that a clone given to
+    /// `Simulation::set_state` shows its own values.
+    pub reported: Reported,
+}
+
+/// The values of the last evaluation of the step that produced a [`State`] (of the initial
+/// evaluation at t = 0) that its output row reports: the step's diagnostics and the
+/// cylinders' and friction joints' port values. Plain data, sized by `Simulation::new`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reported {
+    /// Newton iterations of the step (0 at t = 0).
+    pub iterations: u32,
+    /// Kinetic energy KE [J].
+    pub kinetic_j: f64,
+    /// Potential energy PE [J] (not relative to t = 0).
+    pub potential_j: f64,
+    /// Constraint violation ‖Φ‖ [m or -].
+    pub constraint_violation: f64,
+    /// Per cylinder: length s [m], rate ṡ [m/s] and force F [N] of the last evaluation.
+    pub cylinder: Vec<[f64; 3]>,
+    /// Per cylinder: seal friction F_μ [N].
+    pub cylinder_friction_n: Vec<f64>,
+    /// Per friction joint: friction F_μ [N or N m].
+    pub joint_friction: Vec<f64>,
 }
 
 /// The state a formulation keeps beyond the relative coordinates (issue 10, item 5): plain data,

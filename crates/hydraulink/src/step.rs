@@ -135,11 +135,13 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     }?;
     // stage `elements`: element outputs and energy accounts at the committed state, with the
     // input values of the step just taken
+    let b = &mut ws.buffers;
     crate::element_energy::commit(
         model,
         st,
-        &mut ws.buffers.element_kin,
-        &mut ws.buffers.element_values,
+        &mut b.element_kin,
+        &mut b.element_values,
+        &b.ev.mechanical_elements,
         true,
     );
     // the committed state carries the pair of its own next step, so that a state read between

@@ -3,4 +3,5 @@
 mod basic_mechanics;
 mod boom;
 mod chain;
+mod power_balance;
 mod spatial;

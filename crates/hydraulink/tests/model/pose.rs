@@ -168,7 +168,9 @@ fn every_shipped_model_maps_back_from_its_assembled_pose() {
     assert!(names.len() >= 10, "{names:?}");
     let (mut compiled, mut rejected) = (Vec::new(), Vec::new());
     for name in &names {
-        let reference = spec_of(name);
+        // a model shipped in the assembled pose (boom_assembled) is first mapped to its
+        // reference form (`to_reference` returns any other spec unchanged)
+        let reference = hydraulink::model::pose::to_reference(&spec_of(name));
         let assembled = assembled_from(&reference);
         assert_same_numbers(
             &hydraulink::model::pose::to_reference(&assembled),
@@ -488,11 +490,13 @@ fn the_excavator_in_the_assembled_pose_is_the_excavator() {
     eprintln!("excavator: largest relative deviation {worst:e}");
 }
 
-/// The tutorial's boom (step 3) at 30°, written by hand both ways: in the reference
-/// configuration with `q0_deg = 30`, and in the assembled pose with the centre of mass, the rod
-/// pin and the inertia tensor typed in global coordinates at 30° (16 digits) and `q0_deg = 30`.
+/// The tutorial's boom (step 3) raised 30°, both ways: `models/boom_assembled.toml`, typed by
+/// hand in the assembled pose (centre of mass, rod pin and inertia tensor in global coordinates
+/// at 30°, 16 digits, and `q0_deg = 30`), and the tutorial's own file in the reference
+/// configuration turned by `q0_deg = 30`, its base pin moved as in the shipped file. They
+/// compile to the same model and run the same trajectory.
 #[test]
-fn a_hand_written_assembled_boom_runs_as_its_reference_form() {
+fn the_shipped_assembled_boom_runs_as_its_reference_form() {
     let step3 = std::fs::read_to_string(format!(
         "{}/../../docs/tutorial/step3_valve.toml",
         env!("CARGO_MANIFEST_DIR")
@@ -502,42 +506,97 @@ fn a_hand_written_assembled_boom_runs_as_its_reference_form() {
     let reference = step3
         .replace("G = [0.5, -1.0, 0.0]", "G = [1.5, -0.8, 0.0]")
         .replace("q0_deg = 0.0", "q0_deg = 30.0");
-    let assembled = reference
-        .replace(
-            "gravity = [0.0, -9.81, 0.0]",
-            "gravity = [0.0, -9.81, 0.0]\npose = \"assembled\"",
-        )
-        // 2 m and 1.5 m along the boom at 30°
-        .replace(
-            "com = [2.0, 0.0, 0.0]",
-            "com = [1.7320508075688772, 1.0, 0.0]",
-        )
-        .replace(
-            "markers = { B = [1.5, 0.0, 0.0] }",
-            "markers = { B = [1.299038105676658, 0.75, 0.0] }",
-        )
-        // R diag(1, 666.7, 666.7) Rᵀ with R the rotation by 30° about z
-        .replace(
-            "inertia = [1.0, 666.7, 666.7, 0.0, 0.0, 0.0]",
-            "inertia = [167.425, 500.275, 666.7, -288.2565556496504, 0.0, 0.0]",
-        );
-    for typed in [
-        "G = [1.5, -0.8, 0.0]",
-        "q0_deg = 30.0",
-        "pose = \"assembled\"",
-        "com = [1.7320508075688772, 1.0, 0.0]",
-        "B = [1.299038105676658, 0.75, 0.0]",
-        "-288.2565556496504",
-    ] {
-        assert!(assembled.contains(typed), "the replacement {typed} hit");
+    for typed in ["G = [1.5, -0.8, 0.0]", "q0_deg = 30.0"] {
+        assert!(reference.contains(typed), "the replacement {typed} hit");
     }
-    let (reference, assembled) = (spec_from(&reference), spec_from(&assembled));
+    let (reference, assembled) = (spec_from(&reference), spec_of("boom_assembled"));
+    assert_eq!(assembled.pose, Pose::Assembled);
     assert_same_model(
         &model::compile(&reference).expect("compiles"),
         &model::compile(&assembled).expect("compiles"),
     );
     let worst = assert_same_trajectory(&reference, &assembled, "boom at 30°");
     eprintln!("boom at 30°: largest relative deviation {worst:e}");
+}
+
+/// The worked example of models/README.md ("Giving positions as your CAD program exports
+/// them"), read from the Markdown: its boom and joint are those of `models/boom_assembled.toml`
+/// value for value, and the numbers the text states hold: centre of mass 2 m and rod pin 1.5 m
+/// from the pin along the boom at 30° (to 1e-15 m), the inertia tensor R diag(1, 666.7, 666.7) Rᵀ
+/// in global axes (to 1e-12 kg m²), the joint angle 30° at t = 0, and the cylinder 1.563 m pin
+/// to pin (the file's comment, 3 decimals).
+#[test]
+fn the_readme_assembled_example_is_the_shipped_boom() {
+    let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(format!("{root}/models/README.md")).expect("README");
+    // the ```toml block that holds the example's bodies
+    let snippet = readme
+        .split("```toml")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .find(|b| b.contains("pose = \"assembled\"") && b.contains("[[bodies]]"))
+        .expect("models/README.md has the assembled-pose example");
+    let example: toml::Table = toml::from_str(snippet).expect("the example is TOML");
+    let file = std::fs::read_to_string(format!("{root}/models/boom_assembled.toml"))
+        .expect("models/boom_assembled.toml");
+    let shipped: toml::Table = toml::from_str(&file).expect("the shipped file is TOML");
+    assert_eq!(example["pose"], shipped["pose"]);
+    for table in ["bodies", "joints"] {
+        assert_eq!(
+            example[table], shipped[table],
+            "the README's [[{table}]] differ from models/boom_assembled.toml"
+        );
+    }
+
+    let spec = spec_of("boom_assembled");
+    let boom = &spec.bodies[0];
+    let (c, s) = (30f64.to_radians().cos(), 30f64.to_radians().sin());
+    let along = |d: f64| [d * c, d * s, 0.0];
+    for (typed, expected, what) in [
+        (boom.com, along(2.0), "centre of mass 2 m along the boom"),
+        (
+            boom.markers["B"],
+            along(1.5),
+            "rod pin B 1.5 m along the boom",
+        ),
+    ] {
+        for k in 0..3 {
+            assert!(
+                (typed[k] - expected[k]).abs() <= 1e-15,
+                "{what}: {typed:?} vs {expected:?}"
+            );
+        }
+    }
+    // R diag(1, 666.7, 666.7) Rᵀ, entries [xx, yy, zz, xy, xz, yz]
+    let expected = [
+        c * c * 1.0 + s * s * 666.7,
+        s * s * 1.0 + c * c * 666.7,
+        666.7,
+        c * s * (1.0 - 666.7),
+        0.0,
+        0.0,
+    ];
+    for (k, (typed, expected)) in boom.inertia.iter().zip(expected).enumerate() {
+        assert!(
+            (typed - expected).abs() <= 1e-12,
+            "inertia entry {k}: {typed} vs {expected}"
+        );
+    }
+
+    let sim =
+        hydraulink::Simulation::new(model::compile(&spec).expect("compiles")).expect("initializes");
+    let labels = sim.output_labels();
+    let mut row = vec![0.0; labels.len()];
+    sim.output_row(&mut row);
+    let column = |name: &str| row[labels.iter().position(|l| l == name).expect(name)];
+    let angle = column("z1.q").to_degrees();
+    assert!((angle - 30.0).abs() <= 1e-9, "z1 at t = 0: {angle}°");
+    let length = column("cylinder.length");
+    assert!(
+        (length - 1.563).abs() <= 5e-4,
+        "cylinder pin to pin: {length} m"
+    );
+    eprintln!("assembled boom at t = 0: z1 = {angle}°, cylinder {length} m");
 }
 
 /// Coordinates measured from the assembled pose (q0 = 0 there): the four-bar typed at its
