@@ -21,6 +21,7 @@ mod check;
 mod compare;
 mod friction_curve;
 mod linearize;
+mod realtime;
 
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
@@ -134,6 +135,18 @@ enum Command {
         long_about = "Print the JSON Schema of a model file (for TOML editors: put         `#:schema ./hydraulink.schema.json` in a model's first line), or with --reference the         model reference in Markdown. Both are generated from the model types. With --write DIR,         write DIR/models/hydraulink.schema.json and DIR/docs/model-reference.md instead (the         shipped copies; run `hydraulink schema --write .` in the repository after changing a         model type)."
     )]
     Schema(SchemaArgs),
+    /// Run a model paced to the wall clock on the real-time engine; print its statistics.
+    #[command(
+        long_about = "Run a model paced to the wall clock on the real-time engine, headless: one \
+        physics step every step_s of wall time on a thread of its own. Prints the statistics at \
+        the end: steps, real-time factor, compute time per step (mean, percentiles, worst), \
+        overruns (steps that ended after their deadline), lag and slip. --policy catch-up keeps \
+        the schedule (late steps run back to back); slow-down shifts it (simulated time falls \
+        behind). No step is ever skipped. --record FILE saves every input change with its step; \
+        --replay FILE applies a recording's changes at their steps and reproduces the run bit \
+        for bit. --out DIR writes the statistics to DIR/realtime.json."
+    )]
+    Realtime(realtime::RealtimeArgs),
 }
 
 /// The options of `hydraulink schema`.
@@ -390,6 +403,7 @@ fn main() -> ExitCode {
         Command::Linearize(args) => linearize::linearize_command(args),
         Command::Check(args) => check::check_command(args),
         Command::Schema(args) => schema_command(args),
+        Command::Realtime(args) => realtime::realtime_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -53,6 +53,25 @@ pub struct Simulation {
     clipped_inputs: u64,
 }
 
+/// The global pose of a body ([`Simulation::body_poses`]): a point with reference-configuration
+/// coordinates r̄ [m] is at `position_m + rotation · r̄`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct BodyPose {
+    /// Translation x of the body's link frame [m], global.
+    pub position_m: [f64; 3],
+    /// Rotation A of the body's link frame from the reference configuration, row-major [-].
+    pub rotation: [[f64; 3]; 3],
+}
+
+impl BodyPose {
+    /// The global position [m] of the point with reference-configuration coordinates `r_ref`
+    /// [m] on this body: x + A r̄.
+    pub fn point_m(&self, r_ref: [f64; 3]) -> [f64; 3] {
+        let (a, x) = (&self.rotation, &self.position_m);
+        std::array::from_fn(|i| x[i] + a[i][0] * r_ref[0] + a[i][1] * r_ref[1] + a[i][2] * r_ref[2])
+    }
+}
+
 /// Where the value of an output column comes from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Source {
@@ -458,6 +477,29 @@ impl Simulation {
                 Source::Marker(i, axis) => {
                     ws.buffers.element_kin.point(&m.output_markers[i].1)[axis]
                 }
+            };
+        }
+    }
+
+    /// The global pose of every body at the current state, in model order (`Model::bodies`),
+    /// into `out` (its length is the number of bodies; extra entries are left alone). A point
+    /// with reference-configuration coordinates r̄ on body i is at x + A r̄ (000 eq. 1), the
+    /// pose of the link frame the body moves with; the marker columns use the same kinematics
+    /// (`Kinematics::positions` of the relative coordinates z, which every formulation keeps
+    /// current). Allocates nothing; it rewrites the link poses of the element stage's
+    /// kinematics buffer at the same z, so results are unchanged.
+    pub fn body_poses(&mut self, out: &mut [BodyPose]) {
+        let kin = &mut self.ws.buffers.element_kin;
+        kin.positions(&self.model, &self.state.z);
+        for (pose, body) in out.iter_mut().zip(&self.model.bodies) {
+            let (a, x) = (kin.frame_rot(body.frame), kin.frame_pos(body.frame));
+            *pose = BodyPose {
+                position_m: [x.x, x.y, x.z],
+                rotation: [
+                    [a[(0, 0)], a[(0, 1)], a[(0, 2)]],
+                    [a[(1, 0)], a[(1, 1)], a[(1, 2)]],
+                    [a[(2, 0)], a[(2, 1)], a[(2, 2)]],
+                ],
             };
         }
     }

@@ -205,7 +205,12 @@ fn architecture_md_lists_every_source_file() {
         .map(|r| r.path)
         .collect();
     let mut sources = Vec::new();
-    for krate in ["hydraulink", "hydraulink-io", "hydraulink-cli"] {
+    for krate in [
+        "hydraulink",
+        "hydraulink-io",
+        "hydraulink-cli",
+        "hydraulink-rt",
+    ] {
         rust_files(
             &root,
             &root.join("crates").join(krate).join("src"),
