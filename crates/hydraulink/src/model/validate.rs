@@ -1430,6 +1430,63 @@ mod tests {
     }
 
     #[test]
+    fn body_visuals_sizes_length_side_colour() {
+        let capsule =
+            |from: [f64; 3], to: [f64; 3], r: f64, color: Option<&str>| VisualSpec::Capsule {
+                from,
+                to,
+                radius_m: r,
+                color: color.map(String::from),
+            };
+        // a capsule of no length is a sphere: accepted
+        let mut spec = fourbar();
+        spec.bodies[0].visual = vec![capsule([1.0; 3], [1.0; 3], 0.1, Some("#a0B1c2"))];
+        assert_eq!(validate(&spec), Ok(()));
+        let e = error_after(|s| s.bodies[0].visual = vec![capsule([0.0; 3], [1.0; 3], -0.1, None)]);
+        assert_error(
+            &e,
+            "bodies[0].visual[0].radius_m",
+            "body 'body1'",
+            "greater than 0",
+        );
+        let e = error_after(|s| {
+            s.bodies[1].visual = vec![
+                capsule([0.0; 3], [1.0; 3], 0.1, None),
+                capsule([0.0; 3], [1.0; 3], 0.1, Some("red")),
+            ]
+        });
+        assert_error(&e, "bodies[1].visual[1].color", "body 'body2'", "#rrggbb");
+        let e = error_after(|s| {
+            s.bodies[0].visual = vec![VisualSpec::Cylinder {
+                from: [2.0; 3],
+                to: [2.0; 3],
+                radius_m: 0.1,
+                color: None,
+            }]
+        });
+        assert_error(&e, "bodies[0].visual[0].to", "body 'body1'", "no length");
+        let e = error_after(|s| {
+            s.bodies[0].visual = vec![VisualSpec::Box {
+                from: [0.0; 3],
+                to: [0.0, 0.0, 2.0],
+                width_m: 0.1,
+                height_m: 0.1,
+                side: [0.0, 0.0, -1.0],
+                color: None,
+            }]
+        });
+        assert_error(
+            &e,
+            "bodies[0].visual[0].side",
+            "body 'body1'",
+            "along the box",
+        );
+        let e =
+            error_after(|s| s.bodies[0].visual = vec![capsule([f64::NAN; 3], [1.0; 3], 0.1, None)]);
+        assert_error(&e, "bodies[0].visual[0].from[0]", "body 'body1'", "NaN");
+    }
+
+    #[test]
     fn body_mass_zero_negative_nan() {
         let e = error_after(|s| s.bodies[2].mass_kg = 0.0);
         assert_error(&e, "bodies[2].mass_kg", "body 'body3'", "greater than 0");
