@@ -22,6 +22,7 @@ mod compare;
 mod friction_curve;
 mod linearize;
 mod realtime;
+mod serve;
 
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
@@ -39,7 +40,7 @@ const EXIT_INVALID_INPUT: u8 = 2;
 const EXIT_INTERRUPTED: u8 = 130;
 
 /// Set by the Ctrl-C / SIGTERM handler; the step loop stops at the next step.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+pub(crate) static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Simulator of hydraulically actuated multibody machines.
 #[derive(Debug, Parser)]
@@ -147,6 +148,17 @@ enum Command {
         for bit. --out DIR writes the statistics to DIR/realtime.json."
     )]
     Realtime(realtime::RealtimeArgs),
+
+    #[command(
+        about = "Run a model in real time and show it in the browser, driven by keyboard or gamepad",
+        long_about = "Run a model paced to the wall clock and serve a 3-D view of it on \
+        http://127.0.0.1:PORT/ (the URL is printed; --port 0, the default, takes any free port). \
+        The page draws the bodies from the model's `visual` shapes (a default without them), the \
+        cylinders as barrel and rod, and a panel with time, real-time factor, overruns and gauges. \
+        Keys drive the valve inputs (boom W/S, arm I/K, bucket L/J, swing A/D; others T/G, O/U, …), \
+        as do a gamepad's two sticks. Ctrl-C stops the server."
+    )]
+    Serve(serve::ServeArgs),
 }
 
 /// The options of `hydraulink schema`.
@@ -404,6 +416,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::check_command(args),
         Command::Schema(args) => schema_command(args),
         Command::Realtime(args) => realtime::realtime_command(args),
+        Command::Serve(args) => serve::serve_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -491,7 +504,7 @@ fn compare_command(args: &CompareArgs) -> Result<(), Failure> {
 }
 
 /// The model text and its file name (the built-in four-bar without a path).
-fn read_model(path: Option<&PathBuf>) -> Result<(String, String), Failure> {
+pub(crate) fn read_model(path: Option<&PathBuf>) -> Result<(String, String), Failure> {
     Ok(match path {
         Some(path) => (
             hydraulink_io::read_model_file(path)
@@ -690,7 +703,7 @@ fn seconds(v: f64) -> String {
 /// Installs the Ctrl-C / SIGTERM handler that sets [`INTERRUPTED`]. Without it (the handler
 /// could not be installed) Ctrl-C ends the process at once, as before; the summary then still
 /// says `running`.
-fn watch_for_interrupt() {
+pub(crate) fn watch_for_interrupt() {
     if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
         eprintln!("warning: Ctrl-C will not save the results: {e}");
     }

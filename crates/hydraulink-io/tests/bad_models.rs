@@ -149,6 +149,8 @@ bad_models! {
     // Values.
     zero_mass: Model, "body 'body2'", "bodies[1].mass_kg";
     negative_mass: Model, "body 'body1'", "bodies[0].mass_kg";
+    visual_zero_radius: Model, "body 'body1'", "bodies[0].visual[0].radius_m";
+    visual_box_side_along_its_axis: Model, "body 'body1'", "bodies[0].visual[0].side";
     negative_hose_volume: Model, "volume 'V2'", "hydraulics.volumes[1].hose_volume_m3";
     negative_initial_pressure: Model, "volume 'V3'", "hydraulics.volumes[2].p0_pa";
     negative_tank_pressure: Model, "tank 'T'", "hydraulics.tanks[0].pressure_pa";

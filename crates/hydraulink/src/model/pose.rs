@@ -40,7 +40,7 @@ use crate::component::ComponentSpec;
 use crate::mechanics::external_load::LoadAxes;
 use crate::mechanics::kinematics::rotation;
 use crate::model::compile::elementary_axes;
-use crate::model::spec::{CutJointKind, ModelSpec, Pose};
+use crate::model::spec::{CutJointKind, ModelSpec, Pose, VisualSpec};
 use crate::model::{AxisKind, M3, V3};
 use crate::ModelError;
 
@@ -248,6 +248,19 @@ pub fn to_reference(spec: &ModelSpec) -> ModelSpec {
         b.inertia = p.inertia_to_reference(&b.inertia);
         for m in b.markers.values_mut() {
             *m = p.point_to_reference(m);
+        }
+        for v in &mut b.visual {
+            match v {
+                VisualSpec::Box { from, to, side, .. } => {
+                    *from = p.point_to_reference(from);
+                    *to = p.point_to_reference(to);
+                    *side = p.dir_to_reference(side);
+                }
+                VisualSpec::Cylinder { from, to, .. } | VisualSpec::Capsule { from, to, .. } => {
+                    *from = p.point_to_reference(from);
+                    *to = p.point_to_reference(to);
+                }
+            }
         }
     }
     for (j, r) in out.joints.iter_mut().zip(joints) {

@@ -190,6 +190,75 @@ pub struct BodySpec {
     /// Marker name → position [m], in the pose of `pose`.
     #[serde(default)]
     pub markers: std::collections::BTreeMap<String, [f64; 3]>,
+    /// Shapes a viewer draws for this body (plain data: the library draws nothing). Without
+    /// any, a viewer draws its own default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub visual: Vec<VisualSpec>,
+}
+
+/// A simple shape drawn for a body by a viewer (`hydraulink serve`), fixed to the body. Its
+/// points are in the pose of `pose`, like the markers. Every shape runs along the segment
+/// `from` → `to`; a box's `width_m` is across it along `side`, its `height_m` across both.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "shape", rename_all = "snake_case", deny_unknown_fields)]
+pub enum VisualSpec {
+    /// A box along `from` → `to`.
+    Box {
+        /// One end face centre [m].
+        from: [f64; 3],
+        /// The other end face centre [m].
+        to: [f64; 3],
+        /// Edge along `side` [m], > 0.
+        width_m: f64,
+        /// Edge across the segment and `side` [m], > 0.
+        height_m: f64,
+        /// Direction of the width [-]; default z, [0, 0, 1]; not along the segment.
+        #[serde(default = "default_side")]
+        side: [f64; 3],
+        /// Colour `#rrggbb`; none: the viewer's body colour.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color: Option<String>,
+    },
+    /// A circular cylinder along `from` → `to`.
+    Cylinder {
+        /// Centre of one end [m].
+        from: [f64; 3],
+        /// Centre of the other end [m].
+        to: [f64; 3],
+        /// Radius [m], > 0.
+        radius_m: f64,
+        /// Colour `#rrggbb`; none: the viewer's body colour.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color: Option<String>,
+    },
+    /// A capsule (a cylinder with hemispherical ends) whose axis runs `from` → `to`.
+    Capsule {
+        /// Centre of one end sphere [m].
+        from: [f64; 3],
+        /// Centre of the other end sphere [m].
+        to: [f64; 3],
+        /// Radius [m], > 0.
+        radius_m: f64,
+        /// Colour `#rrggbb`; none: the viewer's body colour.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color: Option<String>,
+    },
+}
+
+fn default_side() -> [f64; 3] {
+    [0.0, 0.0, 1.0]
+}
+
+impl VisualSpec {
+    /// The segment the shape runs along, `(from, to)` [m].
+    pub fn segment(&self) -> ([f64; 3], [f64; 3]) {
+        match self {
+            VisualSpec::Box { from, to, .. }
+            | VisualSpec::Cylinder { from, to, .. }
+            | VisualSpec::Capsule { from, to, .. } => (*from, *to),
+        }
+    }
 }
 
 /// Kinds of tree joint.

@@ -37,7 +37,7 @@ use crate::model::field_check::{input_ref, one_of, volume_ref, At, NodeKind};
 use crate::model::spec::Formulation;
 use crate::model::spec::{
     AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, GroundSpec, HydraulicsSpec, InputSpec,
-    JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values,
+    JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values, VisualSpec,
 };
 
 /// The reserved name of the fixed frame; joint parents, cut-joint bodies and cylinder ends may
@@ -316,8 +316,88 @@ fn check_bodies(bodies: &[BodySpec]) -> Result<BTreeMap<&str, usize>, ModelError
         at.finite_all("com", &body.com)?;
         check_inertia(&at, &body.inertia)?;
         check_markers(&at, &body.markers)?;
+        check_visuals(&at, &body.visual)?;
     }
     Ok(index)
+}
+
+/// A body's `visual` shapes: finite points, positive sizes, a box's side across its segment,
+/// colours as `#rrggbb`. A capsule may be a sphere (`from` = `to`); a box or cylinder needs a
+/// length.
+fn check_visuals(at: &At, visuals: &[VisualSpec]) -> Result<(), ModelError> {
+    for (k, v) in visuals.iter().enumerate() {
+        let f = |name: &str| format!("visual[{k}].{name}");
+        let (from, to) = v.segment();
+        at.finite_all(&f("from"), &from)?;
+        at.finite_all(&f("to"), &to)?;
+        let d = [to[0] - from[0], to[1] - from[1], to[2] - from[2]];
+        let length = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+        let color = match v {
+            VisualSpec::Box {
+                width_m,
+                height_m,
+                side,
+                color,
+                ..
+            } => {
+                at.positive(&f("width_m"), *width_m)?;
+                at.positive(&f("height_m"), *height_m)?;
+                at.nonzero_vector(&f("side"), side)?;
+                let c = [
+                    d[1] * side[2] - d[2] * side[1],
+                    d[2] * side[0] - d[0] * side[2],
+                    d[0] * side[1] - d[1] * side[0],
+                ];
+                let s = (side[0] * side[0] + side[1] * side[1] + side[2] * side[2]).sqrt();
+                let sine = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt() / (length * s);
+                // a NaN sine (a side of NaN length) fails too
+                if length > 0.0 && sine.partial_cmp(&1e-6) != Some(std::cmp::Ordering::Greater) {
+                    return Err(at.error(
+                        &f("side"),
+                        format!(
+                            "must not lie along the box (from {from:?} to {to:?}), got {side:?}"
+                        ),
+                    ));
+                }
+                color
+            }
+            VisualSpec::Cylinder {
+                radius_m, color, ..
+            } => {
+                at.positive(&f("radius_m"), *radius_m)?;
+                color
+            }
+            VisualSpec::Capsule {
+                radius_m, color, ..
+            } => {
+                at.positive(&f("radius_m"), *radius_m)?;
+                color
+            }
+        };
+        let sphere = matches!(v, VisualSpec::Capsule { .. });
+        if length == 0.0 && !sphere {
+            return Err(at.error(
+                &f("to"),
+                format!("must differ from `from` (the shape has no length), got {to:?}"),
+            ));
+        }
+        check_color(at, &f("color"), color)?;
+    }
+    Ok(())
+}
+
+/// A colour `#rrggbb` (or none).
+fn check_color(at: &At, field: &str, color: &Option<String>) -> Result<(), ModelError> {
+    match color {
+        Some(c)
+            if !(c.len() == 7
+                && c.starts_with('#')
+                && c[1..].chars().all(|ch| ch.is_ascii_hexdigit())) =>
+        {
+            Err(at.error(field, format!("must be a colour '#rrggbb', got {c:?}")))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn check_joints(
@@ -1155,6 +1235,7 @@ mod tests {
             com: [1.0, 0.0, 0.0],
             inertia: [0.1, 2.0, 2.0, 0.0, 0.0, 0.0],
             markers: markers.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
+            visual: Vec::new(),
         }
     }
 
@@ -1346,6 +1427,63 @@ mod tests {
             s.ground.markers.insert("a.b".into(), [f64::NAN, 0.0, 0.0]);
         });
         assert_error(&e, "ground.markers.\"a.b\"[0]", "ground", "NaN");
+    }
+
+    #[test]
+    fn body_visuals_sizes_length_side_colour() {
+        let capsule =
+            |from: [f64; 3], to: [f64; 3], r: f64, color: Option<&str>| VisualSpec::Capsule {
+                from,
+                to,
+                radius_m: r,
+                color: color.map(String::from),
+            };
+        // a capsule of no length is a sphere: accepted
+        let mut spec = fourbar();
+        spec.bodies[0].visual = vec![capsule([1.0; 3], [1.0; 3], 0.1, Some("#a0B1c2"))];
+        assert_eq!(validate(&spec), Ok(()));
+        let e = error_after(|s| s.bodies[0].visual = vec![capsule([0.0; 3], [1.0; 3], -0.1, None)]);
+        assert_error(
+            &e,
+            "bodies[0].visual[0].radius_m",
+            "body 'body1'",
+            "greater than 0",
+        );
+        let e = error_after(|s| {
+            s.bodies[1].visual = vec![
+                capsule([0.0; 3], [1.0; 3], 0.1, None),
+                capsule([0.0; 3], [1.0; 3], 0.1, Some("red")),
+            ]
+        });
+        assert_error(&e, "bodies[1].visual[1].color", "body 'body2'", "#rrggbb");
+        let e = error_after(|s| {
+            s.bodies[0].visual = vec![VisualSpec::Cylinder {
+                from: [2.0; 3],
+                to: [2.0; 3],
+                radius_m: 0.1,
+                color: None,
+            }]
+        });
+        assert_error(&e, "bodies[0].visual[0].to", "body 'body1'", "no length");
+        let e = error_after(|s| {
+            s.bodies[0].visual = vec![VisualSpec::Box {
+                from: [0.0; 3],
+                to: [0.0, 0.0, 2.0],
+                width_m: 0.1,
+                height_m: 0.1,
+                side: [0.0, 0.0, -1.0],
+                color: None,
+            }]
+        });
+        assert_error(
+            &e,
+            "bodies[0].visual[0].side",
+            "body 'body1'",
+            "along the box",
+        );
+        let e =
+            error_after(|s| s.bodies[0].visual = vec![capsule([f64::NAN; 3], [1.0; 3], 0.1, None)]);
+        assert_error(&e, "bodies[0].visual[0].from[0]", "body 'body1'", "NaN");
     }
 
     #[test]

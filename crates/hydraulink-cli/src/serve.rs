@@ -1,0 +1,99 @@
+//! `hydraulink serve MODEL [--port N]`: runs a model on the real-time engine and serves the
+//! browser viewer (`hydraulink-viewer`) on 127.0.0.1 until Ctrl-C; prints the URL, and at the
+//! end the run's statistics and the frames' size.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use clap::Args;
+use hydraulink::Simulation;
+use hydraulink_viewer::{ServeOptions, Server};
+
+use crate::{init_failure, read_model, watch_for_interrupt, Failure, INTERRUPTED};
+
+/// The options of `hydraulink serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    #[arg(
+        value_name = "MODEL",
+        help = "Model file (TOML); default: the built-in four-bar"
+    )]
+    model: Option<PathBuf>,
+
+    #[arg(
+        long,
+        default_value_t = 0,
+        help = "TCP port on 127.0.0.1; 0: any free port"
+    )]
+    port: u16,
+
+    #[arg(
+        long,
+        help = "Let the model's own input signals drive the machine until a key or stick moves \
+                an input (default: the operator inputs start held at 0)"
+    )]
+    play_signals: bool,
+
+    #[arg(
+        long = "set",
+        value_name = "PATH=VALUE",
+        help = "Override a model parameter (repeatable), e.g. V3.p0_pa=3e6"
+    )]
+    set: Vec<String>,
+}
+
+/// `hydraulink serve`: exit code 2 for a bad model or port, 1 when a step fails, 0 after Ctrl-C.
+pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
+    let (text, file) = read_model(args.model.as_ref())?;
+    let spec = hydraulink_io::parse_model(&text, &file)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, &args.set)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let model = hydraulink::model::compile(&spec).map_err(|e| {
+        Failure::invalid_input(
+            hydraulink_io::locate_model_error_with_overrides(&text, &file, &e, &applied)
+                .to_string(),
+        )
+    })?;
+    let sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
+    let options = ServeOptions {
+        port: args.port,
+        play_signals: args.play_signals,
+        ..ServeOptions::default()
+    };
+    let server =
+        Server::start(&spec, sim, options).map_err(|e| Failure::invalid_input(e.to_string()))?;
+    watch_for_interrupt();
+    println!("hydraulink viewer of {file}: open {}", server.url());
+    println!("(Ctrl-C stops the server)");
+    while !INTERRUPTED.load(Ordering::Relaxed) && !server.engine_finished() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (frames, bytes) = server.frame_bytes();
+    let report = server.stop();
+    if frames > 0 {
+        println!(
+            "frames: {frames}, {:.0} bytes each on average",
+            bytes as f64 / frames as f64
+        );
+    }
+    if let Some(r) = report {
+        let s = &r.statistics;
+        println!(
+            "{} steps, {:.3} s simulated in {:.3} s wall (real-time factor {:.3}); overruns {}; \
+             compute per step mean {:.1} µs, max {:.1} µs",
+            s.steps,
+            s.simulated_s,
+            s.wall_s,
+            s.real_time_factor,
+            s.overruns,
+            s.compute_mean_s * 1e6,
+            s.compute_max_s * 1e6
+        );
+        if let hydraulink_rt::Outcome::Failed(e) = r.outcome {
+            return Err(Failure::run_failed(e.to_string()));
+        }
+    }
+    Ok(())
+}

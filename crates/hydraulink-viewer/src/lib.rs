@@ -1,0 +1,24 @@
+//! The browser viewer of hydraulink (`hydraulink serve MODEL`): a local HTTP and WebSocket
+//! server on 127.0.0.1 that runs a model on the real-time engine (`hydraulink-rt`) and streams
+//! it to a three.js page, which draws the machine, shows a HUD and sends operator input back.
+//! No graphics code lives in the library: the model file only names shapes (`visual`).
+//!
+//! # Modules
+//!
+//! * [`scene`]: what the page draws (bodies' shapes, cylinders, operator inputs, gauges) and
+//!   the default key and gamepad bindings.
+//! * [`protocol`]: the JSON messages, the hand-written state frame.
+//! * [`server`]: [`Server`]: the engine, the broadcaster, HTTP and WebSocket connections.
+//! * [`assets`]: the embedded page and the vendored three.js.
+
+#![warn(missing_docs)]
+// Units are written in brackets, `[m]` (STYLE convention 2), as in the library.
+#![allow(rustdoc::broken_intra_doc_links)]
+
+pub mod assets;
+pub mod protocol;
+pub mod scene;
+pub mod server;
+
+pub use scene::Scene;
+pub use server::{ServeError, ServeOptions, Server};

@@ -1,0 +1,194 @@
+//! The messages between server and page, as JSON text over the WebSocket.
+//!
+//! ```text
+//! server → page   {"type":"scene","scene":{…}}            once, on connect (scene.rs)
+//!                 {"type":"frame","step":…,"t":…,"paused":…,
+//!                  "poses":[[x,y,z, a00,a01,a02, a10,…,a22], …],   per body: x [m], A row-major
+//!                  "cylinders":[[bx,by,bz, rx,ry,rz], …],         base and rod pins [m], global
+//!                  "gauges":[…], "inputs":[…],                    shown units; operator inputs
+//!                  "stats":{"rtf":…,"steps":…,"overruns":…,"mean_us":…,"max_us":…,
+//!                           "lag_max_us":…,"dropped":…}}           at the display rate
+//! page → server   {"type":"key","key":"w","pressed":true}
+//!                 {"type":"axis","axis":"right_y","value":0.4}
+//!                 {"type":"set","input":"U_boom","value":5.0}   {"type":"release","input":…}
+//!                 {"type":"pause"}  {"type":"resume"}  {"type":"reset"}
+//! ```
+//!
+//! Frames are written by hand with fixed decimals (0.1 mm, 1e-5 in a rotation, 1e-3 of a gauge
+//! unit), which keeps a frame of the excavator near 1 kB; a value that is not finite is `null`.
+
+use std::fmt::Write;
+
+use hydraulink::simulation::BodyPose;
+use hydraulink_rt::{Command, Snapshot};
+use serde::Deserialize;
+
+use crate::scene::{Scene, SceneCylinder};
+
+/// A message from the page.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// A key went down or up (`KeyboardEvent.key`, lower case).
+    Key {
+        /// Key name.
+        key: String,
+        /// Down (true) or up.
+        pressed: bool,
+    },
+    /// A gamepad axis moved.
+    Axis {
+        /// Axis name (`left_x`, `left_y`, `right_x`, `right_y`).
+        axis: String,
+        /// Deflection [-], in [−1, 1].
+        value: f64,
+    },
+    /// Hold an input at a value.
+    Set {
+        /// Input name.
+        input: String,
+        /// Value [unit of the input].
+        value: f64,
+    },
+    /// Return an input to its signal.
+    Release {
+        /// Input name.
+        input: String,
+    },
+    /// Stop the clock.
+    Pause,
+    /// Start it again.
+    Resume,
+    /// Back to the initial state.
+    Reset,
+}
+
+impl ClientMessage {
+    /// The engine command it asks for.
+    pub fn command(self) -> Command {
+        match self {
+            ClientMessage::Key { key, pressed } => Command::Key { key, pressed },
+            ClientMessage::Axis { axis, value } => Command::Axis { axis, value },
+            ClientMessage::Set { input, value } => Command::SetInput { input, value },
+            ClientMessage::Release { input } => Command::ReleaseInput { input },
+            ClientMessage::Pause => Command::Pause,
+            ClientMessage::Resume => Command::Resume,
+            ClientMessage::Reset => Command::Reset,
+        }
+    }
+}
+
+/// The scene message.
+pub fn scene_message(scene: &Scene) -> String {
+    // the scene holds only strings and finite numbers from a validated model
+    let body = serde_json::to_string(scene).unwrap_or_else(|_| "null".into());
+    format!("{{\"type\":\"scene\",\"scene\":{body}}}")
+}
+
+fn num(out: &mut String, x: f64, decimals: usize) {
+    if x.is_finite() {
+        // a rounded −0 prints as "-0.0000": harmless JSON
+        let _ = write!(out, "{x:.decimals$}");
+    } else {
+        out.push_str("null");
+    }
+}
+
+fn list(out: &mut String, xs: impl IntoIterator<Item = f64>, decimals: usize) {
+    out.push('[');
+    for (i, x) in xs.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        num(out, x, decimals);
+    }
+    out.push(']');
+}
+
+/// The global position [m] of a cylinder end: on its body's pose, or fixed on the ground.
+fn end_point(poses: &[BodyPose], end: &(Option<usize>, [f64; 3])) -> [f64; 3] {
+    match end.0.and_then(|i| poses.get(i)) {
+        Some(p) => p.point_m(end.1),
+        None => end.1,
+    }
+}
+
+/// The cylinder's pin-to-pin end points [m] in a frame.
+pub fn cylinder_ends(poses: &[BodyPose], c: &SceneCylinder) -> ([f64; 3], [f64; 3]) {
+    (end_point(poses, &c.base), end_point(poses, &c.rod))
+}
+
+/// A state frame of `snap`, written into `out` (cleared first). `inputs` are the indices of the
+/// operator inputs in the snapshot's input list; the snapshot's outputs are the gauges'
+/// columns, in order.
+pub fn write_frame(
+    out: &mut String,
+    scene: &Scene,
+    inputs: &[usize],
+    snap: &Snapshot,
+    paused: bool,
+) {
+    out.clear();
+    let _ = write!(out, "{{\"type\":\"frame\",\"step\":{},\"t\":", snap.step);
+    num(out, snap.time_s, 4);
+    let _ = write!(out, ",\"paused\":{paused},\"poses\":[");
+    for (i, p) in snap.poses.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        for (k, x) in p.position_m.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            num(out, *x, 4);
+        }
+        for row in &p.rotation {
+            for x in row {
+                out.push(',');
+                num(out, *x, 5);
+            }
+        }
+        out.push(']');
+    }
+    out.push_str("],\"cylinders\":[");
+    for (i, c) in scene.cylinders.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let (b, r) = cylinder_ends(&snap.poses, c);
+        list(out, b.into_iter().chain(r), 4);
+    }
+    out.push_str("],\"gauges\":");
+    list(
+        out,
+        scene
+            .gauges
+            .iter()
+            .zip(&snap.outputs)
+            .map(|(g, v)| v * g.scale),
+        3,
+    );
+    out.push_str(",\"inputs\":");
+    list(
+        out,
+        inputs
+            .iter()
+            .map(|&i| snap.inputs.get(i).copied().unwrap_or(f64::NAN)),
+        3,
+    );
+    let s = &snap.statistics;
+    out.push_str(",\"stats\":{\"rtf\":");
+    num(out, s.real_time_factor, 3);
+    let _ = write!(
+        out,
+        ",\"steps\":{},\"overruns\":{},\"dropped\":{},\"mean_us\":",
+        s.steps, s.overruns, s.snapshots_dropped
+    );
+    num(out, s.compute_mean_s * 1e6, 1);
+    out.push_str(",\"max_us\":");
+    num(out, s.compute_max_s * 1e6, 1);
+    out.push_str(",\"lag_max_us\":");
+    num(out, s.max_lag_s * 1e6, 1);
+    out.push_str("}}");
+}

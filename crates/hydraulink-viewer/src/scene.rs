@@ -1,0 +1,428 @@
+//! The scene a page draws: every body's shapes in its reference-configuration coordinates, the
+//! cylinders as two attachment points, the operator inputs with their ranges and default
+//! bindings, and the gauges. Built once from the model spec (in the reference configuration)
+//! and the simulation's names; sent to each page on connect.
+//!
+//! A body without `visual` shapes gets a default: capsules from its parent joint's location to
+//! each of its other points (child joint locations, markers, centre of mass), so every model
+//! shows its links.
+
+use hydraulink::component::ComponentSpec;
+use hydraulink::model::spec::{ModelSpec, VisualSpec};
+use hydraulink_rt::{BindingSource, InputBinding};
+use serde::Serialize;
+
+/// One drawn shape, in the body's reference-configuration coordinates [m].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Shape {
+    /// `box`, `cylinder` or `capsule`.
+    pub kind: &'static str,
+    /// Start of the shape's axis [m].
+    pub from: [f64; 3],
+    /// End of the shape's axis [m].
+    pub to: [f64; 3],
+    /// Radius (cylinder, capsule) [m]; 0 for a box.
+    pub radius: f64,
+    /// Box edges across the axis: width along `side`, height across both [m]; 0 otherwise.
+    pub width: f64,
+    /// Box height [m]; 0 otherwise.
+    pub height: f64,
+    /// Direction of a box's width [-].
+    pub side: [f64; 3],
+    /// Colour `#rrggbb`, or empty for the page's body colour.
+    pub color: String,
+}
+
+/// A body and its shapes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SceneBody {
+    /// Body name.
+    pub name: String,
+    /// Its shapes.
+    pub shapes: Vec<Shape>,
+    /// Whether the shapes are the default (no `visual` in the model).
+    pub default_shapes: bool,
+}
+
+/// A hydraulic cylinder drawn as barrel and rod.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SceneCylinder {
+    /// Cylinder name.
+    pub name: String,
+    /// Barrel end: body index into [`Scene::bodies`] (none: the ground) and the point in its
+    /// reference coordinates [m].
+    pub base: (Option<usize>, [f64; 3]),
+    /// Rod end, as `base`.
+    pub rod: (Option<usize>, [f64; 3]),
+    /// Piston diameter [m].
+    pub piston_diameter: f64,
+    /// Rod diameter [m].
+    pub rod_diameter: f64,
+    /// Pin-to-pin length at full retraction [m] (the barrel's length).
+    pub retracted_length: f64,
+}
+
+/// An operator input: a model input that drives a valve.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SceneInput {
+    /// Input name.
+    pub name: String,
+    /// Its range [lo, hi] [unit of the input].
+    pub range: [f64; 2],
+    /// The default key pair (positive, negative), lower-case `KeyboardEvent.key` names.
+    pub keys: (String, String),
+    /// The default gamepad axis (`left_x`, `left_y`, `right_x`, `right_y`), if one is left.
+    pub axis: Option<String>,
+}
+
+/// A HUD gauge bound to an output column.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Gauge {
+    /// Output column label (`V1.p`, `boom_cyl.force`).
+    pub label: String,
+    /// Unit shown (`MPa`, `kN`).
+    pub unit: &'static str,
+    /// Factor from the column's SI value to the shown unit.
+    pub scale: f64,
+    /// Shown in red above this magnitude [shown unit]; none: never.
+    pub limit: Option<f64>,
+}
+
+/// What the page draws and offers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scene {
+    /// Model name.
+    pub model: String,
+    /// Fixed step Δt [s].
+    pub step_s: f64,
+    /// The bodies, in the order of the frames' poses.
+    pub bodies: Vec<SceneBody>,
+    /// The cylinders, in the order of the frames' end points.
+    pub cylinders: Vec<SceneCylinder>,
+    /// The operator inputs.
+    pub inputs: Vec<SceneInput>,
+    /// The gauges, in the order of the frames' values.
+    pub gauges: Vec<Gauge>,
+}
+
+const KEY_PAIRS: [(&str, &str); 8] = [
+    ("w", "s"),
+    ("i", "k"),
+    ("l", "j"),
+    ("a", "d"),
+    ("t", "g"),
+    ("o", "u"),
+    ("y", "h"),
+    ("p", ";"),
+];
+/// A key pair (positive, negative) and a gamepad axis.
+type Controls = ((String, String), Option<String>);
+
+const AXES: [&str; 4] = ["right_y", "left_y", "right_x", "left_x"];
+
+/// Default key pair and axis by the input's name (boom W/S and right stick up/down, arm I/K
+/// and left stick up/down, bucket L/J and right stick sideways, swing A/D and left stick
+/// sideways, as on an ISO excavator cab); otherwise the next free pair and axis.
+fn default_controls(names: &[String]) -> Vec<Controls> {
+    let by_name = |n: &str| -> Option<usize> {
+        let n = n.to_ascii_lowercase();
+        ["boom", "arm", "bucket", "swing"]
+            .iter()
+            .position(|w| n.contains(w))
+            .or_else(|| {
+                // a loader's lift and tilt take the boom's and bucket's controls
+                ["lift", "", "tilt"]
+                    .iter()
+                    .position(|w| !w.is_empty() && n.contains(w))
+            })
+    };
+    let mut keys_used = [false; KEY_PAIRS.len()];
+    let mut axes_used = [false; AXES.len()];
+    let mut out: Vec<Option<Controls>> = vec![None; names.len()];
+    // first the named functions, then the rest in order
+    for pass in 0..2 {
+        for (i, n) in names.iter().enumerate() {
+            if out[i].is_some() {
+                continue;
+            }
+            let slot = match (pass, by_name(n)) {
+                (0, Some(k)) if !keys_used[k] => Some(k),
+                (0, _) => continue,
+                _ => keys_used.iter().position(|u| !u),
+            };
+            let keys = match slot {
+                Some(k) => {
+                    keys_used[k] = true;
+                    (KEY_PAIRS[k].0.to_string(), KEY_PAIRS[k].1.to_string())
+                }
+                None => (String::new(), String::new()),
+            };
+            let axis = slot
+                .filter(|&k| k < AXES.len() && !axes_used[k])
+                .or_else(|| axes_used.iter().position(|u| !u))
+                .map(|k| {
+                    axes_used[k] = true;
+                    AXES[k].to_string()
+                });
+            out[i] = Some((keys, axis));
+        }
+    }
+    out.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+/// The points of a body in its reference coordinates, for the default shapes: its parent
+/// joint's location first (if any), then child joint locations, markers and the centre of mass.
+fn body_points(spec: &ModelSpec, body: &str) -> Vec<[f64; 3]> {
+    let mut pts = Vec::new();
+    if let Some(j) = spec.joints.iter().find(|j| j.child == body) {
+        pts.push(j.location);
+    }
+    pts.extend(
+        spec.joints
+            .iter()
+            .filter(|j| j.parent == body)
+            .map(|j| j.location),
+    );
+    if let Some(b) = spec.bodies.iter().find(|b| b.name == body) {
+        pts.extend(b.markers.values().copied());
+        pts.push(b.com);
+    }
+    pts
+}
+
+fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+/// The default shapes of a body: capsules from its first point to each other distinct point,
+/// with a radius of 4 % of the longest (at least 1 cm); a lone point is a 5 cm sphere.
+pub fn default_shapes(points: &[[f64; 3]]) -> Vec<Shape> {
+    let Some(&first) = points.first() else {
+        return Vec::new();
+    };
+    let longest = points
+        .iter()
+        .map(|&p| distance(first, p))
+        .fold(0.0, f64::max);
+    let capsule = |to: [f64; 3], radius: f64| Shape {
+        kind: "capsule",
+        from: first,
+        to,
+        radius,
+        width: 0.0,
+        height: 0.0,
+        side: [0.0, 0.0, 1.0],
+        color: String::new(),
+    };
+    if longest < 1e-9 {
+        return vec![capsule(first, 0.05)];
+    }
+    let radius = (0.04 * longest).max(0.01);
+    let mut out: Vec<Shape> = Vec::new();
+    for &p in &points[1..] {
+        if distance(first, p) > 1e-9 && out.iter().all(|s| distance(s.to, p) > 1e-9) {
+            out.push(capsule(p, radius));
+        }
+    }
+    out
+}
+
+fn shape_of(v: &VisualSpec) -> Shape {
+    match v {
+        VisualSpec::Box {
+            from,
+            to,
+            width_m,
+            height_m,
+            side,
+            color,
+        } => Shape {
+            kind: "box",
+            from: *from,
+            to: *to,
+            radius: 0.0,
+            width: *width_m,
+            height: *height_m,
+            side: *side,
+            color: color.clone().unwrap_or_default(),
+        },
+        VisualSpec::Cylinder {
+            from,
+            to,
+            radius_m,
+            color,
+        }
+        | VisualSpec::Capsule {
+            from,
+            to,
+            radius_m,
+            color,
+        } => Shape {
+            kind: if matches!(v, VisualSpec::Cylinder { .. }) {
+                "cylinder"
+            } else {
+                "capsule"
+            },
+            from: *from,
+            to: *to,
+            radius: *radius_m,
+            width: 0.0,
+            height: 0.0,
+            side: [0.0, 0.0, 1.0],
+            color: color.clone().unwrap_or_default(),
+        },
+    }
+}
+
+/// The gauges of a model: each cylinder's two chamber pressures [MPa] (red above 90 % of the
+/// highest relief valve's cracking pressure, if the model has one) and its force [kN]. Only
+/// columns the simulation has (`labels`) are kept.
+pub fn gauges(spec: &ModelSpec, labels: &[String]) -> Vec<Gauge> {
+    let relief_mpa = spec
+        .elements
+        .iter()
+        .filter_map(|e| match e {
+            ComponentSpec::ReliefValve(r) => Some(r.cracking_pressure_pa * 1e-6),
+            _ => None,
+        })
+        .fold(None, |m: Option<f64>, p| Some(m.map_or(p, |m| m.max(p))));
+    let mut out = Vec::new();
+    for c in &spec.hydraulics.cylinders {
+        for v in [&c.piston_side, &c.rod_side] {
+            out.push(Gauge {
+                label: format!("{v}.p"),
+                unit: "MPa",
+                scale: 1e-6,
+                limit: relief_mpa.map(|p| 0.9 * p),
+            });
+        }
+        out.push(Gauge {
+            label: format!("{}.force", c.name),
+            unit: "kN",
+            scale: 1e-3,
+            limit: None,
+        });
+    }
+    out.retain(|g| labels.contains(&g.label));
+    out
+}
+
+/// The operator inputs: model inputs that drive a 4/3 valve, with the valve's command range
+/// (default [−10, 10] V), in the order of the model's valves.
+fn operator_inputs(spec: &ModelSpec) -> Vec<(String, [f64; 2])> {
+    let mut out: Vec<(String, [f64; 2])> = Vec::new();
+    for v in &spec.hydraulics.valves {
+        if out.iter().all(|(n, _)| *n != v.input) {
+            out.push((v.input.clone(), v.input_range_v.unwrap_or([-10.0, 10.0])));
+        }
+    }
+    out
+}
+
+impl Scene {
+    /// The scene of a validated model `spec` (any pose; it is mapped to the reference
+    /// configuration) whose simulation has the output columns `labels`.
+    pub fn new(spec: &ModelSpec, step_s: f64, labels: &[String]) -> Scene {
+        let spec = hydraulink::model::pose::to_reference(spec);
+        let bodies: Vec<SceneBody> = spec
+            .bodies
+            .iter()
+            .map(|b| {
+                let default_shapes = b.visual.is_empty();
+                SceneBody {
+                    name: b.name.clone(),
+                    shapes: if default_shapes {
+                        default_shapes_of(&spec, &b.name)
+                    } else {
+                        b.visual.iter().map(shape_of).collect()
+                    },
+                    default_shapes,
+                }
+            })
+            .collect();
+        let end = |body: &str, marker: &str| -> (Option<usize>, [f64; 3]) {
+            match spec.bodies.iter().position(|b| b.name == body) {
+                Some(i) => (
+                    Some(i),
+                    spec.bodies[i]
+                        .markers
+                        .get(marker)
+                        .copied()
+                        .unwrap_or_default(),
+                ),
+                None => (
+                    None,
+                    spec.ground.markers.get(marker).copied().unwrap_or_default(),
+                ),
+            }
+        };
+        let cylinders = spec
+            .hydraulics
+            .cylinders
+            .iter()
+            .map(|c| SceneCylinder {
+                name: c.name.clone(),
+                base: end(&c.base.body, &c.base.marker),
+                rod: end(&c.rod.body, &c.rod.marker),
+                piston_diameter: c.piston_diameter_m,
+                rod_diameter: c.rod_diameter_m,
+                retracted_length: c.retracted_length_m,
+            })
+            .collect();
+        let ops = operator_inputs(&spec);
+        let names: Vec<String> = ops.iter().map(|(n, _)| n.clone()).collect();
+        let inputs = ops
+            .into_iter()
+            .zip(default_controls(&names))
+            .map(|((name, range), (keys, axis))| SceneInput {
+                name,
+                range,
+                keys,
+                axis,
+            })
+            .collect();
+        Scene {
+            model: spec.name.clone(),
+            step_s,
+            bodies,
+            cylinders,
+            inputs,
+            gauges: gauges(&spec, labels),
+        }
+    }
+
+    /// The engine bindings of the default controls: per input its key pair and, if it has one,
+    /// its gamepad axis (deadband 0.1), both with a rate limit of the full range in 0.5 s.
+    /// The axis bindings come last, so a gamepad that moved overrides the keys.
+    pub fn default_bindings(&self) -> Vec<InputBinding> {
+        let rate = |r: [f64; 2]| Some((r[1] - r[0]) / 0.5);
+        let keys = self
+            .inputs
+            .iter()
+            .filter(|i| !i.keys.0.is_empty())
+            .map(|i| InputBinding {
+                input: i.name.clone(),
+                source: BindingSource::Keys {
+                    positive: i.keys.0.clone(),
+                    negative: i.keys.1.clone(),
+                },
+                range: i.range,
+                deadband: 0.0,
+                rate_limit_per_s: rate(i.range),
+            });
+        let axes = self.inputs.iter().filter_map(|i| {
+            i.axis.as_ref().map(|a| InputBinding {
+                input: i.name.clone(),
+                source: BindingSource::Axis(a.clone()),
+                range: i.range,
+                deadband: 0.1,
+                rate_limit_per_s: rate(i.range),
+            })
+        });
+        keys.chain(axes).collect()
+    }
+}
+
+fn default_shapes_of(spec: &ModelSpec, body: &str) -> Vec<Shape> {
+    default_shapes(&body_points(spec, body))
+}

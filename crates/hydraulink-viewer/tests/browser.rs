@@ -1,0 +1,356 @@
+//! The viewer in real headless Chromium (Debian's `chromium`), driven over the DevTools
+//! protocol: the excavator page loads without console errors, its canvas is not blank, a held
+//! `W` raises the boom (seen in the server's state: the boom cylinder extends) and the canvas
+//! changes with it. Chromium missing: `scripts/install_chromium.sh` is run, and if it is still
+//! missing the test fails (it never skips).
+//!
+//! The screenshot is written to the temporary directory, or to `docs/viewer-excavator.png` with
+//! `HYDRAULINK_WRITE_SCREENSHOT=1`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hydraulink_viewer::{ServeOptions, Server};
+use serde_json::{json, Value};
+use tungstenite::Message;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn ensure_chromium() {
+    if Path::new(CHROMIUM).exists() {
+        return;
+    }
+    let script = repo().join("scripts/install_chromium.sh");
+    let status = Command::new("bash").arg(&script).status();
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "the browser tests need Debian's chromium at {CHROMIUM}; {} did not install it ({status:?}): \
+         run it as root (`apt-get install -y chromium`)",
+        script.display()
+    );
+}
+
+/// Chromium, killed on drop; its profile in a fresh temporary directory.
+struct Browser {
+    child: Child,
+    profile: PathBuf,
+    ws_url: String,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+fn launch() -> Browser {
+    let profile = std::env::temp_dir().join(format!("hydraulink-chromium-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&profile);
+    let mut child = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--use-angle=swiftshader",
+            "--enable-unsafe-swiftshader",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1024,700",
+            "--remote-debugging-port=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("about:blank")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(i) = line.find("ws://") {
+                let _ = tx.send(line[i..].trim().to_string());
+            }
+        }
+    });
+    let ws_url = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("chromium prints \"DevTools listening on ws://…\" within 30 s");
+    Browser {
+        child,
+        profile,
+        ws_url,
+    }
+}
+
+/// A plain HTTP GET on 127.0.0.1; the body.
+fn http_get(addr: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).expect("connects");
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    // read the head, then Content-Length bytes (DevTools keeps the connection open)
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = s.read(&mut buf).expect("HTTP response");
+        data.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&data).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(usize::MAX);
+            if body.len() >= length || n == 0 {
+                return body.to_string();
+            }
+        }
+        assert!(n > 0, "HTTP response ended early: {text}");
+    }
+}
+
+/// A DevTools session on the first page target.
+struct Cdp {
+    ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+    next: u64,
+    /// Console errors and uncaught exceptions seen so far.
+    errors: Vec<String>,
+}
+
+impl Cdp {
+    fn connect(browser: &Browser) -> Cdp {
+        // ws://127.0.0.1:PORT/devtools/browser/… → the page list on the same port
+        let host = browser.ws_url["ws://".len()..]
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        let list: Value =
+            serde_json::from_str(&http_get(&host, "/json/list")).expect("target list");
+        let page = list
+            .as_array()
+            .and_then(|l| l.iter().find(|t| t["type"] == "page"))
+            .expect("a page target");
+        let url = page["webSocketDebuggerUrl"].as_str().unwrap();
+        let (ws, _) = tungstenite::connect(url).expect("DevTools WebSocket");
+        Cdp {
+            ws,
+            next: 0,
+            errors: Vec::new(),
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let msg = json!({"id": id, "method": method, "params": params});
+        self.ws.send(Message::text(msg.to_string())).unwrap();
+        loop {
+            let m = self.ws.read().expect("DevTools message");
+            let Message::Text(t) = m else { continue };
+            let v: Value = serde_json::from_str(t.as_str()).unwrap();
+            if v["id"] == id {
+                assert!(v.get("error").is_none(), "{method}: {}", v["error"]);
+                return v["result"].clone();
+            }
+            match v["method"].as_str() {
+                Some("Runtime.exceptionThrown") => self
+                    .errors
+                    .push(v["params"]["exceptionDetails"].to_string()),
+                Some("Runtime.consoleAPICalled") if v["params"]["type"] == "error" => {
+                    self.errors.push(v["params"]["args"].to_string())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn eval(&mut self, expression: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true}),
+        );
+        assert!(
+            r.get("exceptionDetails").is_none(),
+            "{expression}: {}",
+            r["exceptionDetails"]
+        );
+        r["result"]["value"].clone()
+    }
+
+    fn key(&mut self, key: &str, code: &str, vk: u32, down: bool) {
+        self.call(
+            "Input.dispatchKeyEvent",
+            json!({"type": if down { "keyDown" } else { "keyUp" }, "key": key, "code": code,
+                   "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk}),
+        );
+    }
+}
+
+/// The page's canvas, shrunk to 64 × 44 grey levels.
+const PIXELS: &str = "(() => { const c = document.querySelector('#view canvas'); \
+    const o = document.createElement('canvas'); o.width = 64; o.height = 44; \
+    const g = o.getContext('2d'); g.drawImage(c, 0, 0, 64, 44); \
+    const d = g.getImageData(0, 0, 64, 44).data; const out = []; \
+    for (let i = 0; i < d.length; i += 4) out.push(Math.round((d[i] + d[i+1] + d[i+2]) / 3)); \
+    return out; })()";
+
+fn pixels(cdp: &mut Cdp) -> Vec<i64> {
+    cdp.eval(PIXELS)
+        .as_array()
+        .expect("pixel array")
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect()
+}
+
+/// The boom cylinder's pin-to-pin length [m] in the server's latest frame.
+fn boom_length(addr: &str) -> f64 {
+    let frame: Value = serde_json::from_str(&http_get(addr, "/state")).expect("frame JSON");
+    let e: Vec<f64> = frame["cylinders"][0]
+        .as_array()
+        .expect("cylinders")
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    ((e[3] - e[0]).powi(2) + (e[4] - e[1]).powi(2) + (e[5] - e[2]).powi(2)).sqrt()
+}
+
+fn decode_base64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let bytes: Vec<u8> = s.bytes().filter(|&c| c != b'=' && c != b'\n').collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let v: Vec<u32> = chunk.iter().map(|&c| u32::from(val(c))).collect();
+        let n = v
+            .iter()
+            .enumerate()
+            .fold(0u32, |a, (i, x)| a | x << (18 - 6 * i));
+        for k in 0..chunk.len().saturating_sub(1) {
+            out.push((n >> (16 - 8 * k)) as u8);
+        }
+    }
+    out
+}
+
+#[test]
+fn excavator_page_renders_and_a_key_raises_the_boom() {
+    ensure_chromium();
+    let started = Instant::now();
+    let path = repo().join("models/excavator.toml");
+    let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let sim = hydraulink::Simulation::new(model).expect("initializes");
+    let server = Server::start(&spec, sim, ServeOptions::default()).expect("server starts");
+    let addr = server.addr().to_string();
+    let browser = launch();
+    let mut cdp = Cdp::connect(&browser);
+    cdp.call("Runtime.enable", json!({}));
+    cdp.call("Page.enable", json!({}));
+    cdp.call("Page.navigate", json!({"url": server.url()}));
+    // the scene arrives and frames follow
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while cdp
+        .eval("(window.hydraulink && window.hydraulink.ready) ? window.hydraulink.frames : 0")
+        .as_i64()
+        .unwrap_or(0)
+        < 10
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no frames in the page after 30 s: {:?}",
+            cdp.errors
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let before = pixels(&mut cdp);
+    let mean = before.iter().sum::<i64>() as f64 / before.len() as f64;
+    let varied = before
+        .iter()
+        .filter(|&&p| (p as f64 - mean).abs() > 12.0)
+        .count();
+    assert!(
+        varied > before.len() / 50,
+        "the canvas looks blank: {varied} of {} pixels differ from the mean grey {mean:.0}",
+        before.len()
+    );
+    // the HUD shows the server's gauges
+    let hud = cdp.eval("document.getElementById('gauge0').textContent");
+    assert!(
+        hud.as_str().is_some_and(|s| s.ends_with("MPa")),
+        "HUD gauge: {hud}"
+    );
+
+    let l0 = boom_length(&addr);
+    cdp.key("w", "KeyW", 87, true);
+    std::thread::sleep(Duration::from_millis(1500));
+    cdp.key("w", "KeyW", 87, false);
+    std::thread::sleep(Duration::from_millis(300));
+    let l1 = boom_length(&addr);
+    assert!(
+        l1 > l0 + 0.02,
+        "holding W 1.5 s extends the boom cylinder (boom up): {l0:.4} m -> {l1:.4} m"
+    );
+    let after = pixels(&mut cdp);
+    let changed = before
+        .iter()
+        .zip(&after)
+        .filter(|(a, b)| (**a - **b).abs() > 8)
+        .count();
+    assert!(
+        changed > 10,
+        "the canvas changes when the boom moves: {changed} pixels changed"
+    );
+
+    let shot = cdp.call("Page.captureScreenshot", json!({"format": "png"}));
+    let png = decode_base64(shot["data"].as_str().expect("screenshot data"));
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    let out = if std::env::var("HYDRAULINK_WRITE_SCREENSHOT").is_ok_and(|v| v == "1") {
+        repo().join("docs/viewer-excavator.png")
+    } else {
+        std::env::temp_dir().join("hydraulink-viewer-excavator.png")
+    };
+    std::fs::write(&out, &png).expect("screenshot written");
+    // a last round trip collects late console messages
+    cdp.eval("1");
+    assert!(cdp.errors.is_empty(), "console errors: {:?}", cdp.errors);
+    let (frames, bytes) = server.frame_bytes();
+    let per_frame = bytes as f64 / frames.max(1) as f64;
+    eprintln!(
+        "boom cylinder {l0:.4} -> {l1:.4} m; {changed} of {} pixels changed; {frames} frames, \
+         {per_frame:.0} B each = {:.1} kB/s at 60 Hz; browser test {:.1} s; screenshot {}",
+        after.len(),
+        per_frame * 60.0 / 1e3,
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
+    assert!(per_frame * 60.0 < 1e6, "stream under 1 MB/s at 60 Hz");
+    drop(browser);
+    server.stop();
+}

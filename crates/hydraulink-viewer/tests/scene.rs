@@ -1,0 +1,132 @@
+//! The scene and the frames, without a browser: every shipped model draws every body, the
+//! excavator's default controls and gauges, and the frame size against the 1 MB/s budget.
+
+use std::path::Path;
+
+use hydraulink_rt::BindingSource;
+use hydraulink_viewer::protocol::{cylinder_ends, write_frame, ClientMessage};
+use hydraulink_viewer::Scene;
+
+fn load(name: &str) -> (hydraulink::model::spec::ModelSpec, hydraulink::Simulation) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../models/{name}.toml"));
+    let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+    let sim = hydraulink::Simulation::new(hydraulink::model::compile(&spec).expect("compiles"))
+        .expect("initializes");
+    (spec, sim)
+}
+
+#[test]
+fn every_shipped_model_draws_every_body() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+        let scene = Scene::new(&spec, 1e-3, &[]);
+        for b in &scene.bodies {
+            assert!(
+                !b.shapes.is_empty(),
+                "{}: body {} draws nothing",
+                path.display(),
+                b.name
+            );
+            for s in &b.shapes {
+                assert!(s.radius > 0.0 || (s.width > 0.0 && s.height > 0.0), "{s:?}");
+            }
+        }
+        n += 1;
+    }
+    assert!(n >= 10, "{n} models");
+}
+
+#[test]
+fn excavator_scene_has_its_visuals_controls_and_gauges() {
+    let (spec, sim) = load("excavator");
+    let scene = Scene::new(&spec, sim.model().step_s(), &sim.output_labels());
+    assert!(scene.bodies.iter().all(|b| !b.default_shapes));
+    let keys: Vec<(&str, &str, &str)> = scene
+        .inputs
+        .iter()
+        .map(|i| (i.name.as_str(), i.keys.0.as_str(), i.keys.1.as_str()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("U_boom", "w", "s"),
+            ("U_arm", "i", "k"),
+            ("U_bucket", "l", "j"),
+            ("U_swing", "a", "d")
+        ]
+    );
+    let axes: Vec<Option<&str>> = scene.inputs.iter().map(|i| i.axis.as_deref()).collect();
+    assert_eq!(
+        axes,
+        [
+            Some("right_y"),
+            Some("left_y"),
+            Some("right_x"),
+            Some("left_x")
+        ]
+    );
+    // 3 cylinders × (2 chamber pressures + force); pressures red above 90 % of the relief
+    assert_eq!(scene.gauges.len(), 9);
+    assert_eq!(scene.gauges[0].label, "V1.p");
+    assert!(scene.gauges[0].limit.is_some_and(|l| l > 30.0 && l < 40.0));
+    let b = scene.default_bindings();
+    assert_eq!(b.len(), 8, "a key pair and an axis per input");
+    assert!(matches!(&b[0].source, BindingSource::Keys { positive, .. } if positive == "w"));
+    assert!(b[4..].iter().all(|b| b.deadband == 0.1));
+}
+
+#[test]
+fn excavator_frame_is_about_a_kilobyte_and_carries_the_pins() {
+    let (spec, sim) = load("excavator");
+    let scene = Scene::new(&spec, sim.model().step_s(), &sim.output_labels());
+    let options = hydraulink_rt::EngineOptions {
+        outputs: Some(scene.gauges.iter().map(|g| g.label.clone()).collect()),
+        display_hz: 1000.0,
+        ..Default::default()
+    };
+    let clock = hydraulink_rt::ManualClock::new(std::time::Duration::from_micros(100));
+    let (mut core, channels) = hydraulink_rt::Core::new(sim, options, clock).expect("options");
+    core.run_steps(3);
+    let mut snap = channels.snapshots.try_recv().expect("a snapshot per step");
+    // worst-case widths of the numbers
+    snap.step = 123_456_789;
+    snap.time_s = 12345.678;
+    snap.inputs.iter_mut().for_each(|u| *u = -10.0);
+    snap.outputs.iter_mut().for_each(|y| *y = -3.5e7);
+    let mut out = String::new();
+    write_frame(&mut out, &scene, &[1, 2, 3, 4], &snap, false);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("a frame is JSON");
+    assert_eq!(v["poses"].as_array().unwrap().len(), 6);
+    // the boom cylinder's pins at the start: G on the upper structure and B on the boom
+    let (g, b) = cylinder_ends(&snap.poses, &scene.cylinders[0]);
+    let pins = v["cylinders"][0].as_array().unwrap();
+    for (k, x) in g.iter().chain(&b).enumerate() {
+        assert!((pins[k].as_f64().unwrap() - x).abs() < 1e-4);
+    }
+    // budget: < 1 MB/s at 60 Hz, with worst-case widths of every number
+    let bytes = out.len();
+    assert!(bytes * 60 < 1_000_000, "{bytes} B per frame");
+    assert!(bytes < 1500, "{bytes} B per frame");
+}
+
+#[test]
+fn page_messages_become_engine_commands() {
+    let m: ClientMessage =
+        serde_json::from_str(r#"{"type":"key","key":"w","pressed":true}"#).unwrap();
+    assert_eq!(
+        m.command(),
+        hydraulink_rt::Command::Key {
+            key: "w".into(),
+            pressed: true
+        }
+    );
+    let m: ClientMessage = serde_json::from_str(r#"{"type":"reset"}"#).unwrap();
+    assert_eq!(m.command(), hydraulink_rt::Command::Reset);
+    assert!(serde_json::from_str::<ClientMessage>(r#"{"type":"launch"}"#).is_err());
+}
