@@ -1310,10 +1310,7 @@ duration_s = 0.1
     ] {
         assert!(err.contains(expected), "`{expected}` missing from:\n{err}");
     }
-    assert!(
-        !err.contains("give p0_pa of 'VA'"),
-        "{err}"
-    );
+    assert!(!err.contains("give p0_pa of 'VA'"), "{err}");
     // the advice taken: VA with a pressure state and p0_pa starts (accelerating, not at rest)
     let fixed = text.replace("algebraic = true", "p0_pa = 5.0e6");
     assert_ne!(fixed, text);

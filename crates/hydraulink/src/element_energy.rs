@@ -32,7 +32,6 @@ pub fn commit(
     }
     let dt = model.solver.step_s;
     let mut visit = |i: usize| {
-        let e = &model.elements[i];
         // after a step: u(t_k+1) of the step just taken; the initial state: u(t_0)
         let u = |k: usize| {
             let (u0, u1) = st.inputs.step_values(k);

@@ -915,7 +915,6 @@ fn negative_pressure(
     }
 }
 
-
 /// Which chamber of a cylinder gets `p0_pa` (docs/theory 5.4).
 const CHAMBER_RULE: &str = "of a cylinder, the chamber that does not carry the load: the rod \
                             side of one that pushes at rest, the piston side of one that pulls";
