@@ -9,7 +9,7 @@
 use hydraulink::component::ComponentSpec;
 use hydraulink::mechanics::external_load::LoadAxes;
 use hydraulink::mechanics::kinematics::Kinematics;
-use hydraulink::model::spec::{Formulation, Pose};
+use hydraulink::model::spec::{Formulation, Pose, VisualSpec};
 use hydraulink::model::{self, ConstraintEq, Frame, FrameDir, FramePoint, Model, V3};
 use hydraulink::ModelSpec;
 
@@ -65,6 +65,20 @@ fn assembled_from(reference: &ModelSpec) -> ModelSpec {
         b.com = point(f, &b.com);
         for p in b.markers.values_mut() {
             *p = point(f, p);
+        }
+        // the drawn shapes are body points and directions too
+        for v in &mut b.visual {
+            match v {
+                VisualSpec::Box { from, to, side, .. } => {
+                    *from = point(f, from);
+                    *to = point(f, to);
+                    *side = dir(f, &V3::from(*side));
+                }
+                VisualSpec::Cylinder { from, to, .. } | VisualSpec::Capsule { from, to, .. } => {
+                    *from = point(f, from);
+                    *to = point(f, to);
+                }
+            }
         }
         let [ixx, iyy, izz, ixy, ixz, iyz] = b.inertia;
         let i = hydraulink::model::M3::new(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz);
