@@ -93,10 +93,10 @@ pub(crate) fn report(sim: &Simulation, file: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "mechanism: {} bodies, {} joint coordinates, {} loop-closure equations",
-        model.bodies.len(),
-        n,
-        m
+        "mechanism: {}, {}, {}",
+        counted(model.bodies.len(), "body", "bodies"),
+        counted(n, "joint coordinate", "joint coordinates"),
+        counted(m, "loop-closure equation", "loop-closure equations")
     );
 
     let _ = writeln!(out, "\ninitial pose (loops closed from q0):");
@@ -193,4 +193,9 @@ pub(crate) fn report(sim: &Simulation, file: &str) -> String {
         model.duration_s()
     );
     out
+}
+
+/// `n` with the singular or plural noun ("1 body", "2 bodies").
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

@@ -267,7 +267,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
                 "note": "central differences of the nonlinear index-1 right-hand side along each \
                          direction x, with the dependent coordinates and rates made consistent; \
                          must equal A x"});
-            (lin.ss, "exact (001 §3)".to_string(), check)
+            (lin.ss, "exact (Agúndez et al. 2023, §3)".to_string(), check)
         }
         Method::FiniteDifference => {
             if !(args.step.is_finite() && args.step > 0.0) {
@@ -320,7 +320,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             (
                 ss,
                 format!(
-                    "finite-difference (001 §4.5), h = {:e} ({:?})",
+                    "finite-difference (Agúndez et al. 2023, §4.5), h = {:e} ({:?})",
                     args.step, kind
                 ),
                 check,
