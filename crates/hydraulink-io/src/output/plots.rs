@@ -49,19 +49,9 @@ pub const MAX_POINTS_PER_FIGURE: usize = 12_000;
 const FIGURE_PX: (u32, u32) = (1000, 600);
 /// Height of each panel of a figure with more than one \[px\].
 const PANEL_PX: u32 = 500;
-/// Line colours, in order (Tableau 10); more series cycle through them.
-const COLORS: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
+/// Line colours, in order (Tableau 10, the dark half of [`COLORS_20`]); more series cycle
+/// through them.
+const COLORS: &[RGBColor] = COLORS_20.split_at(10).0;
 /// Line colours of a panel with its legend beside it (Tableau 20: ten hues, dark then light).
 const COLORS_20: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
