@@ -60,6 +60,12 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
     let options = ServeOptions {
         port: args.port,
         play_signals: args.play_signals,
+        // `mesh` shapes name their files relative to the model file
+        model_dir: args
+            .model
+            .as_ref()
+            .and_then(|m| m.parent())
+            .map(std::path::Path::to_path_buf),
         ..ServeOptions::default()
     };
     let server =

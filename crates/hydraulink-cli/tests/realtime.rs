@@ -99,3 +99,20 @@ fn realtime_replays_a_recording() {
         "{stderr}"
     );
 }
+
+#[test]
+fn serve_stops_with_exit_2_naming_a_missing_mesh_file() {
+    // the excavator copied away from its meshes: its cab's OBJ file is not beside it
+    let dir = temp_dir("serve-mesh");
+    let model = dir.join("excavator.toml");
+    fs::copy(repo_file("models/excavator.toml"), &model).unwrap();
+    let out = hydraulink(&["serve", model.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("body 'upper'")
+            && stderr.contains("visual[2].file")
+            && stderr.contains("meshes/excavator_cab.obj"),
+        "{stderr}"
+    );
+}

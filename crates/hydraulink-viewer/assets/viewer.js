@@ -39,6 +39,16 @@ function material(color) {
 
 // one shape of a body, in the body's reference coordinates
 function shapeMesh(s) {
+  if (s.kind === 'mesh') {
+    // triangles placed by the server in the body's reference coordinates
+    const geometry = new THREE.BufferGeometry();
+    geometry.setAttribute('position', new THREE.BufferAttribute(new Float32Array(s.vertices), 3));
+    geometry.setIndex(s.indices);
+    geometry.computeVertexNormals();
+    const m = new THREE.Mesh(geometry, material(s.color));
+    m.material.side = THREE.DoubleSide;
+    return m;
+  }
   const { d, len, mid } = unitY(s.from, s.to);
   const dir = len > 0 ? d.clone().divideScalar(len) : new THREE.Vector3(0, 1, 0);
   let geometry;

@@ -10,12 +10,14 @@
 //! * [`protocol`]: the JSON messages, the hand-written state frame.
 //! * [`server`]: [`Server`]: the engine, the broadcaster, HTTP and WebSocket connections.
 //! * [`assets`]: the embedded page and the vendored three.js.
+//! * [`mesh`]: OBJ files of the `mesh` shapes, placed on their bodies.
 
 #![warn(missing_docs)]
 // Units are written in brackets, `[m]` (STYLE convention 2), as in the library.
 #![allow(rustdoc::broken_intra_doc_links)]
 
 pub mod assets;
+pub mod mesh;
 pub mod protocol;
 pub mod scene;
 pub mod server;

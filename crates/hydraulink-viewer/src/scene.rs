@@ -10,6 +10,8 @@
 use hydraulink::component::ComponentSpec;
 use hydraulink::model::spec::{ModelSpec, VisualSpec};
 use hydraulink_rt::{BindingSource, InputBinding};
+
+use crate::mesh::{MeshError, MeshSource};
 use serde::Serialize;
 
 /// One drawn shape, in the body's reference-configuration coordinates [m].
@@ -31,6 +33,16 @@ pub struct Shape {
     pub side: [f64; 3],
     /// Colour `#rrggbb`, or empty for the page's body colour.
     pub color: String,
+    /// A mesh's triangles after [`Scene::load_meshes`]: vertices x, y, z in the body's
+    /// reference coordinates [m]; empty for the other shapes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub vertices: Vec<f32>,
+    /// A mesh's triangles: three vertex indices each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub indices: Vec<u32>,
+    /// A mesh's file and placement, read by [`Scene::load_meshes`].
+    #[serde(skip)]
+    pub mesh: Option<MeshSource>,
 }
 
 /// A body and its shapes.
@@ -213,6 +225,9 @@ pub fn default_shapes(points: &[[f64; 3]]) -> Vec<Shape> {
         height: 0.0,
         side: [0.0, 0.0, 1.0],
         color: String::new(),
+        vertices: Vec::new(),
+        indices: Vec::new(),
+        mesh: None,
     };
     if longest < 1e-9 {
         return vec![capsule(first, 0.05)];
@@ -245,6 +260,9 @@ fn shape_of(v: &VisualSpec) -> Shape {
             height: *height_m,
             side: *side,
             color: color.clone().unwrap_or_default(),
+            vertices: Vec::new(),
+            indices: Vec::new(),
+            mesh: None,
         },
         VisualSpec::Cylinder {
             from,
@@ -270,6 +288,35 @@ fn shape_of(v: &VisualSpec) -> Shape {
             height: 0.0,
             side: [0.0, 0.0, 1.0],
             color: color.clone().unwrap_or_default(),
+            vertices: Vec::new(),
+            indices: Vec::new(),
+            mesh: None,
+        },
+        VisualSpec::Mesh {
+            file,
+            origin,
+            x_axis,
+            y_axis,
+            scale_m,
+            color,
+        } => Shape {
+            kind: "mesh",
+            from: *origin,
+            to: *origin,
+            radius: 0.0,
+            width: 0.0,
+            height: 0.0,
+            side: [0.0, 0.0, 1.0],
+            color: color.clone().unwrap_or_default(),
+            vertices: Vec::new(),
+            indices: Vec::new(),
+            mesh: Some(MeshSource {
+                file: file.clone(),
+                origin: *origin,
+                x_axis: *x_axis,
+                y_axis: *y_axis,
+                scale_m: *scale_m,
+            }),
         },
     }
 }
@@ -389,6 +436,27 @@ impl Scene {
             inputs,
             gauges: gauges(&spec, labels),
         }
+    }
+
+    /// Reads every `mesh` shape's OBJ file, its path relative to `base` (the model file's
+    /// folder), and places its triangles; the error names the body, the shape and the file.
+    pub fn load_meshes(&mut self, base: &std::path::Path) -> Result<(), MeshError> {
+        for b in &mut self.bodies {
+            for (index, s) in b.shapes.iter_mut().enumerate() {
+                let Some(src) = &s.mesh else { continue };
+                let (vertices, indices) =
+                    crate::mesh::load(src, base).map_err(|(path, reason)| MeshError {
+                        body: b.name.clone(),
+                        index,
+                        file: src.file.clone(),
+                        path: path.display().to_string(),
+                        reason,
+                    })?;
+                s.vertices = vertices;
+                s.indices = indices;
+            }
+        }
+        Ok(())
     }
 
     /// The engine bindings of the default controls: per input its key pair and, if it has one,

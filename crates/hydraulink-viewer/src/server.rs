@@ -41,6 +41,9 @@ pub struct ServeOptions {
     /// Let the model's own input signals drive the operator inputs until a key or axis moves
     /// them; false (default): hold them at 0 from the start and after each reset.
     pub play_signals: bool,
+    /// The folder `mesh` shapes' files are relative to (the model file's); none: the current
+    /// directory.
+    pub model_dir: Option<std::path::PathBuf>,
 }
 
 /// A server that cannot start.
@@ -60,6 +63,9 @@ pub enum ServeError {
     /// A thread cannot be started.
     #[error("thread: {0}")]
     Thread(std::io::Error),
+    /// A `mesh` shape's file cannot be drawn.
+    #[error("{0}")]
+    Mesh(#[from] crate::mesh::MeshError),
 }
 
 /// What the connection threads share.
@@ -113,7 +119,9 @@ impl Server {
             source,
         })?;
         let labels = sim.output_labels();
-        let scene = Scene::new(spec, sim.model().step_s(), &labels);
+        let mut scene = Scene::new(spec, sim.model().step_s(), &labels);
+        let here = std::path::PathBuf::from(".");
+        scene.load_meshes(options.model_dir.as_deref().unwrap_or(&here))?;
         let mut engine_options = options.engine;
         engine_options.outputs = Some(scene.gauges.iter().map(|g| g.label.clone()).collect());
         if engine_options.bindings.is_empty() {

@@ -266,7 +266,11 @@ fn excavator_page_renders_and_a_key_raises_the_boom() {
     let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let sim = hydraulink::Simulation::new(model).expect("initializes");
-    let server = Server::start(&spec, sim, ServeOptions::default()).expect("server starts");
+    let options = ServeOptions {
+        model_dir: path.parent().map(Path::to_path_buf),
+        ..ServeOptions::default()
+    };
+    let server = Server::start(&spec, sim, options).expect("server starts");
     let addr = server.addr().to_string();
     let browser = launch();
     let mut cdp = Cdp::connect(&browser);

@@ -25,7 +25,11 @@ fn every_shipped_model_draws_every_body() {
             continue;
         }
         let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
-        let scene = Scene::new(&spec, 1e-3, &[]);
+        let mut scene = Scene::new(&spec, 1e-3, &[]);
+        // the `mesh` shapes' files resolve beside the model
+        scene
+            .load_meshes(path.parent().unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for b in &scene.bodies {
             assert!(
                 !b.shapes.is_empty(),
@@ -34,7 +38,13 @@ fn every_shipped_model_draws_every_body() {
                 b.name
             );
             for s in &b.shapes {
-                assert!(s.radius > 0.0 || (s.width > 0.0 && s.height > 0.0), "{s:?}");
+                if s.kind == "mesh" {
+                    assert!(s.indices.len() >= 3 && s.indices.len() % 3 == 0, "{s:?}");
+                    let n = s.vertices.len() / 3;
+                    assert!(s.indices.iter().all(|&i| (i as usize) < n), "{s:?}");
+                } else {
+                    assert!(s.radius > 0.0 || (s.width > 0.0 && s.height > 0.0), "{s:?}");
+                }
             }
         }
         n += 1;
@@ -129,4 +139,48 @@ fn page_messages_become_engine_commands() {
     let m: ClientMessage = serde_json::from_str(r#"{"type":"reset"}"#).unwrap();
     assert_eq!(m.command(), hydraulink_rt::Command::Reset);
     assert!(serde_json::from_str::<ClientMessage>(r#"{"type":"launch"}"#).is_err());
+}
+
+#[test]
+fn the_excavator_cab_mesh_sits_where_the_model_puts_it_and_a_missing_file_is_named() {
+    let (spec, sim) = load("excavator");
+    let mut scene = Scene::new(&spec, sim.model().step_s(), &sim.output_labels());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    scene.load_meshes(&dir).expect("the shipped meshes load");
+    let upper = scene.bodies.iter().find(|b| b.name == "upper").unwrap();
+    let cab = upper
+        .shapes
+        .iter()
+        .find(|s| s.kind == "mesh")
+        .expect("a mesh on the upper structure");
+    // the cab's file spans x, z in [-0.475, 0.475] and y in [0, 1.05] m, placed at origin
+    // [0.55, 2.55, 0.95] with the model's axes and scale 1
+    let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
+    for v in cab.vertices.chunks_exact(3) {
+        for k in 0..3 {
+            lo[k] = lo[k].min(v[k]);
+            hi[k] = hi[k].max(v[k]);
+        }
+    }
+    let want_lo = [0.075, 2.55, 0.475];
+    let want_hi = [1.025, 3.6, 1.425];
+    for k in 0..3 {
+        assert!((lo[k] - want_lo[k]).abs() < 1e-5, "{lo:?}");
+        assert!((hi[k] - want_hi[k]).abs() < 1e-5, "{hi:?}");
+    }
+    // the page receives the triangles, not the file name
+    let json = hydraulink_viewer::protocol::scene_message(&scene);
+    assert!(json.contains("\"vertices\":[") && !json.contains("excavator_cab.obj"));
+    // a file that is not there: the body, the field and the path in the error
+    let mut scene = Scene::new(&spec, sim.model().step_s(), &sim.output_labels());
+    let e = scene
+        .load_meshes(&std::env::temp_dir().join("no-such-folder"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("body 'upper'")
+            && e.contains("visual[2].file")
+            && e.contains("meshes/excavator_cab.obj"),
+        "{e}"
+    );
 }

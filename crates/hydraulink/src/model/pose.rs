@@ -260,6 +260,16 @@ pub fn to_reference(spec: &ModelSpec) -> ModelSpec {
                     *from = p.point_to_reference(from);
                     *to = p.point_to_reference(to);
                 }
+                VisualSpec::Mesh {
+                    origin,
+                    x_axis,
+                    y_axis,
+                    ..
+                } => {
+                    *origin = p.point_to_reference(origin);
+                    *x_axis = p.dir_to_reference(x_axis);
+                    *y_axis = p.dir_to_reference(y_axis);
+                }
             }
         }
     }

@@ -244,19 +244,55 @@ pub enum VisualSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         color: Option<String>,
     },
+    /// A triangle mesh from a Wavefront OBJ file, read by the viewer (the library reads no
+    /// file). A vertex v of the file is drawn at `origin + scale_m (v_x x + v_y y + v_z z)`,
+    /// with x along `x_axis`, y the part of `y_axis` across x, and z = x × y.
+    Mesh {
+        /// The OBJ file: a path relative to the model file's folder, or absolute. Its faces
+        /// are drawn; normals, texture coordinates and materials are ignored.
+        file: String,
+        /// Where the file's origin is drawn [m]; default [0, 0, 0].
+        #[serde(default)]
+        origin: [f64; 3],
+        /// Direction of the file's x axis [-]; default [1, 0, 0].
+        #[serde(default = "default_x_axis")]
+        x_axis: [f64; 3],
+        /// Direction of the file's y axis [-]; default [0, 1, 0]; not along `x_axis`.
+        #[serde(default = "default_y_axis")]
+        y_axis: [f64; 3],
+        /// Metres per unit of the file [m], > 0; default 1 (0.001 for a file in millimetres).
+        #[serde(default = "default_mesh_scale")]
+        scale_m: f64,
+        /// Colour `#rrggbb`; none: the viewer's body colour.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        color: Option<String>,
+    },
 }
 
 fn default_side() -> [f64; 3] {
     [0.0, 0.0, 1.0]
 }
 
+fn default_x_axis() -> [f64; 3] {
+    [1.0, 0.0, 0.0]
+}
+
+fn default_y_axis() -> [f64; 3] {
+    [0.0, 1.0, 0.0]
+}
+
+fn default_mesh_scale() -> f64 {
+    1.0
+}
+
 impl VisualSpec {
-    /// The segment the shape runs along, `(from, to)` [m].
+    /// The segment the shape runs along, `(from, to)` [m]; a mesh: its `origin` twice.
     pub fn segment(&self) -> ([f64; 3], [f64; 3]) {
         match self {
             VisualSpec::Box { from, to, .. }
             | VisualSpec::Cylinder { from, to, .. }
             | VisualSpec::Capsule { from, to, .. } => (*from, *to),
+            VisualSpec::Mesh { origin, .. } => (*origin, *origin),
         }
     }
 }

@@ -327,6 +327,39 @@ fn check_bodies(bodies: &[BodySpec]) -> Result<BTreeMap<&str, usize>, ModelError
 fn check_visuals(at: &At, visuals: &[VisualSpec]) -> Result<(), ModelError> {
     for (k, v) in visuals.iter().enumerate() {
         let f = |name: &str| format!("visual[{k}].{name}");
+        if let VisualSpec::Mesh {
+            file,
+            origin,
+            x_axis,
+            y_axis,
+            scale_m,
+            color,
+        } = v
+        {
+            if file.trim().is_empty() {
+                return Err(at.error(&f("file"), "must name an OBJ file, got an empty path"));
+            }
+            at.finite_all(&f("origin"), origin)?;
+            at.nonzero_vector(&f("x_axis"), x_axis)?;
+            at.nonzero_vector(&f("y_axis"), y_axis)?;
+            let (x, y) = (x_axis, y_axis);
+            let c = [
+                x[1] * y[2] - x[2] * y[1],
+                x[2] * y[0] - x[0] * y[2],
+                x[0] * y[1] - x[1] * y[0],
+            ];
+            let norm = |a: &[f64; 3]| (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
+            let sine = norm(&c) / (norm(x) * norm(y));
+            if sine.partial_cmp(&1e-6) != Some(std::cmp::Ordering::Greater) {
+                return Err(at.error(
+                    &f("y_axis"),
+                    format!("must not lie along x_axis {x:?}, got {y:?}"),
+                ));
+            }
+            at.positive(&f("scale_m"), *scale_m)?;
+            check_color(at, &f("color"), color)?;
+            continue;
+        }
         let (from, to) = v.segment();
         at.finite_all(&f("from"), &from)?;
         at.finite_all(&f("to"), &to)?;
@@ -373,6 +406,8 @@ fn check_visuals(at: &At, visuals: &[VisualSpec]) -> Result<(), ModelError> {
                 at.positive(&f("radius_m"), *radius_m)?;
                 color
             }
+            // checked above, with its own fields
+            VisualSpec::Mesh { color, .. } => color,
         };
         let sphere = matches!(v, VisualSpec::Capsule { .. });
         if length == 0.0 && !sphere {
@@ -1484,6 +1519,41 @@ mod tests {
         let e =
             error_after(|s| s.bodies[0].visual = vec![capsule([f64::NAN; 3], [1.0; 3], 0.1, None)]);
         assert_error(&e, "bodies[0].visual[0].from[0]", "body 'body1'", "NaN");
+    }
+
+    #[test]
+    fn body_visual_mesh_file_axes_scale() {
+        let mesh = |file: &str, x: [f64; 3], y: [f64; 3], scale: f64| VisualSpec::Mesh {
+            file: file.into(),
+            origin: [0.5, 0.0, 0.0],
+            x_axis: x,
+            y_axis: y,
+            scale_m: scale,
+            color: None,
+        };
+        let (ex, ey) = ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+        let mut spec = fourbar();
+        spec.bodies[0].visual = vec![mesh("cab.obj", ex, [1.0, 1.0, 0.0], 0.001)];
+        assert_eq!(validate(&spec), Ok(()));
+        let e = error_after(|s| s.bodies[0].visual = vec![mesh(" ", ex, ey, 1.0)]);
+        assert_error(&e, "bodies[0].visual[0].file", "body 'body1'", "empty path");
+        let e =
+            error_after(|s| s.bodies[1].visual = vec![mesh("a.obj", ex, [-2.0, 0.0, 0.0], 1.0)]);
+        assert_error(
+            &e,
+            "bodies[1].visual[0].y_axis",
+            "body 'body2'",
+            "along x_axis",
+        );
+        let e = error_after(|s| s.bodies[0].visual = vec![mesh("a.obj", [0.0; 3], ey, 1.0)]);
+        assert_error(&e, "bodies[0].visual[0].x_axis", "body 'body1'", "");
+        let e = error_after(|s| s.bodies[0].visual = vec![mesh("a.obj", ex, ey, 0.0)]);
+        assert_error(
+            &e,
+            "bodies[0].visual[0].scale_m",
+            "body 'body1'",
+            "greater than 0",
+        );
     }
 
     #[test]

@@ -78,6 +78,16 @@ fn assembled_from(reference: &ModelSpec) -> ModelSpec {
                     *from = point(f, from);
                     *to = point(f, to);
                 }
+                VisualSpec::Mesh {
+                    origin,
+                    x_axis,
+                    y_axis,
+                    ..
+                } => {
+                    *origin = point(f, origin);
+                    *x_axis = dir(f, &V3::from(*x_axis));
+                    *y_axis = dir(f, &V3::from(*y_axis));
+                }
             }
         }
         let [ixx, iyy, izz, ixy, ixz, iyz] = b.inertia;
