@@ -178,7 +178,8 @@ fn transfers(e: &[f64], nx: usize, nz: usize, i: usize, j: usize, limit: f64, z:
 /// above the material there), they are scaled down by h / Σ out. Each transfer stays a transfer
 /// between two columns, so the volume is conserved to round-off, and every h stays ≥ 0. Without
 /// forces and with z⁺ ≤ 1/4 no scaling happens (a cell gives at most z⁺ h to each of four
-/// neighbours), and the result equals [`sweep`]'s. Returns the number of active cells.
+/// neighbours; only a cell that would give all it holds, to the round-off margin, is scaled),
+/// and the result equals [`sweep`]'s bit for bit. Returns the number of active cells.
 pub fn sweep_nonnegative(
     field: &mut Heightfield,
     force_n: &[f64],
@@ -205,25 +206,33 @@ pub fn sweep_nonnegative(
             if qy > 0.0 { s.outflow[k] += qy } else if qy < 0.0 { s.outflow[k + nx] -= qy }
         }
     }
-    // the scale of each donor: min(1, h / Σ out)
+    // the scale of each donor: 1, or h / Σ out (less a round-off margin, so that h − Σ out
+    // cannot come out below 0) where it would give more than it holds
+    const MARGIN: f64 = 1.0 - 1e-12;
     for (o, h) in s.outflow.iter_mut().zip(&field.h) {
-        *o = if *o > *h { h.max(0.0) / *o } else { 1.0 };
+        *o = if *o > *h * MARGIN {
+            h.max(0.0) * MARGIN / *o
+        } else {
+            1.0
+        };
     }
-    // pass 2: the scaled transfers (Pub. V eq. 15)
+    // pass 2: the scaled transfers (Pub. V eq. 15), summed in the order of `sweep`
     s.change.iter_mut().for_each(|c| *c = 0.0);
     for j in 0..nz {
         for i in 0..nx {
             let k = i + nx * j;
             let (qx, qy) = transfers(&s.effective, nx, nz, i, j, limit, a.flow_rate);
-            if qx != 0.0 {
-                let q = qx * if qx > 0.0 { s.outflow[k] } else { s.outflow[k + 1] };
-                s.change[k] -= q;
-                s.change[k + 1] += q;
+            if qx == 0.0 && qy == 0.0 {
+                continue;
             }
-            if qy != 0.0 {
-                let q = qy * if qy > 0.0 { s.outflow[k] } else { s.outflow[k + nx] };
-                s.change[k] -= q;
-                s.change[k + nx] += q;
+            let qx = qx * if qx > 0.0 { s.outflow[k] } else if qx < 0.0 { s.outflow[k + 1] } else { 1.0 };
+            let qy = qy * if qy > 0.0 { s.outflow[k] } else if qy < 0.0 { s.outflow[k + nx] } else { 1.0 };
+            s.change[k] -= qx + qy;
+            if i + 1 < nx {
+                s.change[k + 1] += qx;
+            }
+            if j + 1 < nz {
+                s.change[k + nx] += qy;
             }
         }
     }

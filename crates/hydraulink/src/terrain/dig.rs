@@ -11,11 +11,12 @@
 //!   per force point k:  F_n = max(0, K δ + C δ̇)    (penalty, as `obb_contact`; 003 Pub. IV eq. 17)
 //!                       F_c = N_γ ρ g w δ²          (McKyes' cutting resistance of a
 //!                                                     cohesionless soil, surcharge-free)
-//!                       force on the bucket F_n e_y − F_c ṙ_k / √(|ṙ_k|² + v_ε²)
+//!                       force on the bucket F_n (−g_x, 1, −g_z) − F_c ṙ_k / √(|ṙ_k|² + v_ε²)
 //!   payload at c:       m_p (g − a_c),  a_c = 2 (v_c − v_c,n)/Δt − a_c,n   (trapezoidal rule)
 //! ```
-//! Sign convention: δ > 0 below the surface, δ̇ > 0 deepening; F_n pushes the bucket up (+y,
-//! the heights' axis) and never pulls; F_c opposes the point's velocity, smoothed below v_ε so
+//! Sign convention: δ > 0 below the surface, δ̇ > 0 deepening; F_n pushes the bucket out of the
+//! soil along −∇δ = (−g_x, 1, −g_z) (up on level ground; the gradient of the penalty potential
+//! ½ K δ², so its power is −F_n δ̇ exactly) and never pulls; F_c opposes the point's velocity, smoothed below v_ε so
 //! the law is C¹ at rest (a viscous resistance F_c/v_ε there). The digging resistance is the N_γ
 //! term of McKyes' universal earthmoving equation (E. McKyes, *Soil Cutting and Tillage*,
 //! Elsevier 1985, eq. 4.1: F = (γ d² N_γ + c d N_c + q d N_q) w with cohesion c = 0 and
@@ -323,8 +324,12 @@ impl Element for BucketDig {
             let fn_ = normal_force(k, cd, self.damping_ramp_m, depth, rate);
             let fc = cutting_resistance(self.cutting_factor, rho, g, self.width_m, depth);
             let dir = resistance_direction(&v, self.smoothing_speed_m_s);
+            // F_n along −∇δ = (−g_x, 1, −g_z), so its power on the bucket is −F_n δ̇ and the
+            // spring K δ is conservative on a sloping surface too
             let mut fk = dir * fc;
+            fk.x -= fn_ * c::<S>(gx);
             fk.y += fn_;
+            fk.z -= fn_ * c::<S>(gz);
             total += fk;
             torque += (r - pc).cross(&fk);
             dig += fc;
