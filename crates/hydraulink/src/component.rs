@@ -145,7 +145,12 @@ impl Element for Component {
         dispatch!(self, e => e.evaluate_body(pose, u))
     }
     #[inline]
-    fn evaluate_body_in<S: Real>(&self, pose: &BodyPose<S>, u: f64, frozen: &Frozen) -> BodyEffort<S> {
+    fn evaluate_body_in<S: Real>(
+        &self,
+        pose: &BodyPose<S>,
+        u: f64,
+        frozen: &Frozen,
+    ) -> BodyEffort<S> {
         dispatch!(self, e => e.evaluate_body_in(pose, u, frozen))
     }
     fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {

@@ -326,7 +326,12 @@ pub trait Element {
     /// [`Element::evaluate_body`] with the world values `frozen` of the step ([`Frozen`]): what
     /// the formulations and the stage `elements` call. An element that reads the world (a
     /// bucket digging a terrain) implements this one; the others, `evaluate_body`.
-    fn evaluate_body_in<S: Real>(&self, pose: &BodyPose<S>, u: f64, _frozen: &Frozen) -> BodyEffort<S> {
+    fn evaluate_body_in<S: Real>(
+        &self,
+        pose: &BodyPose<S>,
+        u: f64,
+        _frozen: &Frozen,
+    ) -> BodyEffort<S> {
         self.evaluate_body(pose, u)
     }
     /// Energy account at `at` with efforts `e` (from [`Element::evaluate`]).

@@ -163,7 +163,15 @@ pub fn sweep(field: &mut Heightfield, force_n: &[f64], a: &Automaton, s: &mut Sc
 /// The transfers of eq. 15 out of cell (i, j) to (i+1, j) and (i, j+1) at the effective
 /// heights `e` (positive: from (i, j); negative: towards it) [m]; zero below the friction angle.
 #[inline]
-fn transfers(e: &[f64], nx: usize, nz: usize, i: usize, j: usize, limit: f64, z: f64) -> (f64, f64) {
+fn transfers(
+    e: &[f64],
+    nx: usize,
+    nz: usize,
+    i: usize,
+    j: usize,
+    limit: f64,
+    z: f64,
+) -> (f64, f64) {
     let k = i + nx * j;
     let hx = if i + 1 < nx { e[k] - e[k + 1] } else { 0.0 };
     let hy = if j + 1 < nz { e[k] - e[k + nx] } else { 0.0 };
@@ -202,8 +210,16 @@ pub fn sweep_nonnegative(
             if qx != 0.0 || qy != 0.0 {
                 active += 1;
             }
-            if qx > 0.0 { s.outflow[k] += qx } else if qx < 0.0 { s.outflow[k + 1] -= qx }
-            if qy > 0.0 { s.outflow[k] += qy } else if qy < 0.0 { s.outflow[k + nx] -= qy }
+            if qx > 0.0 {
+                s.outflow[k] += qx
+            } else if qx < 0.0 {
+                s.outflow[k + 1] -= qx
+            }
+            if qy > 0.0 {
+                s.outflow[k] += qy
+            } else if qy < 0.0 {
+                s.outflow[k + nx] -= qy
+            }
         }
     }
     // the scale of each donor: 1, or h / Σ out (less a round-off margin, so that h − Σ out
@@ -225,8 +241,22 @@ pub fn sweep_nonnegative(
             if qx == 0.0 && qy == 0.0 {
                 continue;
             }
-            let qx = qx * if qx > 0.0 { s.outflow[k] } else if qx < 0.0 { s.outflow[k + 1] } else { 1.0 };
-            let qy = qy * if qy > 0.0 { s.outflow[k] } else if qy < 0.0 { s.outflow[k + nx] } else { 1.0 };
+            let qx = qx
+                * if qx > 0.0 {
+                    s.outflow[k]
+                } else if qx < 0.0 {
+                    s.outflow[k + 1]
+                } else {
+                    1.0
+                };
+            let qy = qy
+                * if qy > 0.0 {
+                    s.outflow[k]
+                } else if qy < 0.0 {
+                    s.outflow[k + nx]
+                } else {
+                    1.0
+                };
             s.change[k] -= qx + qy;
             if i + 1 < nx {
                 s.change[k + 1] += qx;

@@ -191,10 +191,7 @@ impl BucketDigSpec {
         }
         let dump = cx.positive("dump_angle_deg", self.dump_angle_deg)?;
         if dump >= 180.0 {
-            return Err(cx.error(
-                "dump_angle_deg",
-                format!("must be in (0, 180), got {dump}"),
-            ));
+            return Err(cx.error("dump_angle_deg", format!("must be in (0, 180), got {dump}")));
         }
         Ok(BucketDig {
             name: self.name.clone(),
@@ -298,11 +295,7 @@ impl Element for BucketDig {
         out.at.p[1] = c::<S>(f[slot::HOPPER]);
         out.at.p[2] = c::<S>(f[slot::DUG]);
         let (k, cd, rho) = (f[slot::STIFFNESS], f[slot::DAMPING], f[slot::DENSITY]);
-        let gravity = Vector3::new(
-            f[slot::GRAVITY],
-            f[slot::GRAVITY + 1],
-            f[slot::GRAVITY + 2],
-        );
+        let gravity = Vector3::new(f[slot::GRAVITY], f[slot::GRAVITY + 1], f[slot::GRAVITY + 2]);
         let g = gravity.norm();
         let pc = pose.point(&self.payload);
         let mut total = Vector3::<S>::zeros();

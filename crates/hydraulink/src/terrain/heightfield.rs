@@ -103,7 +103,9 @@ impl Heightfield {
         let (j0, tz, in_z) = axis(z, self.origin_m[1], self.nz);
         let h = |i: usize, j: usize| self.h[self.index(i, j)];
         let (h00, h10, h01, h11) = (h(i0, j0), h(i0 + 1, j0), h(i0, j0 + 1), h(i0 + 1, j0 + 1));
-        let y = h00 * (1.0 - tx) * (1.0 - tz) + h10 * tx * (1.0 - tz) + h01 * (1.0 - tx) * tz
+        let y = h00 * (1.0 - tx) * (1.0 - tz)
+            + h10 * tx * (1.0 - tz)
+            + h01 * (1.0 - tx) * tz
             + h11 * tx * tz;
         let gx = if in_x {
             ((h10 - h00) * (1.0 - tz) + (h11 - h01) * tz) / d

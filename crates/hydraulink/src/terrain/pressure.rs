@@ -149,8 +149,8 @@ pub fn propagate(
             let h = field.h[k];
             *l += g * block_mass(h, n, block_m, density_kg_m3, d);
             // the external force on the column's top block (the block holding the surface)
-            let is_top = h > n as f64 * block_m && h <= (n + 1) as f64 * block_m
-                || (n == 0 && h <= 0.0);
+            let is_top =
+                h > n as f64 * block_m && h <= (n + 1) as f64 * block_m || (n == 0 && h <= 0.0);
             if is_top {
                 *l += force_n.get(k).copied().unwrap_or(0.0);
             }

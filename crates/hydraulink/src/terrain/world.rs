@@ -206,9 +206,12 @@ impl TerrainSpec {
         let kernel = Kernel {
             side: self.kernel_side,
         };
-        kernel
-            .check()
-            .map_err(|_| err("kernel_side", format!("must be in [0, 1/2], got {}", kernel.side)))?;
+        kernel.check().map_err(|_| {
+            err(
+                "kernel_side",
+                format!("must be in [0, 1/2], got {}", kernel.side),
+            )
+        })?;
         let block_m = match self.block_m {
             Some(b) => positive("block_m", b)?,
             None => d,
@@ -233,8 +236,8 @@ impl TerrainSpec {
                 for i in 0..nx {
                     let x = self.origin_m[0] + (i as f64 + 0.5) * d;
                     let zc = self.origin_m[1] + (j as f64 + 0.5) * d;
-                    let dist = ((x - mound.center_m[0]).powi(2) + (zc - mound.center_m[1]).powi(2))
-                        .sqrt();
+                    let dist =
+                        ((x - mound.center_m[0]).powi(2) + (zc - mound.center_m[1]).powi(2)).sqrt();
                     let k = field.index(i, j);
                     field.h[k] += (h * (1.0 - dist / r)).max(0.0);
                 }
@@ -390,7 +393,14 @@ fn bucket(model: &Model, i: usize) -> &BucketDig {
 }
 
 /// Writes the frozen record of bucket `e` (state `d`) at the kinematics `kin` (positions).
-fn freeze(model: &Model, t: &Terrain, field: &Heightfield, e: &BucketDig, d: &mut DigState, kin: &Kinematics<f64>) {
+fn freeze(
+    model: &Model,
+    t: &Terrain,
+    field: &Heightfield,
+    e: &BucketDig,
+    d: &mut DigState,
+    kin: &Kinematics<f64>,
+) {
     let pose = body_pose(kin, e.frame);
     let rho = t.automaton.density_kg_m3;
     let f = &mut d.frozen;
@@ -513,8 +523,14 @@ pub fn advance(model: &Model, st: &mut State, kin: &Kinematics<f64>, s: &mut Wor
             } else {
                 let f = &w.field;
                 let eps = 1e-9 * f.cell_m;
-                let x = pc.x.clamp(f.origin_m[0] + eps, f.origin_m[0] + f.nx as f64 * f.cell_m - eps);
-                let z = pc.z.clamp(f.origin_m[1] + eps, f.origin_m[1] + f.nz as f64 * f.cell_m - eps);
+                let x = pc.x.clamp(
+                    f.origin_m[0] + eps,
+                    f.origin_m[0] + f.nx as f64 * f.cell_m - eps,
+                );
+                let z = pc.z.clamp(
+                    f.origin_m[1] + eps,
+                    f.origin_m[1] + f.nz as f64 * f.cell_m - eps,
+                );
                 w.field
                     .deposit(x, z, out)
                     .expect("the dump point is clamped into the grid and the volume is ≥ 0");
@@ -543,7 +559,14 @@ pub fn advance(model: &Model, st: &mut State, kin: &Kinematics<f64>, s: &mut Wor
     if t.sweeps_per_step > 0 {
         let forced = t.automaton.eta > 0.0 && s.force.iter().any(|f| *f != 0.0);
         if forced {
-            pressure::base_excess(&w.field, t.block_m, &s.force, &t.kernel, &mut s.pressure, &mut s.base);
+            pressure::base_excess(
+                &w.field,
+                t.block_m,
+                &s.force,
+                &t.kernel,
+                &mut s.pressure,
+                &mut s.base,
+            );
         }
         let force: &[f64] = if forced { &s.base } else { &[] };
         for _ in 0..t.sweeps_per_step {

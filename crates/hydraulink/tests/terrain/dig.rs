@@ -142,7 +142,10 @@ fn the_bounded_sweep_keeps_heights_and_volume() {
         assert!(f.h.iter().all(|h| *h >= 0.0), "a negative column");
     }
     let dv = (f.volume_m3() - v0).abs() / v0;
-    eprintln!("forced sweeps: min height {:.2e}, volume error {dv:.1e}", f.h.iter().cloned().fold(f64::MAX, f64::min));
+    eprintln!(
+        "forced sweeps: min height {:.2e}, volume error {dv:.1e}",
+        f.h.iter().cloned().fold(f64::MAX, f64::min)
+    );
     assert!(dv <= 1e-14);
     assert!(f.h[f.index(5, 5)] < 0.02, "the force displaced material");
 }
@@ -153,7 +156,11 @@ fn bucket() -> BucketDig {
     BucketDig {
         name: "dig".into(),
         frame: Frame::Link(AxisId(0)),
-        points: vec![V::new(0.3, -0.4, -0.2), V::new(0.35, -0.42, 0.0), V::new(0.3, -0.4, 0.2)],
+        points: vec![
+            V::new(0.3, -0.4, -0.2),
+            V::new(0.35, -0.42, 0.0),
+            V::new(0.3, -0.4, 0.2),
+        ],
         payload: V::new(0.0, 0.1, 0.0),
         opening: V::new(-1.0, 0.0, 0.0),
         width_m: 0.3,
@@ -234,7 +241,12 @@ fn dig_law_matches_central_differences_in_and_out_of_the_soil() {
         );
         for i in 0..3 {
             for (what, p, m, d) in [
-                ("force", bp.effort.vector[i], bm.effort.vector[i], bd.effort.vector[i].eps),
+                (
+                    "force",
+                    bp.effort.vector[i],
+                    bm.effort.vector[i],
+                    bd.effort.vector[i].eps,
+                ),
                 ("torque", bp.torque[i], bm.torque[i], bd.torque[i].eps),
                 ("point", bp.point[i], bm.point[i], bd.point[i].eps),
             ] {
@@ -260,7 +272,11 @@ fn dig_power_balances_the_work_on_the_bucket() {
     // left out here (mass 0) and checked in the simulations below
     let e = bucket();
     let r = *Rotation3::from_euler_angles(0.05, -0.1, 0.2).matrix();
-    let (o, v, w) = (V::new(0.1, 0.2, 0.05), V::new(0.4, -0.3, 0.1), V::new(0.1, -0.2, 0.4));
+    let (o, v, w) = (
+        V::new(0.1, 0.2, 0.05),
+        V::new(0.4, -0.3, 0.1),
+        V::new(0.1, -0.2, 0.4),
+    );
     let f = frozen(0.0);
     let h = 1e-6;
     let st = |t: f64| e.evaluate_body_in(&pose_at(t, o, v, w, r), 1.0, &f);
@@ -418,7 +434,10 @@ fn a_held_payload_needs_exactly_its_weight_from_the_cylinder() {
         column(&sim, "dig.payload_kg")
     );
     assert!((f0 - m * g).abs() <= 1e-6 * m * g, "empty: {f0}");
-    assert!((f1 - (m + mp) * g).abs() <= 1e-6 * (m + mp) * g, "loaded: {f1}");
+    assert!(
+        (f1 - (m + mp) * g).abs() <= 1e-6 * (m + mp) * g,
+        "loaded: {f1}"
+    );
     assert!((pressure_force - (m + mp) * g).abs() <= 1e-6 * (m + mp) * g);
 }
 
@@ -473,7 +492,10 @@ fn excavator_dig_loads_the_hopper_and_keeps_the_volume() {
         payload_max * 1600.0,
         w.payload_m3() * 1600.0
     );
-    assert!(payload_at_swing > 100.0, "the bucket carries a payload after the dig");
+    assert!(
+        payload_at_swing > 100.0,
+        "the bucket carries a payload after the dig"
+    );
     assert!(hopper > 100.0, "the dump reaches the hopper");
     assert!(dv <= 1e-12 * v0, "volume error {dv}");
     assert!(hmin >= 0.0, "a column below the bedrock: {hmin}");
