@@ -267,7 +267,9 @@ pub fn sweep_nonnegative(
         }
     }
     for (h, c) in field.h.iter_mut().zip(&s.change) {
-        *h += c;
+        // a drained column ends at h (1 − margin) ≥ 0 up to the round-off of its sums (≤ 1e-16
+        // m): that much is dropped rather than leaving a negative height
+        *h = (*h + c).max(0.0);
     }
     active
 }

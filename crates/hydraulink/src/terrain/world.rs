@@ -422,8 +422,16 @@ fn freeze(
         let s0 = slot::SURFACE + 3 * n;
         // the plane through the bilinear surface and its slope at the point; far below when
         // the point is off the grid (no contact)
+        // its slope bounded by the friction angle: no sand stands steeper for long, and the
+        // walls of a freshly cut trench (a cut column beside an uncut one, slopes of 10 and
+        // more between cell centres) would turn the ground force sideways
         let (a, gx, gz) = match field.surface(r.x, r.z) {
-            Some((h, gx, gz)) => (h - gx * r.x - gz * r.z, gx, gz),
+            Some((h, gx, gz)) => {
+                let (g, max) = ((gx * gx + gz * gz).sqrt(), t.automaton.friction_angle_rad.tan());
+                let s = if g > max { max / g } else { 1.0 };
+                let (gx, gz) = (gx * s, gz * s);
+                (h - gx * r.x - gz * r.z, gx, gz)
+            }
             None => (-1.0e6, 0.0, 0.0),
         };
         f[s0] = a;
