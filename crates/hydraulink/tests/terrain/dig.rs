@@ -475,7 +475,8 @@ free_length_m = 1.0
          payload energy now {stored:.3} J"
     );
     assert!(ke_max > 1.0, "the bucket moves");
-    assert!(worst <= 1e-3 * ke_max, "drift {worst} J");
+    // measured 1.7e-11 J against 26 J of kinetic energy: round-off and the Newton tolerance
+    assert!(worst <= 1e-9 * ke_max, "drift {worst} J");
 }
 
 // ---- the shipped model
