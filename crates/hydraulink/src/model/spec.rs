@@ -78,6 +78,9 @@ pub struct ModelSpec {
     /// Extra result columns.
     #[serde(default)]
     pub outputs: OutputsSpec,
+    /// A deformable heightfield ground that `bucket_dig` elements dig (003 Pub. V).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terrain: Option<crate::terrain::world::TerrainSpec>,
 }
 
 /// The pose in which positions are given (`pose = "reference"` or `"assembled"`).
