@@ -31,7 +31,8 @@ fn contact(obstacle: Obstacle) -> ObbContact {
         stiffness: K,
         damping: C,
         damping_ramp_m: RAMP,
-        obstacle,
+        obstacles: vec![obstacle],
+        hit_gap_s: 0.1,
     }
 }
 
