@@ -104,8 +104,12 @@ pub struct ObbContactSpec {
     pub name: String,
     /// The body that carries the box.
     pub body: String,
-    /// The marker of that body at the centre of the box.
+    /// A marker of that body: the centre of the box is this marker moved by `offset_m`.
     pub marker: String,
+    /// The centre of the box from the marker, in the reference configuration, global axes (as
+    /// the markers are given) [m] (default 0: the box is centred on the marker).
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub offset_m: [f64; 3],
     /// Half extents of the box along its axes [m], each > 0.
     pub half_extents_m: [f64; 3],
     /// Rotation of the box axes from the global axes in the reference configuration (every
@@ -133,6 +137,10 @@ pub struct ObbContactSpec {
     /// (default 0.1 s; output `<name>.hits`).
     #[serde(default = "default_hit_gap")]
     pub hit_gap_s: f64,
+}
+
+fn is_zero3(v: &[f64; 3]) -> bool {
+    *v == [0.0; 3]
 }
 
 fn default_ramp() -> f64 {
@@ -325,7 +333,7 @@ impl ObbContactSpec {
         Ok(ObbContact {
             name: self.name.clone(),
             frame,
-            center: at.point_ref,
+            center: at.point_ref + vector(cx, "offset_m", self.offset_m)?,
             axes: rotation(cx, "rotation_deg", self.rotation_deg)?,
             half: half_extents(cx, "half_extents_m", self.half_extents_m)?,
             stiffness: cx.positive("stiffness_n_m", self.stiffness_n_m)?,
