@@ -239,6 +239,10 @@ bad_elements! {
     obb_contact_zero_half_extent: "contact 'boom_floor'", "elements[4].half_extents_m[1]";
     obb_contact_zero_plane_normal: "contact 'boom_floor'", "elements[4].obstacle.normal";
     obb_contact_negative_damping: "contact 'boom_floor'", "elements[4].damping_n_s_m";
+    // Elements: obstacles, the hopper and the hit counter (issue 12, the worksite).
+    obb_contact_obstacle_and_obstacles: "contact 'boom_floor'", "elements[4].obstacles";
+    obb_contact_hopper_wall_too_thick: "contact 'boom_floor'", "elements[4].obstacles[1].wall_m";
+    obb_contact_negative_hit_gap: "contact 'boom_floor'", "elements[4].hit_gap_s";
 }
 
 #[test]
