@@ -18,7 +18,7 @@ fn the_excavator_names_its_worksite_and_compiles_with_it() {
     // no scene unless asked for
     assert_eq!(scene_path(&SceneChoice::None, Some(&model), &spec), None);
     let path = scene_path(&SceneChoice::Model, Some(&model), &spec).expect("it names one");
-    assert_eq!(path, models().join("worksite.toml"));
+    assert_eq!(path, models().join("scenes/worksite.toml"));
     let mut scene = load_scene(&path).expect("the worksite loads");
     add_scene(&mut spec, &mut scene);
     assert_eq!(scene.first_element, n);

@@ -18,17 +18,19 @@
 //! D = F_n ḋ − K d ḋ: C ḋ² while the force is positive, and −K d ḋ ≥ 0 while it is clamped (the
 //! spring energy released on a fast rebound is lost, not returned). D ≥ 0 always.
 //!
-//! Against a box or a pole the contact has the single point of the separating-axis test (003
-//! Pub. IV: "a single collision point model"). Against the ground plane every corner of the box
-//! below the plane is a contact point of its own, with its own d_i, ḋ_i and F_n,i, summed into
-//! one force at the box centre and a couple: a box lying or rocking on a face or an edge is then
-//! carried by the corners that touch, and its force changes continuously as a corner lifts off,
-//! instead of jumping between tied corners (which made the Newton iteration cycle; the
-//! separating-axis point would put the whole load on one corner). The energy account sums the
-//! corners: stored Σ ½ K d_i², dissipated Σ (F_n,i − K d_i) ḋ_i.
+//! Against the ground plane every corner of the box below the plane is a contact point of its
+//! own, with its own d_i, ḋ_i and F_n,i, summed into one force at the box centre and a couple: a
+//! box lying or rocking on a face or an edge is then carried by the corners that touch, and its
+//! force changes continuously as a corner lifts off, instead of jumping between tied corners
+//! (which made the Newton iteration cycle; the separating-axis point would put the whole load on
+//! one corner). Against a box or a pole the points are those of [`manifold`]: the incident face
+//! clipped by the reference face of the separating axis, each point with its own depth along
+//! the common normal, rate and ramped damping (an edge–edge contact keeps its single point). The
+//! energy account sums the points: stored Σ ½ K d_i², dissipated Σ (F_n,i − K d_i) ḋ_i.
 //!
-//! The obstacle is static (global frame). One element is one box–obstacle pair: a bucket near
-//! the ground, a pole and a hopper edge is three elements.
+//! The obstacles are static (global frame). One element is one box against a list of obstacles
+//! (`obstacle` or `obstacles`; a `hopper` is five boxes), their forces added; it counts hits
+//! ([`crate::contact::hits`]). `docs/theory/12_contact.md` §12.4–12.8.
 
 use nalgebra::{Matrix3, Rotation3, Vector3};
 use serde::{Deserialize, Serialize};

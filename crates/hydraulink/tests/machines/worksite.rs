@@ -1,4 +1,4 @@
-//! The excavator with its worksite (`models/worksite.toml`, the file `models/excavator.toml`
+//! The excavator with its worksite (`models/scenes/worksite.toml`, the file `models/excavator.toml`
 //! names in `scene`): the worksite's elements compile against the machine; swinging from the
 //! reference pose drives the arm and bucket into the pole in the swing's path, the hit
 //! counters count it, the pole stops the swing, and the energy balance with the contacts
@@ -11,8 +11,11 @@ use hydraulink::Simulation;
 /// The excavator with the worksite's elements appended (what `hydraulink_io::add_scene` does).
 fn excavator_with_worksite(duration_s: f64) -> hydraulink::ModelSpec {
     let mut spec = spec_of("excavator");
-    assert_eq!(spec.scene.as_deref(), Some("worksite.toml"));
-    let path = format!("{}/../../models/worksite.toml", env!("CARGO_MANIFEST_DIR"));
+    assert_eq!(spec.scene.as_deref(), Some("scenes/worksite.toml"));
+    let path = format!(
+        "{}/../../models/scenes/worksite.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).expect("the worksite exists");
     #[derive(serde::Deserialize)]
     struct Scene {
