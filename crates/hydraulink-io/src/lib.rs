@@ -19,6 +19,7 @@ mod locate;
 mod model_file;
 pub mod output;
 mod overrides;
+pub mod scene;
 pub mod schema;
 
 pub use error::{LoadError, LoadErrorKind};
@@ -28,3 +29,4 @@ pub use model_file::{
     parse_model, read_model_file, DEFAULT_MODEL, DEFAULT_MODEL_NAME,
 };
 pub use overrides::{apply_overrides, apply_overrides_traced, Applied, OverrideError};
+pub use scene::{add_scene, load_scene, parse_scene, scene_path, Scene, SceneChoice, SceneSpec};

@@ -122,6 +122,7 @@ impl Server {
         let mut scene = Scene::new(spec, sim.model().step_s(), &labels);
         let here = std::path::PathBuf::from(".");
         scene.load_meshes(options.model_dir.as_deref().unwrap_or(&here))?;
+        scene.obstacles = crate::scene::obstacles(sim.model());
         let mut engine_options = options.engine;
         engine_options.outputs = Some(scene.gauges.iter().map(|g| g.label.clone()).collect());
         if engine_options.bindings.is_empty() {
