@@ -9,6 +9,7 @@
 //!   the default key and gamepad bindings.
 //! * [`protocol`]: the JSON messages, the hand-written state frame.
 //! * [`server`]: [`Server`]: the engine, the broadcaster, HTTP and WebSocket connections.
+//! * [`hud`]: virtual sensors, gauges, the fuel estimate and the scenario's tasks (003 Pub. IV).
 //! * [`assets`]: the embedded page and the vendored three.js.
 
 #![warn(missing_docs)]
@@ -16,6 +17,7 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 pub mod assets;
+pub mod hud;
 pub mod protocol;
 pub mod scene;
 pub mod server;

@@ -41,6 +41,7 @@ use crate::mechanics::external_load::LoadAxes;
 use crate::mechanics::kinematics::rotation;
 use crate::model::compile::elementary_axes;
 use crate::model::spec::{CutJointKind, ModelSpec, Pose, VisualSpec};
+use crate::model::hud::SensorSpec;
 use crate::model::{AxisKind, M3, V3};
 use crate::ModelError;
 
@@ -261,6 +262,15 @@ pub fn to_reference(spec: &ModelSpec) -> ModelSpec {
                     *to = p.point_to_reference(to);
                 }
             }
+        }
+    }
+    // the HUD's virtual sensors are points and axes on bodies too
+    for s in &mut out.hud.sensors {
+        match s {
+            SensorSpec::PointHeight { body, point, .. } => {
+                *point = of(body).point_to_reference(point);
+            }
+            SensorSpec::AxisAngle { body, axis, .. } => *axis = of(body).dir_to_reference(axis),
         }
     }
     for (j, r) in out.joints.iter_mut().zip(joints) {

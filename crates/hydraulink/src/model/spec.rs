@@ -78,6 +78,12 @@ pub struct ModelSpec {
     /// Extra result columns.
     #[serde(default)]
     pub outputs: OutputsSpec,
+    /// The viewer's heads-up display: gauges, virtual sensors, fuel (front-ends only).
+    #[serde(default)]
+    pub hud: crate::model::hud::HudSpec,
+    /// The viewer's scenario: tasks with instructions and conditions (front-ends only).
+    #[serde(default)]
+    pub scenario: crate::model::hud::ScenarioSpec,
 }
 
 /// The pose in which positions are given (`pose = "reference"` or `"assembled"`).
