@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!  snapshot (t, poses, selected output columns)
-//!     ├─ sensors   point height h = n̂·(x + A r̄)  [m];  axis angle θ = asin(n̂·A ā/|ā|)  [rad]
+//!     ├─ sensors   point height h = n̂·(x + A r̄) − h₀  [m];  axis angle θ = asin(n̂·A ā/|ā|)  [rad]
 //!     │            n̂ = −g/|g| (up; +y without gravity)
 //!     ├─ fuel      P = max(0, Σ power columns) [W];  E += ½ (P_prev + P) (t − t_prev)  [J]
 //!     │            m_f = E / (η_e H)  [kg]      (trapezoidal rule over the display rate)
@@ -57,7 +57,8 @@ enum Source {
 
 #[derive(Debug, Clone, PartialEq)]
 enum SensorKind {
-    Height([f64; 3]),
+    /// Point r̄ and ground level h₀ [m].
+    Height([f64; 3], f64),
     Angle([f64; 3]),
 }
 
@@ -350,7 +351,11 @@ impl Hud {
                 Some(Sensor {
                     body: body(s.body())?,
                     kind: match s {
-                        SensorSpec::PointHeight { point, .. } => SensorKind::Height(*point),
+                        SensorSpec::PointHeight {
+                            point,
+                            ground_level_m,
+                            ..
+                        } => SensorKind::Height(*point, *ground_level_m),
                         SensorSpec::AxisAngle { axis, .. } => SensorKind::Angle(*axis),
                     },
                 })
@@ -407,7 +412,7 @@ impl Hud {
         };
         for (v, s) in st.sensors.iter_mut().zip(&self.sensors) {
             *v = match (poses.get(s.body), &s.kind) {
-                (Some(p), SensorKind::Height(r)) => point_height(p, *r, self.up),
+                (Some(p), SensorKind::Height(r, h0)) => point_height(p, *r, self.up) - h0,
                 (Some(p), SensorKind::Angle(a)) => axis_angle(p, *a, self.up),
                 (None, _) => f64::NAN,
             };

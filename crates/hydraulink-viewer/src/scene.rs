@@ -111,6 +111,9 @@ pub struct Scene {
     pub tasks: Vec<crate::hud::SceneTask>,
     /// Every key a binding listens to (the page sends only these).
     pub keys: Vec<String>,
+    /// `hydraulink view`: the finished run's time span [t0, t1] [s] (the page shows a time
+    /// slider and a playback speed); none: a live run.
+    pub playback: Option<[f64; 2]>,
 }
 
 const KEY_PAIRS: [(&str, &str); 8] = [
@@ -365,6 +368,7 @@ impl Scene {
             gauges: crate::hud::scene_gauges(&spec, labels),
             tasks: crate::hud::scene_tasks(&spec),
             keys: Vec::new(),
+            playback: None,
         };
         let bindings = scene.bindings(&spec);
         scene.set_keys(&bindings);

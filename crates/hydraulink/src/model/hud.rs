@@ -6,9 +6,10 @@
 //! ```toml
 //! [[hud.sensors]]                  # a virtual sensor on a body
 //! name = "bucket_height"
-//! type = "point_height"            # height of a body point above y = 0, along −gravity [m]
+//! type = "point_height"            # height of a body point along −gravity [m]
 //! body = "bucket"
 //! point = [3.4, -0.45, 0.0]        # reference coordinates [m]
+//! ground_level_m = -2.0            # the height is measured from here (default 0)
 //!
 //! [[hud.sensors]]
 //! name = "bucket_tilt"
@@ -138,6 +139,10 @@ pub enum SensorSpec {
         body: String,
         /// The point, in the body's reference coordinates [m] (the model's `pose`).
         point: [f64; 3],
+        /// The height of the ground along −gravity [m] (default 0): the sensor reads the
+        /// height above it.
+        #[serde(default)]
+        ground_level_m: f64,
     },
     /// Angle [rad] of a body axis to the horizontal plane (normal −gravity): + when it points up.
     AxisAngle {
@@ -321,7 +326,14 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
             ));
         }
         match s {
-            SensorSpec::PointHeight { point, .. } => at.finite_all("point", point)?,
+            SensorSpec::PointHeight {
+                point,
+                ground_level_m,
+                ..
+            } => {
+                at.finite_all("point", point)?;
+                at.finite("ground_level_m", *ground_level_m)?;
+            }
             SensorSpec::AxisAngle { axis, .. } => at.nonzero_vector("axis", axis)?,
         }
     }
