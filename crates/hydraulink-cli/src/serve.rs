@@ -118,9 +118,14 @@ struct BindingFile {
 }
 
 /// Reads a binding file; errors name the file (and the TOML error its line).
-pub(crate) fn read_bindings(path: &std::path::Path) -> Result<Vec<hydraulink_rt::InputBinding>, Failure> {
+pub(crate) fn read_bindings(
+    path: &std::path::Path,
+) -> Result<Vec<hydraulink_rt::InputBinding>, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Failure::invalid_input(format!("{}: cannot read the binding file: {e}", path.display()))
+        Failure::invalid_input(format!(
+            "{}: cannot read the binding file: {e}",
+            path.display()
+        ))
     })?;
     let file: BindingFile = toml::from_str(&text)
         .map_err(|e| Failure::invalid_input(format!("{}: {e}", path.display())))?;

@@ -798,7 +798,11 @@ impl<C: Clock> Core<C> {
             }
             let i = b.input;
             if self.sim.set_input(&self.input_names[i], v).is_ok() {
-                for o in self.bindings.iter_mut().filter(|o| o.active && o.input == i) {
+                for o in self
+                    .bindings
+                    .iter_mut()
+                    .filter(|o| o.active && o.input == i)
+                {
                     o.value = v;
                     o.applied = true;
                 }

@@ -245,11 +245,7 @@ pub fn point_height(pose: &BodyPose, point: [f64; 3], up: [f64; 3]) -> f64 {
 /// the axis points up.
 pub fn axis_angle(pose: &BodyPose, axis: [f64; 3], up: [f64; 3]) -> f64 {
     let a = pose.rotation;
-    let v = [
-        dot(a[0], axis),
-        dot(a[1], axis),
-        dot(a[2], axis),
-    ];
+    let v = [dot(a[0], axis), dot(a[1], axis), dot(a[2], axis)];
     let n = dot(v, v).sqrt();
     (dot(up, v) / n).clamp(-1.0, 1.0).asin()
 }

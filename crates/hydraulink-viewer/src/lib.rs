@@ -10,6 +10,7 @@
 //! * [`protocol`]: the JSON messages, the hand-written state frame.
 //! * [`server`]: [`Server`]: the engine, the broadcaster, HTTP and WebSocket connections.
 //! * [`hud`]: virtual sensors, gauges, the fuel estimate and the scenario's tasks (003 Pub. IV).
+//! * [`playback`]: `hydraulink view OUTDIR`, a finished run's poses and columns played back.
 //! * [`assets`]: the embedded page and the vendored three.js.
 
 #![warn(missing_docs)]
@@ -18,9 +19,11 @@
 
 pub mod assets;
 pub mod hud;
+pub mod playback;
 pub mod protocol;
 pub mod scene;
 pub mod server;
 
+pub use playback::{PlaybackError, Viewer};
 pub use scene::Scene;
 pub use server::{ServeError, ServeOptions, Server};

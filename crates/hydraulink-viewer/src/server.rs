@@ -157,9 +157,12 @@ impl Hub {
 }
 
 /// Binds 127.0.0.1:`port` and starts the accept thread; returns the address.
-pub(crate) fn listen(hub: &Arc<Hub>, port: u16) -> Result<(SocketAddr, JoinHandle<()>), ServeError> {
-    let listener =
-        TcpListener::bind(("127.0.0.1", port)).map_err(|source| ServeError::Bind { port, source })?;
+pub(crate) fn listen(
+    hub: &Arc<Hub>,
+    port: u16,
+) -> Result<(SocketAddr, JoinHandle<()>), ServeError> {
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .map_err(|source| ServeError::Bind { port, source })?;
     let addr = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { port, source })?;
@@ -459,7 +462,10 @@ impl Live {
     fn record_stop(&self, running: &mut Running) {
         if self.mode() == RECORDING {
             let to_step = self.framing.last_step.load(Ordering::SeqCst);
-            let end_frame = self.hub.upgrade().map_or_else(|| Arc::from("{}"), |h| h.latest());
+            let end_frame = self
+                .hub
+                .upgrade()
+                .map_or_else(|| Arc::from("{}"), |h| h.latest());
             running.recorded = Some(Recorded { to_step, end_frame });
             self.set_mode(LIVE);
         }
@@ -662,7 +668,11 @@ fn connection(hub: &Arc<Hub>, stream: TcpStream) {
             "application/json",
             hub.scene_json.clone().into_bytes(),
         ),
-        ("/state", _) => ("200 OK", "application/json", hub.latest().as_bytes().to_vec()),
+        ("/state", _) => (
+            "200 OK",
+            "application/json",
+            hub.latest().as_bytes().to_vec(),
+        ),
         (p, _) => match crate::assets::find(p) {
             Some(a) => ("200 OK", a.content_type, a.bytes.to_vec()),
             None => ("404 Not Found", "text/plain", b"not found\n".to_vec()),

@@ -245,14 +245,22 @@ fn the_deflected_binding_wins() {
         pressed: true,
     });
     core.run_steps(100);
-    assert!((u(&core) - 5.0).abs() < 1e-9, "the key drives U: {}", u(&core));
+    assert!(
+        (u(&core) - 5.0).abs() < 1e-9,
+        "the key drives U: {}",
+        u(&core)
+    );
     // the stick pulled fully down wins over the held key, from 5 V at the rate limit
     send(Command::Axis {
         axis: "right_y".into(),
         value: -1.0,
     });
     core.run_steps(20);
-    assert!((u(&core) - 4.0).abs() < 1e-9, "ramps down from 5 V: {}", u(&core));
+    assert!(
+        (u(&core) - 4.0).abs() < 1e-9,
+        "ramps down from 5 V: {}",
+        u(&core)
+    );
     // the stick back at rest: the held key wins again and ramps up from where U is
     send(Command::Axis {
         axis: "right_y".into(),

@@ -292,7 +292,10 @@ fn snapshots_come_while_paused_and_at_the_end() {
     resume.join().expect("resume thread");
     let steps: Vec<u64> = ch.snapshots.try_iter().map(|s| s.step).collect();
     let held = steps.iter().filter(|&&k| k == 17).count();
-    assert!(held >= 3, "one at step 17 and at least two while paused: {steps:?}");
+    assert!(
+        held >= 3,
+        "one at step 17 and at least two while paused: {steps:?}"
+    );
     assert!(core.run_steps(10), "the duration ends the run");
     assert_eq!(core.steps(), 20);
     let last: Vec<u64> = ch.snapshots.try_iter().map(|s| s.step).collect();

@@ -290,7 +290,10 @@ fn check_bounds(
     }
     if let (Some(l), Some(h)) = (lo, hi) {
         if l >= h {
-            return Err(at.error(field, format!("must be greater than {lo_name} = {l}, got {h}")));
+            return Err(at.error(
+                field,
+                format!("must be greater than {lo_name} = {l}, got {h}"),
+            ));
         }
     }
     Ok(())
@@ -307,12 +310,14 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
         if s.name().is_empty() {
             return Err(at.error("name", "is empty; a sensor needs a name for its gauges"));
         }
-        if hud.sensors[..i].iter().any(|o| o.name() == s.name())
-            || FUEL_SENSORS.contains(&s.name())
+        if hud.sensors[..i].iter().any(|o| o.name() == s.name()) || FUEL_SENSORS.contains(&s.name())
         {
             return Err(at.error(
                 "name",
-                format!("'{}' is taken (by an earlier sensor or the fuel estimate)", s.name()),
+                format!(
+                    "'{}' is taken (by an earlier sensor or the fuel estimate)",
+                    s.name()
+                ),
             ));
         }
         if !spec.bodies.iter().any(|b| b.name == s.body()) {
@@ -344,10 +349,7 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
         }
         let eta = at.positive("engine_efficiency", f.engine_efficiency)?;
         if eta > 1.0 {
-            return Err(at.error(
-                "engine_efficiency",
-                format!("must be at most 1, got {eta}"),
-            ));
+            return Err(at.error("engine_efficiency", format!("must be at most 1, got {eta}")));
         }
         at.positive("energy_density_j_kg", f.energy_density_j_kg)?;
     }
@@ -395,10 +397,7 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
             check_bounds(&at, "range[1]", Some(lo), Some(hi), "range[0]")?;
         }
         if !(0.0..1.0).contains(&b.deadband) {
-            return Err(at.error(
-                "deadband",
-                format!("must be in [0, 1), got {}", b.deadband),
-            ));
+            return Err(at.error("deadband", format!("must be in [0, 1), got {}", b.deadband)));
         }
         if let Some(r) = b.rate_limit_per_s {
             at.positive("rate_limit_per_s", r)?;

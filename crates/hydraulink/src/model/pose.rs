@@ -40,8 +40,8 @@ use crate::component::ComponentSpec;
 use crate::mechanics::external_load::LoadAxes;
 use crate::mechanics::kinematics::rotation;
 use crate::model::compile::elementary_axes;
-use crate::model::spec::{CutJointKind, ModelSpec, Pose, VisualSpec};
 use crate::model::hud::SensorSpec;
+use crate::model::spec::{CutJointKind, ModelSpec, Pose, VisualSpec};
 use crate::model::{AxisKind, M3, V3};
 use crate::ModelError;
 
