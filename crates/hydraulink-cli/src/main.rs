@@ -23,6 +23,7 @@ mod friction_curve;
 mod linearize;
 mod realtime;
 mod serve;
+mod view;
 
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
@@ -160,6 +161,17 @@ enum Command {
         as do a gamepad's two sticks. Ctrl-C stops the server."
     )]
     Serve(serve::ServeArgs),
+
+    #[command(
+        about = "Play a finished run in the browser viewer, with a time slider and playback speed",
+        long_about = "Serve the 3-D view of a finished `hydraulink run` on http://127.0.0.1:PORT/ \
+        (the URL is printed): the bodies follow the poses that `run` writes beside results.csv \
+        (poses.bin; its model file and overrides are named in poses.json, or give --model), the \
+        HUD shows the gauges of the model from the results' columns. The page has a time slider, \
+        a playback speed (0.25× to 4×), pause and reset (back to the start). Ctrl-C stops the \
+        server."
+    )]
+    View(view::ViewArgs),
 }
 
 /// The options of `hydraulink schema`.
@@ -428,6 +440,7 @@ fn main() -> ExitCode {
         Command::Schema(args) => schema_command(args),
         Command::Realtime(args) => realtime::realtime_command(args),
         Command::Serve(args) => serve::serve_command(args),
+        Command::View(args) => view::view_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -599,10 +612,15 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     // before the summary says "running": a Ctrl-C from then on is saved
     watch_for_interrupt();
     let mut recorder = RunRecorder::create(&dir, info, columns, &row)?;
+    let mut poses = view::PoseRows::create(&dir, &mut sim, args.model.as_ref(), &args.set)?;
 
     let progress = progress_bar(recorder.n_steps());
     let started = Instant::now();
-    let stopped = step_all(&mut sim, &mut recorder, &mut row, &progress);
+    let stopped = step_all(&mut sim, &mut recorder, &mut poses, &mut row, &progress);
+    let stopped = match (stopped, poses.finish()) {
+        (Stopped::Completed, Err(e)) => Stopped::Output(e),
+        (stopped, _) => stopped,
+    };
     // values set from code (none in `run`; counted by the simulation all the same)
     recorder.add_clipped_inputs(sim.clipped_inputs());
     let wall_clock_s = started.elapsed().as_secs_f64();
@@ -768,6 +786,7 @@ enum Stopped {
 fn step_all(
     sim: &mut Simulation,
     recorder: &mut RunRecorder,
+    poses: &mut view::PoseRows,
     row: &mut [f64],
     progress: &ProgressBar,
 ) -> Stopped {
@@ -789,8 +808,14 @@ fn step_all(
                 progress.suspend(|| eprintln!("warning: {warning}"));
             }
         }
+        let written = recorder.output_rows();
         if let Err(e) = recorder.record_step(row, report.iterations, report.cavitation_onsets) {
             return Stopped::Output(e);
+        }
+        if recorder.output_rows() > written {
+            if let Err(e) = poses.write(sim) {
+                return Stopped::Output(e);
+            }
         }
         recorder.add_clipped_inputs(clipping.count(sim.model(), &sim.state().inputs.u_used));
         if shown {

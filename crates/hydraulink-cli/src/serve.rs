@@ -1,4 +1,4 @@
-//! `hydraulink serve MODEL [--port N]`: runs a model on the real-time engine and serves the
+//! `hydraulink serve MODEL [--port N] [--bindings FILE]`: runs a model on the real-time engine and serves the
 //! browser viewer (`hydraulink-viewer`) on 127.0.0.1 until Ctrl-C; prints the URL, and at the
 //! end the run's statistics and the frames' size.
 
@@ -36,6 +36,15 @@ pub(crate) struct ServeArgs {
     play_signals: bool,
 
     #[arg(
+        long,
+        value_name = "FILE",
+        help = "Binding file (TOML): [[bindings]] tables with input, source = { axis = \"right_y\" } \
+                or { keys = { positive = \"w\", negative = \"s\" } }, range, deadband, \
+                rate_limit_per_s; replaces the model's [[hud.bindings]] and the default keys"
+    )]
+    bindings: Option<PathBuf>,
+
+    #[arg(
         long = "set",
         value_name = "PATH=VALUE",
         help = "Override a model parameter (repeatable), e.g. V3.p0_pa=3e6"
@@ -67,7 +76,7 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
         Failure::invalid_input(crate::locate(&text, &file, &e, &applied, scene.as_ref()))
     })?;
     let sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
-    let options = ServeOptions {
+    let mut options = ServeOptions {
         port: args.port,
         play_signals: args.play_signals,
         // `mesh` shapes name their files relative to the model file
@@ -78,6 +87,9 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
             .map(std::path::Path::to_path_buf),
         ..ServeOptions::default()
     };
+    if let Some(path) = &args.bindings {
+        options.engine.bindings = read_bindings(path)?;
+    }
     let server =
         Server::start(&spec, sim, options).map_err(|e| Failure::invalid_input(e.to_string()))?;
     watch_for_interrupt();
@@ -112,4 +124,30 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// A binding file: `[[bindings]]` tables (`hydraulink_rt::InputBinding`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BindingFile {
+    bindings: Vec<hydraulink_rt::InputBinding>,
+}
+
+/// Reads a binding file; errors name the file (and the TOML error its line).
+pub(crate) fn read_bindings(
+    path: &std::path::Path,
+) -> Result<Vec<hydraulink_rt::InputBinding>, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::invalid_input(format!(
+            "{}: cannot read the binding file: {e}",
+            path.display()
+        ))
+    })?;
+    let file: BindingFile = toml::from_str(&text)
+        .map_err(|e| Failure::invalid_input(format!("{}: {e}", path.display())))?;
+    for (i, b) in file.bindings.iter().enumerate() {
+        b.check(i)
+            .map_err(|e| Failure::invalid_input(format!("{}: {e}", path.display())))?;
+    }
+    Ok(file.bindings)
 }

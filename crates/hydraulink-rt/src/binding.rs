@@ -187,6 +187,11 @@ impl BindingState {
         }
     }
 
+    /// Whether the source is out of its rest position (outside the deadband).
+    pub fn deflected(&self) -> bool {
+        deadband(self.deflection(), self.binding.deadband) != 0.0
+    }
+
     /// The value for the next step, from the value applied last, over a step of `dt` [s].
     pub fn next_value(&self, dt: f64) -> f64 {
         let b = &self.binding;

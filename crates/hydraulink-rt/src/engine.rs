@@ -2,7 +2,9 @@
 //! commands and watched through snapshots, on a thread of its own ([`Engine`]) or driven step by
 //! step from the caller's thread ([`Core`], for tests and for tools that want no thread).
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::mpsc::{
+    sync_channel, Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError,
+};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -243,6 +245,7 @@ pub struct Core<C: Clock> {
     free: Receiver<Snapshot>,
     spare: Option<Snapshot>,
     viewer_gone: bool,
+    final_snapshot_sent: bool,
     input_names: Vec<String>,
     output_cols: Vec<usize>,
     row: Vec<f64>,
@@ -412,6 +415,7 @@ impl<C: Clock> Core<C> {
             free,
             spare: None,
             viewer_gone: false,
+            final_snapshot_sent: false,
             input_names,
             output_cols,
             bindings,
@@ -531,18 +535,33 @@ impl<C: Clock> Core<C> {
                 Err(TryRecvError::Disconnected) => return Some(Outcome::Stopped),
             }
         }
-        // 2. paused: the physics thread has nothing else to do, so it waits for commands
+        // 2. paused: the physics thread has nothing else to do, so it waits for commands; a
+        //    viewer still gets a snapshot of the held state at the display period of wall time
+        //    (after a reset or a set input while paused, the next one shows it)
+        let mut last_paused_snapshot = std::time::Instant::now();
         while self.pause_start.is_some() {
-            match self.commands.recv() {
+            let period = self.dt.saturating_mul(self.display_every as u32);
+            let wait = period.saturating_sub(last_paused_snapshot.elapsed());
+            match self.commands.recv_timeout(wait) {
                 Ok(c) => {
                     if let Some(end) = self.apply(c) {
                         return Some(end);
                     }
                 }
-                Err(_) => return Some(Outcome::Stopped),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Some(Outcome::Stopped),
+            }
+            if self.pause_start.is_some() && last_paused_snapshot.elapsed() >= period {
+                self.send_snapshot();
+                last_paused_snapshot = std::time::Instant::now();
             }
         }
         if self.duration_steps.is_some_and(|n| self.step >= n) {
+            // the last state is always shown, also between display steps
+            if !self.step.is_multiple_of(self.display_every) && !self.final_snapshot_sent {
+                self.final_snapshot_sent = true;
+                self.send_snapshot();
+            }
             return Some(Outcome::Finished);
         }
         let k = self.step;
@@ -748,10 +767,29 @@ impl<C: Clock> Core<C> {
         }
     }
 
+    /// Each active binding's next value. When several active bindings drive one input (a key
+    /// pair and a stick), the deflected one wins: the last deflected one in binding order, or,
+    /// when none is deflected, the last one (bringing the input back to rest). The others follow
+    /// the applied value, so a switch between them keeps the rate limit.
     fn apply_bindings(&mut self) {
         for j in 0..self.bindings.len() {
             let b = &self.bindings[j];
             if !b.active {
+                continue;
+            }
+            let input = b.input;
+            let rivals = || {
+                self.bindings
+                    .iter()
+                    .enumerate()
+                    .filter(move |(_, o)| o.active && o.input == input)
+            };
+            let winner = rivals()
+                .filter(|(_, o)| o.deflected())
+                .map(|(k, _)| k)
+                .last()
+                .or_else(|| rivals().map(|(k, _)| k).last());
+            if winner != Some(j) {
                 continue;
             }
             let v = b.next_value(self.dt_s);
@@ -760,9 +798,14 @@ impl<C: Clock> Core<C> {
             }
             let i = b.input;
             if self.sim.set_input(&self.input_names[i], v).is_ok() {
-                let b = &mut self.bindings[j];
-                b.value = v;
-                b.applied = true;
+                for o in self
+                    .bindings
+                    .iter_mut()
+                    .filter(|o| o.active && o.input == i)
+                {
+                    o.value = v;
+                    o.applied = true;
+                }
                 self.log_change(Change::Set(i, v));
             }
         }

@@ -78,7 +78,7 @@ impl Histogram {
 
 /// What a run has measured so far: written into every snapshot, returned at the end, and
 /// printed (and saved as JSON) by `hydraulink realtime`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Statistics {
     /// The overrun policy of the run.
     pub policy: Policy,

@@ -2,6 +2,7 @@
 // and gamepad input back. Protocol: crates/hydraulink-viewer/src/protocol.rs.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
+import { buildHud, updateHud } from './hud.js';
 
 const state = { scene: null, frame: null, frames: 0, errors: [], ready: false, socket: null };
 window.hydraulink = state;
@@ -109,13 +110,11 @@ function buildScene(sc) {
     world.add(barrel, rod);
     cylinders.push({ c, barrel, rod });
   }
-  const gauges = document.getElementById('gauges');
-  gauges.innerHTML = sc.gauges.map((g, i) =>
-    `<div class="row"><span>${g.label}</span><span id="gauge${i}">–</span></div>`).join('');
+  buildHud(sc, send);
   const inputs = document.getElementById('inputs');
   inputs.innerHTML = sc.inputs.map((u, i) =>
     `<div class="row"><span>${u.name}</span><span id="input${i}">–</span></div>`).join('');
-  document.getElementById('keys').textContent = 'keys: ' + sc.inputs
+  document.getElementById('keys').textContent = sc.playback ? '' : 'keys: ' + sc.inputs
     .filter(u => u.keys[0]).map(u => `${u.name} ${u.keys[0].toUpperCase()}/${u.keys[1].toUpperCase()}`).join(', ');
   document.getElementById('title').textContent = 'hydraulink · ' + sc.model;
 }
@@ -160,16 +159,8 @@ function applyFrame(f) {
     }
     fitted = true;
   }
-  const s = f.stats, fmt = (x, n) => (x === null ? '–' : x.toFixed(n));
-  document.getElementById('time').textContent = fmt(f.t, 2) + ' s' + (f.paused ? ' (paused)' : '');
-  document.getElementById('rtf').textContent = fmt(s.rtf, 3);
-  document.getElementById('overruns').textContent = `${s.overruns} of ${s.steps}`;
-  document.getElementById('compute').textContent = `${fmt(s.mean_us, 0)} / ${fmt(s.max_us, 0)} µs`;
-  state.scene.gauges.forEach((g, i) => {
-    const el = document.getElementById('gauge' + i), v = f.gauges[i];
-    el.textContent = `${fmt(v, 2)} ${g.unit}`;
-    el.classList.toggle('critical', g.limit !== null && v !== null && Math.abs(v) > g.limit);
-  });
+  updateHud(f);
+  const fmt = (x, n) => (x === null ? '–' : x.toFixed(n));
   state.scene.inputs.forEach((u, i) => {
     document.getElementById('input' + i).textContent = fmt(f.inputs[i], 2);
   });
@@ -192,7 +183,7 @@ function connect() {
   };
 }
 
-const boundKeys = () => new Set((state.scene ? state.scene.inputs : []).flatMap(u => u.keys).filter(k => k));
+const boundKeys = () => new Set(state.scene ? state.scene.keys : []);
 function onKey(ev, pressed) {
   const key = ev.key.toLowerCase();
   if (ev.repeat || !boundKeys().has(key)) return;
@@ -202,13 +193,6 @@ function onKey(ev, pressed) {
 window.addEventListener('keydown', ev => onKey(ev, true));
 window.addEventListener('keyup', ev => onKey(ev, false));
 
-let paused = false;
-document.getElementById('pause').onclick = () => {
-  paused = !paused;
-  send({ type: paused ? 'pause' : 'resume' });
-  document.getElementById('pause').textContent = paused ? 'Resume' : 'Pause';
-};
-document.getElementById('reset').onclick = () => send({ type: 'reset' });
 
 // Gamepad API: two sticks, up = +1 (the API's y axes point down)
 const lastAxes = {};

@@ -9,6 +9,8 @@
 //!   the default key and gamepad bindings.
 //! * [`protocol`]: the JSON messages, the hand-written state frame.
 //! * [`server`]: [`Server`]: the engine, the broadcaster, HTTP and WebSocket connections.
+//! * [`hud`]: virtual sensors, gauges, the fuel estimate and the scenario's tasks (003 Pub. IV).
+//! * [`playback`]: `hydraulink view OUTDIR`, a finished run's poses and columns played back.
 //! * [`assets`]: the embedded page and the vendored three.js.
 //! * [`mesh`]: OBJ files of the `mesh` shapes, placed on their bodies.
 
@@ -17,10 +19,13 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 pub mod assets;
+pub mod hud;
 pub mod mesh;
+pub mod playback;
 pub mod protocol;
 pub mod scene;
 pub mod server;
 
+pub use playback::{PlaybackError, Viewer};
 pub use scene::Scene;
 pub use server::{ServeError, ServeOptions, Server};

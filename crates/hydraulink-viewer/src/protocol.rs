@@ -5,13 +5,17 @@
 //!                 {"type":"frame","step":…,"t":…,"paused":…,
 //!                  "poses":[[x,y,z, a00,a01,a02, a10,…,a22], …],   per body: x [m], A row-major
 //!                  "cylinders":[[bx,by,bz, rx,ry,rz], …],         base and rod pins [m], global
-//!                  "gauges":[…], "inputs":[…],                    shown units; operator inputs
+//!                  "gauges":[…], "task":k, "held":s,              shown units; current scenario
+//!                                                                 task and its held time [s]
+//!                  "mode":"live"|"recording"|"replay"|"view", "inputs":[…],  operator inputs
 //!                  "stats":{"rtf":…,"steps":…,"overruns":…,"mean_us":…,"max_us":…,
 //!                           "lag_max_us":…,"dropped":…}}           at the display rate
 //! page → server   {"type":"key","key":"w","pressed":true}
 //!                 {"type":"axis","axis":"right_y","value":0.4}
 //!                 {"type":"set","input":"U_boom","value":5.0}   {"type":"release","input":…}
 //!                 {"type":"pause"}  {"type":"resume"}  {"type":"reset"}
+//!                 {"type":"record"}  {"type":"record_stop"}  {"type":"replay"}  {"type":"live"}
+//!                 {"type":"seek","t":2.5}  {"type":"speed","factor":0.5}     (`view` only)
 //! ```
 //!
 //! Frames are written by hand with fixed decimals (0.1 mm, 1e-5 in a rotation, 1e-3 of a gauge
@@ -23,6 +27,7 @@ use hydraulink::simulation::BodyPose;
 use hydraulink_rt::{Command, Snapshot};
 use serde::Deserialize;
 
+use crate::hud::HudState;
 use crate::scene::{Scene, SceneCylinder};
 
 /// A message from the page.
@@ -61,12 +66,31 @@ pub enum ClientMessage {
     Resume,
     /// Back to the initial state.
     Reset,
+    /// Start recording: back to the initial state, then every input change is kept.
+    Record,
+    /// Stop recording (the run goes on, live).
+    RecordStop,
+    /// Play the last recording from the initial state (inputs from the page are refused).
+    Replay,
+    /// Back to live operation from a replay (the initial state).
+    Live,
+    /// `view`: jump to time `t` [s] of the finished run.
+    Seek {
+        /// Time [s].
+        t: f64,
+    },
+    /// `view`: playback speed [-] (1: real time).
+    Speed {
+        /// Factor of real time [-].
+        factor: f64,
+    },
 }
 
 impl ClientMessage {
-    /// The engine command it asks for.
-    pub fn command(self) -> Command {
-        match self {
+    /// The engine command it asks for; none for the server's own controls (record, replay,
+    /// live, seek, speed).
+    pub fn command(self) -> Option<Command> {
+        Some(match self {
             ClientMessage::Key { key, pressed } => Command::Key { key, pressed },
             ClientMessage::Axis { axis, value } => Command::Axis { axis, value },
             ClientMessage::Set { input, value } => Command::SetInput { input, value },
@@ -74,7 +98,13 @@ impl ClientMessage {
             ClientMessage::Pause => Command::Pause,
             ClientMessage::Resume => Command::Resume,
             ClientMessage::Reset => Command::Reset,
-        }
+            ClientMessage::Record
+            | ClientMessage::RecordStop
+            | ClientMessage::Replay
+            | ClientMessage::Live
+            | ClientMessage::Seek { .. }
+            | ClientMessage::Speed { .. } => return None,
+        })
     }
 }
 
@@ -118,20 +148,35 @@ pub fn cylinder_ends(poses: &[BodyPose], c: &SceneCylinder) -> ([f64; 3], [f64; 
     (end_point(poses, &c.base), end_point(poses, &c.rod))
 }
 
+/// What a frame carries besides the snapshot.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameInfo<'a> {
+    /// Whether the engine is paused.
+    pub paused: bool,
+    /// `live`, `recording`, `replay` (a recording playing) or `view` (a finished run).
+    pub mode: &'a str,
+    /// The HUD's values after this snapshot (`crate::hud::Hud::update`).
+    pub hud: &'a HudState,
+}
+
 /// A state frame of `snap`, written into `out` (cleared first). `inputs` are the indices of the
-/// operator inputs in the snapshot's input list; the snapshot's outputs are the gauges'
-/// columns, in order.
+/// operator inputs in the snapshot's input list; the gauges' values and the scenario come from
+/// `info.hud`.
 pub fn write_frame(
     out: &mut String,
     scene: &Scene,
     inputs: &[usize],
     snap: &Snapshot,
-    paused: bool,
+    info: &FrameInfo,
 ) {
     out.clear();
     let _ = write!(out, "{{\"type\":\"frame\",\"step\":{},\"t\":", snap.step);
     num(out, snap.time_s, 4);
-    let _ = write!(out, ",\"paused\":{paused},\"poses\":[");
+    let _ = write!(
+        out,
+        ",\"paused\":{},\"mode\":\"{}\",\"poses\":[",
+        info.paused, info.mode
+    );
     for (i, p) in snap.poses.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -160,15 +205,9 @@ pub fn write_frame(
         list(out, b.into_iter().chain(r), 4);
     }
     out.push_str("],\"gauges\":");
-    list(
-        out,
-        scene
-            .gauges
-            .iter()
-            .zip(&snap.outputs)
-            .map(|(g, v)| v * g.scale),
-        3,
-    );
+    list(out, info.hud.gauges.iter().copied(), 3);
+    let _ = write!(out, ",\"task\":{},\"held\":", info.hud.task);
+    num(out, info.hud.held_s, 2);
     out.push_str(",\"inputs\":");
     list(
         out,

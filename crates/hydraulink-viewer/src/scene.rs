@@ -7,7 +7,7 @@
 //! each of its other points (child joint locations, markers, centre of mass), so every model
 //! shows its links.
 
-use hydraulink::component::ComponentSpec;
+use hydraulink::model::hud::BindingSourceSpec;
 use hydraulink::model::spec::{ModelSpec, VisualSpec};
 use hydraulink_rt::{BindingSource, InputBinding};
 
@@ -87,15 +87,19 @@ pub struct SceneInput {
     pub axis: Option<String>,
 }
 
-/// A HUD gauge bound to an output column.
+/// A HUD gauge bound to a virtual sensor or an output column (`crate::hud`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gauge {
-    /// Output column label (`V1.p`, `boom_cyl.force`).
+    /// Text shown (`V1.p`, `bucket height`).
     pub label: String,
-    /// Unit shown (`MPa`, `kN`).
-    pub unit: &'static str,
-    /// Factor from the column's SI value to the shown unit.
+    /// The sensor or output column it shows.
+    pub sensor: String,
+    /// Unit shown (`MPa`, `kN`); empty: SI.
+    pub unit: String,
+    /// Factor from the value's SI value to the shown unit.
     pub scale: f64,
+    /// The gauge's scale [lo, hi] [shown unit], if given.
+    pub range: Option<[f64; 2]>,
     /// Shown in red above this magnitude [shown unit]; none: never.
     pub limit: Option<f64>,
 }
@@ -117,6 +121,13 @@ pub struct Scene {
     pub gauges: Vec<Gauge>,
     /// The static obstacles of the contact elements (the worksite), each once ([`obstacles`]).
     pub obstacles: Vec<SceneObstacle>,
+    /// The scenario's tasks, in order.
+    pub tasks: Vec<crate::hud::SceneTask>,
+    /// Every key a binding listens to (the page sends only these).
+    pub keys: Vec<String>,
+    /// `hydraulink view`: the finished run's time span [t0, t1] [s] (the page shows a time
+    /// slider and a playback speed); none: a live run.
+    pub playback: Option<[f64; 2]>,
 }
 
 /// A static obstacle the page draws: a box (a pole, a hopper wall) or the plane of the ground.
@@ -369,39 +380,6 @@ fn shape_of(v: &VisualSpec) -> Shape {
     }
 }
 
-/// The gauges of a model: each cylinder's two chamber pressures [MPa] (red above 90 % of the
-/// highest relief valve's cracking pressure, if the model has one) and its force [kN]. Only
-/// columns the simulation has (`labels`) are kept.
-pub fn gauges(spec: &ModelSpec, labels: &[String]) -> Vec<Gauge> {
-    let relief_mpa = spec
-        .elements
-        .iter()
-        .filter_map(|e| match e {
-            ComponentSpec::ReliefValve(r) => Some(r.cracking_pressure_pa * 1e-6),
-            _ => None,
-        })
-        .fold(None, |m: Option<f64>, p| Some(m.map_or(p, |m| m.max(p))));
-    let mut out = Vec::new();
-    for c in &spec.hydraulics.cylinders {
-        for v in [&c.piston_side, &c.rod_side] {
-            out.push(Gauge {
-                label: format!("{v}.p"),
-                unit: "MPa",
-                scale: 1e-6,
-                limit: relief_mpa.map(|p| 0.9 * p),
-            });
-        }
-        out.push(Gauge {
-            label: format!("{}.force", c.name),
-            unit: "kN",
-            scale: 1e-3,
-            limit: None,
-        });
-    }
-    out.retain(|g| labels.contains(&g.label));
-    out
-}
-
 /// The operator inputs: model inputs that drive a 4/3 valve, with the valve's command range
 /// (default [−10, 10] V), in the order of the model's valves.
 fn operator_inputs(spec: &ModelSpec) -> Vec<(String, [f64; 2])> {
@@ -476,15 +454,65 @@ impl Scene {
                 axis,
             })
             .collect();
-        Scene {
+        let mut scene = Scene {
             model: spec.name.clone(),
             step_s,
             bodies,
             cylinders,
             inputs,
-            gauges: gauges(&spec, labels),
+            gauges: crate::hud::scene_gauges(&spec, labels),
+            tasks: crate::hud::scene_tasks(&spec),
+            keys: Vec::new(),
+            playback: None,
             obstacles: Vec::new(),
+        };
+        let bindings = scene.bindings(&spec);
+        scene.set_keys(&bindings);
+        scene
+    }
+
+    /// Lists the keys of `bindings` as the ones the page sends.
+    pub fn set_keys(&mut self, bindings: &[InputBinding]) {
+        self.keys.clear();
+        for b in bindings {
+            if let BindingSource::Keys { positive, negative } = &b.source {
+                for k in [positive, negative] {
+                    if !self.keys.contains(k) {
+                        self.keys.push(k.clone());
+                    }
+                }
+            }
         }
+    }
+
+    /// The bindings of a model: its `[[hud.bindings]]` (a missing range is the input's range in
+    /// the scene, else [−1, 1]), or, without any, [`Scene::default_bindings`].
+    pub fn bindings(&self, spec: &ModelSpec) -> Vec<InputBinding> {
+        if spec.hud.bindings.is_empty() {
+            return self.default_bindings();
+        }
+        spec.hud
+            .bindings
+            .iter()
+            .map(|b| InputBinding {
+                input: b.input.clone(),
+                source: match &b.source {
+                    BindingSourceSpec::Axis(a) => BindingSource::Axis(a.clone()),
+                    BindingSourceSpec::Keys { positive, negative } => BindingSource::Keys {
+                        positive: positive.clone(),
+                        negative: negative.clone(),
+                    },
+                },
+                range: b.range.unwrap_or_else(|| {
+                    self.inputs
+                        .iter()
+                        .find(|i| i.name == b.input)
+                        .map_or([-1.0, 1.0], |i| i.range)
+                }),
+                deadband: b.deadband,
+                rate_limit_per_s: b.rate_limit_per_s,
+            })
+            .collect()
     }
 
     /// Reads every `mesh` shape's OBJ file, its path relative to `base` (the model file's

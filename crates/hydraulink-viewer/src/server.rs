@@ -1,33 +1,49 @@
 //! The server: HTTP for the page's files and two JSON endpoints, and a WebSocket (`/ws`) per
 //! page, on 127.0.0.1. One real-time engine runs the model; a broadcaster thread turns each
-//! snapshot into a frame and hands it to every connected page through a bounded queue of its
-//! own (a slow page loses frames, never the engine a step).
+//! snapshot into a frame (with the HUD's values, [`crate::hud`]) and hands it to every connected
+//! page through a bounded queue of its own (a slow page loses frames, never the engine a step).
 //!
 //! ```text
 //!  engine thread ──snapshots──▶ broadcaster ──frame──▶ page queue ──▶ connection thread ──ws──▶ page
 //!        ▲                           └──▶ latest frame (GET /state)
-//!        └────────── commands (bounded, try_send) ◀── connection thread ◀──ws── page input
+//!        └────────── commands (bounded, try_send) ◀── controller ◀── connection thread ◀──ws── page
 //! ```
 //!
 //! HTTP paths: the embedded files ([`crate::assets`]), `/scene` (the scene message),
-//! `/state` (the latest frame), `/ws` (the WebSocket upgrade). Every HTTP response closes its
-//! connection.
+//! `/state` (the latest frame), `/recorded` (the frame at the end of the last recording),
+//! `/ws` (the WebSocket upgrade). Every HTTP response closes its connection.
+//!
+//! # Record and replay
+//!
+//! `record` resets the machine to its initial state and marks the start; `record_stop` marks the
+//! end at the step of the latest frame (the run goes on). `replay` stops the engine, takes its
+//! input log (`hydraulink_rt::Recording`) from the reset to the end mark, and starts a new engine
+//! on a fresh simulation of the same model that replays it for exactly as many steps: its last
+//! frame shows the state of the recording's last frame, bit for bit (compared by the browser
+//! test through `/recorded`). `live` (or `reset` during a replay) starts a live engine again.
+//!
+//! The HTTP and WebSocket part ([`Hub`], [`listen`]) is shared with `hydraulink view`
+//! ([`crate::playback`]), which sends frames of a finished run instead.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use hydraulink::model::spec::ModelSpec;
-use hydraulink::Simulation;
-use hydraulink_rt::{Command, Engine, EngineError, EngineOptions, Report, Snapshot, SystemClock};
+use hydraulink::{Model, Simulation};
+use hydraulink_rt::{
+    Action, Command, Engine, EngineError, EngineOptions, Event, Recording, Report, Snapshot,
+    SystemClock,
+};
 use thiserror::Error;
 use tungstenite::Message;
 
-use crate::protocol::{scene_message, write_frame, ClientMessage};
+use crate::hud::{Hud, HudError};
+use crate::protocol::{scene_message, write_frame, ClientMessage, FrameInfo};
 use crate::scene::Scene;
 
 /// How a server runs.
@@ -35,8 +51,9 @@ use crate::scene::Scene;
 pub struct ServeOptions {
     /// TCP port on 127.0.0.1; 0: any free port.
     pub port: u16,
-    /// The engine's options; its `outputs` are replaced by the gauges' columns and, when its
-    /// `bindings` are empty, the scene's default bindings are used.
+    /// The engine's options; its `outputs` are replaced by the HUD's columns and, when its
+    /// `bindings` are empty (no binding file), the model's `[[hud.bindings]]` or the scene's
+    /// default bindings are used.
     pub engine: EngineOptions,
     /// Let the model's own input signals drive the operator inputs until a key or axis moves
     /// them; false (default): hold them at 0 from the start and after each reset.
@@ -60,6 +77,9 @@ pub enum ServeError {
     /// The engine rejects its options (a binding names an unknown input, …).
     #[error("engine: {0}")]
     Engine(#[from] EngineError),
+    /// A gauge or task names a value the run does not have.
+    #[error("hud: {0}")]
+    Hud(#[from] HudError),
     /// A thread cannot be started.
     #[error("thread: {0}")]
     Thread(std::io::Error),
@@ -68,27 +88,150 @@ pub enum ServeError {
     Mesh(#[from] crate::mesh::MeshError),
 }
 
-/// What the connection threads share.
-struct Shared {
+/// What the page's controls do, behind the HTTP and WebSocket part.
+pub(crate) trait Controller: Send + Sync {
+    /// One message from a page.
+    fn handle(&self, msg: ClientMessage);
+    /// An extra GET path (`/recorded`): its JSON body, if the controller has it.
+    fn get(&self, _path: &str) -> Option<String> {
+        None
+    }
+}
+
+/// What the connection threads share: the scene, the latest frame, the pages' queues.
+pub(crate) struct Hub {
     scene_json: String,
     latest: Mutex<Arc<str>>,
     pages: Mutex<Vec<SyncSender<Arc<str>>>>,
-    commands: SyncSender<Command>,
-    /// Commands sent after each reset (the operator inputs held at 0), and at the start.
-    hold: Vec<Command>,
-    paused: AtomicBool,
-    stop: AtomicBool,
+    pub(crate) stop: AtomicBool,
     frames: AtomicU64,
     frame_bytes: AtomicU64,
+    controller: OnceLock<Box<dyn Controller>>,
+}
+
+impl Hub {
+    pub(crate) fn new(scene_json: String) -> Hub {
+        Hub {
+            scene_json,
+            latest: Mutex::new(Arc::from("{}")),
+            pages: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+            frames: AtomicU64::new(0),
+            frame_bytes: AtomicU64::new(0),
+            controller: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn set_controller(&self, c: Box<dyn Controller>) {
+        let _ = self.controller.set(c);
+    }
+
+    /// Sends a frame to every page (a full queue loses it) and keeps it as the latest.
+    pub(crate) fn publish(&self, text: &str) {
+        let frame: Arc<str> = Arc::from(text);
+        self.frames.fetch_add(1, Ordering::Relaxed);
+        self.frame_bytes
+            .fetch_add(frame.len() as u64, Ordering::Relaxed);
+        if let Ok(mut latest) = self.latest.lock() {
+            *latest = Arc::clone(&frame);
+        }
+        if let Ok(mut pages) = self.pages.lock() {
+            // a full queue loses this frame; a closed one is a page gone
+            pages.retain(|p| {
+                !matches!(
+                    p.try_send(Arc::clone(&frame)),
+                    Err(TrySendError::Disconnected(_))
+                )
+            });
+        }
+    }
+
+    pub(crate) fn latest(&self) -> Arc<str> {
+        self.latest
+            .lock()
+            .map(|l| Arc::clone(&l))
+            .unwrap_or_else(|_| Arc::from("{}"))
+    }
+
+    /// Frames sent so far and their total size [bytes].
+    pub(crate) fn frame_bytes(&self) -> (u64, u64) {
+        (
+            self.frames.load(Ordering::Relaxed),
+            self.frame_bytes.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Binds 127.0.0.1:`port` and starts the accept thread; returns the address.
+pub(crate) fn listen(
+    hub: &Arc<Hub>,
+    port: u16,
+) -> Result<(SocketAddr, JoinHandle<()>), ServeError> {
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .map_err(|source| ServeError::Bind { port, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { port, source })?;
+    listener.set_nonblocking(true).map_err(ServeError::Thread)?;
+    let hub = Arc::clone(hub);
+    let t = spawn("hydraulink-viewer-accept", move || accept(&hub, &listener))?;
+    Ok((addr, t))
+}
+
+/// The modes of a live server, as the frames name them.
+const MODES: [&str; 4] = ["live", "recording", "replay", "replay-end"];
+const LIVE: u8 = 0;
+const RECORDING: u8 = 1;
+const REPLAY: u8 = 2;
+
+/// What a broadcaster needs to write frames.
+struct Framing {
+    scene: Scene,
+    hud: Hud,
+    /// Indices of the operator inputs in the engine's input list.
+    operator: Vec<usize>,
+    paused: AtomicBool,
+    mode: AtomicU8,
+    /// The step of the latest frame.
+    last_step: AtomicU64,
+}
+
+/// Where a recording ends.
+struct Recorded {
+    /// Engine step of its last frame.
+    to_step: u64,
+    /// That frame.
+    end_frame: Arc<str>,
+}
+
+/// The live controller's engine and recording marks.
+struct Running {
+    engine: Option<Engine>,
+    commands: Option<SyncSender<Command>>,
+    broadcasters: Vec<JoinHandle<()>>,
+    recorded: Option<Recorded>,
+    /// The last engine's report, once it was stopped.
+    report: Option<Report>,
+}
+
+/// The controller of `hydraulink serve`.
+struct Live {
+    hub: Weak<Hub>,
+    framing: Arc<Framing>,
+    model: Model,
+    options: EngineOptions,
+    /// Commands sent after each reset (the operator inputs held at 0), and at the start.
+    hold: Vec<Command>,
+    running: Mutex<Running>,
 }
 
 /// A running server; [`Server::stop`] ends it.
 pub struct Server {
     url: String,
     addr: SocketAddr,
-    shared: Arc<Shared>,
-    engine: Option<Engine>,
-    threads: Vec<JoinHandle<()>>,
+    hub: Arc<Hub>,
+    live: Arc<Live>,
+    accept: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -103,31 +246,25 @@ impl std::fmt::Debug for Server {
 const PAGE_QUEUE: usize = 6;
 
 impl Server {
-    /// Starts the engine on `sim` (built from `spec`) and the server around it.
+    /// Starts the engine on `sim` (built from `spec`, at its initial state: a replay starts a
+    /// fresh simulation of the same model) and the server around it.
     pub fn start(
         spec: &ModelSpec,
         sim: Simulation,
         options: ServeOptions,
     ) -> Result<Server, ServeError> {
-        let listener =
-            TcpListener::bind(("127.0.0.1", options.port)).map_err(|source| ServeError::Bind {
-                port: options.port,
-                source,
-            })?;
-        let addr = listener.local_addr().map_err(|source| ServeError::Bind {
-            port: options.port,
-            source,
-        })?;
         let labels = sim.output_labels();
         let mut scene = Scene::new(spec, sim.model().step_s(), &labels);
         let here = std::path::PathBuf::from(".");
         scene.load_meshes(options.model_dir.as_deref().unwrap_or(&here))?;
         scene.obstacles = crate::scene::obstacles(sim.model());
+        let hud = Hud::new(spec, &labels)?;
         let mut engine_options = options.engine;
-        engine_options.outputs = Some(scene.gauges.iter().map(|g| g.label.clone()).collect());
+        engine_options.outputs = Some(hud.columns.clone());
         if engine_options.bindings.is_empty() {
-            engine_options.bindings = scene.default_bindings();
+            engine_options.bindings = scene.bindings(spec);
         }
+        scene.set_keys(&engine_options.bindings);
         let operator: Vec<usize> = scene
             .inputs
             .iter()
@@ -145,45 +282,43 @@ impl Server {
                 })
                 .collect()
         };
-        let engine = Engine::spawn(sim, engine_options, SystemClock::new())?;
-        for c in &hold {
-            let _ = engine.channels.commands.try_send(c.clone());
-        }
-        let shared = Arc::new(Shared {
-            scene_json: scene_message(&scene),
-            latest: Mutex::new(Arc::from("{}")),
-            pages: Mutex::new(Vec::new()),
-            commands: engine.channels.commands.clone(),
+        let hub = Arc::new(Hub::new(scene_message(&scene)));
+        let replaying = engine_options.replay.is_some();
+        let live = Arc::new(Live {
+            hub: Arc::downgrade(&hub),
+            framing: Arc::new(Framing {
+                scene,
+                hud,
+                operator,
+                paused: AtomicBool::new(false),
+                mode: AtomicU8::new(if replaying { REPLAY } else { LIVE }),
+                last_step: AtomicU64::new(0),
+            }),
+            model: sim.model().clone(),
+            options: engine_options.clone(),
             hold,
-            paused: AtomicBool::new(false),
-            stop: AtomicBool::new(false),
-            frames: AtomicU64::new(0),
-            frame_bytes: AtomicU64::new(0),
+            running: Mutex::new(Running {
+                engine: None,
+                commands: None,
+                broadcasters: Vec::new(),
+                recorded: None,
+                report: None,
+            }),
         });
-        let mut threads = Vec::new();
-        // the broadcaster owns the snapshot receiver: the engine keeps a closed stand-in
-        let mut engine = engine;
-        let snapshots = std::mem::replace(&mut engine.channels.snapshots, sync_channel(1).1);
-        let recycle = engine.channels.recycle.clone();
         {
-            let shared = Arc::clone(&shared);
-            threads.push(spawn("hydraulink-viewer-frames", move || {
-                broadcast(&shared, &scene, &operator, &snapshots, &recycle)
-            })?);
+            let mut running = live.running.lock().map_err(|_| {
+                ServeError::Thread(std::io::Error::other("the controller lock is poisoned"))
+            })?;
+            live.start_engine(&mut running, sim, engine_options, !replaying)?;
         }
-        {
-            let shared = Arc::clone(&shared);
-            listener.set_nonblocking(true).map_err(ServeError::Thread)?;
-            threads.push(spawn("hydraulink-viewer-accept", move || {
-                accept(&shared, &listener)
-            })?);
-        }
+        hub.set_controller(Box::new(Arc::clone(&live)));
+        let (addr, accept) = listen(&hub, options.port)?;
         Ok(Server {
             url: format!("http://{addr}/"),
             addr,
-            shared,
-            engine: Some(engine),
-            threads,
+            hub,
+            live,
+            accept: Some(accept),
         })
     }
 
@@ -199,29 +334,251 @@ impl Server {
 
     /// Frames sent so far (to the broadcaster's output) and their total size [bytes].
     pub fn frame_bytes(&self) -> (u64, u64) {
-        (
-            self.shared.frames.load(Ordering::Relaxed),
-            self.shared.frame_bytes.load(Ordering::Relaxed),
-        )
+        self.hub.frame_bytes()
     }
 
-    /// Whether the engine has ended (a failed step, or the duration reached).
+    /// Whether the live engine has ended (a failed step, or the duration reached); a replay
+    /// that reached its end is not an end of the server.
     pub fn engine_finished(&self) -> bool {
-        self.engine.as_ref().is_none_or(Engine::is_finished)
+        if self.live.framing.mode.load(Ordering::SeqCst) >= REPLAY {
+            return false;
+        }
+        self.live
+            .running
+            .lock()
+            .map(|r| r.engine.as_ref().is_none_or(Engine::is_finished))
+            .unwrap_or(true)
     }
 
-    /// Stops the engine and the threads; returns the engine's report.
+    /// Stops the engine and the threads; returns the report of the engine that ran last.
     pub fn stop(mut self) -> Option<Report> {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let report = self.engine.take().map(Engine::stop);
-        for t in self.threads.drain(..) {
+        self.hub.stop.store(true, Ordering::SeqCst);
+        let report = self
+            .live
+            .running
+            .lock()
+            .ok()
+            .and_then(|mut r| Live::stop_engine(&mut r));
+        if let Some(t) = self.accept.take() {
             let _ = t.join();
         }
         report
     }
 }
 
-fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, ServeError> {
+impl Controller for Arc<Live> {
+    fn handle(&self, msg: ClientMessage) {
+        self.as_ref().handle(msg);
+    }
+
+    fn get(&self, path: &str) -> Option<String> {
+        (path == "/recorded").then(|| {
+            self.running
+                .lock()
+                .ok()
+                .and_then(|r| r.recorded.as_ref().map(|r| r.end_frame.to_string()))
+                .unwrap_or_else(|| "{}".into())
+        })
+    }
+}
+
+impl Live {
+    fn mode(&self) -> u8 {
+        self.framing.mode.load(Ordering::SeqCst)
+    }
+
+    fn set_mode(&self, m: u8) {
+        self.framing.mode.store(m, Ordering::SeqCst);
+    }
+
+    /// Spawns an engine on `sim` and its broadcaster; `hold`: send the hold commands.
+    fn start_engine(
+        &self,
+        running: &mut Running,
+        sim: Simulation,
+        options: EngineOptions,
+        hold: bool,
+    ) -> Result<(), ServeError> {
+        let end_step = options
+            .duration_s
+            .filter(|_| options.replay.is_some())
+            .map(|d| (d / sim.model().step_s()).round() as u64);
+        let mut engine = Engine::spawn(sim, options, SystemClock::new())?;
+        if hold {
+            for c in &self.hold {
+                let _ = engine.channels.commands.try_send(c.clone());
+            }
+        }
+        // the broadcaster owns the snapshot receiver: the engine keeps a closed stand-in
+        let snapshots = std::mem::replace(&mut engine.channels.snapshots, sync_channel(1).1);
+        let recycle = engine.channels.recycle.clone();
+        let framing = Arc::clone(&self.framing);
+        let hub = self.hub.clone();
+        let t = spawn("hydraulink-viewer-frames", move || {
+            if let Some(hub) = hub.upgrade() {
+                broadcast(&hub, &framing, &snapshots, &recycle, end_step);
+            }
+        })?;
+        framing_reset(&self.framing);
+        running.commands = Some(engine.channels.commands.clone());
+        running.engine = Some(engine);
+        running.broadcasters.push(t);
+        Ok(())
+    }
+
+    /// Stops the engine and joins its broadcaster; the report.
+    fn stop_engine(running: &mut Running) -> Option<Report> {
+        running.commands = None;
+        let report = running.engine.take().map(Engine::stop);
+        for t in running.broadcasters.drain(..) {
+            let _ = t.join();
+        }
+        report
+    }
+
+    fn send(&self, running: &Running, c: Command) {
+        if let Some(tx) = &running.commands {
+            // a full channel drops the command: the engine never waits on a page
+            let _ = tx.try_send(c);
+        }
+    }
+
+    fn send_reset(&self, running: &Running) {
+        self.send(running, Command::Reset);
+        for c in &self.hold {
+            self.send(running, c.clone());
+        }
+    }
+
+    /// A fresh live engine at the initial state.
+    fn go_live(&self, running: &mut Running) {
+        running.report = Live::stop_engine(running);
+        match Simulation::new(self.model.clone()) {
+            Ok(sim) => {
+                let mut options = self.options.clone();
+                options.replay = None;
+                options.duration_s = None;
+                self.set_mode(LIVE);
+                self.framing.paused.store(false, Ordering::SeqCst);
+                if let Err(e) = self.start_engine(running, sim, options, true) {
+                    eprintln!("viewer: cannot start the engine again: {e}");
+                }
+            }
+            Err(e) => eprintln!("viewer: cannot start the model again: {e}"),
+        }
+    }
+
+    fn record_stop(&self, running: &mut Running) {
+        if self.mode() == RECORDING {
+            let to_step = self.framing.last_step.load(Ordering::SeqCst);
+            let end_frame = self
+                .hub
+                .upgrade()
+                .map_or_else(|| Arc::from("{}"), |h| h.latest());
+            running.recorded = Some(Recorded { to_step, end_frame });
+            self.set_mode(LIVE);
+        }
+    }
+
+    fn replay(&self, running: &mut Running) {
+        self.record_stop(running);
+        let Some(to_step) = running.recorded.as_ref().map(|r| r.to_step) else {
+            return;
+        };
+        if self.mode() != LIVE {
+            return;
+        }
+        let Some(report) = Live::stop_engine(running) else {
+            return;
+        };
+        let segment = segment(&report.recording, to_step);
+        running.report = Some(report);
+        let Some((recording, n_steps)) = segment else {
+            self.go_live(running);
+            return;
+        };
+        match Simulation::new(self.model.clone()) {
+            Ok(sim) => {
+                let mut options = self.options.clone();
+                options.duration_s = Some(n_steps as f64 * sim.model().step_s());
+                options.replay = Some(recording);
+                self.set_mode(REPLAY);
+                self.framing.paused.store(false, Ordering::SeqCst);
+                if let Err(e) = self.start_engine(running, sim, options, false) {
+                    eprintln!("viewer: cannot start the replay: {e}");
+                }
+            }
+            Err(e) => eprintln!("viewer: cannot start the model again: {e}"),
+        }
+    }
+
+    fn handle(&self, msg: ClientMessage) {
+        let Ok(mut running) = self.running.lock() else {
+            return;
+        };
+        let replaying = self.mode() >= REPLAY;
+        match msg {
+            ClientMessage::Pause => self.framing.paused.store(true, Ordering::SeqCst),
+            ClientMessage::Resume => self.framing.paused.store(false, Ordering::SeqCst),
+            _ => {}
+        }
+        match msg {
+            ClientMessage::Reset | ClientMessage::Live if replaying => self.go_live(&mut running),
+            ClientMessage::Live => {}
+            ClientMessage::Reset => self.send_reset(&running),
+            ClientMessage::Record => {
+                if replaying {
+                    self.go_live(&mut running);
+                }
+                self.send_reset(&running);
+                self.set_mode(RECORDING);
+            }
+            ClientMessage::RecordStop => self.record_stop(&mut running),
+            ClientMessage::Replay => self.replay(&mut running),
+            other => {
+                if let Some(c) = other.command() {
+                    self.send(&running, c);
+                }
+            }
+        }
+    }
+}
+
+/// The part of `rec` from its last reset at or before `to_step` up to (not including)
+/// `to_step`, with steps counted from that reset, and the number of steps it spans; none
+/// without such a reset.
+pub fn segment(rec: &Recording, to_step: u64) -> Option<(Recording, u64)> {
+    let start = rec
+        .events
+        .iter()
+        .rposition(|e| e.action == Action::Reset && e.step <= to_step)?;
+    let k0 = rec.events[start].step;
+    let events = rec.events[start + 1..]
+        .iter()
+        .filter(|e| e.step < to_step)
+        .map(|e| Event {
+            step: e.step - k0,
+            action: e.action.clone(),
+        })
+        .collect();
+    Some((
+        Recording {
+            model: rec.model.clone(),
+            step_s: rec.step_s,
+            events,
+        },
+        to_step - k0,
+    ))
+}
+
+fn framing_reset(f: &Framing) {
+    f.last_step.store(0, Ordering::SeqCst);
+}
+
+pub(crate) fn spawn(
+    name: &str,
+    f: impl FnOnce() + Send + 'static,
+) -> Result<JoinHandle<()>, ServeError> {
     std::thread::Builder::new()
         .name(name.into())
         .spawn(f)
@@ -229,36 +586,33 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>
 }
 
 fn broadcast(
-    shared: &Shared,
-    scene: &Scene,
-    operator: &[usize],
+    hub: &Hub,
+    framing: &Framing,
     snapshots: &Receiver<Snapshot>,
     recycle: &SyncSender<Snapshot>,
+    end_step: Option<u64>,
 ) {
     let mut buf = String::with_capacity(4096);
-    while !shared.stop.load(Ordering::SeqCst) {
+    let mut hud = framing.hud.state();
+    while !hub.stop.load(Ordering::SeqCst) {
         match snapshots.recv_timeout(Duration::from_millis(50)) {
             Ok(snap) => {
-                let paused = shared.paused.load(Ordering::SeqCst);
-                write_frame(&mut buf, scene, operator, &snap, paused);
+                framing
+                    .hud
+                    .update(&mut hud, snap.time_s, &snap.poses, &snap.outputs);
+                let mut mode = framing.mode.load(Ordering::SeqCst);
+                if mode == REPLAY && end_step.is_some_and(|n| snap.step >= n) {
+                    mode = REPLAY + 1;
+                }
+                let info = FrameInfo {
+                    paused: framing.paused.load(Ordering::SeqCst),
+                    mode: MODES[usize::from(mode).min(MODES.len() - 1)],
+                    hud: &hud,
+                };
+                write_frame(&mut buf, &framing.scene, &framing.operator, &snap, &info);
+                framing.last_step.store(snap.step, Ordering::SeqCst);
                 let _ = recycle.try_send(snap);
-                let frame: Arc<str> = Arc::from(buf.as_str());
-                shared.frames.fetch_add(1, Ordering::Relaxed);
-                shared
-                    .frame_bytes
-                    .fetch_add(frame.len() as u64, Ordering::Relaxed);
-                if let Ok(mut latest) = shared.latest.lock() {
-                    *latest = Arc::clone(&frame);
-                }
-                if let Ok(mut pages) = shared.pages.lock() {
-                    // a full queue loses this frame; a closed one is a page gone
-                    pages.retain(|p| {
-                        !matches!(
-                            p.try_send(Arc::clone(&frame)),
-                            Err(TrySendError::Disconnected(_))
-                        )
-                    });
-                }
+                hub.publish(&buf);
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
@@ -266,14 +620,14 @@ fn broadcast(
     }
 }
 
-fn accept(shared: &Arc<Shared>, listener: &TcpListener) {
-    while !shared.stop.load(Ordering::SeqCst) {
+fn accept(hub: &Arc<Hub>, listener: &TcpListener) {
+    while !hub.stop.load(Ordering::SeqCst) {
         match listener.accept() {
             Ok((stream, _)) => {
-                let shared = Arc::clone(shared);
+                let hub = Arc::clone(hub);
                 let _ = std::thread::Builder::new()
                     .name("hydraulink-viewer-conn".into())
-                    .spawn(move || connection(&shared, stream));
+                    .spawn(move || connection(&hub, stream));
             }
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
         }
@@ -304,7 +658,7 @@ fn peek_path(stream: &TcpStream) -> Option<String> {
     None
 }
 
-fn connection(shared: &Arc<Shared>, stream: TcpStream) {
+fn connection(hub: &Arc<Hub>, stream: TcpStream) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let Some(path) = peek_path(&stream) else {
@@ -312,24 +666,23 @@ fn connection(shared: &Arc<Shared>, stream: TcpStream) {
         return;
     };
     if path.split('?').next() == Some("/ws") {
-        websocket(shared, stream);
+        websocket(hub, stream);
         return;
     }
-    let (status, content_type, body): (&str, &str, Vec<u8>) = match path.as_str() {
-        "/scene" => (
+    let extra = hub.controller.get().and_then(|c| c.get(&path));
+    let (status, content_type, body): (&str, &str, Vec<u8>) = match (path.as_str(), extra) {
+        (_, Some(body)) => ("200 OK", "application/json", body.into_bytes()),
+        ("/scene", _) => (
             "200 OK",
             "application/json",
-            shared.scene_json.clone().into_bytes(),
+            hub.scene_json.clone().into_bytes(),
         ),
-        "/state" => {
-            let latest = shared
-                .latest
-                .lock()
-                .map(|l| l.to_string())
-                .unwrap_or_default();
-            ("200 OK", "application/json", latest.into_bytes())
-        }
-        p => match crate::assets::find(p) {
+        ("/state", _) => (
+            "200 OK",
+            "application/json",
+            hub.latest().as_bytes().to_vec(),
+        ),
+        (p, _) => match crate::assets::find(p) {
             Some(a) => ("200 OK", a.content_type, a.bytes.to_vec()),
             None => ("404 Not Found", "text/plain", b"not found\n".to_vec()),
         },
@@ -361,23 +714,30 @@ fn respond(
     stream.flush()
 }
 
-fn websocket(shared: &Arc<Shared>, stream: TcpStream) {
+fn websocket(hub: &Arc<Hub>, stream: TcpStream) {
     let Ok(mut ws) = tungstenite::accept(stream) else {
         return;
     };
     let (tx, rx) = sync_channel::<Arc<str>>(PAGE_QUEUE);
-    if let Ok(mut pages) = shared.pages.lock() {
+    if let Ok(mut pages) = hub.pages.lock() {
         pages.push(tx);
     }
     let _ = ws
         .get_ref()
         .set_read_timeout(Some(Duration::from_millis(2)));
-    if ws.send(Message::text(shared.scene_json.clone())).is_err() {
+    if ws.send(Message::text(hub.scene_json.clone())).is_err() {
         return;
     }
-    while !shared.stop.load(Ordering::SeqCst) {
+    while !hub.stop.load(Ordering::SeqCst) {
         match ws.read() {
-            Ok(Message::Text(t)) => handle(shared, t.as_str()),
+            Ok(Message::Text(t)) => {
+                if let (Ok(msg), Some(c)) = (
+                    serde_json::from_str::<ClientMessage>(t.as_str()),
+                    hub.controller.get(),
+                ) {
+                    c.handle(msg);
+                }
+            }
             Ok(Message::Close(_)) => break,
             Ok(_) => {}
             Err(tungstenite::Error::Io(e))
@@ -398,24 +758,4 @@ fn websocket(shared: &Arc<Shared>, stream: TcpStream) {
         }
     }
     let _ = ws.close(None);
-}
-
-/// One message from a page: forwarded to the engine without waiting (a full command channel
-/// drops it); a reset is followed by the hold commands.
-fn handle(shared: &Shared, text: &str) {
-    let Ok(msg) = serde_json::from_str::<ClientMessage>(text) else {
-        return;
-    };
-    match msg {
-        ClientMessage::Pause => shared.paused.store(true, Ordering::SeqCst),
-        ClientMessage::Resume => shared.paused.store(false, Ordering::SeqCst),
-        _ => {}
-    }
-    let reset = msg == ClientMessage::Reset;
-    let _ = shared.commands.try_send(msg.command());
-    if reset {
-        for c in &shared.hold {
-            let _ = shared.commands.try_send(c.clone());
-        }
-    }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use hydraulink_rt::BindingSource;
-use hydraulink_viewer::protocol::{cylinder_ends, write_frame, ClientMessage};
+use hydraulink_viewer::protocol::{cylinder_ends, write_frame, ClientMessage, FrameInfo};
 use hydraulink_viewer::Scene;
 
 fn load(name: &str) -> (hydraulink::model::spec::ModelSpec, hydraulink::Simulation) {
@@ -81,10 +81,12 @@ fn excavator_scene_has_its_visuals_controls_and_gauges() {
             Some("left_x")
         ]
     );
-    // 3 cylinders × (2 chamber pressures + force); pressures red above 90 % of the relief
-    assert_eq!(scene.gauges.len(), 9);
+    // [[hud.gauges]]: 6 chamber pressures (red above 90 % of the relief), 3 forces, the
+    // bucket tip's height and tilt, pump power, fuel
+    assert_eq!(scene.gauges.len(), 13);
     assert_eq!(scene.gauges[0].label, "V1.p");
     assert!(scene.gauges[0].limit.is_some_and(|l| l > 30.0 && l < 40.0));
+    assert_eq!(scene.keys, ["w", "s", "i", "k", "l", "j", "a", "d"]);
     let b = scene.default_bindings();
     assert_eq!(b.len(), 8, "a key pair and an axis per input");
     assert!(matches!(&b[0].source, BindingSource::Keys { positive, .. } if positive == "w"));
@@ -95,8 +97,9 @@ fn excavator_scene_has_its_visuals_controls_and_gauges() {
 fn excavator_frame_is_about_a_kilobyte_and_carries_the_pins() {
     let (spec, sim) = load("excavator");
     let scene = Scene::new(&spec, sim.model().step_s(), &sim.output_labels());
+    let hud = hydraulink_viewer::hud::Hud::new(&spec, &sim.output_labels()).expect("HUD");
     let options = hydraulink_rt::EngineOptions {
-        outputs: Some(scene.gauges.iter().map(|g| g.label.clone()).collect()),
+        outputs: Some(hud.columns.clone()),
         display_hz: 1000.0,
         ..Default::default()
     };
@@ -109,8 +112,16 @@ fn excavator_frame_is_about_a_kilobyte_and_carries_the_pins() {
     snap.time_s = 12345.678;
     snap.inputs.iter_mut().for_each(|u| *u = -10.0);
     snap.outputs.iter_mut().for_each(|y| *y = -3.5e7);
+    let mut state = hud.state();
+    hud.update(&mut state, snap.time_s, &snap.poses, &snap.outputs);
+    state.gauges.iter_mut().for_each(|g| *g = -35.0);
     let mut out = String::new();
-    write_frame(&mut out, &scene, &[1, 2, 3, 4], &snap, false);
+    let info = FrameInfo {
+        paused: false,
+        mode: "replay-end",
+        hud: &state,
+    };
+    write_frame(&mut out, &scene, &[1, 2, 3, 4], &snap, &info);
     let v: serde_json::Value = serde_json::from_str(&out).expect("a frame is JSON");
     assert_eq!(v["poses"].as_array().unwrap().len(), 6);
     // the boom cylinder's pins at the start: G on the upper structure and B on the boom
@@ -131,13 +142,25 @@ fn page_messages_become_engine_commands() {
         serde_json::from_str(r#"{"type":"key","key":"w","pressed":true}"#).unwrap();
     assert_eq!(
         m.command(),
-        hydraulink_rt::Command::Key {
+        Some(hydraulink_rt::Command::Key {
             key: "w".into(),
             pressed: true
-        }
+        })
     );
     let m: ClientMessage = serde_json::from_str(r#"{"type":"reset"}"#).unwrap();
-    assert_eq!(m.command(), hydraulink_rt::Command::Reset);
+    assert_eq!(m.command(), Some(hydraulink_rt::Command::Reset));
+    // the server's own controls are no engine commands
+    for text in [
+        r#"{"type":"record"}"#,
+        r#"{"type":"record_stop"}"#,
+        r#"{"type":"replay"}"#,
+        r#"{"type":"live"}"#,
+        r#"{"type":"seek","t":1.5}"#,
+        r#"{"type":"speed","factor":2.0}"#,
+    ] {
+        let m: ClientMessage = serde_json::from_str(text).unwrap();
+        assert_eq!(m.command(), None, "{text}");
+    }
     assert!(serde_json::from_str::<ClientMessage>(r#"{"type":"launch"}"#).is_err());
 }
 

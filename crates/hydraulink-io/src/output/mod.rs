@@ -7,6 +7,7 @@
 //! DIR/summary.json          status (running, then completed, failed, interrupted or
 //!                           output_error), settings, peaks over every step, Newton statistics,
 //!                           timing                                                  (summary.rs)
+//! DIR/poses.bin, poses.json every body's pose per output row, for `hydraulink view`  (poses.rs)
 //! DIR/plots/*.svg           joint angles and positions, pressures, flows, energy and drift,
 //!                           constraint violation, Newton iterations, cylinders; drawn from the
 //!                           min/max per pixel column of every step        (plots.rs, decimate.rs)
@@ -27,6 +28,7 @@ mod decimate;
 mod friction_curve;
 pub mod linear;
 mod plots;
+pub mod poses;
 mod summary;
 mod svg_lines;
 
@@ -333,6 +335,11 @@ impl RunRecorder {
     /// Number of steps recorded so far (the initial row not counted).
     pub fn n_recorded(&self) -> u64 {
         self.n_recorded
+    }
+
+    /// Rows written to `results.csv` so far (the initial row included).
+    pub fn output_rows(&self) -> u64 {
+        self.output_rows
     }
 
     /// The output directory.

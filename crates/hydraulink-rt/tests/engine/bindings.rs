@@ -214,3 +214,65 @@ fn bindings_deserialize_from_toml() {
     assert_eq!(f.bindings[1].deadband, 0.0);
     assert!(matches!(f.bindings[1].source, BindingSource::Keys { .. }));
 }
+
+/// A key pair and a stick on the same input: the deflected one wins. The stick at rest does not
+/// hold U at 0 while a key is held, a deflected stick wins over a held key, and the switch
+/// between them keeps the rate limit (50 V/s = 0.05 V per 1 ms step).
+#[test]
+fn the_deflected_binding_wins() {
+    let mut options = boom_binding(
+        BindingSource::Keys {
+            positive: "w".into(),
+            negative: "s".into(),
+        },
+        0.0,
+        Some(50.0),
+    );
+    let mut axis = options.bindings[0].clone();
+    axis.source = BindingSource::Axis("right_y".into());
+    axis.deadband = 0.1;
+    options.bindings.push(axis);
+    let (mut core, ch) = core_of("boom", options, 50);
+    let u = |core: &hydraulink_rt::Core<_>| core.simulation().input("U").expect("U");
+    let send = |c: Command| ch.commands.send(c).expect("send");
+    // the stick wakes up at rest (inside its deadband), then W is held
+    send(Command::Axis {
+        axis: "right_y".into(),
+        value: 0.05,
+    });
+    send(Command::Key {
+        key: "w".into(),
+        pressed: true,
+    });
+    core.run_steps(100);
+    assert!(
+        (u(&core) - 5.0).abs() < 1e-9,
+        "the key drives U: {}",
+        u(&core)
+    );
+    // the stick pulled fully down wins over the held key, from 5 V at the rate limit
+    send(Command::Axis {
+        axis: "right_y".into(),
+        value: -1.0,
+    });
+    core.run_steps(20);
+    assert!(
+        (u(&core) - 4.0).abs() < 1e-9,
+        "ramps down from 5 V: {}",
+        u(&core)
+    );
+    // the stick back at rest: the held key wins again and ramps up from where U is
+    send(Command::Axis {
+        axis: "right_y".into(),
+        value: 0.0,
+    });
+    core.run_steps(20);
+    assert!((u(&core) - 5.0).abs() < 1e-9, "the key again: {}", u(&core));
+    // neither deflected: back to rest
+    send(Command::Key {
+        key: "w".into(),
+        pressed: false,
+    });
+    core.run_steps(200);
+    assert_eq!(u(&core), 0.0);
+}

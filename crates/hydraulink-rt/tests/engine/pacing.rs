@@ -268,3 +268,36 @@ fn bad_options_name_their_field() {
         ));
     }
 }
+
+/// While paused, a viewer still gets snapshots of the held state (at the display period of wall
+/// time), and a run with a duration ends with a snapshot of its last step even between display
+/// steps. (The pause lasts 150 ms of wall time; at a period of 17 ms at least two snapshots come,
+/// a loose bound that a loaded machine meets.)
+#[test]
+fn snapshots_come_while_paused_and_at_the_end() {
+    let options = EngineOptions {
+        snapshot_capacity: 64,
+        duration_s: Some(0.02),
+        ..EngineOptions::default()
+    };
+    let (mut core, ch) = core_of("boom", options, 100);
+    core.run_steps(17);
+    ch.commands.send(Command::Pause).expect("send");
+    let tx = ch.commands.clone();
+    let resume = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        tx.send(Command::Resume).expect("send");
+    });
+    core.run_steps(1);
+    resume.join().expect("resume thread");
+    let steps: Vec<u64> = ch.snapshots.try_iter().map(|s| s.step).collect();
+    let held = steps.iter().filter(|&&k| k == 17).count();
+    assert!(
+        held >= 3,
+        "one at step 17 and at least two while paused: {steps:?}"
+    );
+    assert!(core.run_steps(10), "the duration ends the run");
+    assert_eq!(core.steps(), 20);
+    let last: Vec<u64> = ch.snapshots.try_iter().map(|s| s.step).collect();
+    assert_eq!(last, [20], "the last step, not a display step (17, 34, …)");
+}

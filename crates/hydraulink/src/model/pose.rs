@@ -40,6 +40,7 @@ use crate::component::ComponentSpec;
 use crate::mechanics::external_load::LoadAxes;
 use crate::mechanics::kinematics::rotation;
 use crate::model::compile::elementary_axes;
+use crate::model::hud::SensorSpec;
 use crate::model::spec::{CutJointKind, ModelSpec, Pose, VisualSpec};
 use crate::model::{AxisKind, M3, V3};
 use crate::ModelError;
@@ -271,6 +272,15 @@ pub fn to_reference(spec: &ModelSpec) -> ModelSpec {
                     *y_axis = p.dir_to_reference(y_axis);
                 }
             }
+        }
+    }
+    // the HUD's virtual sensors are points and axes on bodies too
+    for s in &mut out.hud.sensors {
+        match s {
+            SensorSpec::PointHeight { body, point, .. } => {
+                *point = of(body).point_to_reference(point);
+            }
+            SensorSpec::AxisAngle { body, axis, .. } => *axis = of(body).dir_to_reference(axis),
         }
     }
     for (j, r) in out.joints.iter_mut().zip(joints) {

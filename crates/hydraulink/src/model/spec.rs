@@ -88,6 +88,12 @@ pub struct ModelSpec {
     /// ignores this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scene: Option<String>,
+    /// The viewer's heads-up display: gauges, virtual sensors, fuel (front-ends only).
+    #[serde(default)]
+    pub hud: crate::model::hud::HudSpec,
+    /// The viewer's scenario: tasks with instructions and conditions (front-ends only).
+    #[serde(default)]
+    pub scenario: crate::model::hud::ScenarioSpec,
 }
 
 /// The pose in which positions are given (`pose = "reference"` or `"assembled"`).

@@ -73,6 +73,7 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     crate::friction::compile::check_joints(spec)?;
     crate::friction::compile::check_formulation(spec)?;
     check_nonholonomic(spec, &bodies)?;
+    super::hud::validate(spec)?;
     check_something_to_simulate(spec)
 }
 
