@@ -5,6 +5,7 @@
 //! [`crate::State`], and all scratch memory is in the [`crate::Workspace`].
 
 pub mod compile;
+pub mod game;
 pub(crate) mod field_check;
 pub mod layout;
 pub mod pose;
