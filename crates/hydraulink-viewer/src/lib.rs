@@ -10,12 +10,17 @@
 //! * [`protocol`]: the JSON messages, the hand-written state frame.
 //! * [`server`]: [`Server`]: the engine, the broadcaster, HTTP and WebSocket connections.
 //! * [`assets`]: the embedded page and the vendored three.js.
+//! * [`game`]: the rules of the excavator game (003 Pub. VI), pure; [`leaderboard`]: its
+//!   files; [`game_host`]: the game in the server.
 
 #![warn(missing_docs)]
 // Units are written in brackets, `[m]` (STYLE convention 2), as in the library.
 #![allow(rustdoc::broken_intra_doc_links)]
 
 pub mod assets;
+pub mod game;
+pub mod game_host;
+pub mod leaderboard;
 pub mod protocol;
 pub mod scene;
 pub mod server;

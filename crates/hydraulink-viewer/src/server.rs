@@ -10,8 +10,8 @@
 //! ```
 //!
 //! HTTP paths: the embedded files ([`crate::assets`]), `/scene` (the scene message),
-//! `/state` (the latest frame), `/ws` (the WebSocket upgrade). Every HTTP response closes its
-//! connection.
+//! `/state` (the latest frame), `/leaderboard` (the game's best 20, [`crate::game_host`]), `/ws`
+//! (the WebSocket upgrade). Every HTTP response closes its connection.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -27,6 +27,7 @@ use hydraulink_rt::{Command, Engine, EngineError, EngineOptions, Report, Snapsho
 use thiserror::Error;
 use tungstenite::Message;
 
+use crate::game_host::{GameHost, GameHostError, GameMessage, GameOptions};
 use crate::protocol::{scene_message, write_frame, ClientMessage};
 use crate::scene::Scene;
 
@@ -41,6 +42,8 @@ pub struct ServeOptions {
     /// Let the model's own input signals drive the operator inputs until a key or axis moves
     /// them; false (default): hold them at 0 from the start and after each reset.
     pub play_signals: bool,
+    /// Play the game ([`crate::game_host`]): its state in every frame, started from the page.
+    pub game: Option<GameOptions>,
 }
 
 /// A server that cannot start.
@@ -60,6 +63,9 @@ pub enum ServeError {
     /// A thread cannot be started.
     #[error("thread: {0}")]
     Thread(std::io::Error),
+    /// The game cannot be set up (a `[game]` column the model lacks, an unreadable leaderboard).
+    #[error("game: {0}")]
+    Game(#[from] GameHostError),
 }
 
 /// What the connection threads share.
@@ -74,6 +80,7 @@ struct Shared {
     stop: AtomicBool,
     frames: AtomicU64,
     frame_bytes: AtomicU64,
+    game: Option<Mutex<GameHost>>,
 }
 
 /// A running server; [`Server::stop`] ends it.
@@ -115,7 +122,25 @@ impl Server {
         let labels = sim.output_labels();
         let scene = Scene::new(spec, sim.model().step_s(), &labels);
         let mut engine_options = options.engine;
-        engine_options.outputs = Some(scene.gauges.iter().map(|g| g.label.clone()).collect());
+        let mut outputs: Vec<String> = scene.gauges.iter().map(|g| g.label.clone()).collect();
+        let game = match options.game {
+            None => None,
+            Some(g) => {
+                let bodies: Vec<String> =
+                    sim.model().bodies.iter().map(|b| b.name.clone()).collect();
+                let host = GameHost::new(
+                    g,
+                    spec,
+                    &labels,
+                    &bodies,
+                    sim.model().step_s(),
+                    outputs.len(),
+                )?;
+                outputs.extend(host.labels().iter().cloned());
+                Some(Mutex::new(host))
+            }
+        };
+        engine_options.outputs = Some(outputs);
         if engine_options.bindings.is_empty() {
             engine_options.bindings = scene.default_bindings();
         }
@@ -150,6 +175,7 @@ impl Server {
             stop: AtomicBool::new(false),
             frames: AtomicU64::new(0),
             frame_bytes: AtomicU64::new(0),
+            game,
         });
         let mut threads = Vec::new();
         // the broadcaster owns the snapshot receiver: the engine keeps a closed stand-in
@@ -232,6 +258,13 @@ fn broadcast(
             Ok(snap) => {
                 let paused = shared.paused.load(Ordering::SeqCst);
                 write_frame(&mut buf, scene, operator, &snap, paused);
+                if let Some(Ok(mut game)) = shared.game.as_ref().map(Mutex::lock) {
+                    game.observe(&snap);
+                    buf.pop(); // the frame's closing brace
+                    buf.push_str(",\"game\":");
+                    game.write_json(&mut buf);
+                    buf.push('}');
+                }
                 let _ = recycle.try_send(snap);
                 let frame: Arc<str> = Arc::from(buf.as_str());
                 shared.frames.fetch_add(1, Ordering::Relaxed);
@@ -320,6 +353,14 @@ fn connection(shared: &Arc<Shared>, stream: TcpStream) {
                 .unwrap_or_default();
             ("200 OK", "application/json", latest.into_bytes())
         }
+        "/leaderboard" => match shared.game.as_ref().map(Mutex::lock) {
+            Some(Ok(game)) => (
+                "200 OK",
+                "application/json",
+                game.leaderboard_json(20).into_bytes(),
+            ),
+            _ => ("404 Not Found", "text/plain", b"no game\n".to_vec()),
+        },
         p => match crate::assets::find(p) {
             Some(a) => ("200 OK", a.content_type, a.bytes.to_vec()),
             None => ("404 Not Found", "text/plain", b"not found\n".to_vec()),
@@ -394,6 +435,20 @@ fn websocket(shared: &Arc<Shared>, stream: TcpStream) {
 /// One message from a page: forwarded to the engine without waiting (a full command channel
 /// drops it); a reset is followed by the hold commands.
 fn handle(shared: &Shared, text: &str) {
+    if let Ok(msg) = serde_json::from_str::<GameMessage>(text) {
+        let start = match shared.game.as_ref().map(Mutex::lock) {
+            Some(Ok(mut game)) => game.handle(&msg),
+            _ => false,
+        };
+        if start {
+            // an attempt starts from the initial state
+            let _ = shared.commands.try_send(hydraulink_rt::Command::Reset);
+            for c in &shared.hold {
+                let _ = shared.commands.try_send(c.clone());
+            }
+        }
+        return;
+    }
     let Ok(msg) = serde_json::from_str::<ClientMessage>(text) else {
         return;
     };

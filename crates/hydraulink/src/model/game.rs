@@ -174,10 +174,7 @@ pub(crate) fn check_game(
     }
     let e = game.engine_efficiency;
     if !(e.is_finite() && e > 0.0 && e <= 1.0) {
-        return Err(at.error(
-            "engine_efficiency",
-            format!("must be in (0, 1], got {e:?}"),
-        ));
+        return Err(at.error("engine_efficiency", format!("must be in (0, 1], got {e:?}")));
     }
     for (field, x) in [
         ("base_points", game.base_points),
@@ -209,10 +206,7 @@ pub(crate) fn check_game(
     }
     if let Some(m) = &game.reach_marker {
         let Some((body, marker)) = m.split_once('.') else {
-            return Err(at.error(
-                "reach_marker",
-                format!("'{m}' is not \"body.marker\""),
-            ));
+            return Err(at.error("reach_marker", format!("'{m}' is not \"body.marker\"")));
         };
         match body_markers(body, marker) {
             None => {
@@ -244,7 +238,11 @@ pub(crate) fn check_variants(variants: &BTreeMap<String, VariantSpec>) -> Result
             let names: Vec<&str> = v.options.keys().map(String::as_str).collect();
             return Err(at.error(
                 "choice",
-                format!("'{}' is not an option; one of {}", v.choice, names.join(", ")),
+                format!(
+                    "'{}' is not an option; one of {}",
+                    v.choice,
+                    names.join(", ")
+                ),
             ));
         }
     }

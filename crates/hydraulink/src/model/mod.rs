@@ -5,8 +5,8 @@
 //! [`crate::State`], and all scratch memory is in the [`crate::Workspace`].
 
 pub mod compile;
-pub mod game;
 pub(crate) mod field_check;
+pub mod game;
 pub mod layout;
 pub mod pose;
 pub mod spec;
