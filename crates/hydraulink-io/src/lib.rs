@@ -27,4 +27,7 @@ pub use model_file::{
     check_model, compile_model, load_model, locate_model_error, locate_model_error_with_overrides,
     parse_model, read_model_file, DEFAULT_MODEL, DEFAULT_MODEL_NAME,
 };
-pub use overrides::{apply_overrides, apply_overrides_traced, Applied, OverrideError};
+pub use overrides::{
+    apply_overrides, apply_overrides_traced, variant_choices, variant_overrides, Applied,
+    OverrideError,
+};
