@@ -436,7 +436,8 @@ mod tests {
             "{e}"
         );
         // no variants: the overrides alone, as before
-        assert_eq!(apply_overrides(&spec(), &[]).unwrap(), spec());
+        let plain = self::spec();
+        assert_eq!(apply_overrides(&plain, &[]).unwrap(), plain);
     }
 
     /// `pose` is a top-level key like any other (serialized with its default).
