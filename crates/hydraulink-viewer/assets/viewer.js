@@ -163,6 +163,7 @@ function connect() {
 const boundKeys = () => new Set((state.scene ? state.scene.inputs : []).flatMap(u => u.keys).filter(k => k));
 function onKey(ev, pressed) {
   const key = ev.key.toLowerCase();
+  if (ev.target && ev.target.tagName === 'INPUT') return; // typing a name (game.js)
   if (ev.repeat || !boundKeys().has(key)) return;
   send({ type: 'key', key, pressed });
   ev.preventDefault();
