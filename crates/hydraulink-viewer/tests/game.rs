@@ -41,7 +41,6 @@ fn wait_game(ws: &mut Ws, what: &str, secs: u64, pred: impl Fn(&Value) -> bool) 
             continue;
         }
         last = v["game"].clone();
-        }
         if pred(&last) {
             return last;
         }
