@@ -440,6 +440,44 @@ mod tests {
         assert_eq!(apply_overrides(&plain, &[]).unwrap(), plain);
     }
 
+    /// The excavator's variants are the overrides models/README.md lists for Tables I and II.
+    #[test]
+    fn excavator_variants_are_the_documented_overrides() {
+        let spec = crate::parse_model(
+            include_str!("../../../models/excavator.toml"),
+            "excavator.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            apply_overrides(&spec, &[]).unwrap(),
+            spec,
+            "medium: as written"
+        );
+        let by_variant = apply_overrides(
+            &spec,
+            &[
+                "variants.bucket.choice=large".into(),
+                "variants.arm_cylinder.choice=small".into(),
+            ],
+        )
+        .unwrap();
+        let by_hand = apply_overrides(
+            &spec,
+            &[
+                "variants.bucket.choice=large".into(),
+                "variants.arm_cylinder.choice=small".into(),
+                "bucket.mass_kg=750".into(),
+                "bucket.inertia=[125.0, 100.0, 133.3, 0.0, 0.0, 0.0]".into(),
+                "arm_cyl.piston_diameter_m=0.12".into(),
+                "arm_cyl.rod_diameter_m=0.085".into(),
+                "arm_cyl.stroke_m=1.63".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(by_variant, by_hand);
+        assert_ne!(by_variant.bodies, spec.bodies);
+    }
+
     /// `pose` is a top-level key like any other (serialized with its default).
     #[test]
     fn the_pose_can_be_set() {

@@ -716,7 +716,7 @@ mod tests {
         assert_eq!(a.hits, 0);
         // the trapezoidal integral of a constant power from t = 0: E = P t
         let e = 100e3 * a.time_s;
-        assert!((a.fuel_l - e / (0.35 * 35.8e6)).abs() < 1e-12);
+        assert!((a.fuel_l - e / (0.35 * 35.7e6)).abs() < 1e-12);
         let points = 1000.0 - 2.0 * a.time_s - 100.0 * a.fuel_l;
         assert!((a.points - points).abs() < 1e-9);
         assert_eq!(g.phase(), Phase::AttemptOver);
@@ -755,7 +755,7 @@ mod tests {
         let a = run(&mut g, &mut f, 100_000, |_| {}).expect("fuel runs out");
         assert_eq!(a.outcome, Outcome::OutOfFuel);
         // 0.1 L at 100 kW: 0.1 η e_f / P = 12.53 s, to one reading
-        let t = 0.1 * 0.35 * 35.8e6 / 100e3;
+        let t = 0.1 * 0.35 * 35.7e6 / 100e3;
         assert!(a.time_s >= t && a.time_s < t + 0.016 + 1e-9, "{}", a.time_s);
         let spec = GameSpec {
             time_limit_s: 5.0,

@@ -114,7 +114,7 @@ fn an_attempt_through_the_server_writes_the_log_and_the_leaderboard() {
     let t1 = a["time_s"].as_f64().unwrap();
     let fuel1 = a["fuel_l"].as_f64().unwrap();
     // about 150 kW at the shaft (the pump against the relief, model README): 35 % engine
-    // efficiency and 35.8 MJ/L make 12 mL/s
+    // efficiency and 35.7 MJ/L make 12 mL/s
     let rate = fuel1 / t1;
     assert!(rate > 0.005 && rate < 0.02, "fuel {fuel1} L in {t1} s");
     // the next attempt: the machine is reset, nothing is done, then reset from the page
@@ -156,7 +156,7 @@ fn an_attempt_through_the_server_writes_the_log_and_the_leaderboard() {
 
 /// The fuel gauge integrates the shaft power over the snapshots (every 17 steps of 1 ms, the
 /// 60 Hz display rate). Over the excavator's 20 s dig–swing–dump cycle it agrees with the
-/// trapezoidal integral over every step to 1e-3 of the fuel.
+/// trapezoidal integral over every step to 1e-4 of the fuel (measured 5.6e-6).
 #[test]
 fn fuel_from_snapshots_matches_the_per_step_integral() {
     let spec =
@@ -213,5 +213,5 @@ fn fuel_from_snapshots_matches_the_per_step_integral() {
         g.fuel_l(),
         e_snap / 1e3
     );
-    assert!(rel < 1e-3);
+    assert!(rel < 1e-4);
 }

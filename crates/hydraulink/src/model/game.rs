@@ -54,8 +54,8 @@ pub struct GameSpec {
     /// Diesel engine efficiency from fuel to pump shaft [-] (default 0.35).
     #[serde(default = "default_engine_efficiency")]
     pub engine_efficiency: f64,
-    /// Fuel energy per litre [J/L] (default 35.8 MJ/L: diesel, lower heating value 43.0 MJ/kg
-    /// at 0.832 kg/L).
+    /// Fuel energy per litre [J/L] (default 35.7 MJ/L: diesel, lower heating value 42.8 MJ/kg
+    /// at 0.835 kg/L).
     #[serde(default = "default_fuel_energy_j_per_l")]
     pub fuel_energy_j_per_l: f64,
     /// Fuel in the tank at the start of an attempt [L]; running out ends the attempt as failed.
@@ -98,7 +98,7 @@ fn default_engine_efficiency() -> f64 {
     0.35
 }
 fn default_fuel_energy_j_per_l() -> f64 {
-    35.8e6
+    35.7e6
 }
 fn default_fuel_capacity_l() -> f64 {
     3.0
