@@ -434,6 +434,7 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
         Some("hydraulic_motor") => "hydraulic motor",
         Some("counterbalance_valve") => "counterbalance valve",
         Some("obb_contact") => "contact",
+        Some("bucket_dig") => "bucket",
         _ => "element",
     }
 }

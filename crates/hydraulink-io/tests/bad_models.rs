@@ -249,6 +249,11 @@ bad_elements! {
     obb_contact_zero_half_extent: "contact 'boom_floor'", "elements[4].half_extents_m[1]";
     obb_contact_zero_plane_normal: "contact 'boom_floor'", "elements[4].obstacle.normal";
     obb_contact_negative_damping: "contact 'boom_floor'", "elements[4].damping_n_s_m";
+    // Terrain and digging (issue 12).
+    bucket_dig_without_terrain: "bucket 'scoop'", "elements[4].type";
+    bucket_dig_empty_edge: "bucket 'scoop'", "elements[4].edge";
+    terrain_zero_cell: "terrain", "terrain.cell_m";
+    terrain_friction_angle_above_90: "terrain", "terrain.friction_angle_deg";
 }
 
 #[test]

@@ -67,6 +67,9 @@ pub struct Evaluator<S: Real> {
     /// Value of each element's driving input at the evaluation time (1 without input); written
     /// by the step pipeline (`step::sample_element_inputs`) [unit of the input].
     pub element_u: Vec<f64>,
+    /// The world values each element reads frozen over the step (`element::Frozen`; zeros for
+    /// the elements that read none); written by the step pipeline (`step::sample_element_inputs`).
+    pub element_frozen: Vec<crate::element::Frozen>,
     /// Port state of each mechanical element at the last evaluation.
     pub element_at: Vec<crate::element::PortState<S>>,
     /// Efforts of each mechanical element at the last evaluation.
@@ -128,6 +131,7 @@ impl<S: Real> Evaluator<S> {
                 .iter()
                 .map(|e| crate::component::signal_value(&model.inputs, e, 0.0))
                 .collect(),
+            element_frozen: vec![[0.0; crate::element::MAX_FROZEN]; model.elements.len()],
             element_at: vec![crate::element::PortState::zero(); model.elements.len()],
             element_effort: vec![crate::element::PortEffort::zero(); model.elements.len()],
             mechanical_elements: crate::mechanics::ports::mechanical_elements(&model.elements),
@@ -140,6 +144,13 @@ impl<S: Real> Evaluator<S> {
     /// t_k+1, `inputs::element_inputs`).
     pub fn set_element_inputs(&mut self, model: &Model, inputs: &crate::inputs::InputValues) {
         crate::inputs::element_inputs(&model.element_input, inputs, &mut self.element_u);
+    }
+
+    /// Sets the world values the elements read frozen over the step (`State::world`).
+    pub fn set_element_frozen(&mut self, world: &crate::terrain::world::WorldState) {
+        for d in &world.diggers {
+            self.element_frozen[d.element] = d.frozen;
+        }
     }
 
     /// Positions only, and Φ, Φ_z.
@@ -171,6 +182,7 @@ impl<S: Real> Evaluator<S> {
                 &model.elements,
                 &self.mechanical_elements,
                 &self.element_u,
+                &self.element_frozen,
                 &self.kin,
                 &mut self.dynamics,
                 &mut self.element_at,

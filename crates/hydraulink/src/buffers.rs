@@ -82,6 +82,8 @@ pub struct Buffers {
     pub element_kin: crate::mechanics::kinematics::Kinematics<f64>,
     /// Port states and efforts of the elements at the committed state (outputs).
     pub element_values: crate::component::ElementValues,
+    /// Scratch of the stage `world` (`None` without a terrain).
+    pub world: Option<crate::terrain::world::WorldScratch>,
 }
 
 impl Buffers {
@@ -144,6 +146,7 @@ impl Buffers {
                 if model.elements.is_empty() { 0 } else { n },
             ),
             element_values: crate::component::ElementValues::new(model.elements.len()),
+            world: crate::terrain::world::WorldScratch::new(model),
         }
     }
 }

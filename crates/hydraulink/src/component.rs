@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::contact::obb_contact::{ObbContact, ObbContactSpec};
 use crate::element::{
-    BodyEffort, BodyPose, Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports,
-    Power, Variable, MAX_INTERNAL, MAX_OUTPUTS,
+    BodyEffort, BodyPose, Context, Element, EnergyDomain, Frozen, MechPort, PortEffort, PortState,
+    Ports, Power, Variable, MAX_INTERNAL, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
@@ -60,6 +60,8 @@ pub enum Component {
     CounterbalanceValve(CounterbalanceValve),
     /// Penalty contact of a body's box against a static obstacle.
     ObbContact(ObbContact),
+    /// A bucket's force points and payload against the terrain.
+    BucketDig(crate::terrain::dig::BucketDig),
 }
 
 /// Calls `$body` with `$e` bound to the element inside `$c`.
@@ -81,6 +83,7 @@ macro_rules! dispatch {
             $crate::component::Component::HydraulicMotor($e) => $body,
             $crate::component::Component::CounterbalanceValve($e) => $body,
             $crate::component::Component::ObbContact($e) => $body,
+            $crate::component::Component::BucketDig($e) => $body,
         }
     };
 }
@@ -140,6 +143,15 @@ impl Element for Component {
     #[inline]
     fn evaluate_body<S: Real>(&self, pose: &BodyPose<S>, u: f64) -> BodyEffort<S> {
         dispatch!(self, e => e.evaluate_body(pose, u))
+    }
+    #[inline]
+    fn evaluate_body_in<S: Real>(
+        &self,
+        pose: &BodyPose<S>,
+        u: f64,
+        frozen: &Frozen,
+    ) -> BodyEffort<S> {
+        dispatch!(self, e => e.evaluate_body_in(pose, u, frozen))
     }
     fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
         dispatch!(self, x => x.power(at, e))
@@ -278,6 +290,11 @@ pub enum ComponentSpec {
     CounterbalanceValve(CounterbalanceValveSpec),
     /// `obb_contact`: a box fixed in a body against a static obstacle (plane, box or pole).
     ObbContact(ObbContactSpec),
+    /// `bucket_dig`: a bucket's cutting-edge force points against the model's `[terrain]`
+    /// (ground penalty and McKyes' cutting resistance) and the payload it digs, carries and
+    /// dumps. Outputs: `<name>.payload_kg` [kg], `.hopper_kg` [kg], `.dug_m3` [m³],
+    /// `.dig_force` [N], `.depth` [m] and the energy accounts. Penalty formulation only.
+    BucketDig(crate::terrain::dig::BucketDigSpec),
 }
 
 impl ComponentSpec {
@@ -301,6 +318,7 @@ impl ComponentSpec {
             ComponentSpec::HydraulicMotor(s) => &s.name,
             ComponentSpec::CounterbalanceValve(s) => &s.name,
             ComponentSpec::ObbContact(s) => &s.name,
+            ComponentSpec::BucketDig(s) => &s.name,
         }
     }
     /// The node names of a 4/3 valve, bridge valve, throttle, pump, hose, hydraulic motor or the
@@ -340,6 +358,7 @@ impl ComponentSpec {
             ComponentSpec::HydraulicMotor(_) => "hydraulic motor",
             ComponentSpec::CounterbalanceValve(_) => "counterbalance valve",
             ComponentSpec::ObbContact(_) => "contact",
+            ComponentSpec::BucketDig(_) => "bucket",
         }
     }
     /// The field that gives the element internal states (Newton unknowns of its own), when it
@@ -378,6 +397,7 @@ impl ComponentSpec {
                 s.compile(cx).map(Component::CounterbalanceValve)
             }
             ComponentSpec::ObbContact(s) => s.compile(cx).map(Component::ObbContact),
+            ComponentSpec::BucketDig(s) => s.compile(cx).map(Component::BucketDig),
         }
     }
 }

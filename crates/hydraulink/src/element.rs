@@ -49,6 +49,16 @@ pub const MAX_OUTPUTS: usize = 5;
 /// [`PortState::internal`] and [`PortEffort::internal_rate`].
 pub const MAX_INTERNAL: usize = 2;
 
+/// Number of world values a body-port element reads frozen over a step ([`Frozen`]).
+pub const MAX_FROZEN: usize = 32;
+
+/// World state a body-port element reads, frozen over a step: written at the step boundary by
+/// the stage `world` (`crate::terrain::world`) into `State::world` and copied into the
+/// evaluators with the inputs (`step::sample_element_inputs`), constant inside Newton. Its
+/// meaning is the element's (a `bucket_dig`: `crate::terrain::dig::slot`); all zero for the
+/// elements that read none.
+pub type Frozen = [f64; MAX_FROZEN];
+
 /// The mechanical port of an element.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MechPort {
@@ -312,6 +322,17 @@ pub trait Element {
     /// the other elements.
     fn evaluate_body<S: Real>(&self, _pose: &BodyPose<S>, _u: f64) -> BodyEffort<S> {
         BodyEffort::zero()
+    }
+    /// [`Element::evaluate_body`] with the world values `frozen` of the step ([`Frozen`]): what
+    /// the formulations and the stage `elements` call. An element that reads the world (a
+    /// bucket digging a terrain) implements this one; the others, `evaluate_body`.
+    fn evaluate_body_in<S: Real>(
+        &self,
+        pose: &BodyPose<S>,
+        u: f64,
+        _frozen: &Frozen,
+    ) -> BodyEffort<S> {
+        self.evaluate_body(pose, u)
     }
     /// Energy account at `at` with efforts `e` (from [`Element::evaluate`]).
     fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power;

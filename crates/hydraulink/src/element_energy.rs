@@ -41,7 +41,7 @@ pub fn commit(
                 u0
             }
         };
-        let (at, effort, p) = evaluate(model, st, kin, i, u);
+        let (at, effort, p) = evaluate(model, st, kin, i, u, false);
         let acc = &mut st.elements;
         if integrate {
             acc.dissipated_j[i] += 0.5 * dt * (acc.dissipated_w[i] + p.dissipated_w);
@@ -83,7 +83,7 @@ pub fn refresh(
         return;
     }
     let mut visit = |i: usize| {
-        let (at, effort, _) = evaluate(model, st, kin, i, |k| st.inputs.u_used[k]);
+        let (at, effort, _) = evaluate(model, st, kin, i, |k| st.inputs.u_used[k], true);
         values.at[i] = at;
         values.effort[i] = effort;
     };
@@ -117,13 +117,17 @@ fn kinematics(model: &Model, st: &State, kin: &mut Kinematics<f64>) -> bool {
 }
 
 /// Element `i` evaluated at the state `st` (kinematics in `kin`): its port state, efforts and
-/// powers. `u(k)`: the value of input k it is driven with.
+/// powers. `u(k)`: the value of input k it is driven with; `used`: a body-port element reads the
+/// world values of the step that produced `st` (else those of its next step,
+/// `crate::terrain::world::frozen_of`; the stage `elements` runs before the stage `world`
+/// rewrites them, so at a commit both are the step's).
 fn evaluate(
     model: &Model,
     st: &State,
     kin: &Kinematics<f64>,
     i: usize,
     u: impl Fn(usize) -> f64,
+    used: bool,
 ) -> (PortState<f64>, PortEffort<f64>, Power) {
     let e = &model.elements[i];
     let ports = e.ports();
@@ -152,9 +156,15 @@ fn evaluate(
         MechPort::Body(frame) => {
             // a contact: its depth, rate and force come with its pose, and it brings its own
             // account (`BodyEffort::power`)
-            let b = e.evaluate_body(&crate::mechanics::ports::body_pose(kin, frame), at.u);
-            at.s = b.at.s;
-            at.sd = b.at.sd;
+            let none = [0.0; crate::element::MAX_FROZEN];
+            let frozen = crate::terrain::world::frozen_of(st, i, used).unwrap_or(&none);
+            let pose = crate::mechanics::ports::body_pose(kin, frame);
+            let b = e.evaluate_body_in(&pose, at.u, frozen);
+            // its whole port state: a body port has no node ports, so a digging bucket's
+            // pressure slots carry its world values (`terrain::dig`)
+            let u = at.u;
+            at = b.at;
+            at.u = u;
             return (at, b.effort, b.power);
         }
     }

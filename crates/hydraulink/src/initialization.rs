@@ -813,10 +813,13 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         tangent: Default::default(),
         // filled by `Simulation::new` from its initial evaluation
         reported: Default::default(),
+        world: crate::terrain::world::initial_state(model),
     })
     .map(|mut st| {
         // the elements' stored energies and powers at t = 0 (`element::commit`)
         let mut kin = crate::mechanics::kinematics::Kinematics::new(n);
+        // the buckets' frozen records at t = 0 (stage `world`)
+        crate::terrain::world::start(model, &mut st, &mut kin);
         let mut values = crate::component::ElementValues::new(model.elements.len());
         let mechanical = crate::mechanics::ports::mechanical_elements(&model.elements);
         crate::element_energy::commit(model, &mut st, &mut kin, &mut values, &mechanical, false);

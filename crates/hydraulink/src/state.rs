@@ -88,6 +88,10 @@ pub struct State {
     /// Written by `Simulation` after each step, so that a clone given to
     /// `Simulation::set_state` shows its own values.
     pub reported: Reported,
+    /// The mutable world of `[terrain]` (heights, payloads, the hopper, the records the
+    /// buckets read frozen over the next step), updated at step boundaries by the stage `world`
+    /// (`crate::terrain::world::advance`); `None` without a terrain.
+    pub world: Option<crate::terrain::world::WorldState>,
 }
 
 /// The values of the last evaluation of the step that produced a [`State`] (of the initial

@@ -13,6 +13,9 @@
 //!    solve, λ update) → projections → end stops and commit;
 //! 4. stage `elements` (`element::commit`): element outputs and energy accounts at the
 //!    committed state;
+//! 4b. stage `world` (`terrain::world::advance`, with a `[terrain]` only): the terrain and
+//!    the buckets' payloads at the step boundary, and the records the buckets read frozen over
+//!    the next step;
 //! 5. `sample_inputs` again, so a state read between steps holds its next step's inputs.
 
 use crate::buffers::Buffers;
@@ -93,6 +96,10 @@ pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
     }
     ws.ev.set_element_inputs(model, &st.inputs);
     ws.evd.set_element_inputs(model, &st.inputs);
+    if let Some(w) = &st.world {
+        ws.ev.set_element_frozen(w);
+        ws.evd.set_element_frozen(w);
+    }
     if let Some(g) = ws.global_mut() {
         for ev_u in [&mut g.ev.element_u, &mut g.evd.element_u] {
             crate::inputs::element_inputs(&model.element_input, &st.inputs, ev_u);
@@ -144,6 +151,11 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
         &b.ev.mechanical_elements,
         true,
     );
+    // stage `world`: the terrain at the step boundary (cut, dump, avalanche, freeze), at the
+    // kinematics the stage `elements` just computed
+    if let Some(scratch) = b.world.as_mut() {
+        crate::terrain::world::advance(model, st, &b.element_kin, scratch);
+    }
     // the committed state carries the pair of its own next step, so that a state read between
     // steps (a formulation's `prepare` called by a test, a clone) is complete
     sample_inputs(model, st);

@@ -383,3 +383,10 @@ fn contact_step_loop_allocates_nothing() {
         check_spec(name, &spec);
     }
 }
+
+#[test]
+fn digging_step_loop_allocates_nothing() {
+    // the terrain's stage `world` (cut, dump, avalanche, freeze) and the bucket_dig element:
+    // 0.001 … 3 s of models/excavator_dig.toml take the bucket into the pile and fill it
+    check_spec("excavator_dig", &common::spec_of("excavator_dig"));
+}

@@ -169,6 +169,7 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
             &model.elements,
             &ev.mechanical_elements,
             &ev.element_u,
+            &ev.element_frozen,
             &ev.kin,
             &mut ev.dynamics,
             &mut ev.element_at,

@@ -84,11 +84,14 @@ pub fn body_pose<S: Real>(kin: &Kinematics<S>, frame: crate::model::ids::Frame) 
 /// forces to the body terms of `dy`; `at` and `effort` receive each element's port state and
 /// efforts (joint-port elements are left to [`joint_forces`]). `u[i]` is element i's input;
 /// `which`: the indices of the elements to visit (those with a mechanical port, in model order;
-/// [`mechanical_elements`]).
+/// [`mechanical_elements`]). `frozen[i]`: the world values element i reads
+/// ([`crate::element::Frozen`]).
+#[allow(clippy::too_many_arguments)]
 pub fn body_forces<S: Real>(
     elements: &[Component],
     which: &[usize],
     u: &[f64],
+    frozen: &[crate::element::Frozen],
     kin: &Kinematics<S>,
     dy: &mut Dynamics<S>,
     at: &mut [PortState<S>],
@@ -138,7 +141,7 @@ pub fn body_forces<S: Real>(
                 effort[i] = ef;
             }
             MechPort::Body(frame) => {
-                let b = e.evaluate_body(&body_pose(kin, frame), u[i]);
+                let b = e.evaluate_body_in(&body_pose(kin, frame), u[i], &frozen[i]);
                 dy.add_point_force(frame, &b.point, &b.effort.vector);
                 dy.add_torque(frame, &b.torque);
                 at[i] = b.at;

@@ -384,6 +384,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         output_markers: Vec::new(),
         layout: Default::default(),
         natural: None,
+        terrain: None,
     };
     // chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders)
     for c in 0..model.hydraulics.cylinders.len() {
@@ -834,6 +835,23 @@ fn compile_elements(
         })
         .collect();
     algebraic_volume_pressure_set(model, &elements)?;
+    // the terrain, and the bucket_dig elements that need it
+    let diggers: Vec<usize> = (0..elements.len())
+        .filter(|&i| matches!(elements[i], crate::component::Component::BucketDig(_)))
+        .collect();
+    match &spec.terrain {
+        Some(t) => model.terrain = Some(t.compile(diggers, model.gravity.norm())?),
+        None => {
+            if let Some(&i) = diggers.first() {
+                let k = i - (elements.len() - spec.elements.len());
+                return Err(ModelError::new(
+                    format!("elements[{k}].type"),
+                    format!("bucket '{}'", elements[i].name()),
+                    "a bucket_dig element needs a [terrain] table",
+                ));
+            }
+        }
+    }
     model.elements = elements;
     Ok(())
 }

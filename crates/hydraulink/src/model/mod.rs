@@ -292,6 +292,9 @@ pub struct Model {
     /// The natural-coordinate model of the global formulations (004 §2), compiled when one of
     /// them is selected; `None` otherwise.
     pub natural: Option<crate::mechanics::global::natural_model::NaturalModel>,
+    /// The deformable terrain of `[terrain]` and the `bucket_dig` elements that dig it; `None`
+    /// without one (`crate::terrain::world`).
+    pub terrain: Option<crate::terrain::world::Terrain>,
 }
 
 impl Model {

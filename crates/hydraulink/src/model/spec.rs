@@ -88,6 +88,9 @@ pub struct ModelSpec {
     /// before the model is compiled: `--set variants.<name>.choice=<option>`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub variants: BTreeMap<String, VariantSpec>,
+    /// A deformable heightfield ground that `bucket_dig` elements dig (003 Pub. V).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terrain: Option<crate::terrain::world::TerrainSpec>,
 }
 
 /// The pose in which positions are given (`pose = "reference"` or `"assembled"`).

@@ -97,6 +97,8 @@ pub struct Scratch {
     effective: Vec<f64>,
     /// The height change of each cell in the sweep [m].
     change: Vec<f64>,
+    /// What each cell would give in the sweep [m] ([`sweep_nonnegative`]).
+    outflow: Vec<f64>,
 }
 
 impl Scratch {
@@ -105,6 +107,7 @@ impl Scratch {
         Scratch {
             effective: vec![0.0; field.h.len()],
             change: vec![0.0; field.h.len()],
+            outflow: vec![0.0; field.h.len()],
         }
     }
 }
@@ -153,6 +156,120 @@ pub fn sweep(field: &mut Heightfield, force_n: &[f64], a: &Automaton, s: &mut Sc
     }
     for (h, c) in field.h.iter_mut().zip(&s.change) {
         *h += c;
+    }
+    active
+}
+
+/// The transfers of eq. 15 out of cell (i, j) to (i+1, j) and (i, j+1) at the effective
+/// heights `e` (positive: from (i, j); negative: towards it) [m]; zero below the friction angle.
+#[inline]
+fn transfers(
+    e: &[f64],
+    nx: usize,
+    nz: usize,
+    i: usize,
+    j: usize,
+    limit: f64,
+    z: f64,
+) -> (f64, f64) {
+    let k = i + nx * j;
+    let hx = if i + 1 < nx { e[k] - e[k + 1] } else { 0.0 };
+    let hy = if j + 1 < nz { e[k] - e[k + nx] } else { 0.0 };
+    if (hx * hx + hy * hy).sqrt() <= limit {
+        return (0.0, 0.0);
+    }
+    (z * hx, z * hy)
+}
+
+/// [`sweep`] that never takes more from a column than it holds: where the transfers out of a
+/// cell would exceed its height h (possible with forces, whose h_f raises the effective surface
+/// above the material there), they are scaled down by h / Σ out. Each transfer stays a transfer
+/// between two columns, so the volume is conserved to round-off, and every h stays ≥ 0. Without
+/// forces and with z⁺ ≤ 1/4 no scaling happens (a cell gives at most z⁺ h to each of four
+/// neighbours; only a cell that would give all it holds, to the round-off margin, is scaled),
+/// and the result equals [`sweep`]'s bit for bit. Returns the number of active cells.
+pub fn sweep_nonnegative(
+    field: &mut Heightfield,
+    force_n: &[f64],
+    a: &Automaton,
+    s: &mut Scratch,
+) -> usize {
+    let (nx, nz, d) = (field.nx, field.nz, field.cell_m);
+    for (k, e) in s.effective.iter_mut().enumerate() {
+        let f = force_n.get(k).copied().unwrap_or(0.0);
+        *e = field.h[k] + a.force_height(f, d); // Pub. V eq. 16
+    }
+    let limit = a.friction_angle_rad.tan() * d;
+    // pass 1: what every cell would give
+    s.outflow.iter_mut().for_each(|c| *c = 0.0);
+    let mut active = 0;
+    for j in 0..nz {
+        for i in 0..nx {
+            let k = i + nx * j;
+            let (qx, qy) = transfers(&s.effective, nx, nz, i, j, limit, a.flow_rate);
+            if qx != 0.0 || qy != 0.0 {
+                active += 1;
+            }
+            if qx > 0.0 {
+                s.outflow[k] += qx
+            } else if qx < 0.0 {
+                s.outflow[k + 1] -= qx
+            }
+            if qy > 0.0 {
+                s.outflow[k] += qy
+            } else if qy < 0.0 {
+                s.outflow[k + nx] -= qy
+            }
+        }
+    }
+    // the scale of each donor: 1, or h / Σ out (less a round-off margin, so that h − Σ out
+    // cannot come out below 0) where it would give more than it holds
+    const MARGIN: f64 = 1.0 - 1e-12;
+    for (o, h) in s.outflow.iter_mut().zip(&field.h) {
+        *o = if *o > *h * MARGIN {
+            h.max(0.0) * MARGIN / *o
+        } else {
+            1.0
+        };
+    }
+    // pass 2: the scaled transfers (Pub. V eq. 15), summed in the order of `sweep`
+    s.change.iter_mut().for_each(|c| *c = 0.0);
+    for j in 0..nz {
+        for i in 0..nx {
+            let k = i + nx * j;
+            let (qx, qy) = transfers(&s.effective, nx, nz, i, j, limit, a.flow_rate);
+            if qx == 0.0 && qy == 0.0 {
+                continue;
+            }
+            let qx = qx
+                * if qx > 0.0 {
+                    s.outflow[k]
+                } else if qx < 0.0 {
+                    s.outflow[k + 1]
+                } else {
+                    1.0
+                };
+            let qy = qy
+                * if qy > 0.0 {
+                    s.outflow[k]
+                } else if qy < 0.0 {
+                    s.outflow[k + nx]
+                } else {
+                    1.0
+                };
+            s.change[k] -= qx + qy;
+            if i + 1 < nx {
+                s.change[k + 1] += qx;
+            }
+            if j + 1 < nz {
+                s.change[k + nx] += qy;
+            }
+        }
+    }
+    for (h, c) in field.h.iter_mut().zip(&s.change) {
+        // a drained column ends at h (1 − margin) ≥ 0 up to the round-off of its sums (≤ 1e-16
+        // m): that much is dropped rather than leaving a negative height
+        *h = (*h + c).max(0.0);
     }
     active
 }

@@ -86,6 +86,40 @@ impl Heightfield {
         (i < self.nx && j < self.nz).then_some((i, j))
     }
 
+    /// The surface at (x, z) [m] interpolated bilinearly between the cell centres (flat beyond
+    /// the outer centres): its height [m] and slopes ∂h/∂x, ∂h/∂z [-]; `None` off the grid.
+    pub fn surface(&self, x: f64, z: f64) -> Option<(f64, f64, f64)> {
+        self.cell_at(x, z)?;
+        let d = self.cell_m;
+        let axis = |u: f64, o: f64, n: usize| {
+            let f = (u - o) / d - 0.5;
+            let i0 = (f.floor().max(0.0) as usize).min(n - 2);
+            let t = (f - i0 as f64).clamp(0.0, 1.0);
+            // the slope is 0 where the point lies beyond the outer centres (clamped)
+            let inside = f >= 0.0 && f <= (n - 1) as f64;
+            (i0, t, inside)
+        };
+        let (i0, tx, in_x) = axis(x, self.origin_m[0], self.nx);
+        let (j0, tz, in_z) = axis(z, self.origin_m[1], self.nz);
+        let h = |i: usize, j: usize| self.h[self.index(i, j)];
+        let (h00, h10, h01, h11) = (h(i0, j0), h(i0 + 1, j0), h(i0, j0 + 1), h(i0 + 1, j0 + 1));
+        let y = h00 * (1.0 - tx) * (1.0 - tz)
+            + h10 * tx * (1.0 - tz)
+            + h01 * (1.0 - tx) * tz
+            + h11 * tx * tz;
+        let gx = if in_x {
+            ((h10 - h00) * (1.0 - tz) + (h11 - h01) * tz) / d
+        } else {
+            0.0
+        };
+        let gz = if in_z {
+            ((h01 - h00) * (1.0 - tx) + (h11 - h10) * tx) / d
+        } else {
+            0.0
+        };
+        Some((y, gx, gz))
+    }
+
     /// Volume of material d² Σ h [m³].
     pub fn volume_m3(&self) -> f64 {
         self.h.iter().sum::<f64>() * self.cell_m * self.cell_m

@@ -7,11 +7,16 @@
 //! so the volume is conserved to round-off. Heights are along the global y axis (the shipped
 //! machines' gravity is −y), the grid spans x and z. Derivation: `docs/theory/13_terrain.md`.
 //!
-//! Not here yet: the pressure propagation of eqs. 12–14 (the weight over a cell's base spread by
-//! the kernel φ), the particles of the paper and the coupling to a bucket element.
+//! The pressure propagation of eqs. 12–14 (the weight over a cell's base spread by the kernel φ)
+//! is [`pressure`]; the terrain in the simulation (`[terrain]`, the world state and the stage
+//! `world` at step boundaries) is [`world`]; the digging bucket element is [`dig`]. Not here: the
+//! particles of the paper (docs/theory/13_terrain.md §13.7).
 
 pub mod cellular;
+pub mod dig;
 pub mod heightfield;
+pub mod pressure;
+pub mod world;
 
 use thiserror::Error;
 

@@ -171,3 +171,4 @@ fn bad_parameters_name_their_field() {
     a.eta = 4.0;
     assert_eq!(field(a.check().unwrap_err()), "density_kg_m3");
 }
+mod dig;

@@ -1,0 +1,598 @@
+//! The terrain in the simulation: the model file's `[terrain]` ([`TerrainSpec`]), compiled into
+//! [`Terrain`] (`Model::terrain`), its mutable state [`WorldState`] (`State::world`) and the
+//! stage `world` of the step pipeline ([`advance`]), which runs at the step boundary after the
+//! stage `elements`:
+//!
+//! 1. **cut**: every `bucket_dig` element's cutting edge (the polyline through its force points,
+//!    sampled at half a cell) cuts the heightfield ([`Heightfield::cut`]); the volume removed
+//!    becomes payload, up to the bucket's capacity (the excess goes back where it was cut);
+//! 2. **dump**: a bucket whose opening points more than its dump angle from up empties at its
+//!    dump rate, into the hopper (counted, removed from the world) when its payload point is
+//!    over the hopper's footprint and not below its floor, otherwise onto the column under the
+//!    payload point;
+//! 3. **avalanche**: `sweeps_per_step` sweeps of the cellular automaton (Pub. V eq. 15); with
+//!    `eta` > 0 the buckets' normal forces on the soil, spread through the columns by the
+//!    pressure propagation (Pub. V eqs. 12–14, [`super::pressure`]), displace material
+//!    (eq. 16) through the bounded sweep [`super::cellular::sweep_nonnegative`];
+//! 4. **freeze**: the record each bucket reads inside the next step's Newton iterations
+//!    ([`crate::element::Frozen`], slots in [`super::dig::slot`]): the surface plane at each
+//!    force point, the payload mass, the payload point's velocity and trapezoidal acceleration;
+//! 5. **energy**: the change of each bucket's stored energy at the same mechanical state (payload
+//!    picked up or dumped, surface moved under a point) is booked as supplied energy, so the
+//!    mechanical energy balance closes across the boundary.
+//!
+//! Volume: terrain + Σ payload + hopper is constant to round-off (every step moves material, it
+//! never creates or destroys it; `crates/hydraulink/tests/terrain/dig.rs`). Heights stay ≥ 0:
+//! the cut stops at y = 0 (the bedrock) and the sweeps never take more from a column than it
+//! holds. Allocates nothing: the buffers are in [`WorldScratch`], sized by `Workspace::new`.
+
+use nalgebra::Vector3;
+use serde::{Deserialize, Serialize};
+
+use super::cellular::{self, Automaton};
+use super::dig::{slot, BucketDig, MAX_DIG_POINTS};
+use super::heightfield::Heightfield;
+use super::pressure::{self, Kernel};
+use crate::component::Component;
+use crate::element::{Element, Frozen, MAX_FROZEN};
+use crate::error::ModelError;
+use crate::mechanics::kinematics::Kinematics;
+use crate::mechanics::ports::body_pose;
+use crate::model::Model;
+use crate::state::State;
+
+/// A cone of material on the initial field (a pile).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MoundSpec {
+    /// Centre (x, z) [m].
+    pub center_m: [f64; 2],
+    /// Radius at its foot [m], > 0.
+    pub radius_m: f64,
+    /// Height above the base height [m], > 0.
+    pub height_m: f64,
+}
+
+/// The hopper: an axis-aligned box (global) whose footprint receives dumped material.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HopperSpec {
+    /// Lower corner (x, y, z) [m].
+    pub min_m: [f64; 3],
+    /// Upper corner (x, y, z) [m], each > the lower corner's.
+    pub max_m: [f64; 3],
+}
+
+/// `[terrain]`: a deformable heightfield ground (003 Pub. V §II-E).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TerrainSpec {
+    /// Corner (x₀, z₀) of the grid [m]; heights are along global y, above y = 0 (the bedrock).
+    pub origin_m: [f64; 2],
+    /// Cells along x and z, each ≥ 2.
+    pub cells: [usize; 2],
+    /// Cell side d [m], > 0.
+    pub cell_m: f64,
+    /// Initial height of every column above y = 0 [m], ≥ 0 (default 0).
+    #[serde(default)]
+    pub height_m: f64,
+    /// Piles added to the initial field: cones of `height_m` over `radius_m`.
+    #[serde(default)]
+    pub mounds: Vec<MoundSpec>,
+    /// Material density ρ [kg/m³], > 0.
+    pub density_kg_m3: f64,
+    /// Friction (piling) angle α [deg], in (0, 90) (default 35, Pub. V).
+    #[serde(default = "default_angle")]
+    pub friction_angle_deg: f64,
+    /// η of Pub. V eq. 16, how easily a force displaces material [-], ≥ 0 (default 4, Pub. V).
+    #[serde(default = "default_eta")]
+    pub eta: f64,
+    /// Flow rate z⁺ of Pub. V eq. 15 per sweep [-], in (0, 1/4] (default 1/4).
+    #[serde(default = "default_flow")]
+    pub flow_rate: f64,
+    /// Automaton sweeps per step, ≥ 0 (default 1; 0: the terrain never avalanches).
+    #[serde(default = "default_sweeps")]
+    pub sweeps_per_step: usize,
+    /// φ(±1) of the pressure propagation kernel [-], in [0, 1/2] (default 0.25).
+    #[serde(default = "default_kernel")]
+    pub kernel_side: f64,
+    /// Block height of the pressure propagation [m], > 0 (default: the cell side).
+    #[serde(default)]
+    pub block_m: Option<f64>,
+    /// Ground contact stiffness K of the force points [N/m], > 0.
+    pub stiffness_n_m: f64,
+    /// Ground contact damping C of the force points [N s/m], ≥ 0.
+    pub damping_n_s_m: f64,
+    /// The hopper that receives dumped material, if any.
+    #[serde(default)]
+    pub hopper: Option<HopperSpec>,
+}
+
+fn default_angle() -> f64 {
+    35.0
+}
+fn default_eta() -> f64 {
+    4.0
+}
+fn default_flow() -> f64 {
+    0.25
+}
+fn default_sweeps() -> usize {
+    1
+}
+fn default_kernel() -> f64 {
+    0.25
+}
+
+/// The compiled terrain (`Model::terrain`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Terrain {
+    /// The initial field.
+    pub field0: Heightfield,
+    /// Automaton parameters.
+    pub automaton: Automaton,
+    /// Sweeps per step.
+    pub sweeps_per_step: usize,
+    /// The pressure kernel.
+    pub kernel: Kernel,
+    /// Block height [m].
+    pub block_m: f64,
+    /// K [N/m].
+    pub stiffness_n_m: f64,
+    /// C [N s/m].
+    pub damping_n_s_m: f64,
+    /// Hopper lower and upper corners [m].
+    pub hopper: Option<(Vector3<f64>, Vector3<f64>)>,
+    /// Indices in `Model::elements` of the `bucket_dig` elements.
+    pub diggers: Vec<usize>,
+}
+
+fn err(field: &str, message: impl Into<String>) -> ModelError {
+    ModelError::new(format!("terrain.{field}"), "terrain", message)
+}
+
+fn positive(field: &str, x: f64) -> Result<f64, ModelError> {
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(err(field, format!("must be a finite value > 0, got {x}")))
+    }
+}
+
+fn non_negative(field: &str, x: f64) -> Result<f64, ModelError> {
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(err(field, format!("must be a finite value ≥ 0, got {x}")))
+    }
+}
+
+impl TerrainSpec {
+    /// Checks every field (errors name `terrain.<field>`) and builds the initial field;
+    /// `diggers` are the indices of the `bucket_dig` elements, `gravity` [m/s²] the model's.
+    pub fn compile(&self, diggers: Vec<usize>, gravity: f64) -> Result<Terrain, ModelError> {
+        for (i, x) in self.origin_m.iter().enumerate() {
+            if !x.is_finite() {
+                return Err(err(&format!("origin_m[{i}]"), "must be finite"));
+            }
+        }
+        let [nx, nz] = self.cells;
+        for (i, n) in self.cells.iter().enumerate() {
+            if *n < 2 || *n > 4096 {
+                return Err(err(
+                    &format!("cells[{i}]"),
+                    format!("must be in [2, 4096], got {n}"),
+                ));
+            }
+        }
+        let d = positive("cell_m", self.cell_m)?;
+        let h0 = non_negative("height_m", self.height_m)?;
+        let rho = positive("density_kg_m3", self.density_kg_m3)?;
+        let alpha = self.friction_angle_deg;
+        if !(alpha.is_finite() && alpha > 0.0 && alpha < 90.0) {
+            return Err(err(
+                "friction_angle_deg",
+                format!("must be in (0, 90), got {alpha}"),
+            ));
+        }
+        let eta = non_negative("eta", self.eta)?;
+        let z = self.flow_rate;
+        if !(z.is_finite() && z > 0.0 && z <= 0.25) {
+            return Err(err("flow_rate", format!("must be in (0, 1/4], got {z}")));
+        }
+        let kernel = Kernel {
+            side: self.kernel_side,
+        };
+        kernel.check().map_err(|_| {
+            err(
+                "kernel_side",
+                format!("must be in [0, 1/2], got {}", kernel.side),
+            )
+        })?;
+        let block_m = match self.block_m {
+            Some(b) => positive("block_m", b)?,
+            None => d,
+        };
+        let stiffness = positive("stiffness_n_m", self.stiffness_n_m)?;
+        let damping = non_negative("damping_n_s_m", self.damping_n_s_m)?;
+        if !(gravity.is_finite() && gravity > 0.0) {
+            return Err(err("density_kg_m3", "a terrain needs gravity (got none)"));
+        }
+        let mut field = Heightfield::flat(nx, nz, d, self.origin_m, h0)
+            .map_err(|e| err("cells", e.to_string()))?;
+        for (m, mound) in self.mounds.iter().enumerate() {
+            let f = |q: &str| format!("mounds[{m}].{q}");
+            for (i, x) in mound.center_m.iter().enumerate() {
+                if !x.is_finite() {
+                    return Err(err(&f(&format!("center_m[{i}]")), "must be finite"));
+                }
+            }
+            let r = positive(&f("radius_m"), mound.radius_m)?;
+            let h = positive(&f("height_m"), mound.height_m)?;
+            for j in 0..nz {
+                for i in 0..nx {
+                    let x = self.origin_m[0] + (i as f64 + 0.5) * d;
+                    let zc = self.origin_m[1] + (j as f64 + 0.5) * d;
+                    let dist =
+                        ((x - mound.center_m[0]).powi(2) + (zc - mound.center_m[1]).powi(2)).sqrt();
+                    let k = field.index(i, j);
+                    field.h[k] += (h * (1.0 - dist / r)).max(0.0);
+                }
+            }
+        }
+        let hopper = match &self.hopper {
+            None => None,
+            Some(hs) => {
+                let mut lo = Vector3::zeros();
+                let mut hi = Vector3::zeros();
+                for i in 0..3 {
+                    if !(hs.min_m[i].is_finite() && hs.max_m[i].is_finite()) {
+                        return Err(err(&format!("hopper.min_m[{i}]"), "must be finite"));
+                    }
+                    if hs.max_m[i] <= hs.min_m[i] {
+                        return Err(err(
+                            &format!("hopper.max_m[{i}]"),
+                            format!("must be > min_m[{i}] = {}", hs.min_m[i]),
+                        ));
+                    }
+                    lo[i] = hs.min_m[i];
+                    hi[i] = hs.max_m[i];
+                }
+                Some((lo, hi))
+            }
+        };
+        let automaton = Automaton {
+            friction_angle_rad: alpha.to_radians(),
+            eta,
+            flow_rate: z,
+            density_kg_m3: rho,
+            gravity_m_s2: gravity,
+        };
+        Ok(Terrain {
+            field0: field,
+            automaton,
+            sweeps_per_step: self.sweeps_per_step,
+            kernel,
+            block_m,
+            stiffness_n_m: stiffness,
+            damping_n_s_m: damping,
+            hopper,
+            diggers,
+        })
+    }
+}
+
+/// The world state of one `bucket_dig` element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DigState {
+    /// Its index in `Model::elements`.
+    pub element: usize,
+    /// Volume in the bucket [m³].
+    pub payload_m3: f64,
+    /// Volume this bucket dumped into the hopper [m³].
+    pub hopper_m3: f64,
+    /// Volume this bucket has cut so far [m³].
+    pub dug_m3: f64,
+    /// Velocity of the payload point at the state's time, global [m/s].
+    pub velocity: Vector3<f64>,
+    /// Its trapezoidal acceleration at the state's time, global [m/s²].
+    pub acceleration: Vector3<f64>,
+    /// The record the next step reads ([`crate::element::Frozen`]).
+    pub frozen: Frozen,
+    /// The record the step that produced this state read (the output row of a restored state).
+    pub frozen_used: Frozen,
+}
+
+/// The mutable world (`State::world`): the terrain's heights and the buckets' payloads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorldState {
+    /// The heightfield now.
+    pub field: Heightfield,
+    /// One per `bucket_dig` element, in model order.
+    pub diggers: Vec<DigState>,
+}
+
+impl WorldState {
+    /// Volume in the hopper [m³].
+    pub fn hopper_m3(&self) -> f64 {
+        self.diggers.iter().map(|d| d.hopper_m3).sum()
+    }
+    /// Volume in the buckets [m³].
+    pub fn payload_m3(&self) -> f64 {
+        self.diggers.iter().map(|d| d.payload_m3).sum()
+    }
+    /// Terrain + payloads + hopper [m³]: constant to round-off.
+    pub fn total_m3(&self) -> f64 {
+        self.field.volume_m3() + self.payload_m3() + self.hopper_m3()
+    }
+}
+
+/// Scratch of the stage `world`, sized once (`Buffers::world`).
+#[derive(Debug, Clone)]
+pub struct WorldScratch {
+    automaton: cellular::Scratch,
+    pressure: pressure::Scratch,
+    /// Vertical force of the buckets on each cell [N].
+    force: Vec<f64>,
+    /// Its share at the base of each column [N].
+    base: Vec<f64>,
+}
+
+impl WorldScratch {
+    /// Buffers for the model's terrain (`None` without one).
+    pub fn new(model: &Model) -> Option<Self> {
+        let t = model.terrain.as_ref()?;
+        let n = t.field0.h.len();
+        Some(WorldScratch {
+            automaton: cellular::Scratch::new(&t.field0),
+            pressure: pressure::Scratch::new(&t.field0),
+            force: vec![0.0; n],
+            base: vec![0.0; n],
+        })
+    }
+}
+
+/// The world at t = 0 (`None` without a terrain).
+pub fn initial_state(model: &Model) -> Option<WorldState> {
+    let t = model.terrain.as_ref()?;
+    Some(WorldState {
+        field: t.field0.clone(),
+        diggers: t
+            .diggers
+            .iter()
+            .map(|&i| DigState {
+                element: i,
+                payload_m3: 0.0,
+                hopper_m3: 0.0,
+                dug_m3: 0.0,
+                velocity: Vector3::zeros(),
+                acceleration: Vector3::zeros(),
+                frozen: [0.0; MAX_FROZEN],
+                frozen_used: [0.0; MAX_FROZEN],
+            })
+            .collect(),
+    })
+}
+
+/// The frozen record of element `i` in `st` ([`DigState::frozen`], or with `used` the record of
+/// the step that produced the state); `None` for an element that reads none.
+pub fn frozen_of(st: &State, i: usize, used: bool) -> Option<&Frozen> {
+    let w = st.world.as_ref()?;
+    let d = w.diggers.iter().find(|d| d.element == i)?;
+    Some(if used { &d.frozen_used } else { &d.frozen })
+}
+
+fn bucket(model: &Model, i: usize) -> &BucketDig {
+    match &model.elements[i] {
+        Component::BucketDig(b) => b,
+        _ => unreachable!("Terrain::diggers lists bucket_dig elements only (model compile)"),
+    }
+}
+
+/// Writes the frozen record of bucket `e` (state `d`) at the kinematics `kin` (positions).
+fn freeze(
+    model: &Model,
+    t: &Terrain,
+    field: &Heightfield,
+    e: &BucketDig,
+    d: &mut DigState,
+    kin: &Kinematics<f64>,
+) {
+    let pose = body_pose(kin, e.frame);
+    let rho = t.automaton.density_kg_m3;
+    let f = &mut d.frozen;
+    f.iter_mut().for_each(|x| *x = 0.0);
+    f[slot::ACTIVE] = 1.0;
+    f[slot::MASS] = d.payload_m3 * rho;
+    for a in 0..3 {
+        f[slot::VEL + a] = d.velocity[a];
+        f[slot::ACC + a] = d.acceleration[a];
+        f[slot::GRAVITY + a] = model.gravity[a];
+    }
+    f[slot::STIFFNESS] = t.stiffness_n_m;
+    f[slot::DAMPING] = t.damping_n_s_m;
+    f[slot::DENSITY] = rho;
+    f[slot::HOPPER] = d.hopper_m3 * rho;
+    f[slot::DUG] = d.dug_m3;
+    for (n, p) in e.points.iter().enumerate() {
+        let r = pose.point(p);
+        let s0 = slot::SURFACE + 3 * n;
+        // the plane through the bilinear surface and its slope at the point; far below when
+        // the point is off the grid (no contact)
+        // its slope bounded by the friction angle: no sand stands steeper for long, and the
+        // walls of a freshly cut trench (a cut column beside an uncut one, slopes of 10 and
+        // more between cell centres) would turn the ground force sideways
+        let (a, gx, gz) = match field.surface(r.x, r.z) {
+            Some((h, gx, gz)) => {
+                let (g, max) = ((gx * gx + gz * gz).sqrt(), t.automaton.friction_angle_rad.tan());
+                let s = if g > max { max / g } else { 1.0 };
+                let (gx, gz) = (gx * s, gz * s);
+                (h - gx * r.x - gz * r.z, gx, gz)
+            }
+            None => (-1.0e6, 0.0, 0.0),
+        };
+        f[s0] = a;
+        f[s0 + 1] = gx;
+        f[s0 + 2] = gz;
+    }
+}
+
+/// The stored energy of bucket `i` at the kinematics `kin` with the record `f` [J].
+fn stored(model: &Model, i: usize, kin: &Kinematics<f64>, f: &Frozen) -> f64 {
+    let e = bucket(model, i);
+    e.evaluate_body_in(&body_pose(kin, e.frame), 1.0, f)
+        .power
+        .stored_j
+}
+
+/// Stage `world` at t = 0: the frozen records at the initial state (`kin`: positions and
+/// velocities there); the payload point's acceleration starts at 0 (a state at rest).
+pub fn start(model: &Model, st: &mut State, kin: &mut Kinematics<f64>) {
+    let Some(t) = model.terrain.as_ref() else {
+        return;
+    };
+    kin.positions(model, &st.z);
+    kin.velocities(model, &st.zd);
+    let Some(w) = st.world.as_mut() else {
+        return;
+    };
+    for d in w.diggers.iter_mut() {
+        let e = bucket(model, d.element);
+        let pose = body_pose(kin, e.frame);
+        d.velocity = pose.velocity(&pose.point(&e.payload));
+        d.acceleration = Vector3::zeros();
+        freeze(model, t, &w.field, e, d, kin);
+        d.frozen_used = d.frozen;
+    }
+}
+
+/// Stage `world` (after the stage `elements`, whose kinematics `kin` it reads: positions and
+/// velocities at the committed state): cut, dump, avalanche, freeze, energy (module doc).
+pub fn advance(model: &Model, st: &mut State, kin: &Kinematics<f64>, s: &mut WorldScratch) {
+    let Some(t) = model.terrain.as_ref() else {
+        return;
+    };
+    let Some(w) = st.world.as_mut() else {
+        return;
+    };
+    let dt = model.solver.step_s;
+    let gravity = model.gravity;
+    let d_cell = w.field.cell_m;
+    s.force.iter_mut().for_each(|f| *f = 0.0);
+    for d in w.diggers.iter_mut() {
+        let e = bucket(model, d.element);
+        let pose = body_pose(kin, e.frame);
+        // 1. cut along the edge polyline, sampled at half a cell, up to the capacity
+        let mut left = e.capacity_m3 - d.payload_m3;
+        let mut pts = [Vector3::<f64>::zeros(); MAX_DIG_POINTS];
+        for (k, p) in e.points.iter().enumerate() {
+            pts[k] = pose.point(p);
+        }
+        let np = e.points.len();
+        let segments = np.saturating_sub(1).max(1);
+        for sg in 0..segments {
+            let (a, b) = (pts[sg], pts[(sg + 1).min(np - 1)]);
+            let n = ((b - a).norm() / (0.5 * d_cell)).ceil() as usize;
+            for q in 0..=n {
+                if left <= 0.0 {
+                    break;
+                }
+                let r = if n == 0 {
+                    a
+                } else {
+                    a + (b - a) * (q as f64 / n as f64)
+                };
+                let removed = w.field.cut(&[[r.x, r.y, r.z]]);
+                let taken = removed.min(left);
+                if removed > taken {
+                    // the bucket is full: what does not fit stays where it was
+                    w.field
+                        .deposit(r.x, r.z, removed - taken)
+                        .expect("the cut point is on the grid (cut removed material there)");
+                }
+                left -= taken;
+                d.payload_m3 += taken;
+                d.dug_m3 += taken;
+            }
+        }
+        // 2. dump when tilted past the dump angle
+        let pc = pose.point(&e.payload);
+        if d.payload_m3 > 0.0 && e.is_dumping(&pose.rot, &gravity) {
+            let out = d.payload_m3.min(e.dump_rate_m3_s * dt);
+            d.payload_m3 -= out;
+            let in_hopper = t.hopper.is_some_and(|(lo, hi)| {
+                pc.x >= lo.x && pc.x <= hi.x && pc.z >= lo.z && pc.z <= hi.z && pc.y >= lo.y
+            });
+            if in_hopper {
+                d.hopper_m3 += out;
+            } else {
+                let f = &w.field;
+                let eps = 1e-9 * f.cell_m;
+                let x = pc.x.clamp(
+                    f.origin_m[0] + eps,
+                    f.origin_m[0] + f.nx as f64 * f.cell_m - eps,
+                );
+                let z = pc.z.clamp(
+                    f.origin_m[1] + eps,
+                    f.origin_m[1] + f.nz as f64 * f.cell_m - eps,
+                );
+                w.field
+                    .deposit(x, z, out)
+                    .expect("the dump point is clamped into the grid and the volume is ≥ 0");
+            }
+        }
+        // the soil's reaction to the buckets' normal forces, per cell (for eq. 16)
+        if t.automaton.eta > 0.0 {
+            for p in e.points.iter() {
+                let r = pose.point(p);
+                if let Some((i, j)) = w.field.cell_at(r.x, r.z) {
+                    let y_s = w.field.surface(r.x, r.z).map_or(0.0, |v| v.0);
+                    let depth = y_s - r.y;
+                    if depth > 0.0 {
+                        let k = w.field.index(i, j);
+                        s.force[k] += t.stiffness_n_m * depth;
+                    }
+                }
+            }
+        }
+        // 3. the payload point's velocity and trapezoidal acceleration at the committed state
+        let vc = pose.velocity(&pc);
+        d.acceleration = (vc - d.velocity) * (2.0 / dt) - d.acceleration;
+        d.velocity = vc;
+    }
+    // 4. avalanching, with the buckets' forces spread down the columns (Pub. V eqs. 12–16)
+    if t.sweeps_per_step > 0 {
+        let forced = t.automaton.eta > 0.0 && s.force.iter().any(|f| *f != 0.0);
+        if forced {
+            pressure::base_excess(
+                &w.field,
+                t.block_m,
+                &s.force,
+                &t.kernel,
+                &mut s.pressure,
+                &mut s.base,
+            );
+        }
+        let force: &[f64] = if forced { &s.base } else { &[] };
+        for _ in 0..t.sweeps_per_step {
+            cellular::sweep_nonnegative(&mut w.field, force, &t.automaton, &mut s.automaton);
+        }
+    }
+    // 5. freeze for the next step, and book the stored-energy change of the new record
+    for d in w.diggers.iter_mut() {
+        let e = bucket(model, d.element);
+        d.frozen_used = d.frozen;
+        freeze(model, t, &w.field, e, d, kin);
+    }
+    let w = st.world.as_ref().expect("checked above");
+    for k in 0..w.diggers.len() {
+        let (i, f) = (w.diggers[k].element, w.diggers[k].frozen);
+        let e_new = stored(model, i, kin, &f);
+        let acc = &mut st.elements;
+        acc.supplied_j[i] += e_new - acc.stored_j[i];
+        acc.stored_j[i] = e_new;
+    }
+}
