@@ -31,7 +31,11 @@ pub(crate) struct CheckArgs {
 /// `hydraulink check`: prints the report of [`report`]; exit code 2 for a model that is invalid
 /// or cannot start (with the file, line, element and field), 0 otherwise.
 pub(crate) fn check_command(args: &CheckArgs) -> Result<(), Failure> {
-    let (model, text, file) = load_compiled(args.model.as_ref(), &args.set)?;
+    let (model, text, file) = load_compiled(
+        args.model.as_ref(),
+        &args.set,
+        &hydraulink_io::SceneChoice::None,
+    )?;
     let sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
     print!("{}", report(&sim, &file));
     Ok(())

@@ -30,6 +30,7 @@ use hydraulink_io::output::{
     describe_columns, snap_output_interval, OutputError, RunInfo, RunRecorder, RunStop, Summary,
     MAX_STEPS, MAX_STEPS_WITHOUT_PERMISSION,
 };
+use hydraulink_io::{Scene, SceneChoice};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Exit code of a run that failed.
@@ -366,6 +367,16 @@ struct RunArgs {
                 defaults. An unknown path lists the valid names"
     )]
     set: Vec<String>,
+
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        help = "Add a worksite (obstacles and their contacts): the model's own scene file \
+                (its `scene` key) without FILE, or FILE. Without this option a run leaves the \
+                worksite out"
+    )]
+    scene: Option<Option<PathBuf>>,
 }
 
 /// Parses a time in seconds that must be finite and positive.
@@ -433,25 +444,56 @@ fn main() -> ExitCode {
 pub(crate) fn load_compiled(
     path: Option<&PathBuf>,
     sets: &[String],
+    scene: &SceneChoice,
 ) -> Result<(hydraulink::Model, String, String), Failure> {
     let (text, file) = read_model(path)?;
     let spec = hydraulink_io::parse_model(&text, &file)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let (spec, scene) = add_scene(spec, scene, path)?;
     let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, sets)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    let model = hydraulink::model::compile(&spec).map_err(|e| {
-        Failure::invalid_input(
-            hydraulink_io::locate_model_error_with_overrides(&text, &file, &e, &applied)
-                .to_string(),
-        )
-    })?;
+    let model = hydraulink::model::compile(&spec)
+        .map_err(|e| Failure::invalid_input(locate(&text, &file, &e, &applied, scene.as_ref())))?;
     Ok((model, text, file))
+}
+
+/// The spec with the worksite of `choice` added (`hydraulink_io::scene`), and that scene.
+pub(crate) fn add_scene(
+    mut spec: ModelSpec,
+    choice: &SceneChoice,
+    path: Option<&PathBuf>,
+) -> Result<(ModelSpec, Option<Scene>), Failure> {
+    let Some(scene_path) = hydraulink_io::scene_path(choice, path.map(PathBuf::as_path), &spec)
+    else {
+        return Ok((spec, None));
+    };
+    let mut scene = hydraulink_io::load_scene(&scene_path)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    hydraulink_io::add_scene(&mut spec, &mut scene);
+    Ok((spec, Some(scene)))
+}
+
+/// A model error located in the scene file when it is in one of the scene's elements, else at
+/// the model file's line or the option that set the field.
+pub(crate) fn locate(
+    text: &str,
+    file: &str,
+    error: &hydraulink::error::ModelError,
+    applied: &[hydraulink_io::Applied],
+    scene: Option<&Scene>,
+) -> String {
+    scene
+        .and_then(|s| s.locate(error))
+        .unwrap_or_else(|| {
+            hydraulink_io::locate_model_error_with_overrides(text, file, error, applied)
+        })
+        .to_string()
 }
 
 /// `hydraulink friction-curve`: loads the model with its overrides and hands over to
 /// [`friction_curve::friction_curve`].
 fn friction_curve_command(args: &FrictionCurveArgs) -> Result<(), Failure> {
-    let (model, _, _) = load_compiled(Some(&args.model), &args.set)?;
+    let (model, _, _) = load_compiled(Some(&args.model), &args.set, &SceneChoice::None)?;
     let (a, b) = match args.v_range[..] {
         [a, b] if a.is_finite() && b.is_finite() && a < b => (a, b),
         _ => {
@@ -521,9 +563,9 @@ pub(crate) fn read_model(path: Option<&PathBuf>) -> Result<(String, String), Fai
 /// `hydraulink run`.
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let (text, file) = read_model(args.model.as_ref())?;
-    let (spec, applied) = load_spec(&text, &file, args)?;
+    let (spec, applied, scene) = load_spec(&text, &file, args)?;
     let formulation = formulation_name(&spec);
-    let model = compile(&spec, &text, &file, args, &applied)?;
+    let model = compile(&spec, &text, &file, args, &applied, scene.as_ref())?;
     check_step_count(model.step_s(), model.duration_s(), args.allow_long_run)?;
     let (output_interval_s, snapped) =
         snap_output_interval(model.step_s(), model.output_interval_s());
@@ -796,9 +838,16 @@ fn load_spec(
     text: &str,
     file: &str,
     args: &RunArgs,
-) -> Result<(ModelSpec, Vec<hydraulink_io::Applied>), Failure> {
+) -> Result<(ModelSpec, Vec<hydraulink_io::Applied>, Option<Scene>), Failure> {
     let spec = hydraulink_io::parse_model(text, file)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    // the worksite only when asked for (`--scene`): a batch run is the machine alone
+    let choice = match &args.scene {
+        None => SceneChoice::None,
+        Some(None) => SceneChoice::Model,
+        Some(Some(path)) => SceneChoice::File(path.clone()),
+    };
+    let (spec, scene) = add_scene(spec, &choice, args.model.as_ref())?;
     let (mut spec, applied) = hydraulink_io::apply_overrides_traced(&spec, &args.set)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     if let Some(step_s) = args.step {
@@ -817,7 +866,7 @@ fn load_spec(
             serde_json::from_value(serde_json::Value::String(name.clone()))
                 .map_err(|e| Failure::invalid_input(format!("--formulation '{name}': {e}")))?;
     }
-    Ok((spec, applied))
+    Ok((spec, applied, scene))
 }
 
 /// The formulation's name as written in model files.
@@ -836,6 +885,7 @@ fn compile(
     file: &str,
     args: &RunArgs,
     applied: &[hydraulink_io::Applied],
+    scene: Option<&Scene>,
 ) -> Result<hydraulink::Model, Failure> {
     hydraulink::model::compile(spec).map_err(|error| {
         let overrides = [
@@ -857,10 +907,7 @@ fn compile(
             .find(|(path, _, given)| *given && error.path == *path)
         {
             Some((_, option, _)) => Failure::invalid_input(format!("{option}: {}", error.message)),
-            None => Failure::invalid_input(
-                hydraulink_io::locate_model_error_with_overrides(text, file, &error, applied)
-                    .to_string(),
-            ),
+            None => Failure::invalid_input(locate(text, file, &error, applied, scene)),
         }
     })
 }

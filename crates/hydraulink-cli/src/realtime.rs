@@ -71,12 +71,24 @@ pub(crate) struct RealtimeArgs {
         help = "Override a model parameter (repeatable), e.g. V3.p0_pa=3e6"
     )]
     set: Vec<String>,
+
+    #[arg(
+        long,
+        help = "Leave out the worksite the model names (its `scene` key: obstacles and their \
+                contacts), which a real-time run includes by default"
+    )]
+    no_scene: bool,
 }
 
 /// `hydraulink realtime`: exit code 2 for a bad model, option or recording, 1 when a step fails
 /// (the statistics of the steps before it are still printed and written), 0 otherwise.
 pub(crate) fn realtime_command(args: &RealtimeArgs) -> Result<(), Failure> {
-    let (model, text, file) = load_compiled(args.model.as_ref(), &args.set)?;
+    let scene = if args.no_scene {
+        hydraulink_io::SceneChoice::None
+    } else {
+        hydraulink_io::SceneChoice::Model
+    };
+    let (model, text, file) = load_compiled(args.model.as_ref(), &args.set, &scene)?;
     let duration_s = args.duration.unwrap_or(model.duration_s());
     if !(duration_s.is_finite() && duration_s >= 0.0) {
         return Err(Failure::invalid_input(format!(

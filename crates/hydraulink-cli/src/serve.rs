@@ -66,6 +66,13 @@ pub(crate) struct ServeArgs {
                 game-log.csv beside the leaderboard"
     )]
     game_log: Option<PathBuf>,
+
+    #[arg(
+        long,
+        help = "Leave out the worksite the model names (its `scene` key: obstacles and their \
+                contacts), which the viewer includes by default"
+    )]
+    no_scene: bool,
 }
 
 /// `hydraulink serve`: exit code 2 for a bad model or port, 1 when a step fails, 0 after Ctrl-C.
@@ -73,13 +80,16 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
     let (text, file) = read_model(args.model.as_ref())?;
     let spec = hydraulink_io::parse_model(&text, &file)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let scene = if args.no_scene {
+        hydraulink_io::SceneChoice::None
+    } else {
+        hydraulink_io::SceneChoice::Model
+    };
+    let (spec, scene) = crate::add_scene(spec, &scene, args.model.as_ref())?;
     let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, &args.set)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     let model = hydraulink::model::compile(&spec).map_err(|e| {
-        Failure::invalid_input(
-            hydraulink_io::locate_model_error_with_overrides(&text, &file, &e, &applied)
-                .to_string(),
-        )
+        Failure::invalid_input(crate::locate(&text, &file, &e, &applied, scene.as_ref()))
     })?;
     let sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
     let game = (args.game || spec.game.is_some()).then(|| {
@@ -107,10 +117,9 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
         ..ServeOptions::default()
     };
     let server = Server::start(&spec, sim, options).map_err(|e| match e {
-        ServeError::Game(GameHostError::Model(m)) => Failure::invalid_input(
-            hydraulink_io::locate_model_error_with_overrides(&text, &file, &m, &applied)
-                .to_string(),
-        ),
+        ServeError::Game(GameHostError::Model(m)) => {
+            Failure::invalid_input(crate::locate(&text, &file, &m, &applied, scene.as_ref()))
+        }
         e => Failure::invalid_input(e.to_string()),
     })?;
     watch_for_interrupt();

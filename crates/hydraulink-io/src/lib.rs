@@ -19,6 +19,7 @@ mod locate;
 mod model_file;
 pub mod output;
 mod overrides;
+pub mod scene;
 pub mod schema;
 
 pub use error::{LoadError, LoadErrorKind};
@@ -31,3 +32,4 @@ pub use overrides::{
     apply_overrides, apply_overrides_traced, variant_choices, variant_overrides, Applied,
     OverrideError,
 };
+pub use scene::{add_scene, load_scene, parse_scene, scene_path, Scene, SceneChoice, SceneSpec};

@@ -113,7 +113,7 @@ pub fn locate_model_error_with_overrides(
 
 /// A `toml` parse or deserialization error, located in `text` and attributed to a model path
 /// and element through `doc` (the parsed, or partly recovered, document).
-fn toml_error(
+pub(crate) fn toml_error(
     text: &str,
     file: &str,
     kind: LoadErrorKind,

@@ -61,8 +61,30 @@ function shapeMesh(s) {
   return m;
 }
 
+// the worksite's static obstacles (scene.rs `SceneObstacle`): boxes (poles, hopper walls) in
+// grey, the ground plane as a large thin slab just below its plane
+function drawObstacles(sc) {
+  for (const o of sc.obstacles || []) {
+    let m;
+    if (o.kind === 'box') {
+      m = new THREE.Mesh(new THREE.BoxGeometry(2 * o.half[0], 2 * o.half[1], 2 * o.half[2]), material('#8a8f96'));
+      const a = o.axes;
+      m.matrixAutoUpdate = false;
+      m.matrix.makeBasis(new THREE.Vector3(a[0], a[1], a[2]), new THREE.Vector3(a[3], a[4], a[5]), new THREE.Vector3(a[6], a[7], a[8]))
+        .setPosition(o.center[0], o.center[1], o.center[2]);
+    } else {
+      m = new THREE.Mesh(new THREE.BoxGeometry(40, 0.02, 40), material('#5b5347'));
+      m.quaternion.setFromUnitVectors(new THREE.Vector3(0, 1, 0), new THREE.Vector3(o.axes[0], o.axes[1], o.axes[2]));
+      m.position.set(o.center[0], o.center[1], o.center[2]).addScaledVector(new THREE.Vector3(o.axes[0], o.axes[1], o.axes[2]), -0.011);
+    }
+    m.name = 'obstacle';
+    world.add(m);
+  }
+}
+
 function buildScene(sc) {
   state.scene = sc;
+  drawObstacles(sc);
   for (const b of sc.bodies) {
     const g = new THREE.Group();
     g.name = b.name;

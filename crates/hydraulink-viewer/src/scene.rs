@@ -103,6 +103,54 @@ pub struct Scene {
     pub inputs: Vec<SceneInput>,
     /// The gauges, in the order of the frames' values.
     pub gauges: Vec<Gauge>,
+    /// The static obstacles of the contact elements (the worksite), each once ([`obstacles`]).
+    pub obstacles: Vec<SceneObstacle>,
+}
+
+/// A static obstacle the page draws: a box (a pole, a hopper wall) or the plane of the ground.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SceneObstacle {
+    /// `box` or `plane`.
+    pub kind: &'static str,
+    /// Centre of the box, or a point of the plane, global [m].
+    pub center: [f64; 3],
+    /// The box's axes as the columns of a rotation, column after column (9 numbers), or the
+    /// plane's unit normal (3) [-].
+    pub axes: Vec<f64>,
+    /// Half extents along the axes [m] (a plane: 0).
+    pub half: [f64; 3],
+}
+
+/// The obstacles of every `obb_contact` element of `model`, each drawn once (a worksite lists
+/// the same poles against several bodies).
+pub fn obstacles(model: &hydraulink::Model) -> Vec<SceneObstacle> {
+    use hydraulink::contact::obb_contact::Obstacle;
+    let mut out: Vec<SceneObstacle> = Vec::new();
+    for e in &model.elements {
+        let hydraulink::component::Component::ObbContact(c) = e else {
+            continue;
+        };
+        for o in &c.obstacles {
+            let s = match o {
+                Obstacle::Plane { point, normal } => SceneObstacle {
+                    kind: "plane",
+                    center: (*point).into(),
+                    axes: normal.as_slice().to_vec(),
+                    half: [0.0; 3],
+                },
+                Obstacle::Box(b) => SceneObstacle {
+                    kind: "box",
+                    center: b.center.into(),
+                    axes: b.axes.as_slice().to_vec(),
+                    half: b.half.into(),
+                },
+            };
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    out
 }
 
 const KEY_PAIRS: [(&str, &str); 8] = [
@@ -388,6 +436,7 @@ impl Scene {
             cylinders,
             inputs,
             gauges: gauges(&spec, labels),
+            obstacles: Vec::new(),
         }
     }
 

@@ -120,7 +120,8 @@ impl Server {
             source,
         })?;
         let labels = sim.output_labels();
-        let scene = Scene::new(spec, sim.model().step_s(), &labels);
+        let mut scene = Scene::new(spec, sim.model().step_s(), &labels);
+        scene.obstacles = crate::scene::obstacles(sim.model());
         let mut engine_options = options.engine;
         let mut outputs: Vec<String> = scene.gauges.iter().map(|g| g.label.clone()).collect();
         let game = match options.game {

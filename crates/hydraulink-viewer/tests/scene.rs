@@ -130,3 +130,33 @@ fn page_messages_become_engine_commands() {
     assert_eq!(m.command(), hydraulink_rt::Command::Reset);
     assert!(serde_json::from_str::<ClientMessage>(r#"{"type":"launch"}"#).is_err());
 }
+
+#[test]
+fn the_excavator_worksite_draws_its_obstacles_once_each() {
+    // the machine with the worksite its `scene` key names, as `hydraulink serve` loads it
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/excavator.toml");
+    let mut spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+    let site = hydraulink_io::scene_path(&hydraulink_io::SceneChoice::Model, Some(&path), &spec)
+        .expect("the excavator names a worksite");
+    let mut scene = hydraulink_io::load_scene(&site).expect("the worksite loads");
+    hydraulink_io::add_scene(&mut spec, &mut scene);
+    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let obstacles = hydraulink_viewer::scene::obstacles(&model);
+    // the ground plane, three poles and the hopper's floor and four walls, though the poles
+    // and the hopper are listed against three bodies
+    let boxes = obstacles.iter().filter(|o| o.kind == "box").count();
+    let planes = obstacles.iter().filter(|o| o.kind == "plane").count();
+    assert_eq!((boxes, planes), (8, 1), "{obstacles:?}");
+    assert!(obstacles
+        .iter()
+        .all(|o| o.half.iter().all(|h| h.is_finite())));
+    // the scene message carries them
+    let mut sc = Scene::new(&spec, 1e-3, &[]);
+    sc.obstacles = obstacles;
+    let msg = hydraulink_viewer::protocol::scene_message(&sc);
+    assert!(
+        msg.contains("\"obstacles\":[{\"kind\":\"plane\""),
+        "{}",
+        &msg[..200.min(msg.len())]
+    );
+}

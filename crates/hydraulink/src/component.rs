@@ -221,6 +221,14 @@ impl Component {
     ) -> usize {
         dispatch!(self, x => x.outputs(at, e, out))
     }
+    /// The separation before a new contact onset counts as a hit [s], for an element that
+    /// counts hits (a contact, [`crate::contact::hits`]); `None` for the others.
+    pub fn hit_gap_s(&self) -> Option<f64> {
+        match self {
+            Component::ObbContact(c) => Some(c.hit_gap_s),
+            _ => None,
+        }
+    }
     /// True when the element acts on the mechanism.
     pub fn is_mechanical(&self) -> bool {
         !matches!(self.ports().mech, MechPort::None)
@@ -417,6 +425,9 @@ pub struct ElementEnergy {
     pub dissipated_w: Vec<f64>,
     /// Supplied power at the state's time [W].
     pub supplied_w: Vec<f64>,
+    /// Hit counter of each element (advanced for the contact elements only,
+    /// [`crate::contact::hits`]).
+    pub hits: Vec<crate::contact::hits::HitCounter>,
 }
 
 impl ElementEnergy {
@@ -429,6 +440,7 @@ impl ElementEnergy {
             supplied_j: vec![0.0; n],
             dissipated_w: vec![0.0; n],
             supplied_w: vec![0.0; n],
+            hits: vec![crate::contact::hits::HitCounter::default(); n],
         }
     }
 

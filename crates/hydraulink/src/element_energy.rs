@@ -42,6 +42,7 @@ pub fn commit(
             }
         };
         let (at, effort, p) = evaluate(model, st, kin, i, u, false);
+        let t_s = st.t_s;
         let acc = &mut st.elements;
         if integrate {
             acc.dissipated_j[i] += 0.5 * dt * (acc.dissipated_w[i] + p.dissipated_w);
@@ -50,6 +51,14 @@ pub fn commit(
             acc.stored0_j[i] = p.stored_j;
         }
         acc.stored_j[i] = p.stored_j;
+        // a contact's hit counter, from its total normal force (`contact::hits`)
+        if let Some(gap) = model.elements[i].hit_gap_s() {
+            if integrate {
+                acc.hits[i].advance(t_s, effort.force, gap);
+            } else {
+                acc.hits[i] = crate::contact::hits::HitCounter::start(effort.force);
+            }
+        }
         acc.dissipated_w[i] = p.dissipated_w;
         acc.supplied_w[i] = p.supplied_w;
         values.at[i] = at;

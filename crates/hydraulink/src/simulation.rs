@@ -130,6 +130,12 @@ enum Source {
     ElementDissipated(usize),
     /// Energy supplied by element i [J].
     ElementSupplied(usize),
+    /// Hits counted by contact element i [-] (`contact::hits`).
+    ElementHits(usize),
+    /// Largest force of the last hit of contact element i [N].
+    ElementHitForce(usize),
+    /// Largest force of contact element i since t = 0 [N].
+    ElementPeakForce(usize),
     /// Global coordinate `axis` (0 = x, 1 = y, 2 = z) of output marker i [m]
     /// (`Model::output_markers`, positions from the stage `elements`).
     Marker(usize, usize),
@@ -210,6 +216,18 @@ fn columns(model: &Model) -> Vec<Column> {
         e.describe(&mut vars);
         for (k, v) in vars.drain(..).enumerate() {
             put(v.name, Source::ElementOutput { element, k });
+        }
+        // a contact's hit counter, from the state (`contact::hits`)
+        if e.hit_gap_s().is_some() {
+            put(format!("{}.hits", e.name()), Source::ElementHits(element));
+            put(
+                format!("{}.hit_force", e.name()),
+                Source::ElementHitForce(element),
+            );
+            put(
+                format!("{}.peak_force", e.name()),
+                Source::ElementPeakForce(element),
+            );
         }
     }
     for (i, e) in m.elements.iter().enumerate() {
@@ -497,6 +515,9 @@ impl Simulation {
                 Source::ElementStored(i) => acc.stored_j[i],
                 Source::ElementDissipated(i) => acc.dissipated_j[i],
                 Source::ElementSupplied(i) => acc.supplied_j[i],
+                Source::ElementHits(i) => f64::from(acc.hits[i].hits),
+                Source::ElementHitForce(i) => acc.hits[i].last_hit_force_n,
+                Source::ElementPeakForce(i) => acc.hits[i].peak_force_n,
                 Source::Partition => {
                     crate::mechanics::semirecursive::double_step::first_independent(m, st)
                 }

@@ -241,6 +241,23 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
             put(v.name.clone(), v.unit, description);
         }
         let name = e.name();
+        if e.hit_gap_s().is_some() {
+            for (q, unit, meaning) in [
+                ("hits", "-", "hits counted by contact"),
+                (
+                    "hit_force",
+                    "N",
+                    "largest normal force of the last hit of contact",
+                ),
+                (
+                    "peak_force",
+                    "N",
+                    "largest normal force since t = 0 of contact",
+                ),
+            ] {
+                put(format!("{name}.{q}"), unit, format!("{meaning} '{name}'"));
+            }
+        }
         for (account, meaning) in [
             ("energy_stored", "energy stored in"),
             ("energy_dissipated", "energy dissipated by"),

@@ -241,3 +241,120 @@ pub fn box_plane<S: Real>(
         feature: Feature::Plane,
     })
 }
+
+/// Largest number of points of a [`Manifold`]: a quadrilateral clipped by four planes.
+pub const MAX_MANIFOLD: usize = 8;
+
+/// The contact points of two overlapping boxes ([`manifold`]), each with its own depth along
+/// the common normal of the [`Contact`] it was built from.
+#[derive(Debug, Clone, Copy)]
+pub struct Manifold<S: Real> {
+    /// Number of points in use.
+    pub n: usize,
+    /// The points, global [m] (the first `n`).
+    pub points: [Vector3<S>; MAX_MANIFOLD],
+    /// Depth d_i > 0 of each point below the reference face, along the normal [m].
+    pub depths: [S; MAX_MANIFOLD],
+}
+
+/// The contact points of the overlapping boxes `a` and `b` whose separating-axis contact is `k`
+/// (from [`box_box`]), in the manner of a reference-face clip (Gottschalk's OBB tree test gives
+/// the normal; the points follow the face clipping of Bullet's and ODE's box–box routines):
+///
+/// * a face axis (of A, or of B): the face of that box along the normal is the reference face;
+///   the other box's face most opposed to it (the incident face) is clipped against the four
+///   side planes of the reference face (Sutherland–Hodgman, at most 8 points), and every
+///   clipped point below the reference face is a point, with its depth
+///   d_i = h_r − n_r·(x_i − c_r) (h_r the reference box's half extent along its outward face
+///   normal n_r);
+/// * an edge pair: the single point and depth of `k` (two crossing edges touch at one point).
+///
+/// The deepest point's depth is `k.depth` where the incident face holds the deepest vertex. The
+/// branches (incident face, clip sides) are decided on real parts.
+pub fn manifold<S: Real>(a: &Obb<S>, b: &Obb<S>, k: &Contact<S>) -> Manifold<S> {
+    let mut out = Manifold {
+        n: 0,
+        points: [Vector3::zeros(); MAX_MANIFOLD],
+        depths: [S::zero(); MAX_MANIFOLD],
+    };
+    // the reference box, its face axis and outward normal n_r; the incident box
+    let (rf, i, inc, nr) = match k.feature {
+        Feature::FaceA(i) => (a, i, b, k.normal),
+        Feature::FaceB(j) => (b, j, a, -k.normal),
+        Feature::Edges(..) | Feature::Plane => {
+            out.n = 1;
+            out.points[0] = k.point;
+            out.depths[0] = k.depth;
+            return out;
+        }
+    };
+    // the incident face: the face of `inc` whose outward normal is most opposed to n_r
+    let mut f = 0;
+    let mut best = -1.0;
+    for m in 0..3 {
+        let x = re(inc.axis(m).dot(&nr)).abs();
+        if x > best {
+            best = x;
+            f = m;
+        }
+    }
+    let s = if re(inc.axis(f).dot(&nr)) > 0.0 {
+        -1.0
+    } else {
+        1.0
+    };
+    let (u, v) = ((f + 1) % 3, (f + 2) % 3);
+    let fc = inc.center + inc.axis(f) * c::<S>(s * inc.half[f]);
+    let (eu, ev) = (
+        inc.axis(u) * c::<S>(inc.half[u]),
+        inc.axis(v) * c::<S>(inc.half[v]),
+    );
+    let mut poly = [Vector3::<S>::zeros(); MAX_MANIFOLD];
+    let mut tmp = [Vector3::<S>::zeros(); MAX_MANIFOLD];
+    poly[0] = fc + eu + ev;
+    poly[1] = fc - eu + ev;
+    poly[2] = fc - eu - ev;
+    poly[3] = fc + eu - ev;
+    let mut n = 4;
+    // clip against the reference face's side planes ±a_m·(x − c_r) ≤ h_m, m ≠ i
+    for m in [(i + 1) % 3, (i + 2) % 3] {
+        for sign in [1.0, -1.0] {
+            let l = rf.axis(m) * c::<S>(sign);
+            let h = rf.half[m];
+            // signed distance outside the side plane (> 0 outside)
+            let dist = |x: &Vector3<S>| l.dot(&(x - rf.center)) - c::<S>(h);
+            let mut kept = 0;
+            for j in 0..n {
+                let (p, q) = (poly[j], poly[(j + 1) % n]);
+                let (dp, dq) = (dist(&p), dist(&q));
+                let (inp, inq) = (re(dp) <= 0.0, re(dq) <= 0.0);
+                if inp {
+                    tmp[kept] = p;
+                    kept += 1;
+                }
+                if inp != inq && kept < MAX_MANIFOLD {
+                    // the crossing of the edge p → q with the plane
+                    let t = dp / (dp - dq);
+                    tmp[kept] = p + (q - p) * t;
+                    kept += 1;
+                }
+            }
+            n = kept;
+            poly[..n].copy_from_slice(&tmp[..n]);
+            if n == 0 {
+                return out;
+            }
+        }
+    }
+    // the clipped points below the reference face
+    let h = c::<S>(rf.half[i]);
+    for x in &poly[..n] {
+        let d = h - nr.dot(&(x - rf.center));
+        if re(d) > 0.0 {
+            out.points[out.n] = *x;
+            out.depths[out.n] = d;
+            out.n += 1;
+        }
+    }
+    out
+}

@@ -91,6 +91,13 @@ pub struct ModelSpec {
     /// A deformable heightfield ground that `bucket_dig` elements dig (003 Pub. V).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terrain: Option<crate::terrain::world::TerrainSpec>,
+    /// A worksite file (a path relative to this file): obstacles and their contact elements
+    /// (`[[elements]]`) that the interactive front-ends add to the machine. `hydraulink serve`
+    /// and `hydraulink realtime` load it unless `--no-scene`; `hydraulink run` only with
+    /// `--scene`, so a batch run of the machine is the same with or without it. The library
+    /// ignores this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scene: Option<String>,
 }
 
 /// The pose in which positions are given (`pose = "reference"` or `"assembled"`).

@@ -31,7 +31,8 @@ fn contact(obstacle: Obstacle) -> ObbContact {
         stiffness: K,
         damping: C,
         damping_ramp_m: RAMP,
-        obstacle,
+        obstacles: vec![obstacle],
+        hit_gap_s: 0.1,
     }
 }
 
@@ -52,7 +53,13 @@ fn edge() -> Obstacle {
 }
 
 /// A pose at parameter `t` along a rigid motion: origin o + v t, rotation exp(ω t) R.
-fn pose_at<S: hydraulink::real::Real>(t: S, o: V, v: V, w: V, r: Matrix3<f64>) -> BodyPose<S> {
+pub(crate) fn pose_at<S: hydraulink::real::Real>(
+    t: S,
+    o: V,
+    v: V,
+    w: V,
+    r: Matrix3<f64>,
+) -> BodyPose<S> {
     let lift = |x: V| Vector3::new(S::from(x.x), S::from(x.y), S::from(x.z));
     // exp(ω t) by Rodrigues, in S
     let th = w.norm();

@@ -1,2 +1,3 @@
+mod box_obstacle;
 mod element;
 mod obb;

@@ -6,3 +6,4 @@ mod cranes;
 mod excavator;
 mod loader;
 mod tutorial;
+mod worksite;
