@@ -1,6 +1,7 @@
 //! `hydraulink serve MODEL [--port N] [--bindings FILE]`: runs a model on the real-time engine and serves the
 //! browser viewer (`hydraulink-viewer`) on 127.0.0.1 until Ctrl-C; prints the URL, and at the
-//! end the run's statistics and the frames' size.
+//! end the run's statistics and the frames' size. With `--game` (or a `[game]` table in the
+//! model) the page plays the excavator game; `--leaderboard` and `--game-log` place its files.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -8,7 +9,8 @@ use std::time::Duration;
 
 use clap::Args;
 use hydraulink::Simulation;
-use hydraulink_viewer::{ServeOptions, Server};
+use hydraulink_viewer::game_host::{GameHostError, GameOptions};
+use hydraulink_viewer::{ServeError, ServeOptions, Server};
 
 use crate::{init_failure, read_model, watch_for_interrupt, Failure, INTERRUPTED};
 
@@ -47,9 +49,32 @@ pub(crate) struct ServeArgs {
     #[arg(
         long = "set",
         value_name = "PATH=VALUE",
-        help = "Override a model parameter (repeatable), e.g. V3.p0_pa=3e6"
+        help = "Override a model parameter (repeatable), e.g. V3.p0_pa=3e6; a variant of the \
+                model: variants.NAME.choice=OPTION"
     )]
     set: Vec<String>,
+
+    #[arg(
+        long,
+        help = "Play the excavator game (on by default when the model has a [game] table)"
+    )]
+    game: bool,
+
+    #[arg(
+        long,
+        value_name = "PATH",
+        help = "The game's leaderboard (JSON); default: $XDG_DATA_HOME/hydraulink/leaderboard.json \
+                (~/.local/share/…), else ./hydraulink-leaderboard.json"
+    )]
+    leaderboard: Option<PathBuf>,
+
+    #[arg(
+        long,
+        value_name = "PATH",
+        help = "The game's attempt log (CSV: reach, time, fuel, hits per attempt); default: \
+                game-log.csv beside the leaderboard"
+    )]
+    game_log: Option<PathBuf>,
 
     #[arg(
         long,
@@ -76,9 +101,28 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
         Failure::invalid_input(crate::locate(&text, &file, &e, &applied, scene.as_ref()))
     })?;
     let sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
+    let game = (args.game || spec.game.is_some()).then(|| {
+        let leaderboard = args
+            .leaderboard
+            .clone()
+            .unwrap_or_else(hydraulink_viewer::leaderboard::default_leaderboard_path);
+        GameOptions {
+            spec: spec.game.clone().unwrap_or_default(),
+            log: args
+                .game_log
+                .clone()
+                .unwrap_or_else(|| hydraulink_viewer::leaderboard::default_log_path(&leaderboard)),
+            leaderboard,
+            variants: hydraulink_io::variant_choices(&spec),
+        }
+    });
+    let game_files = game
+        .as_ref()
+        .map(|g| (g.leaderboard.clone(), g.log.clone(), g.variants.clone()));
     let mut options = ServeOptions {
         port: args.port,
         play_signals: args.play_signals,
+        game,
         // `mesh` shapes name their files relative to the model file
         model_dir: args
             .model
@@ -90,10 +134,26 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
     if let Some(path) = &args.bindings {
         options.engine.bindings = read_bindings(path)?;
     }
-    let server =
-        Server::start(&spec, sim, options).map_err(|e| Failure::invalid_input(e.to_string()))?;
+    let server = Server::start(&spec, sim, options).map_err(|e| match e {
+        ServeError::Game(GameHostError::Model(m)) => {
+            Failure::invalid_input(crate::locate(&text, &file, &m, &applied, scene.as_ref()))
+        }
+        e => Failure::invalid_input(e.to_string()),
+    })?;
     watch_for_interrupt();
     println!("hydraulink viewer of {file}: open {}", server.url());
+    if let Some((board, log, variants)) = game_files {
+        println!(
+            "game: leaderboard {}, attempt log {}{}",
+            board.display(),
+            log.display(),
+            if variants.is_empty() {
+                String::new()
+            } else {
+                format!("; variants {variants}")
+            }
+        );
+    }
     println!("(Ctrl-C stops the server)");
     while !INTERRUPTED.load(Ordering::Relaxed) && !server.engine_finished() {
         std::thread::sleep(Duration::from_millis(100));

@@ -28,5 +28,8 @@ pub use model_file::{
     check_model, compile_model, load_model, locate_model_error, locate_model_error_with_overrides,
     parse_model, read_model_file, DEFAULT_MODEL, DEFAULT_MODEL_NAME,
 };
-pub use overrides::{apply_overrides, apply_overrides_traced, Applied, OverrideError};
+pub use overrides::{
+    apply_overrides, apply_overrides_traced, variant_choices, variant_overrides, Applied,
+    OverrideError,
+};
 pub use scene::{add_scene, load_scene, parse_scene, scene_path, Scene, SceneChoice, SceneSpec};

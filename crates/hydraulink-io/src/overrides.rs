@@ -227,7 +227,68 @@ pub fn apply_overrides(spec: &ModelSpec, sets: &[String]) -> Result<ModelSpec, O
 /// [`apply_overrides`], also returning what each override set, so that a later model error in an
 /// overridden field can name the option instead of a line of the file
 /// ([`crate::locate_model_error_with_overrides`]).
+///
+/// The options chosen in the model's `[variants]` (after these overrides, so
+/// `--set variants.<name>.choice=<option>` chooses) are applied first, in the variants' name
+/// order, then `sets` again, so that an explicit `--set` wins over a variant. A model without
+/// variants is overridden by `sets` alone.
 pub fn apply_overrides_traced(
+    spec: &ModelSpec,
+    sets: &[String],
+) -> Result<(ModelSpec, Vec<Applied>), OverrideError> {
+    if spec.variants.is_empty() && !sets.iter().any(|s| s.trim_start().starts_with("variants")) {
+        return apply_sets(spec, sets);
+    }
+    let chosen = apply_sets(spec, sets)?.0;
+    let variant_sets = variant_overrides(&chosen);
+    if variant_sets.is_empty() {
+        return Ok((chosen, apply_sets(spec, sets)?.1));
+    }
+    let all: Vec<String> = variant_sets
+        .iter()
+        .map(|(_, t)| t.clone())
+        .chain(sets.iter().cloned())
+        .collect();
+    apply_sets(spec, &all).map_err(|e| {
+        // an override of a variant names the variant's field
+        match variant_sets.iter().find(|(_, t)| *t == e.text) {
+            Some((field, _)) => OverrideError {
+                text: format!("{} (from {field})", e.text),
+                message: e.message,
+            },
+            None => e,
+        }
+    })
+}
+
+/// The overrides of the chosen option of every variant, with the field each comes from
+/// (`variants.bucket.options.large[0]`); a choice that is not an option gives none (the model
+/// check names it).
+pub fn variant_overrides(spec: &ModelSpec) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (name, v) in &spec.variants {
+        if let Some(sets) = v.options.get(&v.choice) {
+            for (k, text) in sets.iter().enumerate() {
+                out.push((
+                    format!("variants.{name}.options.{}[{k}]", v.choice),
+                    text.clone(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The variants in force as text, `name=choice` joined by `, ` (empty without variants).
+pub fn variant_choices(spec: &ModelSpec) -> String {
+    spec.variants
+        .iter()
+        .map(|(n, v)| format!("{n}={}", v.choice))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn apply_sets(
     spec: &ModelSpec,
     sets: &[String],
 ) -> Result<(ModelSpec, Vec<Applied>), OverrideError> {
@@ -337,6 +398,84 @@ mod tests {
             "fourbar_friction.toml",
         )
         .unwrap()
+    }
+
+    /// A variant's chosen option is applied, `--set variants.<name>.choice` chooses, an
+    /// explicit `--set` wins over the variant, and a bad option names its field.
+    #[test]
+    fn variants_choose_sets_of_overrides() {
+        let text = format!(
+            "{}\n[variants.crank]\nchoice = \"light\"\noptions = {{ light = [\"crank.mass_kg=10\"], heavy = [\"crank.mass_kg=40\", \"crank.com=[1.1, 0.0, 0.0]\"], bad = [\"crank.mass_kg=x=y\"] }}\n",
+            include_str!("../../../models/fourbar_friction.toml")
+        );
+        let spec = crate::parse_model(&text, "v.toml").unwrap();
+        let mass = |s: &ModelSpec| s.bodies.iter().find(|b| b.name == "crank").unwrap().mass_kg;
+        let (s, applied) = apply_overrides_traced(&spec, &[]).unwrap();
+        assert_eq!(mass(&s), 10.0);
+        assert_eq!(applied.len(), 1);
+        let s = apply_overrides(&spec, &["variants.crank.choice=heavy".into()]).unwrap();
+        assert_eq!(mass(&s), 40.0);
+        assert_eq!(
+            s.bodies.iter().find(|b| b.name == "crank").unwrap().com,
+            [1.1, 0.0, 0.0]
+        );
+        assert_eq!(variant_choices(&s), "crank=heavy");
+        let s = apply_overrides(
+            &spec,
+            &[
+                "variants.crank.choice=heavy".into(),
+                "crank.mass_kg=25".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(mass(&s), 25.0);
+        let e = apply_overrides(&spec, &["variants.crank.choice=bad".into()]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("(from variants.crank.options.bad[0])"),
+            "{e}"
+        );
+        // no variants: the overrides alone, as before
+        let plain = self::spec();
+        assert_eq!(apply_overrides(&plain, &[]).unwrap(), plain);
+    }
+
+    /// The excavator's variants are the overrides models/README.md lists for Tables I and II.
+    #[test]
+    fn excavator_variants_are_the_documented_overrides() {
+        let spec = crate::parse_model(
+            include_str!("../../../models/excavator.toml"),
+            "excavator.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            apply_overrides(&spec, &[]).unwrap(),
+            spec,
+            "medium: as written"
+        );
+        let by_variant = apply_overrides(
+            &spec,
+            &[
+                "variants.bucket.choice=large".into(),
+                "variants.arm_cylinder.choice=small".into(),
+            ],
+        )
+        .unwrap();
+        let by_hand = apply_overrides(
+            &spec,
+            &[
+                "variants.bucket.choice=large".into(),
+                "variants.arm_cylinder.choice=small".into(),
+                "bucket.mass_kg=750".into(),
+                "bucket.inertia=[125.0, 100.0, 133.3, 0.0, 0.0, 0.0]".into(),
+                "arm_cyl.piston_diameter_m=0.12".into(),
+                "arm_cyl.rod_diameter_m=0.085".into(),
+                "arm_cyl.stroke_m=1.63".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(by_variant, by_hand);
+        assert_ne!(by_variant.bodies, spec.bodies);
     }
 
     /// `pose` is a top-level key like any other (serialized with its default).

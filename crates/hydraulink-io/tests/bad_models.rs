@@ -151,6 +151,16 @@ bad_models! {
     negative_mass: Model, "body 'body1'", "bodies[0].mass_kg";
     visual_zero_radius: Model, "body 'body1'", "bodies[0].visual[0].radius_m";
     visual_box_side_along_its_axis: Model, "body 'body1'", "bodies[0].visual[0].side";
+    // The game and the variants (issue 12): spec-only checks.
+    game_goal_not_positive: Model, "game", "game.goal_kg";
+    game_engine_efficiency_above_one: Model, "game", "game.engine_efficiency";
+    game_zero_attempts: Model, "game", "game.attempts";
+    game_negative_points: Model, "game", "game.points_per_hit";
+    game_empty_hopper_column: Model, "game", "game.hopper_column";
+    game_reach_marker_unknown: Model, "game", "game.reach_marker";
+    game_swing_axis_not_finite: Model, "game", "game.swing_axis_point";
+    variant_choice_not_an_option: Model, "variant 'cylinder_size'", "variants.cylinder_size.choice";
+    variant_without_options: Model, "variant 'cylinder_size'", "variants.cylinder_size.options";
     negative_hose_volume: Model, "volume 'V2'", "hydraulics.volumes[1].hose_volume_m3";
     negative_initial_pressure: Model, "volume 'V3'", "hydraulics.volumes[2].p0_pa";
     negative_tank_pressure: Model, "tank 'T'", "hydraulics.tanks[0].pressure_pa";

@@ -186,6 +186,7 @@ function connect() {
 const boundKeys = () => new Set(state.scene ? state.scene.keys : []);
 function onKey(ev, pressed) {
   const key = ev.key.toLowerCase();
+  if (ev.target && ev.target.tagName === 'INPUT') return; // typing a name (game.js)
   if (ev.repeat || !boundKeys().has(key)) return;
   send({ type: 'key', key, pressed });
   ev.preventDefault();

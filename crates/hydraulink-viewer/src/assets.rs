@@ -33,6 +33,11 @@ pub const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../assets/hud.js"),
     },
     Asset {
+        path: "/game.js",
+        content_type: JS,
+        bytes: include_bytes!("../assets/game.js"),
+    },
+    Asset {
         path: "/hud.css",
         content_type: "text/css; charset=utf-8",
         bytes: include_bytes!("../assets/hud.css"),

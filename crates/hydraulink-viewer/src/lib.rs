@@ -13,13 +13,18 @@
 //! * [`playback`]: `hydraulink view OUTDIR`, a finished run's poses and columns played back.
 //! * [`assets`]: the embedded page and the vendored three.js.
 //! * [`mesh`]: OBJ files of the `mesh` shapes, placed on their bodies.
+//! * [`game`]: the rules of the excavator game (003 Pub. VI), pure; [`leaderboard`]: its
+//!   files; [`game_host`]: the game in the server.
 
 #![warn(missing_docs)]
 // Units are written in brackets, `[m]` (STYLE convention 2), as in the library.
 #![allow(rustdoc::broken_intra_doc_links)]
 
 pub mod assets;
+pub mod game;
+pub mod game_host;
 pub mod hud;
+pub mod leaderboard;
 pub mod mesh;
 pub mod playback;
 pub mod protocol;

@@ -11,7 +11,7 @@
 //!
 //! HTTP paths: the embedded files ([`crate::assets`]), `/scene` (the scene message),
 //! `/state` (the latest frame), `/recorded` (the frame at the end of the last recording),
-//! `/ws` (the WebSocket upgrade). Every HTTP response closes its connection.
+//! `/leaderboard` (the game's best 20, [`crate::game_host`]), `/ws` (the WebSocket upgrade). Every HTTP response closes its connection.
 //!
 //! # Record and replay
 //!
@@ -42,6 +42,7 @@ use hydraulink_rt::{
 use thiserror::Error;
 use tungstenite::Message;
 
+use crate::game_host::{GameHost, GameHostError, GameMessage, GameOptions};
 use crate::hud::{Hud, HudError};
 use crate::protocol::{scene_message, write_frame, ClientMessage, FrameInfo};
 use crate::scene::Scene;
@@ -61,6 +62,8 @@ pub struct ServeOptions {
     /// The folder `mesh` shapes' files are relative to (the model file's); none: the current
     /// directory.
     pub model_dir: Option<std::path::PathBuf>,
+    /// Play the game ([`crate::game_host`]): its state in every frame, started from the page.
+    pub game: Option<GameOptions>,
 }
 
 /// A server that cannot start.
@@ -86,6 +89,9 @@ pub enum ServeError {
     /// A `mesh` shape's file cannot be drawn.
     #[error("{0}")]
     Mesh(#[from] crate::mesh::MeshError),
+    /// The game cannot be set up (a `[game]` column the model lacks, an unreadable leaderboard).
+    #[error("game: {0}")]
+    Game(#[from] GameHostError),
 }
 
 /// What the page's controls do, behind the HTTP and WebSocket part.
@@ -95,6 +101,10 @@ pub(crate) trait Controller: Send + Sync {
     /// An extra GET path (`/recorded`): its JSON body, if the controller has it.
     fn get(&self, _path: &str) -> Option<String> {
         None
+    }
+    /// A page message that is not a [`ClientMessage`] (the game's): whether it was taken.
+    fn handle_text(&self, _text: &str) -> bool {
+        false
     }
 }
 
@@ -194,6 +204,8 @@ struct Framing {
     mode: AtomicU8,
     /// The step of the latest frame.
     last_step: AtomicU64,
+    /// The game, observing every frame ([`crate::game_host`]).
+    game: Option<Mutex<GameHost>>,
 }
 
 /// Where a recording ends.
@@ -260,7 +272,26 @@ impl Server {
         scene.obstacles = crate::scene::obstacles(sim.model());
         let hud = Hud::new(spec, &labels)?;
         let mut engine_options = options.engine;
-        engine_options.outputs = Some(hud.columns.clone());
+        // the HUD's columns, then the game's (`GameHost::new` is told where they start)
+        let mut outputs = hud.columns.clone();
+        let game = match options.game {
+            None => None,
+            Some(g) => {
+                let bodies: Vec<String> =
+                    sim.model().bodies.iter().map(|b| b.name.clone()).collect();
+                let host = GameHost::new(
+                    g,
+                    spec,
+                    &labels,
+                    &bodies,
+                    sim.model().step_s(),
+                    outputs.len(),
+                )?;
+                outputs.extend(host.labels().iter().cloned());
+                Some(Mutex::new(host))
+            }
+        };
+        engine_options.outputs = Some(outputs);
         if engine_options.bindings.is_empty() {
             engine_options.bindings = scene.bindings(spec);
         }
@@ -293,6 +324,7 @@ impl Server {
                 paused: AtomicBool::new(false),
                 mode: AtomicU8::new(if replaying { REPLAY } else { LIVE }),
                 last_step: AtomicU64::new(0),
+                game,
             }),
             model: sim.model().clone(),
             options: engine_options.clone(),
@@ -371,7 +403,31 @@ impl Controller for Arc<Live> {
         self.as_ref().handle(msg);
     }
 
+    fn handle_text(&self, text: &str) -> bool {
+        let Some(game) = &self.framing.game else {
+            return false;
+        };
+        let Ok(msg) = serde_json::from_str::<GameMessage>(text) else {
+            return false;
+        };
+        let start = game.lock().map(|mut g| g.handle(&msg)).unwrap_or(false);
+        if start {
+            // an attempt starts from the initial state
+            if let Ok(running) = self.running.lock() {
+                self.send_reset(&running);
+            }
+        }
+        true
+    }
+
     fn get(&self, path: &str) -> Option<String> {
+        if path == "/leaderboard" {
+            return self
+                .framing
+                .game
+                .as_ref()
+                .and_then(|g| g.lock().ok().map(|g| g.leaderboard_json(20)));
+        }
         (path == "/recorded").then(|| {
             self.running
                 .lock()
@@ -610,6 +666,13 @@ fn broadcast(
                     hud: &hud,
                 };
                 write_frame(&mut buf, &framing.scene, &framing.operator, &snap, &info);
+                if let Some(Ok(mut game)) = framing.game.as_ref().map(Mutex::lock) {
+                    game.observe(&snap);
+                    buf.pop(); // the frame's closing brace
+                    buf.push_str(",\"game\":");
+                    game.write_json(&mut buf);
+                    buf.push('}');
+                }
                 framing.last_step.store(snap.step, Ordering::SeqCst);
                 let _ = recycle.try_send(snap);
                 hub.publish(&buf);
@@ -731,11 +794,12 @@ fn websocket(hub: &Arc<Hub>, stream: TcpStream) {
     while !hub.stop.load(Ordering::SeqCst) {
         match ws.read() {
             Ok(Message::Text(t)) => {
-                if let (Ok(msg), Some(c)) = (
-                    serde_json::from_str::<ClientMessage>(t.as_str()),
-                    hub.controller.get(),
-                ) {
-                    c.handle(msg);
+                if let Some(c) = hub.controller.get() {
+                    if !c.handle_text(t.as_str()) {
+                        if let Ok(msg) = serde_json::from_str::<ClientMessage>(t.as_str()) {
+                            c.handle(msg);
+                        }
+                    }
                 }
             }
             Ok(Message::Close(_)) => break,

@@ -6,6 +6,7 @@
 
 pub mod compile;
 pub(crate) mod field_check;
+pub mod game;
 pub mod hud;
 pub mod layout;
 pub mod pose;

@@ -26,7 +26,9 @@ pub use crate::hydraulics::bridge_valve::{BridgeValveSpec, TrimSpec};
 pub use crate::hydraulics::throttle::ThrottleSpec;
 pub use crate::hydraulics::valve_4_3::Valve43Spec;
 pub use crate::inputs::SignalSpec;
+pub use crate::model::game::{GameSpec, VariantSpec};
 pub use crate::model::ids::AttachmentSpec;
+use std::collections::BTreeMap;
 
 /// A whole machine: mechanism, hydraulic circuit, input signals and solver settings.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -78,6 +80,14 @@ pub struct ModelSpec {
     /// Extra result columns.
     #[serde(default)]
     pub outputs: OutputsSpec,
+    /// The excavator game played in `hydraulink serve` (front-ends only; the results do not
+    /// depend on it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<GameSpec>,
+    /// Named sets of parameter overrides, each with the option in force (`choice`), applied
+    /// before the model is compiled: `--set variants.<name>.choice=<option>`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variants: BTreeMap<String, VariantSpec>,
     /// A deformable heightfield ground that `bucket_dig` elements dig (003 Pub. V).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terrain: Option<crate::terrain::world::TerrainSpec>,

@@ -74,6 +74,16 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     crate::friction::compile::check_formulation(spec)?;
     check_nonholonomic(spec, &bodies)?;
     super::hud::validate(spec)?;
+    if let Some(game) = &spec.game {
+        let markers = |body: &str, marker: &str| {
+            spec.bodies
+                .iter()
+                .find(|b| b.name == body)
+                .map(|b| b.markers.contains_key(marker))
+        };
+        super::game::check_game(game, &markers)?;
+    }
+    super::game::check_variants(&spec.variants)?;
     check_something_to_simulate(spec)
 }
 
