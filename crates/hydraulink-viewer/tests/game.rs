@@ -78,6 +78,8 @@ fn an_attempt_through_the_server_writes_the_log_and_the_leaderboard() {
         sim,
         ServeOptions {
             game: Some(options),
+            // the cab's mesh files are beside the model
+            model_dir: Some(repo().join("models")),
             ..ServeOptions::default()
         },
     )
