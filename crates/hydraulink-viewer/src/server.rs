@@ -147,6 +147,11 @@ impl Hub {
             .unwrap_or_else(|_| Arc::from("{}"))
     }
 
+    /// Pages connected now.
+    pub(crate) fn n_pages(&self) -> usize {
+        self.pages.lock().map_or(0, |p| p.len())
+    }
+
     /// Frames sent so far and their total size [bytes].
     pub(crate) fn frame_bytes(&self) -> (u64, u64) {
         (

@@ -86,7 +86,10 @@ fn the_loader_hud_reads_its_initial_state() {
     write_frame(&mut text, &scene, &[1, 2], &snap, &info);
     let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     for (k, g) in st.gauges.iter().enumerate() {
-        assert!((v["gauges"][k].as_f64().unwrap() - g).abs() <= 5e-4, "gauge {k}");
+        assert!(
+            (v["gauges"][k].as_f64().unwrap() - g).abs() <= 5e-4,
+            "gauge {k}"
+        );
     }
     assert_eq!(v["task"], 0);
     assert_eq!(v["mode"], "live");
@@ -98,7 +101,11 @@ fn the_fuel_is_the_shaft_energy_over_efficiency_and_heating_value() {
     let (spec, sim) = load("loader");
     let labels = sim.output_labels();
     let hud = Hud::new(&spec, &labels).unwrap();
-    let k = hud.columns.iter().position(|c| c == "pump.shaft_power").unwrap();
+    let k = hud
+        .columns
+        .iter()
+        .position(|c| c == "pump.shaft_power")
+        .unwrap();
     let fuel = spec
         .hud
         .gauges
@@ -114,7 +121,11 @@ fn the_fuel_is_the_shaft_energy_over_efficiency_and_heating_value() {
     }
     // 20 kW for 3 s = 60 kJ; / (0.35 × 42.8 MJ/kg) = 4.005 g
     let grams = 60e3 / (0.35 * 42.8e6) * 1e3;
-    assert!((st.gauges[fuel] - grams).abs() < 1e-9, "{} g", st.gauges[fuel]);
+    assert!(
+        (st.gauges[fuel] - grams).abs() < 1e-9,
+        "{} g",
+        st.gauges[fuel]
+    );
     // negative power (a motoring pump) costs nothing
     outputs[k] = -5e3;
     hud.update(&mut st, 3.05, &poses, &outputs);
@@ -178,7 +189,10 @@ fn a_gauge_on_an_unknown_value_names_its_field() {
     spec.hud.gauges[3].sensor = "V9.p".into();
     let e = Hud::new(&spec, &sim.output_labels()).expect_err("V9.p is no column");
     let HudError::UnknownValue { field, name, .. } = &e;
-    assert_eq!((field.as_str(), name.as_str()), ("hud.gauges[3].sensor", "V9.p"));
+    assert_eq!(
+        (field.as_str(), name.as_str()),
+        ("hud.gauges[3].sensor", "V9.p")
+    );
     assert!(e.to_string().contains("bucket_height"), "{e}");
     // an output column that a later branch adds (payload_kg) works once the run has it
     spec.hud.gauges[3].sensor = "payload_kg".into();
@@ -203,7 +217,14 @@ fn a_replay_plays_the_log_from_the_last_reset_to_the_end_mark() {
     let rec = Recording {
         model: "boom".into(),
         step_s: 1e-3,
-        events: vec![set(5, 1.0), reset(100), set(100, 0.0), set(150, 2.0), set(400, 3.0), reset(900)],
+        events: vec![
+            set(5, 1.0),
+            reset(100),
+            set(100, 0.0),
+            set(150, 2.0),
+            set(400, 3.0),
+            reset(900),
+        ],
     };
     let (seg, n) = hydraulink_viewer::server::segment(&rec, 400).expect("a reset before 400");
     assert_eq!(n, 300);
