@@ -22,7 +22,7 @@
 //! frame shows the state of the recording's last frame, bit for bit (compared by the browser
 //! test through `/recorded`). `live` (or `reset` during a replay) starts a live engine again.
 //!
-//! The HTTP and WebSocket part ([`Hub`], [`listen`]) is shared with `hydraulink view`
+//! The HTTP and WebSocket part (`Hub`, `listen`) is shared with `hydraulink view`
 //! ([`crate::playback`]), which sends frames of a finished run instead.
 
 use std::io::{Read, Write};

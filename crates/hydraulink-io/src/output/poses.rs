@@ -79,7 +79,7 @@ impl PoseWriter {
         })
     }
 
-    /// Appends a row: time `t` [s] and the first `n_bodies` poses (missing ones as zeros), in
+    /// Appends a row: time `t` \[s\] and the first `n_bodies` poses (missing ones as zeros), in
     /// one buffered write.
     pub fn write(&mut self, t: f64, poses: &[BodyPose]) -> Result<(), OutputError> {
         let row = &mut self.row;
@@ -106,7 +106,7 @@ impl PoseWriter {
 pub struct Poses {
     /// Bodies per row.
     pub n_bodies: usize,
-    /// The rows' times [s].
+    /// The rows' times \[s\].
     pub times: Vec<f64>,
     /// The poses, row after row (`n_bodies` per row).
     pub poses: Vec<BodyPose>,
