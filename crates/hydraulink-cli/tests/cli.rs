@@ -1324,3 +1324,51 @@ duration_s = 0.1
         "{out}"
     );
 }
+
+/// `run` writes a pose per results row for `hydraulink view`: poses.bin with the excavator's 6
+/// bodies, one row per results.csv row at the same times, and poses.json naming the model file
+/// and the overrides.
+#[test]
+fn run_writes_a_pose_per_results_row() {
+    let dir = temp_dir("poses");
+    let model = repo_file("models/excavator.toml");
+    let output = hydraulink(&[
+        "run",
+        model.to_str().unwrap(),
+        "--duration",
+        "0.05",
+        "--output-interval",
+        "0.01",
+        "--set",
+        "solver.max_iterations=30",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bytes = fs::read(dir.join("poses.bin")).unwrap();
+    assert_eq!(&bytes[..8], b"HLPOSE01");
+    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 6);
+    let row = 8 + 48 * 6;
+    assert_eq!((bytes.len() - 12) % row, 0);
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let times: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(times.len(), 6, "t = 0, 0.01, …, 0.05");
+    assert_eq!((bytes.len() - 12) / row, times.len());
+    for (k, t) in times.iter().enumerate() {
+        let at = 12 + k * row;
+        let tp = f64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        assert_eq!(tp, *t, "row {k}");
+    }
+    let info: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("poses.json")).unwrap()).unwrap();
+    assert!(info["model_file"]
+        .as_str()
+        .unwrap()
+        .ends_with("models/excavator.toml"));
+    assert_eq!(info["overrides"][0], "solver.max_iterations=30");
+    assert_eq!(info["bodies"].as_array().unwrap().len(), 6);
+}

@@ -161,6 +161,11 @@ bad_models! {
     game_swing_axis_not_finite: Model, "game", "game.swing_axis_point";
     variant_choice_not_an_option: Model, "variant 'cylinder_size'", "variants.cylinder_size.choice";
     variant_without_options: Model, "variant 'cylinder_size'", "variants.cylinder_size.options";
+    hud_sensor_unknown_body: Model, "sensor 'tip_height'", "hud.sensors[0].body";
+    hud_gauge_unknown_unit: Model, "gauge 'V1.p'", "hud.gauges[0].unit";
+    hud_fuel_efficiency_above_one: Model, "fuel estimate", "hud.fuel.engine_efficiency";
+    hud_binding_unknown_input: Model, "binding 'U9'", "hud.bindings[0].input";
+    scenario_condition_without_bounds: Model, "task '1'", "scenario.tasks[0].conditions[0]";
     negative_hose_volume: Model, "volume 'V2'", "hydraulics.volumes[1].hose_volume_m3";
     negative_initial_pressure: Model, "volume 'V3'", "hydraulics.volumes[2].p0_pa";
     negative_tank_pressure: Model, "tank 'T'", "hydraulics.tanks[0].pressure_pa";

@@ -787,8 +787,8 @@ impl<C: Clock> Core<C> {
             let winner = rivals()
                 .filter(|(_, o)| o.deflected())
                 .map(|(k, _)| k)
-                .last()
-                .or_else(|| rivals().map(|(k, _)| k).last());
+                .next_back()
+                .or_else(|| rivals().map(|(k, _)| k).next_back());
             if winner != Some(j) {
                 continue;
             }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!  player thread, every 1/60 s of wall time:
-//!    t ← t + speed · Δt_wall  (unless paused; it stops at the last row)
+//!    t ← t + speed · Δt_wall  (unless paused or no page is connected; it stops at the last row)
 //!    row i = last row with time ≤ t
 //!    HUD fed with every row since the last one fed (all of them after a seek backwards), so
 //!    fuel and tasks integrate over every output row, not only the shown ones
@@ -314,7 +314,8 @@ fn play(hub: &Hub, player: &Player, scene: &Scene, hud: &Hud, run: &Run, inputs:
             let Ok(mut c) = player.clock.lock() else {
                 return;
             };
-            if !c.paused {
+            // the run plays from its start when the first page is there to see it
+            if !c.paused && hub.n_pages() > 0 {
                 c.t += c.speed * wall;
             }
             if c.t >= t_end {

@@ -22,7 +22,7 @@
 //! frame shows the state of the recording's last frame, bit for bit (compared by the browser
 //! test through `/recorded`). `live` (or `reset` during a replay) starts a live engine again.
 //!
-//! The HTTP and WebSocket part ([`Hub`], [`listen`]) is shared with `hydraulink view`
+//! The HTTP and WebSocket part (`Hub`, `listen`) is shared with `hydraulink view`
 //! ([`crate::playback`]), which sends frames of a finished run instead.
 
 use std::io::{Read, Write};
@@ -161,6 +161,11 @@ impl Hub {
             .lock()
             .map(|l| Arc::clone(&l))
             .unwrap_or_else(|_| Arc::from("{}"))
+    }
+
+    /// Pages connected now.
+    pub(crate) fn n_pages(&self) -> usize {
+        self.pages.lock().map_or(0, |p| p.len())
     }
 
     /// Frames sent so far and their total size [bytes].

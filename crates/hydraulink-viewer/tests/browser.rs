@@ -52,8 +52,9 @@ impl Drop for Browser {
     }
 }
 
-fn launch() -> Browser {
-    let profile = std::env::temp_dir().join(format!("hydraulink-chromium-{}", std::process::id()));
+fn launch(name: &str) -> Browser {
+    let profile =
+        std::env::temp_dir().join(format!("hydraulink-chromium-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&profile);
     let mut child = Command::new(CHROMIUM)
         .args([
@@ -272,7 +273,7 @@ fn excavator_page_renders_and_a_key_raises_the_boom() {
     };
     let server = Server::start(&spec, sim, options).expect("server starts");
     let addr = server.addr().to_string();
-    let browser = launch();
+    let browser = launch("excavator");
     let mut cdp = Cdp::connect(&browser);
     cdp.call("Runtime.enable", json!({}));
     cdp.call("Page.enable", json!({}));
@@ -357,4 +358,262 @@ fn excavator_page_renders_and_a_key_raises_the_boom() {
     assert!(per_frame * 60.0 < 1e6, "stream under 1 MB/s at 60 Hz");
     drop(browser);
     server.stop();
+}
+
+/// GET /state (or another JSON path) as JSON.
+fn get_json(addr: &str, path: &str) -> Value {
+    serde_json::from_str(&http_get(addr, path)).expect("JSON")
+}
+
+/// Opens `url` and waits until the page has drawn `n` frames.
+fn open_page(cdp: &mut Cdp, url: &str, n: i64) {
+    cdp.call("Runtime.enable", json!({}));
+    cdp.call("Page.enable", json!({}));
+    cdp.call("Page.navigate", json!({"url": url}));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while cdp
+        .eval("(window.hydraulink && window.hydraulink.ready) ? window.hydraulink.frames : 0")
+        .as_i64()
+        .unwrap_or(0)
+        < n
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no frames in the page after 30 s: {:?}",
+            cdp.errors
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Polls `f` every 100 ms until it holds or `secs` pass; whether it held.
+fn wait_for(secs: f64, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs_f64(secs);
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    f()
+}
+
+fn click(cdp: &mut Cdp, id: &str) {
+    cdp.eval(&format!("document.getElementById('{id}').click()"));
+}
+
+/// The loader with its HUD: pause holds the machine while frames keep coming; the gauges show
+/// the values of the server's frame; holding W lifts the bucket above 2 m and the first
+/// scenario task ticks off; a recording replayed from the initial state ends on the recorded
+/// frame's poses, bit for bit. Screenshot: docs/loader-hud.png with
+/// `HYDRAULINK_WRITE_SCREENSHOT=1`.
+#[test]
+fn loader_hud_shows_the_server_values_ticks_a_task_and_replays_a_recording() {
+    ensure_chromium();
+    let started = Instant::now();
+    let path = repo().join("models/loader.toml");
+    let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let sim = hydraulink::Simulation::new(model).expect("initializes");
+    let server = Server::start(&spec, sim, ServeOptions::default()).expect("server starts");
+    let addr = server.addr().to_string();
+    let browser = launch("loader");
+    let mut cdp = Cdp::connect(&browser);
+    open_page(&mut cdp, server.url(), 5);
+
+    // pause: the step count stands still, frames keep coming
+    click(&mut cdp, "pause");
+    assert!(wait_for(3.0, || get_json(&addr, "/state")["paused"] == true));
+    std::thread::sleep(Duration::from_millis(200));
+    let s0 = get_json(&addr, "/state");
+    let f0 = cdp.eval("window.hydraulink.frames").as_i64().unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let s1 = get_json(&addr, "/state");
+    let f1 = cdp.eval("window.hydraulink.frames").as_i64().unwrap();
+    assert_eq!(s0["step"], s1["step"], "paused: no steps");
+    assert!(f1 > f0 + 5, "frames keep coming while paused: {f0} -> {f1}");
+    // the HUD shows the server's values: each gauge's text is the frame's value and unit
+    let shown = cdp.eval(
+        "state_gauges = window.hydraulink.scene.gauges.map((g, i) => \
+         document.getElementById('gauge' + i).textContent)",
+    );
+    let scene = get_json(&addr, "/scene");
+    let gauges = scene["scene"]["gauges"].as_array().unwrap().clone();
+    let page_decimals = |g: &Value| -> usize {
+        match g["range"].as_array() {
+            Some(r) => {
+                let span = (r[1].as_f64().unwrap() - r[0].as_f64().unwrap())
+                    .abs()
+                    .max(1e-9);
+                (2 - span.log10().floor() as i64).max(0) as usize
+            }
+            None => 2,
+        }
+    };
+    for (k, g) in gauges.iter().enumerate() {
+        let v = s1["gauges"][k].as_f64().expect("a finite gauge");
+        let text = format!("{v:.*} {}", page_decimals(g), g["unit"].as_str().unwrap());
+        assert_eq!(
+            shown[k].as_str().unwrap(),
+            text,
+            "gauge {k} ({})",
+            g["label"]
+        );
+    }
+    click(&mut cdp, "pause"); // resume
+    assert!(wait_for(3.0, || get_json(&addr, "/state")["paused"] == false));
+
+    // hold W: the lift raises the bucket pin above 2 m; held 1 s, the first task is done
+    assert_eq!(get_json(&addr, "/state")["task"], 0);
+    cdp.key("w", "KeyW", 87, true);
+    let lifted = wait_for(8.0, || {
+        get_json(&addr, "/state")["task"].as_u64() >= Some(1)
+    });
+    cdp.key("w", "KeyW", 87, false);
+    let state = get_json(&addr, "/state");
+    assert!(lifted, "task 1 not done after 8 s of W: {state}");
+    assert!(
+        state["gauges"][0].as_f64().unwrap() > 2.0,
+        "bucket height: {state}"
+    );
+    assert!(wait_for(2.0, || cdp
+        .eval("document.getElementById('task0').classList.contains('done')")
+        .as_bool()
+        .unwrap_or(false)));
+    let shot = cdp.call("Page.captureScreenshot", json!({"format": "png"}));
+    let png = decode_base64(shot["data"].as_str().expect("screenshot data"));
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    let out = if std::env::var("HYDRAULINK_WRITE_SCREENSHOT").is_ok_and(|v| v == "1") {
+        repo().join("docs/loader-hud.png")
+    } else {
+        std::env::temp_dir().join("hydraulink-loader-hud.png")
+    };
+    std::fs::write(&out, &png).expect("screenshot written");
+
+    // record: back to the initial state, W held 0.8 s, stop; replay ends on the same poses
+    click(&mut cdp, "record");
+    assert!(wait_for(3.0, || get_json(&addr, "/state")["mode"] == "recording"));
+    std::thread::sleep(Duration::from_millis(200));
+    cdp.key("w", "KeyW", 87, true);
+    std::thread::sleep(Duration::from_millis(800));
+    cdp.key("w", "KeyW", 87, false);
+    std::thread::sleep(Duration::from_millis(400));
+    click(&mut cdp, "record");
+    assert!(wait_for(3.0, || get_json(&addr, "/state")["mode"] == "live"));
+    let recorded = get_json(&addr, "/recorded");
+    assert!(
+        recorded["step"].as_u64().is_some(),
+        "a recording: {recorded}"
+    );
+    click(&mut cdp, "replay");
+    assert!(
+        wait_for(10.0, || get_json(&addr, "/state")["mode"] == "replay-end"),
+        "the replay ends: {}",
+        get_json(&addr, "/state")
+    );
+    let replayed = get_json(&addr, "/state");
+    assert_eq!(replayed["t"], recorded["t"]);
+    assert_eq!(
+        replayed["poses"], recorded["poses"],
+        "the replay ends on the recorded poses"
+    );
+    assert_eq!(replayed["cylinders"], recorded["cylinders"]);
+    assert!(
+        recorded["cylinders"][0] != s1["cylinders"][0],
+        "the recording moved the lift"
+    );
+    // live again
+    click(&mut cdp, "live");
+    assert!(wait_for(3.0, || get_json(&addr, "/state")["mode"] == "live"));
+    cdp.eval("1");
+    assert!(cdp.errors.is_empty(), "console errors: {:?}", cdp.errors);
+    eprintln!(
+        "loader HUD: pause, gauges, task, record → replay ok; screenshot {}; browser test {:.1} s",
+        out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    drop(browser);
+    server.stop();
+}
+
+/// `view`: a finished 2 s run of the four-bar (poses.bin and results.csv written as `run`
+/// writes them) plays in the page: the time slider moves, the poses change, a seek jumps.
+#[test]
+fn view_plays_a_finished_fourbar_run() {
+    use hydraulink_io::output::poses::{PoseWriter, PosesInfo};
+    ensure_chromium();
+    let spec = hydraulink_io::parse_model(hydraulink_io::DEFAULT_MODEL, "fourbar").unwrap();
+    let model = hydraulink::model::compile(&spec).unwrap();
+    let mut sim = hydraulink::Simulation::new(model).unwrap();
+    let dir = std::env::temp_dir().join(format!("hydraulink-view-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let labels = sim.output_labels();
+    let mut csv =
+        hydraulink_io::output::CsvWriter::create(&dir.join("results.csv"), &labels).expect("csv");
+    let bodies: Vec<String> = sim.model().bodies.iter().map(|b| b.name.clone()).collect();
+    let info = PosesInfo {
+        model_file: None,
+        overrides: vec![],
+        bodies: bodies.clone(),
+        format: String::new(),
+    };
+    let mut poses = PoseWriter::create(&dir, &info).unwrap();
+    let mut row = vec![0.0; labels.len()];
+    let mut p = vec![hydraulink::simulation::BodyPose::default(); bodies.len()];
+    for k in 0..=2000 {
+        if k > 0 {
+            sim.step().expect("a step");
+        }
+        sim.output_row(&mut row);
+        csv.write_row(&row).unwrap();
+        sim.body_poses(&mut p);
+        poses.write(sim.time_s(), &p).unwrap();
+    }
+    csv.flush().unwrap();
+    poses.finish().unwrap();
+    let viewer = hydraulink_viewer::Viewer::start(&spec, 1e-3, &dir, 0).expect("view starts");
+    let addr = viewer.url()["http://".len()..]
+        .trim_end_matches('/')
+        .to_string();
+    let browser = launch("view");
+    let mut cdp = Cdp::connect(&browser);
+    open_page(&mut cdp, viewer.url(), 5);
+    assert_eq!(
+        cdp.eval("document.getElementById('playback').hidden"),
+        false,
+        "the playback bar shows"
+    );
+    let a = get_json(&addr, "/state");
+    std::thread::sleep(Duration::from_millis(500));
+    let b = get_json(&addr, "/state");
+    assert_eq!(a["mode"], "view");
+    assert!(
+        b["t"].as_f64() > a["t"].as_f64(),
+        "plays: {} -> {}",
+        a["t"],
+        b["t"]
+    );
+    let slider = cdp.eval("parseFloat(document.getElementById('slider').value)");
+    assert!(slider.as_f64().unwrap() > 0.0, "the slider moves: {slider}");
+    // pause, then seek to 1.5 s
+    click(&mut cdp, "pause");
+    cdp.eval(
+        "(() => { const s = document.getElementById('slider'); s.value = 1.5; \
+         s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change')); })()",
+    );
+    assert!(wait_for(3.0, || (get_json(&addr, "/state")["t"]
+        .as_f64()
+        .unwrap()
+        - 1.5)
+        .abs()
+        < 2e-3));
+    // the four-bar starts at rest; by 1.5 s the valve has moved it
+    let c = get_json(&addr, "/state");
+    assert_ne!(a["poses"], c["poses"], "the poses change");
+    assert_eq!(c["paused"], true);
+    cdp.eval("1");
+    assert!(cdp.errors.is_empty(), "console errors: {:?}", cdp.errors);
+    drop(browser);
+    viewer.stop();
+    let _ = std::fs::remove_dir_all(&dir);
 }

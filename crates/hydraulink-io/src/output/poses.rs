@@ -52,7 +52,8 @@ pub struct PosesInfo {
 pub struct PoseWriter {
     path: PathBuf,
     out: BufWriter<File>,
-    n_bodies: usize,
+    /// One row's bytes, sized once.
+    row: Vec<u8>,
 }
 
 impl PoseWriter {
@@ -74,30 +75,24 @@ impl PoseWriter {
         Ok(PoseWriter {
             path,
             out,
-            n_bodies: n,
+            row: vec![0u8; 8 + 48 * n],
         })
     }
 
-    /// Appends a row: time `t` [s] and the first `n_bodies` poses.
+    /// Appends a row: time `t` \[s\] and the first `n_bodies` poses (missing ones as zeros), in
+    /// one buffered write.
     pub fn write(&mut self, t: f64, poses: &[BodyPose]) -> Result<(), OutputError> {
-        let mut row = [0u8; 8 + 48];
-        self.out
-            .write_all(&t.to_le_bytes())
-            .map_err(|e| OutputError::io(&self.path, e))?;
-        for p in poses.iter().take(self.n_bodies) {
-            let values = p
-                .position_m
-                .iter()
-                .chain(p.rotation.iter().flatten())
-                .map(|&x| x as f32);
-            for (k, x) in values.enumerate() {
-                row[4 * k..4 * k + 4].copy_from_slice(&x.to_le_bytes());
+        let row = &mut self.row;
+        row[..8].copy_from_slice(&t.to_le_bytes());
+        for (b, p) in row[8..].chunks_exact_mut(48).zip(poses) {
+            let values = p.position_m.iter().chain(p.rotation.iter().flatten());
+            for (out, &x) in b.chunks_exact_mut(4).zip(values) {
+                out.copy_from_slice(&(x as f32).to_le_bytes());
             }
-            self.out
-                .write_all(&row[..48])
-                .map_err(|e| OutputError::io(&self.path, e))?;
         }
-        Ok(())
+        self.out
+            .write_all(row)
+            .map_err(|e| OutputError::io(&self.path, e))
     }
 
     /// Flushes the file.
@@ -111,7 +106,7 @@ impl PoseWriter {
 pub struct Poses {
     /// Bodies per row.
     pub n_bodies: usize,
-    /// The rows' times [s].
+    /// The rows' times \[s\].
     pub times: Vec<f64>,
     /// The poses, row after row (`n_bodies` per row).
     pub poses: Vec<BodyPose>,

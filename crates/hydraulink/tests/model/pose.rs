@@ -60,6 +60,16 @@ fn assembled_from(reference: &ModelSpec) -> ModelSpec {
     };
     let mut s = reference.clone();
     s.pose = Pose::Assembled;
+    // the HUD's sensors are body points and axes too
+    for sensor in &mut s.hud.sensors {
+        use hydraulink::model::hud::SensorSpec;
+        match sensor {
+            SensorSpec::PointHeight { body, point: p, .. } => *p = point(frame_of(body), p),
+            SensorSpec::AxisAngle { body, axis, .. } => {
+                *axis = dir(frame_of(body), &V3::from(*axis))
+            }
+        }
+    }
     for b in &mut s.bodies {
         let f = frame_of(&b.name);
         b.com = point(f, &b.com);
