@@ -116,7 +116,12 @@ pub(crate) fn view_command(args: &ViewArgs) -> Result<(), Failure> {
     let spec = hydraulink_io::apply_overrides(&spec, &overrides)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     let step_s = spec.solver.step_s;
-    let viewer = Viewer::start(&spec, step_s, &args.dir, args.port)
+    // `mesh` shapes name their files relative to the model file
+    let model_dir = model
+        .as_ref()
+        .and_then(|m| m.parent())
+        .map(Path::to_path_buf);
+    let viewer = Viewer::start(&spec, step_s, &args.dir, model_dir.as_deref(), args.port)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     watch_for_interrupt();
     println!(

@@ -46,6 +46,9 @@ pub enum PlaybackError {
     /// The server cannot start.
     #[error("{0}")]
     Serve(#[from] ServeError),
+    /// A `mesh` shape's file cannot be drawn.
+    #[error("{0}")]
+    Mesh(#[from] crate::mesh::MeshError),
 }
 
 /// A finished run in memory.
@@ -211,11 +214,13 @@ impl std::fmt::Debug for Viewer {
 
 impl Viewer {
     /// Serves the run in `dir` of the validated model `spec` (Δt `step_s` [s]) on
-    /// 127.0.0.1:`port` (0: any free port).
+    /// 127.0.0.1:`port` (0: any free port); `mesh` shapes' files relative to `model_dir` (the
+    /// model file's folder; none: no meshes drawn).
     pub fn start(
         spec: &ModelSpec,
         step_s: f64,
         dir: &Path,
+        model_dir: Option<&Path>,
         port: u16,
     ) -> Result<Viewer, PlaybackError> {
         let csv_path = dir.join("results.csv");
@@ -230,6 +235,10 @@ impl Viewer {
             .collect();
         drop(header);
         let mut scene = Scene::new(spec, step_s, &labels);
+        // `mesh` shapes name their files relative to the model file (`poses.json` names it)
+        if let Some(dir) = model_dir {
+            scene.load_meshes(dir)?;
+        }
         let hud = Hud::new(spec, &labels)?;
         let inputs: Vec<String> = scene
             .inputs

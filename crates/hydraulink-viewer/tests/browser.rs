@@ -571,7 +571,7 @@ fn view_plays_a_finished_fourbar_run() {
     }
     csv.flush().unwrap();
     poses.finish().unwrap();
-    let viewer = hydraulink_viewer::Viewer::start(&spec, 1e-3, &dir, 0).expect("view starts");
+    let viewer = hydraulink_viewer::Viewer::start(&spec, 1e-3, &dir, None, 0).expect("view starts");
     let addr = viewer.url()["http://".len()..]
         .trim_end_matches('/')
         .to_string();
