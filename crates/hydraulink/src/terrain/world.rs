@@ -427,7 +427,10 @@ fn freeze(
         // more between cell centres) would turn the ground force sideways
         let (a, gx, gz) = match field.surface(r.x, r.z) {
             Some((h, gx, gz)) => {
-                let (g, max) = ((gx * gx + gz * gz).sqrt(), t.automaton.friction_angle_rad.tan());
+                let (g, max) = (
+                    (gx * gx + gz * gz).sqrt(),
+                    t.automaton.friction_angle_rad.tan(),
+                );
                 let s = if g > max { max / g } else { 1.0 };
                 let (gx, gz) = (gx * s, gz * s);
                 (h - gx * r.x - gz * r.z, gx, gz)
