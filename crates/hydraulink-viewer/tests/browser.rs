@@ -53,7 +53,11 @@ impl Drop for Browser {
 }
 
 fn launch() -> Browser {
-    let profile = std::env::temp_dir().join(format!("hydraulink-chromium-{}", std::process::id()));
+    // one profile per browser: the tests of this file run in parallel
+    static LAUNCHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = LAUNCHED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let profile =
+        std::env::temp_dir().join(format!("hydraulink-chromium-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&profile);
     let mut child = Command::new(CHROMIUM)
         .args([
