@@ -493,7 +493,7 @@ fn excavator_game_attempt_loads_the_hopper() {
          {fuel_l:.4} L of fuel, reach max {} m; browser test {:.1} s",
         log.lines()
             .nth(1)
-            .and_then(|l| l.split(',').nth(9))
+            .and_then(|l| l.rsplit(',').nth(3))
             .unwrap_or("?"),
         started.elapsed().as_secs_f64()
     );
