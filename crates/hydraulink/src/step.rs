@@ -13,10 +13,10 @@
 //!    solve, λ update) → projections → end stops and commit;
 //! 4. stage `elements` (`element::commit`): element outputs and energy accounts at the
 //!    committed state;
-//! 4b. stage `world` (`terrain::world::advance`, with a `[terrain]` only): the terrain and
+//! 5. stage `world` (`terrain::world::advance`, with a `[terrain]` only): the terrain and
 //!    the buckets' payloads at the step boundary, and the records the buckets read frozen over
 //!    the next step;
-//! 5. `sample_inputs` again, so a state read between steps holds its next step's inputs.
+//! 6. `sample_inputs` again, so a state read between steps holds its next step's inputs.
 
 use crate::buffers::Buffers;
 use crate::formulation::Stepper;

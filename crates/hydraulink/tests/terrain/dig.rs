@@ -178,11 +178,9 @@ fn frozen(mass: f64) -> Frozen {
     let mut f = [0.0; MAX_FROZEN];
     f[slot::ACTIVE] = 1.0;
     f[slot::MASS] = mass;
-    for a in 0..3 {
-        f[slot::VEL + a] = [0.2, -0.1, 0.05][a];
-        f[slot::ACC + a] = [1.0, 0.5, -0.3][a];
-        f[slot::GRAVITY + a] = [0.0, -9.81, 0.0][a];
-    }
+    f[slot::VEL..slot::VEL + 3].copy_from_slice(&[0.2, -0.1, 0.05]);
+    f[slot::ACC..slot::ACC + 3].copy_from_slice(&[1.0, 0.5, -0.3]);
+    f[slot::GRAVITY..slot::GRAVITY + 3].copy_from_slice(&[0.0, -9.81, 0.0]);
     f[slot::STIFFNESS] = 2.0e5;
     f[slot::DAMPING] = 2.0e3;
     f[slot::DENSITY] = 1600.0;
