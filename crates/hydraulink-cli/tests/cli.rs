@@ -1324,3 +1324,47 @@ duration_s = 0.1
         "{out}"
     );
 }
+
+/// `run` leaves the worksite a model names out, `run --scene` adds it: the contact columns
+/// appear and the machine's own columns keep their values (the worksite does not touch the
+/// machine in its first 0.2 s).
+#[test]
+fn run_adds_the_worksite_only_with_scene() {
+    let file = repo_file("models/excavator.toml");
+    let mut tables = Vec::new();
+    for (name, extra) in [("plain", None), ("scene", Some("--scene"))] {
+        let dir = temp_dir(&format!("worksite-{name}"));
+        let mut args = vec![
+            "run",
+            file.to_str().unwrap(),
+            "--duration",
+            "0.2",
+            "--out",
+            dir.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let out = hydraulink(&args);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        tables.push(fs::read_to_string(dir.join("results.csv")).unwrap());
+    }
+    let header = |t: &str| t.lines().next().unwrap().to_string();
+    assert!(!header(&tables[0]).contains("arm_obstacles.hits"));
+    assert!(header(&tables[1]).contains("arm_obstacles.hits"));
+    assert!(header(&tables[1]).contains("bucket_ground.peak_force"));
+    // the machine's columns agree, value for value
+    let cols = |t: &str| -> Vec<Vec<String>> {
+        t.lines()
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect()
+    };
+    let (a, b) = (cols(&tables[0]), cols(&tables[1]));
+    for (j, label) in a[0].iter().enumerate() {
+        let k = b[0]
+            .iter()
+            .position(|l| l == label)
+            .expect("same machine column");
+        for (ra, rb) in a.iter().zip(&b).skip(1) {
+            assert_eq!(ra[j], rb[k], "{label}");
+        }
+    }
+}
