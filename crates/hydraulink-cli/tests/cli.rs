@@ -1371,6 +1371,8 @@ fn run_writes_a_pose_per_results_row() {
         .ends_with("models/excavator.toml"));
     assert_eq!(info["overrides"][0], "solver.max_iterations=30");
     assert_eq!(info["bodies"].as_array().unwrap().len(), 6);
+}
+
 /// `run` leaves the worksite a model names out, `run --scene` adds it: the contact columns
 /// appear and the machine's own columns keep their values (the worksite does not touch the
 /// machine in its first 0.2 s).
