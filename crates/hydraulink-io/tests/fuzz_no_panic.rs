@@ -123,6 +123,10 @@ const SHIPPED: &[(&str, &str)] = &[
         "excavator.toml",
         include_str!("../../../models/excavator.toml"),
     ),
+    (
+        "excavator_dig.toml",
+        include_str!("../../../models/excavator_dig.toml"),
+    ),
     ("fourbar.toml", include_str!("../../../models/fourbar.toml")),
     (
         "fourbar3d.toml",
