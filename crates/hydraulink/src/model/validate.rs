@@ -354,14 +354,7 @@ fn check_visuals(at: &At, visuals: &[VisualSpec]) -> Result<(), ModelError> {
             at.nonzero_vector(&f("x_axis"), x_axis)?;
             at.nonzero_vector(&f("y_axis"), y_axis)?;
             let (x, y) = (x_axis, y_axis);
-            let c = [
-                x[1] * y[2] - x[2] * y[1],
-                x[2] * y[0] - x[0] * y[2],
-                x[0] * y[1] - x[1] * y[0],
-            ];
-            let norm = |a: &[f64; 3]| (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
-            let sine = norm(&c) / (norm(x) * norm(y));
-            if sine.partial_cmp(&1e-6) != Some(std::cmp::Ordering::Greater) {
+            if sine_between(x, y).partial_cmp(&1e-6) != Some(std::cmp::Ordering::Greater) {
                 return Err(at.error(
                     &f("y_axis"),
                     format!("must not lie along x_axis {x:?}, got {y:?}"),
@@ -387,13 +380,7 @@ fn check_visuals(at: &At, visuals: &[VisualSpec]) -> Result<(), ModelError> {
                 at.positive(&f("width_m"), *width_m)?;
                 at.positive(&f("height_m"), *height_m)?;
                 at.nonzero_vector(&f("side"), side)?;
-                let c = [
-                    d[1] * side[2] - d[2] * side[1],
-                    d[2] * side[0] - d[0] * side[2],
-                    d[0] * side[1] - d[1] * side[0],
-                ];
-                let s = (side[0] * side[0] + side[1] * side[1] + side[2] * side[2]).sqrt();
-                let sine = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt() / (length * s);
+                let sine = sine_between(&d, side);
                 // a NaN sine (a side of NaN length) fails too
                 if length > 0.0 && sine.partial_cmp(&1e-6) != Some(std::cmp::Ordering::Greater) {
                     return Err(at.error(
@@ -430,6 +417,17 @@ fn check_visuals(at: &At, visuals: &[VisualSpec]) -> Result<(), ModelError> {
         check_color(at, &f("color"), color)?;
     }
     Ok(())
+}
+
+/// |sin| of the angle between `a` and `b` [-]: |a × b| / (|a| |b|); NaN for a zero vector.
+fn sine_between(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+    let c = [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ];
+    let norm = |v: &[f64; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    norm(&c) / (norm(a) * norm(b))
 }
 
 /// A colour `#rrggbb` (or none).
