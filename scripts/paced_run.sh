@@ -50,5 +50,6 @@ s = json.loads(sys.argv[1])
 steps, over = s["steps"], s["overruns"]
 print(f"steps {steps}, overruns {over} ({100.0 * over / max(steps, 1):.3f} %), "
       f"real-time factor {s['rtf']}, compute per step mean {s['mean_us']} us, worst {s['max_us']} us, "
-      f"worst lag {s['lag_max_us']} us, snapshots dropped {s['dropped']}")
+      f"worst lag {s['lag_max_us']} us, worst wake-up delay {s.get('wake_max_us')} us, "
+      f"snapshots dropped {s['dropped']}, engine thread priority {s.get('priority')}")
 EOF

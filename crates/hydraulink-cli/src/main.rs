@@ -482,7 +482,8 @@ pub(crate) fn add_scene(
     };
     let mut scene = hydraulink_io::load_scene(&scene_path)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    hydraulink_io::add_scene(&mut spec, &mut scene);
+    hydraulink_io::add_scene(&mut spec, &mut scene)
+        .map_err(|e| Failure::invalid_input(e.to_string()))?;
     Ok((spec, Some(scene)))
 }
 
@@ -760,11 +761,18 @@ fn seconds(v: f64) -> String {
     }
 }
 
-/// Installs the Ctrl-C / SIGTERM handler that sets [`INTERRUPTED`]. Without it (the handler
-/// could not be installed) Ctrl-C ends the process at once, as before; the summary then still
-/// says `running`.
+/// Installs the Ctrl-C / SIGTERM handler that sets [`INTERRUPTED`]. The run stops at the next
+/// step boundary; a second Ctrl-C or SIGTERM ends the process at once (exit 130), for a step
+/// that does not return. Without the handler (it could not be installed) Ctrl-C ends the
+/// process at once, as before; the summary then still says `running`.
 pub(crate) fn watch_for_interrupt() {
-    if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
+    let handler = || {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            eprintln!("interrupted again: stopping now, without saving");
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+    };
+    if let Err(e) = ctrlc::set_handler(handler) {
         eprintln!("warning: Ctrl-C will not save the results: {e}");
     }
 }

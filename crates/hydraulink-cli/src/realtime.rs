@@ -165,7 +165,7 @@ fn summary(s: &Statistics, file: &str) -> String {
          steps            {} of {:.6} s = {:.3} s simulated in {:.3} s wall (real-time factor {:.3})\n  \
          compute per step mean {:.1} µs, p50 {:.1} µs, p99 {:.1} µs, p99.9 {:.1} µs, max {:.1} µs (step {})\n  \
          overruns         {} ({:.3} % of steps), lag max {:.1} µs, last {:.1} µs, slip {:.3} ms\n  \
-         wake-up delay    max {:.1} µs (the operating system's, after a sleep)\n  \
+         wake-up delay    max {:.1} µs (the operating system's, after a sleep); thread priority {}\n  \
          snapshots        {} sent, {} dropped; input changes {}\n",
         s.policy.name(),
         s.steps,
@@ -189,6 +189,7 @@ fn summary(s: &Statistics, file: &str) -> String {
         us(s.lag_s),
         s.slip_s * 1e3,
         us(s.max_wake_delay_s),
+        s.scheduling.name(),
         s.snapshots_sent,
         s.snapshots_dropped,
         s.input_events,

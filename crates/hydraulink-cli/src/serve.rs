@@ -170,14 +170,15 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
         let s = &r.statistics;
         println!(
             "{} steps, {:.3} s simulated in {:.3} s wall (real-time factor {:.3}); overruns {}; \
-             compute per step mean {:.1} µs, max {:.1} µs",
+             compute per step mean {:.1} µs, max {:.1} µs; engine thread priority {}",
             s.steps,
             s.simulated_s,
             s.wall_s,
             s.real_time_factor,
             s.overruns,
             s.compute_mean_s * 1e6,
-            s.compute_max_s * 1e6
+            s.compute_max_s * 1e6,
+            s.scheduling.name()
         );
         if let hydraulink_rt::Outcome::Failed(e) = r.outcome {
             return Err(Failure::run_failed(e.to_string()));

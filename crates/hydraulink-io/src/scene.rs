@@ -4,16 +4,20 @@
 //! `--no-scene`, `hydraulink run` only with `--scene` (or `--scene FILE`), so the machine's
 //! batch results do not depend on it.
 //!
-//! A scene file holds an optional `description` and `[[elements]]` tables, exactly as a model
-//! file writes them (typically `obb_contact` elements naming the machine's bodies and markers).
-//! Its elements are appended to the model's; a model error in one of them is reported at the
-//! scene file's line, with the path counted in the scene file (`elements[0]` is its first).
+//! A scene file holds an optional `description`, `[[elements]]` tables exactly as a model file
+//! writes them (typically `obb_contact` elements naming the machine's bodies and markers, and a
+//! `bucket_dig`), and optionally the worksite's `[terrain]` and the `[game]` played on it, as a
+//! model file writes them. Its elements are appended to the model's; its terrain and game become
+//! the model's (a model that has its own is an error: one ground, one game). A model error in
+//! any of them is reported at the scene file's line, with the path counted in the scene file
+//! (`elements[0]` is its first).
 
 use std::path::{Path, PathBuf};
 
 use hydraulink::component::ComponentSpec;
 use hydraulink::error::ModelError;
-use hydraulink::model::spec::ModelSpec;
+use hydraulink::model::spec::{GameSpec, ModelSpec};
+use hydraulink::terrain::world::TerrainSpec;
 use serde::{Deserialize, Serialize};
 use toml::de::DeTable;
 
@@ -31,6 +35,12 @@ pub struct SceneSpec {
     /// Elements added to the machine, as `[[elements]]` of a model file.
     #[serde(default)]
     pub elements: Vec<ComponentSpec>,
+    /// The worksite's deformable ground, as `[terrain]` of a model file.
+    #[serde(default)]
+    pub terrain: Option<TerrainSpec>,
+    /// The game played on the worksite, as `[game]` of a model file.
+    #[serde(default)]
+    pub game: Option<GameSpec>,
 }
 
 /// A scene file read and parsed, and where its elements went in the model.
@@ -106,10 +116,40 @@ pub fn load_scene(path: &Path) -> Result<Scene, LoadError> {
     parse_scene(&text, &file)
 }
 
-/// Appends the scene's elements to `spec` (and records where they start).
-pub fn add_scene(spec: &mut ModelSpec, scene: &mut Scene) {
+/// Appends the scene's elements to `spec` (and records where they start), and gives it the
+/// scene's terrain and game. A scene's `[terrain]` or `[game]` on a model that has its own is an
+/// error at the scene file's table.
+pub fn add_scene(spec: &mut ModelSpec, scene: &mut Scene) -> Result<(), LoadError> {
+    let conflict = |table: &str| {
+        let location = locate_path(&scene.text, table);
+        LoadError {
+            kind: LoadErrorKind::Model,
+            file: scene.file.clone(),
+            line: location.and_then(|(line, _)| u32::try_from(line).ok()),
+            column: location.and_then(|(_, column)| u32::try_from(column).ok()),
+            element: Some(table.to_string()),
+            path: Some(table.to_string()),
+            message: format!(
+                "the model has its own [{table}]: a machine with a worksite has one \
+                 (leave it out of the model or of the scene)"
+            ),
+        }
+    };
+    if scene.spec.terrain.is_some() && spec.terrain.is_some() {
+        return Err(conflict("terrain"));
+    }
+    if scene.spec.game.is_some() && spec.game.is_some() {
+        return Err(conflict("game"));
+    }
     scene.first_element = spec.elements.len();
     spec.elements.extend(scene.spec.elements.iter().cloned());
+    if let Some(t) = &scene.spec.terrain {
+        spec.terrain = Some(t.clone());
+    }
+    if let Some(g) = &scene.spec.game {
+        spec.game = Some(g.clone());
+    }
+    Ok(())
 }
 
 impl Scene {
@@ -122,6 +162,8 @@ impl Scene {
                 let i = i.checked_sub(self.first_element)?;
                 segments[1] = Segment::Index(i);
             }
+            [Segment::Key(k), ..] if k == "terrain" && self.spec.terrain.is_some() => {}
+            [Segment::Key(k), ..] if k == "game" && self.spec.game.is_some() => {}
             _ => return None,
         }
         let path = format_path(&segments);

@@ -259,6 +259,8 @@ bad_elements! {
     bucket_dig_empty_edge: "bucket 'scoop'", "elements[4].edge";
     terrain_zero_cell: "terrain", "terrain.cell_m";
     terrain_friction_angle_above_90: "terrain", "terrain.friction_angle_deg";
+    terrain_too_many_sweeps: "terrain", "terrain.sweeps_per_step";
+    terrain_too_many_cells: "terrain", "terrain.cells";
     // Elements: obstacles, the hopper and the hit counter (issue 12, the worksite).
     obb_contact_obstacle_and_obstacles: "contact 'boom_floor'", "elements[4].obstacles";
     obb_contact_hopper_wall_too_thick: "contact 'boom_floor'", "elements[4].obstacles[1].wall_m";

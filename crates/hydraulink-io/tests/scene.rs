@@ -20,9 +20,11 @@ fn the_excavator_names_its_worksite_and_compiles_with_it() {
     let path = scene_path(&SceneChoice::Model, Some(&model), &spec).expect("it names one");
     assert_eq!(path, models().join("scenes/worksite.toml"));
     let mut scene = load_scene(&path).expect("the worksite loads");
-    add_scene(&mut spec, &mut scene);
+    add_scene(&mut spec, &mut scene).expect("the scene adds");
     assert_eq!(scene.first_element, n);
-    assert_eq!(spec.elements.len(), n + 4);
+    assert_eq!(spec.elements.len(), n + 5);
+    // the sand and the game come with the worksite, not with the machine
+    assert!(spec.terrain.is_some() && spec.game.is_some());
     let model = hydraulink::model::compile(&spec).expect("the machine with its worksite compiles");
     let sim = hydraulink::Simulation::new(model).expect("it initializes");
     let labels = sim.output_labels();
@@ -31,6 +33,8 @@ fn the_excavator_names_its_worksite_and_compiles_with_it() {
         "bucket_obstacles.hit_force",
         "boom_obstacles.peak_force",
         "bucket_ground.force",
+        "dig.payload_kg",
+        "dig.hopper_kg",
     ] {
         assert!(labels.iter().any(|l| l == c), "no column {c}");
     }
@@ -42,7 +46,7 @@ fn an_error_in_a_scene_element_names_the_scene_file_line_and_path() {
     let mut spec = load_model(&model).expect("the excavator loads");
     let text = "description = \"one bad pole\"\n\n[[elements]]\ntype = \"obb_contact\"\nname = \"pole_hit\"\nbody = \"arm\"\nmarker = \"F\"\nhalf_extents_m = [0.2, 1.7, 0.2]\nstiffness_n_m = 1.0e7\ndamping_n_s_m = 1.0e4\nobstacle = { kind = \"pole\", base_m = [5.0, 0.0, 0.0], axis = [0.0, 1.0, 0.0], radius_m = -0.2, height_m = 3.0 }\n";
     let mut scene = parse_scene(text, "site.toml").expect("parses");
-    add_scene(&mut spec, &mut scene);
+    add_scene(&mut spec, &mut scene).expect("the scene adds");
     let error = hydraulink::model::compile(&spec).expect_err("a negative radius");
     let located = scene.locate(&error).expect("in the scene");
     let shown = located.to_string();
@@ -61,4 +65,82 @@ fn an_error_in_a_scene_element_names_the_scene_file_line_and_path() {
     let mut outside = error.clone();
     outside.path = "bodies[0].mass_kg".into();
     assert!(scene.locate(&outside).is_none());
+}
+
+#[test]
+fn a_scene_terrain_on_a_model_with_its_own_is_an_error_at_the_scene_table() {
+    // excavator_dig.toml has its own [terrain] and [game]: the worksite's are one too many
+    let model = models().join("excavator_dig.toml");
+    let mut spec = load_model(&model).expect("the dig model loads");
+    let path = models().join("scenes/worksite.toml");
+    let mut scene = load_scene(&path).expect("the worksite loads");
+    let text = std::fs::read_to_string(&path).expect("readable");
+    let line = 1 + text
+        .lines()
+        .position(|l| l.trim() == "[terrain]")
+        .expect("the worksite has a [terrain] table") as u32;
+    let error = add_scene(&mut spec, &mut scene).expect_err("two terrains");
+    let shown = error.to_string();
+    assert_eq!(error.line, Some(line), "{shown}");
+    assert!(
+        shown.contains("worksite.toml") && shown.contains("[terrain]"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn an_error_in_the_scene_terrain_names_the_scene_file_line() {
+    let model = models().join("excavator.toml");
+    let mut spec = load_model(&model).expect("the excavator loads");
+    let text = "[terrain]\norigin_m = [1.0, -2.5]\ncells = [60, 50]\ncell_m = -0.1\ndensity_kg_m3 = 1600.0\nstiffness_n_m = 2.0e5\ndamping_n_s_m = 2.0e3\n";
+    let mut scene = parse_scene(text, "site.toml").expect("parses");
+    add_scene(&mut spec, &mut scene).expect("the scene adds");
+    let error = hydraulink::model::compile(&spec).expect_err("a negative cell");
+    let shown = scene.locate(&error).expect("in the scene").to_string();
+    assert!(
+        shown.starts_with("site.toml:4:") && shown.contains("terrain.cell_m"),
+        "{shown}"
+    );
+}
+
+/// What `hydraulink serve models/excavator.toml` plays: the machine with its worksite, driven by
+/// its own 20 s dig–swing–dump cycle (the inputs an operator would give), digs the pile and
+/// dumps a full bucket into the hopper without touching a pole or a wall.
+#[test]
+fn the_excavator_on_its_worksite_digs_and_fills_the_hopper_without_a_hit() {
+    let model = models().join("excavator.toml");
+    let mut spec = load_model(&model).expect("the excavator loads");
+    let path = scene_path(&SceneChoice::Model, Some(&model), &spec).expect("it names one");
+    let mut scene = load_scene(&path).expect("the worksite loads");
+    add_scene(&mut spec, &mut scene).expect("the scene adds");
+    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let mut sim = hydraulink::Simulation::new(model).expect("initializes");
+    let labels = sim.output_labels();
+    let mut row = vec![0.0; labels.len()];
+    let at = |name: &str| labels.iter().position(|l| l == name).expect(name);
+    let (payload, hopper) = (at("dig.payload_kg"), at("dig.hopper_kg"));
+    let hits: Vec<usize> = labels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.ends_with(".hits"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(hits.len(), 4, "{labels:?}");
+    let mut most_payload = 0.0f64;
+    while sim.time_s() < 20.0 - 1e-9 {
+        sim.step().expect("the cycle runs");
+        sim.output_row(&mut row);
+        most_payload = most_payload.max(row[payload]);
+    }
+    let world = sim.state().world.as_ref().expect("a terrain");
+    eprintln!(
+        "bucket load {most_payload:.1} kg, hopper {:.1} kg, hits {:?}, volume {:.15} m³",
+        row[hopper],
+        hits.iter().map(|&i| row[i]).collect::<Vec<_>>(),
+        world.total_m3()
+    );
+    // the bucket filled to its 0.6 m³ of 1600 kg/m³ sand, and the load reached the hopper
+    assert!(most_payload > 0.95 * 960.0, "{most_payload}");
+    assert!(row[hopper] > 0.95 * 960.0, "{}", row[hopper]);
+    assert!(hits.iter().all(|&i| row[i] == 0.0), "hits {row:?}");
 }

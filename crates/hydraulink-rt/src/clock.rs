@@ -16,6 +16,11 @@ pub trait Clock: Send {
     fn charge_step(&mut self, step: u64) {
         let _ = step;
     }
+    /// Whether this clock is the wall clock, whose sleeps are the operating system's: only then
+    /// does the engine raise its thread's priority (`priority`).
+    fn is_wall_clock(&self) -> bool {
+        false
+    }
 }
 
 /// The wall clock: [`Instant`] from its creation, [`std::thread::sleep`] to wait.
@@ -48,6 +53,9 @@ impl Clock for SystemClock {
         if t > now {
             std::thread::sleep(t - now);
         }
+    }
+    fn is_wall_clock(&self) -> bool {
+        true
     }
 }
 

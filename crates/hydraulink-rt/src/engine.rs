@@ -64,6 +64,9 @@ pub struct EngineOptions {
     /// Capacity of the snapshot channel (default 4); when it is full a snapshot is dropped and
     /// counted.
     pub snapshot_capacity: usize,
+    /// Raise the engine thread's scheduling priority under the wall clock (default true;
+    /// `crate::priority`): the statistics say what was obtained.
+    pub raise_priority: bool,
 }
 
 impl Default for EngineOptions {
@@ -77,6 +80,7 @@ impl Default for EngineOptions {
             replay: None,
             command_capacity: 256,
             snapshot_capacity: 4,
+            raise_priority: true,
         }
     }
 }
@@ -873,10 +877,14 @@ impl Engine {
         options: EngineOptions,
         clock: C,
     ) -> Result<Engine, EngineError> {
+        let raise = options.raise_priority && clock.is_wall_clock();
         let (mut core, channels) = Core::new(sim, options, clock)?;
         let thread = std::thread::Builder::new()
             .name("hydraulink-rt".into())
             .spawn(move || {
+                if raise {
+                    core.tracker.stats.scheduling = crate::priority::raise();
+                }
                 core.run();
                 core.finish()
             })

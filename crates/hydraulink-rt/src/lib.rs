@@ -56,6 +56,7 @@
 pub mod binding;
 pub mod clock;
 pub mod engine;
+pub mod priority;
 pub mod recording;
 pub mod stats;
 
@@ -65,5 +66,6 @@ pub use engine::{
     Channels, Command, Core, Engine, EngineError, EngineOptions, Names, Outcome, Policy, Report,
     Snapshot,
 };
+pub use priority::Scheduling;
 pub use recording::{Action, Event, Recording, RecordingError};
 pub use stats::{Histogram, Statistics};

@@ -133,6 +133,8 @@ pub struct Statistics {
     pub commands_rejected: u64,
     /// Input changes applied and recorded (set, release, reset).
     pub input_events: u64,
+    /// The engine thread's scheduling priority (`crate::priority`).
+    pub scheduling: crate::priority::Scheduling,
 }
 
 /// The running measurements behind [`Statistics`] (fixed size).
@@ -171,6 +173,7 @@ impl Tracker {
                 commands_applied: 0,
                 commands_rejected: 0,
                 input_events: 0,
+                scheduling: crate::priority::Scheduling::Normal,
             },
             histogram: Histogram::default(),
             compute_total: Duration::ZERO,

@@ -55,6 +55,36 @@ fn a_paced_run_on_the_system_clock_reports_finite_statistics() {
         assert!(v.is_finite(), "{name} = {v}");
     }
     assert!(s.compute_max_s >= s.compute_mean_s && s.compute_mean_s > 0.0);
+    // the wall clock raises the engine thread's priority as far as the system allows; which
+    // level that is depends on the machine's rights, so only that a level was reported
+    eprintln!("engine thread priority: {}", s.scheduling.name());
+}
+
+/// The priority is raised only on the wall clock and only when asked: a manual clock never
+/// sleeps, so a real-time thread there would starve its neighbours.
+#[test]
+fn the_priority_stays_normal_on_a_manual_clock_or_when_not_asked() {
+    use hydraulink_rt::{Engine, Scheduling, SystemClock};
+    let options = EngineOptions {
+        duration_s: Some(0.01),
+        ..EngineOptions::default()
+    };
+    let manual = Engine::spawn(
+        sim_of("boom"),
+        options.clone(),
+        ManualClock::new(Duration::from_micros(10)),
+    )
+    .expect("starts")
+    .join();
+    assert_eq!(manual.statistics.scheduling, Scheduling::Normal);
+    let not_asked = EngineOptions {
+        raise_priority: false,
+        ..options
+    };
+    let wall = Engine::spawn(sim_of("boom"), not_asked, SystemClock::new())
+        .expect("starts")
+        .join();
+    assert_eq!(wall.statistics.scheduling, Scheduling::Normal);
 }
 
 /// The engine on its thread takes commands in order: a set input before a stop is applied and

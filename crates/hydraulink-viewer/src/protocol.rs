@@ -9,7 +9,8 @@
 //!                                                                 task and its held time [s]
 //!                  "mode":"live"|"recording"|"replay"|"view", "inputs":[…],  operator inputs
 //!                  "stats":{"rtf":…,"steps":…,"overruns":…,"mean_us":…,"max_us":…,
-//!                           "lag_max_us":…,"dropped":…}}           at the display rate
+//!                           "lag_max_us":…,"wake_max_us":…,"dropped":…,  at the display rate
+//!                           "priority":"normal"|"nice -10"|"real-time (SCHED_FIFO 10)"}}
 //! page → server   {"type":"key","key":"w","pressed":true}
 //!                 {"type":"axis","axis":"right_y","value":0.4}
 //!                 {"type":"set","input":"U_boom","value":5.0}   {"type":"release","input":…}
@@ -229,5 +230,7 @@ pub fn write_frame(
     num(out, s.compute_max_s * 1e6, 1);
     out.push_str(",\"lag_max_us\":");
     num(out, s.max_lag_s * 1e6, 1);
-    out.push_str("}}");
+    out.push_str(",\"wake_max_us\":");
+    num(out, s.max_wake_delay_s * 1e6, 1);
+    let _ = write!(out, ",\"priority\":\"{}\"}}}}", s.scheduling.name());
 }

@@ -216,7 +216,7 @@ fn the_excavator_worksite_draws_its_obstacles_once_each() {
     let site = hydraulink_io::scene_path(&hydraulink_io::SceneChoice::Model, Some(&path), &spec)
         .expect("the excavator names a worksite");
     let mut scene = hydraulink_io::load_scene(&site).expect("the worksite loads");
-    hydraulink_io::add_scene(&mut spec, &mut scene);
+    hydraulink_io::add_scene(&mut spec, &mut scene).expect("the scene adds");
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let obstacles = hydraulink_viewer::scene::obstacles(&model);
     // the ground plane, three poles and the hopper's floor and four walls, though the poles

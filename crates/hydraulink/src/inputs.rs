@@ -160,7 +160,8 @@ impl Signal {
             }
             Signal::Table { times, values } => {
                 let n = times.len();
-                if t <= times[0] {
+                // (a NaN time gives the first value, never an index below 0)
+                if t <= times[0] || t.is_nan() {
                     return values[0];
                 }
                 if t >= times[n - 1] {

@@ -66,8 +66,9 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_hydraulics(spec, &bodies)?;
     check_algebraic_volumes(spec)?;
     check_inputs(&spec.inputs)?;
-    check_valve_input_ranges(spec)?;
     check_solver(&spec.solver)?;
+    // needs the solver's duration (a later section: checked right after it)
+    check_valve_input_ranges(spec)?;
     check_internal_states(spec)?;
     check_guidance(spec)?;
     crate::friction::compile::check_joints(spec)?;

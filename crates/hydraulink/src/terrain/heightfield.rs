@@ -120,6 +120,35 @@ impl Heightfield {
         Some((y, gx, gz))
     }
 
+    /// The part of the segment from `a` to `b` (global (x, y, z) [m]) whose (x, z) lies over
+    /// the grid, as the parameter range [t₀, t₁] ⊂ [0, 1] of a + t (b − a) (Liang–Barsky
+    /// clipping against the grid's rectangle); `None` if it misses the grid or is not finite.
+    pub fn clip_xz(&self, a: &[f64; 3], b: &[f64; 3]) -> Option<(f64, f64)> {
+        let lo = [self.origin_m[0], self.origin_m[1]];
+        let hi = [
+            lo[0] + self.nx as f64 * self.cell_m,
+            lo[1] + self.nz as f64 * self.cell_m,
+        ];
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        for (axis, (l, h)) in [0usize, 2].into_iter().zip(lo.into_iter().zip(hi)) {
+            let (p, dp) = (a[axis], b[axis] - a[axis]);
+            if !(p.is_finite() && dp.is_finite()) {
+                return None;
+            }
+            if dp == 0.0 {
+                if p < l || p > h {
+                    return None;
+                }
+                continue;
+            }
+            let (ta, tb) = ((l - p) / dp, (h - p) / dp);
+            let (enter, leave) = if ta < tb { (ta, tb) } else { (tb, ta) };
+            t0 = t0.max(enter);
+            t1 = t1.min(leave);
+        }
+        (t0 <= t1).then_some((t0, t1))
+    }
+
     /// Volume of material d² Σ h [m³].
     pub fn volume_m3(&self) -> f64 {
         self.h.iter().sum::<f64>() * self.cell_m * self.cell_m

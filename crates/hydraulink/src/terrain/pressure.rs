@@ -118,6 +118,9 @@ fn spread(src: &[f64], dst: &mut [f64], nx: usize, nz: usize, along_x: bool, k: 
     }
 }
 
+/// Most layers of blocks a column is split into by [`propagate`].
+pub const MAX_LAYERS: usize = 256;
+
 /// Pub. V eqs. 12–14: the vertical force on the base of every column of `field` [N] into
 /// `out` (index i + nx j), for blocks of height `block_m` [m] (> 0) of material of density
 /// `density_kg_m3` [kg/m³] under gravity `g` [m/s²], with the external vertical forces `force_n`
@@ -136,8 +139,12 @@ pub fn propagate(
 ) {
     let (nx, nz, d) = (field.nx, field.nz, field.cell_m);
     let top = field.h.iter().fold(0.0f64, |m, h| m.max(*h));
+    // Blocks are at least top / MAX_LAYERS high, which bounds the work of a step: the given
+    // block height holds for piles up to MAX_LAYERS blocks (25.6 m at the default 0.1 m).
+    // (the factor keeps the top of the highest column inside the last layer after rounding)
+    let block_m = block_m.max(top / MAX_LAYERS as f64 * (1.0 + 1e-12));
     // the number of layers above the base block; every column has its top in one of them
-    let n_layers = ((top / block_m).ceil() as usize).max(1);
+    let n_layers = ((top / block_m).ceil() as usize).clamp(1, MAX_LAYERS);
     s.load.iter_mut().for_each(|l| *l = 0.0);
     for n in (0..n_layers).rev() {
         if n + 1 < n_layers {

@@ -72,7 +72,7 @@ pub struct HopperSpec {
 pub struct TerrainSpec {
     /// Corner (x₀, z₀) of the grid [m]; heights are along global y, above y = 0 (the bedrock).
     pub origin_m: [f64; 2],
-    /// Cells along x and z, each ≥ 2.
+    /// Cells along x and z, each in [2, 4096], at most 4 194 304 (2²²) in all.
     pub cells: [usize; 2],
     /// Cell side d [m], > 0.
     pub cell_m: f64,
@@ -93,7 +93,7 @@ pub struct TerrainSpec {
     /// Flow rate z⁺ of Pub. V eq. 15 per sweep [-], in (0, 1/4] (default 1/4).
     #[serde(default = "default_flow")]
     pub flow_rate: f64,
-    /// Automaton sweeps per step, ≥ 0 (default 1; 0: the terrain never avalanches).
+    /// Automaton sweeps per step, in [0, 64] (default 1; 0: the terrain never avalanches).
     #[serde(default = "default_sweeps")]
     pub sweeps_per_step: usize,
     /// φ(±1) of the pressure propagation kernel [-], in [0, 1/2] (default 0.25).
@@ -170,6 +170,11 @@ fn non_negative(field: &str, x: f64) -> Result<f64, ModelError> {
     }
 }
 
+/// Most cells of a terrain grid (2²², e.g. 2048 × 2048: 200 m square at 0.1 m).
+pub const MAX_CELLS: usize = 1 << 22;
+/// Most automaton sweeps per step (Pub. V runs one per step; more only speeds up avalanching).
+pub const MAX_SWEEPS: usize = 64;
+
 impl TerrainSpec {
     /// Checks every field (errors name `terrain.<field>`) and builds the initial field;
     /// `diggers` are the indices of the `bucket_dig` elements, `gravity` [m/s²] the model's.
@@ -187,6 +192,20 @@ impl TerrainSpec {
                     format!("must be in [2, 4096], got {n}"),
                 ));
             }
+        }
+        // Every step touches every cell in each sweep: a bound on the work of one step (a typo
+        // such as `sweeps_per_step = 4000000000` would otherwise never finish a step).
+        if nx * nz > MAX_CELLS {
+            return Err(err(
+                "cells",
+                format!("{nx} × {nz} = {} cells; at most {MAX_CELLS}", nx * nz),
+            ));
+        }
+        if self.sweeps_per_step > MAX_SWEEPS {
+            return Err(err(
+                "sweeps_per_step",
+                format!("must be in [0, {MAX_SWEEPS}], got {}", self.sweeps_per_step),
+            ));
         }
         let d = positive("cell_m", self.cell_m)?;
         let h0 = non_negative("height_m", self.height_m)?;
@@ -498,7 +517,15 @@ pub fn advance(model: &Model, st: &mut State, kin: &Kinematics<f64>, s: &mut Wor
         let segments = np.saturating_sub(1).max(1);
         for sg in 0..segments {
             let (a, b) = (pts[sg], pts[(sg + 1).min(np - 1)]);
-            let n = ((b - a).norm() / (0.5 * d_cell)).ceil() as usize;
+            // only the part over the grid cuts
+            let Some((t0, t1)) = w.field.clip_xz(&[a.x, a.y, a.z], &[b.x, b.y, b.z]) else {
+                continue;
+            };
+            let (a, b) = (a + (b - a) * t0, a + (b - a) * t1);
+            // at most one sample per half cell along the grid's diagonal (whatever round-off
+            // left of a clipped edge with far-away ends)
+            let n_cap = 2 * (w.field.nx + w.field.nz) + 2;
+            let n = (((b - a).norm() / (0.5 * d_cell)).ceil() as usize).min(n_cap);
             for q in 0..=n {
                 if left <= 0.0 {
                     break;

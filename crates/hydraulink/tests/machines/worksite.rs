@@ -8,7 +8,8 @@ use crate::common::spec_of;
 use hydraulink::component::ComponentSpec;
 use hydraulink::Simulation;
 
-/// The excavator with the worksite's elements appended (what `hydraulink_io::add_scene` does).
+/// The excavator with the worksite's elements appended and its terrain and game (what
+/// `hydraulink_io::add_scene` does).
 fn excavator_with_worksite(duration_s: f64) -> hydraulink::ModelSpec {
     let mut spec = spec_of("excavator");
     assert_eq!(spec.scene.as_deref(), Some("scenes/worksite.toml"));
@@ -22,9 +23,13 @@ fn excavator_with_worksite(duration_s: f64) -> hydraulink::ModelSpec {
         #[allow(dead_code)]
         description: String,
         elements: Vec<ComponentSpec>,
+        terrain: Option<hydraulink::terrain::world::TerrainSpec>,
+        game: Option<hydraulink::model::spec::GameSpec>,
     }
     let scene: Scene = toml::from_str(&text).expect("the worksite parses");
     spec.elements.extend(scene.elements);
+    spec.terrain = scene.terrain;
+    spec.game = scene.game;
     spec.solver.duration_s = duration_s;
     spec
 }

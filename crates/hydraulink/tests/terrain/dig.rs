@@ -57,6 +57,58 @@ fn pressure_at_the_base_is_the_weight_above() {
 }
 
 #[test]
+fn tiny_blocks_are_capped_and_still_carry_the_whole_weight() {
+    // A block of 1e-200 m would make ~1e200 layers: propagate caps them at MAX_LAYERS (blocks
+    // of top / MAX_LAYERS), so the step ends, and Σ p⁰ = g Σ m + Σ f still holds, the forces
+    // on the top blocks included.
+    let f = uneven();
+    let (rho, g, d) = (1600.0, 9.81, f.cell_m);
+    let mut force = vec![0.0; f.h.len()];
+    force[17] = 2500.0;
+    force[60] = 800.0;
+    let weight = g * rho * d * d * f.h.iter().sum::<f64>() + 3300.0;
+    let mut s = PScratch::new(&f);
+    let mut out = vec![0.0; f.h.len()];
+    let k = Kernel { side: 0.25 };
+    for block in [1e-200, 1e-9, 0.93e-3 * 999.0 / 300.0] {
+        propagate(&f, block, rho, g, &force, &k, &mut s, &mut out);
+        let total: f64 = out.iter().sum();
+        eprintln!("block {block:e} m: Σ p⁰ = {total:.9} N, weight above {weight:.9} N");
+        assert!(
+            (total - weight).abs() <= 1e-12 * weight,
+            "{total} ≠ {weight}"
+        );
+    }
+}
+
+#[test]
+fn only_the_part_of_an_edge_over_the_grid_is_sampled() {
+    // the grid is [0, 1.2] × [0, 0.9] in (x, z)
+    let f = uneven();
+    let close =
+        |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).abs() < 1e-15 && (a.1 - b.1).abs() < 1e-15;
+    // inside: the whole segment
+    let t = f.clip_xz(&[0.1, 5.0, 0.1], &[1.1, -3.0, 0.8]).unwrap();
+    assert!(close(t, (0.0, 1.0)), "{t:?}");
+    // from x = -1.2 to 2.4 at z = 0.45: x ∈ [0, 1.2] is t ∈ [1/3, 2/3]
+    let t = f.clip_xz(&[-1.2, 0.0, 0.45], &[2.4, 0.0, 0.45]).unwrap();
+    assert!(close(t, (1.0 / 3.0, 2.0 / 3.0)), "{t:?}");
+    // beside the grid, far away, or not finite: nothing
+    assert!(f.clip_xz(&[-1.0, 0.0, 2.0], &[3.0, 0.0, 2.0]).is_none());
+    assert!(f.clip_xz(&[1e199, 0.0, 0.5], &[2e199, 0.0, 0.5]).is_none());
+    assert!(f.clip_xz(&[f64::NAN, 0.0, 0.5], &[0.5, 0.0, 0.5]).is_none());
+    // an edge 1e199 m long crossing the grid: the part over it, at most the grid's width (t
+    // resolves to 0.5 exactly at this scale: one sample, at x = 0, on the grid)
+    let t = f
+        .clip_xz(&[-1e199, 0.0, 0.45], &[1e199, 0.0, 0.45])
+        .unwrap();
+    assert!(
+        t.0 <= t.1 && (t.1 - t.0) * 2e199 <= 1.2 * (1.0 + 1e-12),
+        "{t:?}"
+    );
+}
+
+#[test]
 fn pressure_propagation_is_symmetric() {
     // a field mirrored in x and z gives a mirrored base load
     let mut f = Heightfield::flat(10, 8, 0.1, [0.0, 0.0], 0.1).unwrap();
