@@ -139,8 +139,8 @@ fn the_excavator_on_its_worksite_digs_and_fills_the_hopper_without_a_hit() {
         hits.iter().map(|&i| row[i]).collect::<Vec<_>>(),
         world.total_m3()
     );
-    // the bucket filled to its 0.6 m³ of 1600 kg/m³ sand, and the load reached the hopper
-    assert!(most_payload > 0.95 * 960.0, "{most_payload}");
-    assert!(row[hopper] > 0.95 * 960.0, "{}", row[hopper]);
+    // the bucket filled to its 0.8 m³ of 1600 kg/m³ sand, and the load reached the hopper
+    assert!(most_payload > 0.95 * 1280.0, "{most_payload}");
+    assert!(row[hopper] > 0.95 * 1280.0, "{}", row[hopper]);
     assert!(hits.iter().all(|&i| row[i] == 0.0), "hits {row:?}");
 }

@@ -264,7 +264,12 @@ fn excavator_page_renders_and_a_key_raises_the_boom() {
     ensure_chromium();
     let started = Instant::now();
     let path = repo().join("models/excavator.toml");
-    let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+    let mut spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+    // on its worksite, as `hydraulink serve models/excavator.toml` shows it
+    let site = hydraulink_io::scene_path(&hydraulink_io::SceneChoice::Model, Some(&path), &spec)
+        .expect("the excavator names its worksite");
+    let mut scene = hydraulink_io::load_scene(&site).expect("the worksite loads");
+    hydraulink_io::add_scene(&mut spec, &mut scene).expect("the worksite adds");
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let sim = hydraulink::Simulation::new(model).expect("initializes");
     let options = ServeOptions {
@@ -622,8 +627,9 @@ fn view_plays_a_finished_fourbar_run() {
 /// game come with it), as `hydraulink serve models/excavator.toml` plays it, in the page: the name typed into the
 /// game panel, Enter starts the attempt (the machine is reset), then a scripted input sequence,
 /// the model's own dig–swing–dump signals sampled on the attempt's clock every 10 ms of wall time and sent as `set` messages through
-/// the page's WebSocket, digs the pile and dumps 960 kg into the hopper at about 12.5 s. The
-/// goal is set to 900 kg (one bucket load; the default 2 t takes three cycles), so the attempt
+/// the page's WebSocket, digs the pile and dumps 1280 kg into the hopper at about 12.5 s. The
+/// goal is set to 900 kg (one bucket load; the default 2 t takes two cycles, which
+/// `tests/game.rs` plays without the browser), so the attempt
 /// ends as reached; the panel, the server's state, the log and the leaderboard agree.
 #[test]
 fn excavator_game_attempt_loads_the_hopper() {

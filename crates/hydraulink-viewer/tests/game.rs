@@ -1,7 +1,9 @@
 //! The excavator game through the server (WebSocket, no browser) and the fuel gauge against the
-//! per-step integral of the pump's shaft power.
+//! per-step integral of the pump's shaft power; and a whole 2 t game on the machine with its
+//! worksite, played by a script at full speed.
 //!
-//! The shipped `models/excavator.toml` has no digging, so the server test names a stand-in
+//! The shipped `models/excavator.toml` alone (without its worksite) has no digging, so the
+//! server test names a stand-in
 //! hopper column, the boom input's value `U_boom.value` [V], with a goal of 9.5 "kg": holding `W`
 //! raises it to 10 V in 0.5 s and so "fills the hopper". Everything else is the real game:
 //! the start message, the reset, the key through the engine's bindings, the attempt's end,
@@ -216,4 +218,70 @@ fn fuel_from_snapshots_matches_the_per_step_integral() {
         e_snap / 1e3
     );
     assert!(rel < 1e-4);
+}
+
+/// The whole game of Publication VI on what `hydraulink serve models/excavator.toml` plays (the
+/// machine on its worksite, the worksite's `[game]` with its 2 t goal), at full speed and
+/// without a server: a scripted operator repeats the machine's own 20 s dig–swing–dump cycle
+/// (the joystick signals of the model, on t mod 20 s) and the game, fed a reading every 17
+/// steps as the server's 60 Hz snapshots feed it, ends the attempt as reached within three
+/// cycles, with fewer hits than allowed.
+#[test]
+fn a_scripted_operator_loads_2_t_into_the_hopper_in_one_attempt() {
+    use hydraulink::inputs::Signal;
+    use hydraulink_viewer::game::Outcome;
+    let path = repo().join("models/excavator.toml");
+    let mut spec = hydraulink_io::load_model(&path).expect("model loads");
+    let site = hydraulink_io::scene_path(&hydraulink_io::SceneChoice::Model, Some(&path), &spec)
+        .expect("the excavator names its worksite");
+    let mut scene = hydraulink_io::load_scene(&site).expect("the worksite loads");
+    hydraulink_io::add_scene(&mut spec, &mut scene).expect("the worksite adds");
+    let game = spec.game.clone().expect("the worksite has a [game]");
+    assert_eq!(game.goal_kg, 2000.0, "the goal of Publication VI");
+    let script: Vec<(String, Signal)> = ["U_boom", "U_arm", "U_bucket", "U_swing"]
+        .iter()
+        .map(|n| {
+            let s = spec.inputs.iter().find(|i| i.name == *n).expect("input");
+            (n.to_string(), Signal::from_spec(&s.signal))
+        })
+        .collect();
+    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let mut sim = Simulation::new(model).expect("initializes");
+    let labels = sim.output_labels();
+    let bodies: Vec<String> = sim.model().bodies.iter().map(|b| b.name.clone()).collect();
+    let columns = Columns::resolve(&game, &spec, &labels, &bodies).expect("columns");
+    let index: Vec<usize> = columns
+        .labels
+        .iter()
+        .map(|l| labels.iter().position(|x| x == l).unwrap())
+        .collect();
+    let mut g = Game::new(Rules::new(&game), sim.model().step_s());
+    g.start("scripted").expect("starts");
+    let mut row = vec![0.0; sim.n_outputs()];
+    let mut poses = vec![BodyPose::default(); bodies.len()];
+    let mut result = None;
+    for k in 1..=60_000_u64 {
+        let t = sim.time_s() % 20.0;
+        for (name, signal) in &script {
+            sim.set_input(name, signal.value(t)).expect("input");
+        }
+        sim.step().expect("step");
+        if k % 17 == 0 {
+            sim.output_row(&mut row);
+            sim.body_poses(&mut poses);
+            let values: Vec<f64> = index.iter().map(|&c| row[c]).collect();
+            result = g.observe(&columns.reading(k, sim.time_s(), &values, &poses));
+            if result.is_some() {
+                break;
+            }
+        }
+    }
+    let a = result.expect("the attempt ends within three cycles");
+    eprintln!(
+        "2 t attempt: {:?} after {:.2} s with {:.0} kg in the hopper, {} hits, {:.3} L of fuel, \
+         reach max {:?} m, {:.0} points",
+        a.outcome, a.time_s, a.hopper_kg, a.hits, a.fuel_l, a.reach_max_m, a.points
+    );
+    assert_eq!(a.outcome, Outcome::GoalReached, "{a:?}");
+    assert!(a.hopper_kg >= 2000.0 && a.hits <= 3, "{a:?}");
 }
