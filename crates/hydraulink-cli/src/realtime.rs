@@ -189,7 +189,7 @@ fn summary(s: &Statistics, file: &str) -> String {
         us(s.lag_s),
         s.slip_s * 1e3,
         us(s.max_wake_delay_s),
-        s.scheduling.name(),
+        s.priority(),
         s.snapshots_sent,
         s.snapshots_dropped,
         s.input_events,

@@ -178,7 +178,7 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
             s.overruns,
             s.compute_mean_s * 1e6,
             s.compute_max_s * 1e6,
-            s.scheduling.name()
+            s.priority()
         );
         if let hydraulink_rt::Outcome::Failed(e) = r.outcome {
             return Err(Failure::run_failed(e.to_string()));

@@ -137,6 +137,9 @@ pub struct Snapshot {
     pub outputs: Vec<f64>,
     /// Every body's pose, in the order of [`Names::bodies`].
     pub poses: Vec<BodyPose>,
+    /// The terrain's column heights [m] (index i + nx j of its grid, `Model::terrain`); empty
+    /// without a terrain.
+    pub terrain_m: Vec<f64>,
     /// The statistics so far.
     pub statistics: Statistics,
 }
@@ -258,6 +261,9 @@ pub struct Core<C: Clock> {
     replay: Option<Vec<(u64, Change)>>,
     replay_next: usize,
     tracker: Tracker,
+    /// Steps in a row released late (no sleep before them): a real-time priority is given up
+    /// after [`crate::priority::DEMOTE_AFTER_STEPS`] of them.
+    late_streak: u64,
     /// Clock time of engine step 0's release, shifted by pauses and (slow-down) overruns.
     origin: Duration,
     started: bool,
@@ -429,6 +435,7 @@ impl<C: Clock> Core<C> {
             tracker: Tracker::new(options.policy, dt_s),
             origin: Duration::ZERO,
             started: false,
+            late_streak: 0,
             wall_start: Duration::ZERO,
             last_end: Duration::ZERO,
             paused_total: Duration::ZERO,
@@ -582,6 +589,16 @@ impl<C: Clock> Core<C> {
         let slept = self.clock.now() < release;
         if slept {
             self.clock.sleep_until(release);
+            self.late_streak = 0;
+        } else {
+            self.late_streak += 1;
+            // a real-time thread that cannot keep up never sleeps: it would hold a core
+            if self.late_streak > crate::priority::DEMOTE_AFTER_STEPS
+                && self.tracker.stats.scheduling == crate::priority::Scheduling::RealTime
+            {
+                self.tracker.stats.scheduling = crate::priority::demote();
+                self.tracker.stats.demoted_at_step = Some(self.step);
+            }
         }
         // 5. the step, timed
         let start = self.clock.now();
@@ -827,6 +844,10 @@ impl<C: Clock> Core<C> {
                 inputs: vec![0.0; self.input_names.len()],
                 outputs: vec![0.0; self.output_cols.len()],
                 poses: vec![BodyPose::default(); self.sim.model().bodies.len()],
+                terrain_m: match &self.sim.state().world {
+                    Some(w) => vec![0.0; w.field.h.len()],
+                    None => Vec::new(),
+                },
                 statistics: self.tracker.stats,
             },
         };
@@ -840,6 +861,9 @@ impl<C: Clock> Core<C> {
             *o = self.row[c];
         }
         self.sim.body_poses(&mut s.poses);
+        if let Some(w) = &self.sim.state().world {
+            s.terrain_m.copy_from_slice(&w.field.h);
+        }
         s.statistics = self.statistics();
         match self.snapshots.try_send(s) {
             Ok(()) => self.tracker.stats.snapshots_sent += 1,
@@ -924,5 +948,40 @@ impl Engine {
             Ok(r) => r,
             Err(p) => std::panic::resume_unwind(p),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::priority::{Scheduling, DEMOTE_AFTER_STEPS};
+
+    /// A real-time engine whose every step takes 2 ms of a 1 ms step never sleeps: after
+    /// DEMOTE_AFTER_STEPS late releases in a row it gives the priority up, and says when. (The
+    /// manual clock never raises the priority, so the test sets it as the wall clock would.)
+    #[test]
+    fn a_real_time_engine_that_cannot_keep_up_gives_its_priority_up() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/boom.toml");
+        let spec = hydraulink_io::load_model(std::path::Path::new(path)).expect("loads");
+        let model = hydraulink::model::compile(&spec).expect("compiles");
+        let sim = Simulation::new(model).expect("initializes");
+        let options = EngineOptions::default();
+        let (mut core, _ch) = Core::new(sim, options, ManualClock::new(Duration::from_millis(2)))
+            .expect("valid options");
+        core.tracker.stats.scheduling = Scheduling::RealTime;
+        core.run_steps(DEMOTE_AFTER_STEPS);
+        assert_eq!(core.statistics().scheduling, Scheduling::RealTime);
+        core.run_steps(10);
+        let s = core.statistics();
+        assert_eq!(s.scheduling, Scheduling::Normal);
+        // every step is released without a sleep (the first at its release time exactly), so
+        // the streak passes the bound at engine step DEMOTE_AFTER_STEPS (counted from 0)
+        assert_eq!(s.demoted_at_step, Some(DEMOTE_AFTER_STEPS));
+        assert!(
+            s.priority().contains("given up at step"),
+            "{}",
+            s.priority()
+        );
     }
 }

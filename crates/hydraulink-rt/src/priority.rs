@@ -16,6 +16,12 @@
 //! and reports which it got ([`Scheduling`], in the statistics). Only the engine's own thread
 //! changes; only under the wall clock (a simulated clock never sleeps, and a busy real-time
 //! thread would starve the tests around it).
+//!
+//! A real-time thread that cannot keep up never sleeps (under the catch-up policy late steps run
+//! back to back) and would hold its core against every normal thread, the page's renderer
+//! included. So after [`DEMOTE_AFTER_STEPS`] steps in a row released late the engine gives the
+//! priority up ([`demote`]: the normal policy again) and says so
+//! (`Statistics::demoted_at_step`).
 
 use serde::Serialize;
 
@@ -49,6 +55,25 @@ pub const FIFO_PRIORITY: i32 = 10;
 
 /// The nice value asked for when `SCHED_FIFO` is refused.
 pub const NICE: i32 = -10;
+
+/// Steps in a row released late after which a real-time engine gives its priority up (0.2 s at
+/// Δt = 1 ms).
+pub const DEMOTE_AFTER_STEPS: u64 = 200;
+
+/// Puts the calling thread back to the normal policy (module doc); returns what it has then.
+pub fn demote() -> Scheduling {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: pthread_self() is the calling thread, and `param` outlives the call.
+        let normal =
+            unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_OTHER, &param) };
+        if normal != 0 {
+            return Scheduling::RealTime;
+        }
+    }
+    Scheduling::Normal
+}
 
 /// Raises the calling thread's priority as far as allowed (module doc).
 pub fn raise() -> Scheduling {

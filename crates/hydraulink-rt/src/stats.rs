@@ -135,6 +135,23 @@ pub struct Statistics {
     pub input_events: u64,
     /// The engine thread's scheduling priority (`crate::priority`).
     pub scheduling: crate::priority::Scheduling,
+    /// The engine step at which a real-time priority was given up because the engine could not
+    /// keep up (`crate::priority::demote`); none: never.
+    pub demoted_at_step: Option<u64>,
+}
+
+impl Statistics {
+    /// The engine thread's priority in words: what it has, and when a real-time priority was
+    /// given up.
+    pub fn priority(&self) -> String {
+        match self.demoted_at_step {
+            Some(k) => format!(
+                "{} (real-time given up at step {k}: the engine could not keep up)",
+                self.scheduling.name()
+            ),
+            None => self.scheduling.name().to_string(),
+        }
+    }
 }
 
 /// The running measurements behind [`Statistics`] (fixed size).
@@ -174,6 +191,7 @@ impl Tracker {
                 commands_rejected: 0,
                 input_events: 0,
                 scheduling: crate::priority::Scheduling::Normal,
+                demoted_at_step: None,
             },
             histogram: Histogram::default(),
             compute_total: Duration::ZERO,

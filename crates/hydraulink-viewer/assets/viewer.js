@@ -93,9 +93,56 @@ function drawObstacles(sc) {
   }
 }
 
+// the terrain (scene.rs `SceneTerrain`): a surface through the column tops at the cell centres,
+// sand-coloured, whose heights [mm] frames update (protocol.rs `write_terrain`)
+let terrain = null;
+function drawTerrain(t) {
+  if (!t) return;
+  const n = t.nx * t.nz;
+  const pos = new Float32Array(3 * n);
+  for (let j = 0; j < t.nz; j++) {
+    for (let i = 0; i < t.nx; i++) {
+      const k = i + t.nx * j;
+      pos[3 * k] = t.origin[0] + (i + 0.5) * t.cell;
+      pos[3 * k + 1] = t.heights_mm[k] * 1e-3;
+      pos[3 * k + 2] = t.origin[1] + (j + 0.5) * t.cell;
+    }
+  }
+  const index = [];
+  for (let j = 0; j + 1 < t.nz; j++) {
+    for (let i = 0; i + 1 < t.nx; i++) {
+      const a = i + t.nx * j, b = a + 1, c = a + t.nx, d = c + 1;
+      index.push(a, c, b, b, c, d);
+    }
+  }
+  const geometry = new THREE.BufferGeometry();
+  geometry.setAttribute('position', new THREE.BufferAttribute(pos, 3));
+  geometry.setIndex(index);
+  geometry.computeVertexNormals();
+  const m = new THREE.Mesh(geometry, new THREE.MeshStandardMaterial({ color: new THREE.Color('#c9a45c'), roughness: 0.95, metalness: 0.0, side: THREE.DoubleSide }));
+  m.name = 'terrain';
+  world.add(m);
+  terrain = { mesh: m, pos };
+}
+
+// the page's terrain heights [mm], as drawn (for tests)
+state.terrainSurface = () => (terrain ? Array.from({ length: terrain.pos.length / 3 }, (_, k) => Math.round(terrain.pos[3 * k + 1] * 1e3)) : []);
+
+function applyTerrain(u) {
+  if (!terrain || !u) return;
+  const pos = terrain.pos;
+  if (u.h) u.h.forEach((mm, k) => { pos[3 * k + 1] = mm * 1e-3; });
+  if (u.dh) for (let q = 0; q + 1 < u.dh.length; q += 2) pos[3 * u.dh[q] + 1] = u.dh[q + 1] * 1e-3;
+  const g = terrain.mesh.geometry;
+  g.attributes.position.needsUpdate = true;
+  g.computeVertexNormals();
+  state.terrainUpdates = (state.terrainUpdates || 0) + 1;
+}
+
 function buildScene(sc) {
   state.scene = sc;
   drawObstacles(sc);
+  drawTerrain(sc.terrain);
   for (const b of sc.bodies) {
     const g = new THREE.Group();
     g.name = b.name;
@@ -179,7 +226,12 @@ function connect() {
   ws.onmessage = ev => {
     const msg = JSON.parse(ev.data);
     if (msg.type === 'scene') { buildScene(msg.scene); state.ready = true; }
-    else if (msg.type === 'frame') { state.frame = msg; state.frames += 1; }
+    else if (msg.type === 'frame') {
+      state.frame = msg;
+      state.frames += 1;
+      // at once, not at the next animation frame: a frame drawn over carries changes too
+      applyTerrain(msg.terrain);
+    }
   };
 }
 

@@ -311,6 +311,7 @@ fn play(hub: &Hub, player: &Player, scene: &Scene, hud: &Hud, run: &Run, inputs:
         inputs: Vec::new(),
         outputs: Vec::new(),
         poses: Vec::new(),
+        terrain_m: Vec::new(),
         statistics: Statistics::default(),
     };
     let mut buf = String::with_capacity(4096);

@@ -10,7 +10,10 @@
 //!                  "mode":"live"|"recording"|"replay"|"view", "inputs":[…],  operator inputs
 //!                  "stats":{"rtf":…,"steps":…,"overruns":…,"mean_us":…,"max_us":…,
 //!                           "lag_max_us":…,"wake_max_us":…,"dropped":…,  at the display rate
-//!                           "priority":"normal"|"nice -10"|"real-time (SCHED_FIFO 10)"}}
+//!                           "priority":"normal"|"nice -10"|"real-time (SCHED_FIFO 10)"},
+//!                  "terrain":{"h":[mm,…]} | {"dh":[k,mm,…]}}   a terrain's heights: all of
+//!                                                                 them every 60th frame, else
+//!                                                                 the changed columns k [mm]
 //! page → server   {"type":"key","key":"w","pressed":true}
 //!                 {"type":"axis","axis":"right_y","value":0.4}
 //!                 {"type":"set","input":"U_boom","value":5.0}   {"type":"release","input":…}
@@ -149,6 +152,69 @@ pub fn cylinder_ends(poses: &[BodyPose], c: &SceneCylinder) -> ([f64; 3], [f64; 
     (end_point(poses, &c.base), end_point(poses, &c.rod))
 }
 
+/// A height [m] in whole millimetres, as the page receives terrain heights (a height that is
+/// not finite, or beyond ±2000 km, is clamped: the page only draws it).
+pub fn millimetres(h_m: f64) -> i32 {
+    let mm = (h_m * 1e3).round();
+    if mm.is_nan() {
+        0
+    } else {
+        mm.clamp(-2e9, 2e9) as i32
+    }
+}
+
+/// Every how many frames the whole terrain is sent (a page that connects late, or missed a
+/// frame, has it within a second at 60 Hz); between them only the changed columns.
+pub const TERRAIN_FULL_EVERY: u64 = 60;
+
+/// Appends the terrain of `heights_m` [m] to the frame in `out` (before its closing brace):
+/// `"terrain":{"h":[mm,…]}` with every column when `full`, else `"terrain":{"dh":[k,mm,…]}`
+/// with the columns k whose height in millimetres changed since the last frame (nothing when
+/// none did). `sent_mm` holds what the page has (updated here; resized to the grid).
+pub fn write_terrain(out: &mut String, heights_m: &[f64], sent_mm: &mut Vec<i32>, full: bool) {
+    if heights_m.is_empty() {
+        return;
+    }
+    let full = full || sent_mm.len() != heights_m.len();
+    if full {
+        sent_mm.clear();
+        sent_mm.extend(heights_m.iter().map(|h| millimetres(*h)));
+    } else if heights_m
+        .iter()
+        .zip(sent_mm.iter())
+        .all(|(h, s)| millimetres(*h) == *s)
+    {
+        return;
+    }
+    if out.ends_with('}') {
+        out.pop();
+    }
+    if full {
+        out.push_str(",\"terrain\":{\"h\":[");
+        for (k, mm) in sent_mm.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            let _ = write!(out, "{mm}");
+        }
+    } else {
+        out.push_str(",\"terrain\":{\"dh\":[");
+        let mut first = true;
+        for (k, (h, s)) in heights_m.iter().zip(sent_mm.iter_mut()).enumerate() {
+            let mm = millimetres(*h);
+            if mm != *s {
+                *s = mm;
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                let _ = write!(out, "{k},{mm}");
+            }
+        }
+    }
+    out.push_str("]}}");
+}
+
 /// What a frame carries besides the snapshot.
 #[derive(Debug, Clone, Copy)]
 pub struct FrameInfo<'a> {
@@ -232,5 +298,68 @@ pub fn write_frame(
     num(out, s.max_lag_s * 1e6, 1);
     out.push_str(",\"wake_max_us\":");
     num(out, s.max_wake_delay_s * 1e6, 1);
-    let _ = write!(out, ",\"priority\":\"{}\"}}}}", s.scheduling.name());
+    let _ = write!(out, ",\"priority\":\"{}\"}}}}", s.priority());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terrain_of(frame: &str) -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(frame).expect("a frame is JSON");
+        v["terrain"].clone()
+    }
+
+    #[test]
+    fn the_terrain_goes_whole_then_as_changes_and_the_page_rebuilds_it() {
+        let mut h = vec![0.2, 0.25, 1.0, 0.0];
+        let mut sent = Vec::new();
+        // the first frame: every column (the page had nothing), and the frame stays JSON
+        let mut out = String::from("{\"type\":\"frame\",\"game\":{\"a\":1}}");
+        write_terrain(&mut out, &h, &mut sent, false);
+        assert_eq!(
+            terrain_of(&out)["h"],
+            serde_json::json!([200, 250, 1000, 0])
+        );
+        let mut page: Vec<i64> = vec![200, 250, 1000, 0];
+        // below a millimetre: nothing to send, the frame is untouched
+        h[1] += 4e-4;
+        let mut out = String::from("{\"type\":\"frame\"}");
+        write_terrain(&mut out, &h, &mut sent, false);
+        assert_eq!(out, "{\"type\":\"frame\"}");
+        // two columns dug and piled: only they go, as (k, mm) pairs
+        h[2] = 0.7;
+        h[3] = 0.0125;
+        let mut out = String::from("{\"type\":\"frame\"}");
+        write_terrain(&mut out, &h, &mut sent, false);
+        let dh = terrain_of(&out)["dh"].clone();
+        assert_eq!(dh, serde_json::json!([2, 700, 3, 13]));
+        let pairs = dh.as_array().unwrap();
+        for p in pairs.chunks(2) {
+            page[p[0].as_u64().unwrap() as usize] = p[1].as_i64().unwrap();
+        }
+        // what the page rebuilt is what a whole frame says
+        let mut out = String::from("{\"type\":\"frame\"}");
+        write_terrain(&mut out, &h, &mut sent, true);
+        let whole: Vec<i64> = terrain_of(&out)["h"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect();
+        assert_eq!(whole, page);
+        // no terrain: nothing
+        let mut out = String::from("{\"type\":\"frame\"}");
+        write_terrain(&mut out, &[], &mut sent, true);
+        assert_eq!(out, "{\"type\":\"frame\"}");
+    }
+
+    #[test]
+    fn heights_in_millimetres_never_overflow() {
+        assert_eq!(millimetres(0.0125), 13);
+        assert_eq!(millimetres(-0.0004), 0);
+        assert_eq!(millimetres(f64::NAN), 0);
+        assert_eq!(millimetres(1e300), 2_000_000_000);
+        assert_eq!(millimetres(f64::NEG_INFINITY), -2_000_000_000);
+    }
 }

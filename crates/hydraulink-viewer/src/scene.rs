@@ -121,6 +121,8 @@ pub struct Scene {
     pub gauges: Vec<Gauge>,
     /// The static obstacles of the contact elements (the worksite), each once ([`obstacles`]).
     pub obstacles: Vec<SceneObstacle>,
+    /// The terrain's grid and its heights at the start ([`terrain`]); frames carry the changes.
+    pub terrain: Option<SceneTerrain>,
     /// The scenario's tasks, in order.
     pub tasks: Vec<crate::hud::SceneTask>,
     /// Every key a binding listens to (the page sends only these).
@@ -142,6 +144,39 @@ pub struct SceneObstacle {
     pub axes: Vec<f64>,
     /// Half extents along the axes [m] (a plane: 0).
     pub half: [f64; 3],
+}
+
+/// The terrain the page draws: a grid of columns whose heights frames update.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SceneTerrain {
+    /// Corner (x₀, z₀) of the grid [m].
+    pub origin: [f64; 2],
+    /// Cell side d [m].
+    pub cell: f64,
+    /// Cells along x.
+    pub nx: usize,
+    /// Cells along z.
+    pub nz: usize,
+    /// Column heights in millimetres (index i + nx j), as frames send them
+    /// (`protocol::write_terrain`).
+    pub heights_mm: Vec<i32>,
+}
+
+/// The terrain of `sim` at its current state, if it has one.
+pub fn terrain(sim: &hydraulink::Simulation) -> Option<SceneTerrain> {
+    let w = sim.state().world.as_ref()?;
+    let f = &w.field;
+    Some(SceneTerrain {
+        origin: f.origin_m,
+        cell: f.cell_m,
+        nx: f.nx,
+        nz: f.nz,
+        heights_mm: f
+            .h
+            .iter()
+            .map(|h| crate::protocol::millimetres(*h))
+            .collect(),
+    })
 }
 
 /// The obstacles of every `obb_contact` element of `model`, each drawn once (a worksite lists
@@ -465,6 +500,7 @@ impl Scene {
             keys: Vec::new(),
             playback: None,
             obstacles: Vec::new(),
+            terrain: None,
         };
         let bindings = scene.bindings(&spec);
         scene.set_keys(&bindings);

@@ -275,6 +275,7 @@ impl Server {
         let here = std::path::PathBuf::from(".");
         scene.load_meshes(options.model_dir.as_deref().unwrap_or(&here))?;
         scene.obstacles = crate::scene::obstacles(sim.model());
+        scene.terrain = crate::scene::terrain(&sim);
         let hud = Hud::new(spec, &labels)?;
         let mut engine_options = options.engine;
         // the HUD's columns, then the game's (`GameHost::new` is told where they start)
@@ -655,6 +656,14 @@ fn broadcast(
 ) {
     let mut buf = String::with_capacity(4096);
     let mut hud = framing.hud.state();
+    // what the pages have of the terrain (the scene's start), and the frames sent
+    let mut terrain_mm: Vec<i32> = framing
+        .scene
+        .terrain
+        .as_ref()
+        .map(|t| t.heights_mm.clone())
+        .unwrap_or_default();
+    let mut sent: u64 = 0;
     while !hub.stop.load(Ordering::SeqCst) {
         match snapshots.recv_timeout(Duration::from_millis(50)) {
             Ok(snap) => {
@@ -678,6 +687,13 @@ fn broadcast(
                     game.write_json(&mut buf);
                     buf.push('}');
                 }
+                sent += 1;
+                crate::protocol::write_terrain(
+                    &mut buf,
+                    &snap.terrain_m,
+                    &mut terrain_mm,
+                    sent.is_multiple_of(crate::protocol::TERRAIN_FULL_EVERY),
+                );
                 framing.last_step.store(snap.step, Ordering::SeqCst);
                 let _ = recycle.try_send(snap);
                 hub.publish(&buf);

@@ -23,6 +23,15 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The browser tests run one at a time: four software-rendered pages on a 2-core machine
+/// starve one another, and the game attempt's script (sampled on the page's round trips) then
+/// plays a different attempt than the machine's cycle.
+static ONE_BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn ensure_chromium() {
     if Path::new(CHROMIUM).exists() {
         return;
@@ -261,6 +270,7 @@ fn decode_base64(s: &str) -> Vec<u8> {
 
 #[test]
 fn excavator_page_renders_and_a_key_raises_the_boom() {
+    let _one = one_at_a_time();
     ensure_chromium();
     let started = Instant::now();
     let path = repo().join("models/excavator.toml");
@@ -414,6 +424,7 @@ fn click(cdp: &mut Cdp, id: &str) {
 /// `HYDRAULINK_WRITE_SCREENSHOT=1`.
 #[test]
 fn loader_hud_shows_the_server_values_ticks_a_task_and_replays_a_recording() {
+    let _one = one_at_a_time();
     ensure_chromium();
     let started = Instant::now();
     let path = repo().join("models/loader.toml");
@@ -546,6 +557,7 @@ fn loader_hud_shows_the_server_values_ticks_a_task_and_replays_a_recording() {
 #[test]
 fn view_plays_a_finished_fourbar_run() {
     use hydraulink_io::output::poses::{PoseWriter, PosesInfo};
+    let _one = one_at_a_time();
     ensure_chromium();
     let spec = hydraulink_io::parse_model(hydraulink_io::DEFAULT_MODEL, "fourbar").unwrap();
     let model = hydraulink::model::compile(&spec).unwrap();
@@ -637,6 +649,7 @@ fn excavator_game_attempt_loads_the_hopper() {
     use hydraulink::model::spec::GameSpec;
     use hydraulink_viewer::game_host::GameOptions;
 
+    let _one = one_at_a_time();
     ensure_chromium();
     let started = Instant::now();
     let path = repo().join("models/excavator.toml");
@@ -756,6 +769,19 @@ fn excavator_game_attempt_loads_the_hopper() {
     );
     let button = cdp.eval("document.getElementById('game-start').textContent");
     assert_eq!(button, "Next attempt (2/3)");
+    // the page drew the sand and followed the digging: the sand its surface holds went down by
+    // what the attempt put into the hopper (and what the bucket still holds), to the mm rounding
+    let volumes = cdp.eval(
+        "(() => { const t = window.hydraulink.scene.terrain, p = window.hydraulink.terrainSurface(); \
+         const a = t.cell * t.cell * 1e-3; \
+         return [t.heights_mm.reduce((s, h) => s + h, 0) * a, p.reduce((s, h) => s + h, 0) * a]; })()",
+    );
+    let (v0, v1) = (volumes[0].as_f64().unwrap(), volumes[1].as_f64().unwrap());
+    let hopper_m3 = hopper / 1600.0;
+    assert!(
+        v0 - v1 >= hopper_m3 - 0.05,
+        "the page's sand went from {v0:.3} to {v1:.3} m³ with {hopper_m3:.3} m³ in the hopper"
+    );
     let log = std::fs::read_to_string(dir.join("game-log.csv")).expect("attempt log");
     assert!(
         log.lines()

@@ -75,6 +75,7 @@ fn the_loader_hud_reads_its_initial_state() {
         inputs: vec![0.0; sim.input_names().len()],
         outputs,
         poses,
+        terrain_m: Vec::new(),
         statistics: hydraulink_rt::Statistics::default(),
     };
     let mut text = String::new();
