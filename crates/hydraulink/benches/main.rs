@@ -15,7 +15,7 @@ mod chain;
 
 /// The shipped models at Δt = 1 ms (issue 3), and the rod also at its paper's 10 ms:
 /// (file, benchmark name, step override).
-const MODELS: [(&str, &str, Option<f64>); 7] = [
+const MODELS: [(&str, &str, Option<f64>); 8] = [
     ("fourbar", "fourbar_10s_1ms", None),
     ("quickreturn", "quickreturn_10s_1ms", None),
     ("fourbar_rahikainen", "fourbar_rahikainen_7s_1ms", None),
@@ -26,11 +26,32 @@ const MODELS: [(&str, &str, Option<f64>); 7] = [
     // the same cycle digging a pile into a hopper: terrain, digging and avalanching in every
     // step (issue 12: ≤ 200 µs per step, whole step with the terrain); penalty only
     ("excavator_dig", "excavator_dig_20s_1ms", None),
+    // the machine on its worksite, as `hydraulink serve models/excavator.toml` runs it: terrain,
+    // digging, and the collision boxes of boom, arm and bucket against poles, hopper and ground
+    ("excavator+worksite", "excavator_worksite_20s_1ms", None),
 ];
 
+/// A worksite file's tables (what `hydraulink_io::add_scene` adds to the machine).
+#[derive(serde::Deserialize)]
+struct Worksite {
+    elements: Vec<hydraulink::component::ComponentSpec>,
+    terrain: Option<hydraulink::terrain::world::TerrainSpec>,
+}
+
 fn load(name: &str, formulation: Formulation, step: Option<f64>) -> Option<hydraulink::Model> {
-    let path = format!("{}/../../models/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let models = format!("{}/../../models", env!("CARGO_MANIFEST_DIR"));
+    let (name, site) = match name.split_once('+') {
+        Some((machine, site)) => (machine, Some(site)),
+        None => (name, None),
+    };
+    let path = format!("{models}/{name}.toml");
     let mut spec: ModelSpec = toml::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    if let Some(site) = site {
+        let path = format!("{models}/scenes/{site}.toml");
+        let w: Worksite = toml::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+        spec.elements.extend(w.elements);
+        spec.terrain = w.terrain;
+    }
     if let Some(dt) = step {
         spec.solver.step_s = dt;
     }
