@@ -53,3 +53,7 @@ print(f"steps {steps}, overruns {over} ({100.0 * over / max(steps, 1):.3f} %), "
       f"worst lag {s['lag_max_us']} us, worst wake-up delay {s.get('wake_max_us')} us, "
       f"snapshots dropped {s['dropped']}, engine thread priority {s.get('priority')}")
 EOF
+# stop the server as Ctrl-C would: it prints its frames' size and the engine's summary
+kill -INT "$serve_pid" 2>/dev/null || true
+wait "$serve_pid" 2>/dev/null || true
+grep -E "^frames:|steps," "$tmp/serve.out" || true
