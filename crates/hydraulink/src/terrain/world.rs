@@ -38,6 +38,7 @@ use crate::element::{Element, Frozen, MAX_FROZEN};
 use crate::error::ModelError;
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::ports::body_pose;
+use crate::model::field_check::At;
 use crate::model::Model;
 use crate::state::State;
 
@@ -150,24 +151,21 @@ pub struct Terrain {
     pub diggers: Vec<usize>,
 }
 
+/// Where the errors of `[terrain]` point: `terrain.<field>`, element `terrain`.
+fn at() -> At {
+    At::new("terrain", "terrain")
+}
+
 fn err(field: &str, message: impl Into<String>) -> ModelError {
-    ModelError::new(format!("terrain.{field}"), "terrain", message)
+    at().error(field, message)
 }
 
 fn positive(field: &str, x: f64) -> Result<f64, ModelError> {
-    if x.is_finite() && x > 0.0 {
-        Ok(x)
-    } else {
-        Err(err(field, format!("must be a finite value > 0, got {x}")))
-    }
+    at().positive(field, x)
 }
 
 fn non_negative(field: &str, x: f64) -> Result<f64, ModelError> {
-    if x.is_finite() && x >= 0.0 {
-        Ok(x)
-    } else {
-        Err(err(field, format!("must be a finite value ≥ 0, got {x}")))
-    }
+    at().non_negative(field, x)
 }
 
 /// Most cells of a terrain grid (2²², e.g. 2048 × 2048: 200 m square at 0.1 m).
