@@ -470,21 +470,14 @@ pub(crate) fn load_compiled(
     Ok((model, text, file))
 }
 
-/// The spec with the worksite of `choice` added (`hydraulink_io::scene`), and that scene.
+/// The spec with the worksite of `choice` added (`hydraulink_io::with_scene`), and that scene.
 pub(crate) fn add_scene(
-    mut spec: ModelSpec,
+    spec: ModelSpec,
     choice: &SceneChoice,
     path: Option<&PathBuf>,
 ) -> Result<(ModelSpec, Option<Scene>), Failure> {
-    let Some(scene_path) = hydraulink_io::scene_path(choice, path.map(PathBuf::as_path), &spec)
-    else {
-        return Ok((spec, None));
-    };
-    let mut scene = hydraulink_io::load_scene(&scene_path)
-        .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    hydraulink_io::add_scene(&mut spec, &mut scene)
-        .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    Ok((spec, Some(scene)))
+    hydraulink_io::with_scene(spec, choice, path.map(PathBuf::as_path))
+        .map_err(|e| Failure::invalid_input(e.to_string()))
 }
 
 /// A model error located in the scene file when it is in one of the scene's elements, else at

@@ -32,4 +32,6 @@ pub use overrides::{
     apply_overrides, apply_overrides_traced, variant_choices, variant_overrides, Applied,
     OverrideError,
 };
-pub use scene::{add_scene, load_scene, parse_scene, scene_path, Scene, SceneChoice, SceneSpec};
+pub use scene::{
+    add_scene, load_scene, parse_scene, scene_path, with_scene, Scene, SceneChoice, SceneSpec,
+};

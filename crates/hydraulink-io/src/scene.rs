@@ -116,6 +116,21 @@ pub fn load_scene(path: &Path) -> Result<Scene, LoadError> {
     parse_scene(&text, &file)
 }
 
+/// `spec` with the worksite of `choice` added ([`scene_path`], [`load_scene`], [`add_scene`]),
+/// and that worksite; the spec unchanged and none when `choice` names no scene.
+pub fn with_scene(
+    mut spec: ModelSpec,
+    choice: &SceneChoice,
+    model_path: Option<&Path>,
+) -> Result<(ModelSpec, Option<Scene>), LoadError> {
+    let Some(path) = scene_path(choice, model_path, &spec) else {
+        return Ok((spec, None));
+    };
+    let mut scene = load_scene(&path)?;
+    add_scene(&mut spec, &mut scene)?;
+    Ok((spec, Some(scene)))
+}
+
 /// Appends the scene's elements to `spec` (and records where they start), and gives it the
 /// scene's terrain and game. A scene's `[terrain]` or `[game]` on a model that has its own is an
 /// error at the scene file's table.

@@ -263,6 +263,14 @@ fn model_mutation() -> impl Strategy<Value = ModelMutation> {
     ]
 }
 
+/// The literal `n` negated (a leading minus removed or added).
+fn negated(n: &str) -> String {
+    match n.strip_prefix('-') {
+        Some(rest) => rest.to_string(),
+        None => format!("-{n}"),
+    }
+}
+
 /// The number span at `index` of `text`, if it has numbers.
 fn number_at(text: &str, index: &Index) -> Option<(usize, usize)> {
     let spans = number_spans(text);
@@ -279,10 +287,7 @@ fn apply_model_mutation(text: &str, mutation: &ModelMutation) -> String {
             Ok(x) => toml_float(x * 10f64.powi(*k)),
             Err(_) => n.to_string(),
         }),
-        ModelMutation::Negate(index) => replace(index, &|n| match n.strip_prefix('-') {
-            Some(rest) => rest.to_string(),
-            None => format!("-{n}"),
-        }),
+        ModelMutation::Negate(index) => replace(index, &negated),
         ModelMutation::Number(index, token) => replace(index, &|_| token.clone()),
         ModelMutation::DeleteLine(index) => apply(text, &Mutation::DeleteLine(*index)),
         ModelMutation::Formulation(name) => text
@@ -432,10 +437,7 @@ fn every_single_number_mutation_of_the_shipped_models() {
             n.parse::<f64>()
                 .map_or(n.to_string(), |x| toml_float(x * 1e-199))
         }),
-        ("negated", |n| match n.strip_prefix('-') {
-            Some(rest) => rest.to_string(),
-            None => format!("-{n}"),
-        }),
+        ("negated", negated),
         ("0", |_| "0".into()),
         ("nan", |_| "nan".into()),
         ("4e9", |_| "4000000000".into()),

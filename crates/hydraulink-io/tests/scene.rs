@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use hydraulink_io::{add_scene, load_model, load_scene, parse_scene, scene_path, SceneChoice};
+use hydraulink_io::{
+    add_scene, load_model, load_scene, parse_scene, scene_path, with_scene, SceneChoice,
+};
 
 fn models() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
@@ -109,10 +111,8 @@ fn an_error_in_the_scene_terrain_names_the_scene_file_line() {
 #[test]
 fn the_excavator_on_its_worksite_digs_and_fills_the_hopper_without_a_hit() {
     let model = models().join("excavator.toml");
-    let mut spec = load_model(&model).expect("the excavator loads");
-    let path = scene_path(&SceneChoice::Model, Some(&model), &spec).expect("it names one");
-    let mut scene = load_scene(&path).expect("the worksite loads");
-    add_scene(&mut spec, &mut scene).expect("the scene adds");
+    let spec = load_model(&model).expect("the excavator loads");
+    let (spec, _) = with_scene(spec, &SceneChoice::Model, Some(&model)).expect("with its worksite");
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let mut sim = hydraulink::Simulation::new(model).expect("initializes");
     let labels = sim.output_labels();

@@ -978,10 +978,7 @@ mod tests {
         // every step is released without a sleep (the first at its release time exactly), so
         // the streak passes the bound at engine step DEMOTE_AFTER_STEPS (counted from 0)
         assert_eq!(s.demoted_at_step, Some(DEMOTE_AFTER_STEPS));
-        assert!(
-            s.priority().contains("given up at step"),
-            "{}",
-            s.priority()
-        );
+        let shown = s.priority().to_string();
+        assert!(shown.contains("given up at step"), "{shown}");
     }
 }

@@ -68,4 +68,4 @@ pub use engine::{
 };
 pub use priority::Scheduling;
 pub use recording::{Action, Event, Recording, RecordingError};
-pub use stats::{Histogram, Statistics};
+pub use stats::{Histogram, Priority, Statistics};

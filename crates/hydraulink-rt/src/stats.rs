@@ -142,14 +142,25 @@ pub struct Statistics {
 
 impl Statistics {
     /// The engine thread's priority in words: what it has, and when a real-time priority was
-    /// given up.
-    pub fn priority(&self) -> String {
-        match self.demoted_at_step {
-            Some(k) => format!(
-                "{} (real-time given up at step {k}: the engine could not keep up)",
-                self.scheduling.name()
+    /// given up (written where it is formatted: a frame allocates nothing for it).
+    pub fn priority(&self) -> Priority {
+        Priority(self.scheduling, self.demoted_at_step)
+    }
+}
+
+/// [`Statistics::priority`], for `format!` and `write!`.
+#[derive(Debug, Clone, Copy)]
+pub struct Priority(crate::priority::Scheduling, Option<u64>);
+
+impl std::fmt::Display for Priority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name())?;
+        match self.1 {
+            Some(k) => write!(
+                f,
+                " (real-time given up at step {k}: the engine could not keep up)"
             ),
-            None => self.scheduling.name().to_string(),
+            None => Ok(()),
         }
     }
 }

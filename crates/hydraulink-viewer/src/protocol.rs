@@ -175,21 +175,15 @@ pub fn write_terrain(out: &mut String, heights_m: &[f64], sent_mm: &mut Vec<i32>
     if heights_m.is_empty() {
         return;
     }
-    let full = full || sent_mm.len() != heights_m.len();
-    if full {
-        sent_mm.clear();
-        sent_mm.extend(heights_m.iter().map(|h| millimetres(*h)));
-    } else if heights_m
-        .iter()
-        .zip(sent_mm.iter())
-        .all(|(h, s)| millimetres(*h) == *s)
-    {
-        return;
-    }
-    if out.ends_with('}') {
+    // the terrain goes before the frame's closing brace
+    let closed = out.ends_with('}');
+    if closed {
         out.pop();
     }
-    if full {
+    let frame_end = out.len();
+    if full || sent_mm.len() != heights_m.len() {
+        sent_mm.clear();
+        sent_mm.extend(heights_m.iter().map(|h| millimetres(*h)));
         out.push_str(",\"terrain\":{\"h\":[");
         for (k, mm) in sent_mm.iter().enumerate() {
             if k > 0 {
@@ -199,17 +193,24 @@ pub fn write_terrain(out: &mut String, heights_m: &[f64], sent_mm: &mut Vec<i32>
         }
     } else {
         out.push_str(",\"terrain\":{\"dh\":[");
-        let mut first = true;
+        let start = out.len();
         for (k, (h, s)) in heights_m.iter().zip(sent_mm.iter_mut()).enumerate() {
             let mm = millimetres(*h);
             if mm != *s {
                 *s = mm;
-                if !first {
+                if out.len() > start {
                     out.push(',');
                 }
-                first = false;
                 let _ = write!(out, "{k},{mm}");
             }
+        }
+        if out.len() == start {
+            // nothing changed by a millimetre: the frame as it was
+            out.truncate(frame_end);
+            if closed {
+                out.push('}');
+            }
+            return;
         }
     }
     out.push_str("]}}");

@@ -274,12 +274,13 @@ fn excavator_page_renders_and_a_key_raises_the_boom() {
     ensure_chromium();
     let started = Instant::now();
     let path = repo().join("models/excavator.toml");
-    let mut spec = hydraulink_io::load_model(&path).expect("shipped model loads");
     // on its worksite, as `hydraulink serve models/excavator.toml` shows it
-    let site = hydraulink_io::scene_path(&hydraulink_io::SceneChoice::Model, Some(&path), &spec)
-        .expect("the excavator names its worksite");
-    let mut scene = hydraulink_io::load_scene(&site).expect("the worksite loads");
-    hydraulink_io::add_scene(&mut spec, &mut scene).expect("the worksite adds");
+    let (spec, _) = hydraulink_io::with_scene(
+        hydraulink_io::load_model(&path).expect("shipped model loads"),
+        &hydraulink_io::SceneChoice::Model,
+        Some(&path),
+    )
+    .expect("the machine with its worksite loads");
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let sim = hydraulink::Simulation::new(model).expect("initializes");
     let options = ServeOptions {
@@ -655,11 +656,12 @@ fn excavator_game_attempt_loads_the_hopper() {
     ensure_chromium();
     let started = Instant::now();
     let path = repo().join("models/excavator.toml");
-    let mut spec = hydraulink_io::load_model(&path).expect("shipped model loads");
-    let site = hydraulink_io::scene_path(&hydraulink_io::SceneChoice::Model, Some(&path), &spec)
-        .expect("the excavator names its worksite");
-    let mut scene = hydraulink_io::load_scene(&site).expect("the worksite loads");
-    hydraulink_io::add_scene(&mut spec, &mut scene).expect("the worksite adds");
+    let (mut spec, _) = hydraulink_io::with_scene(
+        hydraulink_io::load_model(&path).expect("shipped model loads"),
+        &hydraulink_io::SceneChoice::Model,
+        Some(&path),
+    )
+    .expect("the machine with its worksite loads");
     let game = GameSpec {
         goal_kg: 900.0,
         ..spec.game.clone().expect("the worksite has a [game] table")

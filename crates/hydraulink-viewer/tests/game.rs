@@ -231,11 +231,12 @@ fn a_scripted_operator_loads_2_t_into_the_hopper_in_one_attempt() {
     use hydraulink::inputs::Signal;
     use hydraulink_viewer::game::Outcome;
     let path = repo().join("models/excavator.toml");
-    let mut spec = hydraulink_io::load_model(&path).expect("model loads");
-    let site = hydraulink_io::scene_path(&hydraulink_io::SceneChoice::Model, Some(&path), &spec)
-        .expect("the excavator names its worksite");
-    let mut scene = hydraulink_io::load_scene(&site).expect("the worksite loads");
-    hydraulink_io::add_scene(&mut spec, &mut scene).expect("the worksite adds");
+    let (spec, _) = hydraulink_io::with_scene(
+        hydraulink_io::load_model(&path).expect("model loads"),
+        &hydraulink_io::SceneChoice::Model,
+        Some(&path),
+    )
+    .expect("the machine with its worksite loads");
     let game = spec.game.clone().expect("the worksite has a [game]");
     assert_eq!(game.goal_kg, 2000.0, "the goal of Publication VI");
     let script: Vec<(String, Signal)> = ["U_boom", "U_arm", "U_bucket", "U_swing"]

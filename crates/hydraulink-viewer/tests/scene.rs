@@ -212,11 +212,12 @@ fn the_excavator_cab_mesh_sits_where_the_model_puts_it_and_a_missing_file_is_nam
 fn the_excavator_worksite_draws_its_obstacles_once_each() {
     // the machine with the worksite its `scene` key names, as `hydraulink serve` loads it
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/excavator.toml");
-    let mut spec = hydraulink_io::load_model(&path).expect("shipped model loads");
-    let site = hydraulink_io::scene_path(&hydraulink_io::SceneChoice::Model, Some(&path), &spec)
-        .expect("the excavator names a worksite");
-    let mut scene = hydraulink_io::load_scene(&site).expect("the worksite loads");
-    hydraulink_io::add_scene(&mut spec, &mut scene).expect("the scene adds");
+    let (spec, _) = hydraulink_io::with_scene(
+        hydraulink_io::load_model(&path).expect("shipped model loads"),
+        &hydraulink_io::SceneChoice::Model,
+        Some(&path),
+    )
+    .expect("the machine with its worksite loads");
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let obstacles = hydraulink_viewer::scene::obstacles(&model);
     // the ground plane, three poles and the hopper's floor and four walls, though the poles

@@ -30,15 +30,28 @@ fn uneven() -> Heightfield {
     f
 }
 
-#[test]
-fn pressure_at_the_base_is_the_weight_above() {
-    // Pub. V eq. 12 with φ summing to one: Σ_ij p⁰_ij = g Σ m + Σ f, whatever the kernel
+/// Sand density of the pressure tests [kg/m³].
+const DENSITY: f64 = 1600.0;
+/// Gravity of the pressure tests [m/s²].
+const GRAVITY: f64 = 9.81;
+
+/// The [`uneven`] field with two point loads (2500 N and 800 N), and the weight above its
+/// bases: g Σ m + Σ f [N].
+fn uneven_loaded() -> (Heightfield, Vec<f64>, f64) {
     let f = uneven();
-    let (rho, g, d) = (1600.0, 9.81, f.cell_m);
+    let d = f.cell_m;
     let mut force = vec![0.0; f.h.len()];
     force[17] = 2500.0;
     force[60] = 800.0;
-    let weight = g * rho * d * d * f.h.iter().sum::<f64>() + 3300.0;
+    let weight = GRAVITY * DENSITY * d * d * f.h.iter().sum::<f64>() + 3300.0;
+    (f, force, weight)
+}
+
+#[test]
+fn pressure_at_the_base_is_the_weight_above() {
+    // Pub. V eq. 12 with φ summing to one: Σ_ij p⁰_ij = g Σ m + Σ f, whatever the kernel
+    let (f, force, weight) = uneven_loaded();
+    let (rho, g) = (DENSITY, GRAVITY);
     let mut s = PScratch::new(&f);
     let mut out = vec![0.0; f.h.len()];
     for side in [0.0, 0.1, 0.25, 1.0 / 3.0, 0.5] {
@@ -61,12 +74,8 @@ fn tiny_blocks_are_capped_and_still_carry_the_whole_weight() {
     // A block of 1e-200 m would make ~1e200 layers: propagate caps them at MAX_LAYERS (blocks
     // of top / MAX_LAYERS), so the step ends, and Σ p⁰ = g Σ m + Σ f still holds, the forces
     // on the top blocks included.
-    let f = uneven();
-    let (rho, g, d) = (1600.0, 9.81, f.cell_m);
-    let mut force = vec![0.0; f.h.len()];
-    force[17] = 2500.0;
-    force[60] = 800.0;
-    let weight = g * rho * d * d * f.h.iter().sum::<f64>() + 3300.0;
+    let (f, force, weight) = uneven_loaded();
+    let (rho, g) = (DENSITY, GRAVITY);
     let mut s = PScratch::new(&f);
     let mut out = vec![0.0; f.h.len()];
     let k = Kernel { side: 0.25 };
