@@ -35,6 +35,8 @@ pub struct Counters {
     pub factorizations: u64,
     /// Newton iterations.
     pub iterations: u64,
+    /// Newton increments damped because a fresh tangent stalled (`integrator::newton::DAMPING`).
+    pub damped: u64,
 }
 
 /// Scratch memory of the step shared by every formulation.

@@ -549,7 +549,8 @@ pub fn step(
     // Newton where the problem changes fast, e.g. at valve switching with large steps) unless
     // its own contraction predicts convergence within `newton::REFRESH_HORIZON` iterations and
     // the tangent has enough columns for a refresh to cost far more than those evaluations
-    // (`newton::refresh_horizon`).
+    // (`newton::refresh_horizon`). On such large systems the solve also stops by the rate test
+    // and damps stalled increments (`newton::large_system`).
     let iterations = newton::solve(
         &mut PenaltyNewton {
             model,
@@ -559,6 +560,8 @@ pub fn step(
         },
         TangentPolicy {
             refresh_horizon: newton::refresh_horizon(n + nv),
+            rate_test: newton::large_system(n + nv),
+            damp_stalls: newton::large_system(n + nv),
             ..TangentPolicy::MODIFIED
         },
         model.solver.max_iterations,
