@@ -342,7 +342,6 @@ fn newton_with(
             every_iteration: false,
             keep_fresh: false,
             refresh_horizon: 0,
-            rate_test: false,
             damp_stalls: false,
         },
         Tangents::Full => TangentPolicy::FULL,

@@ -549,8 +549,8 @@ pub fn step(
     // Newton where the problem changes fast, e.g. at valve switching with large steps) unless
     // its own contraction predicts convergence within `newton::REFRESH_HORIZON` iterations and
     // the tangent has enough columns for a refresh to cost far more than those evaluations
-    // (`newton::refresh_horizon`). On such large systems the solve also stops by the rate test
-    // and damps stalled increments (`newton::large_system`).
+    // (`newton::refresh_horizon`). On such large systems a stalled increment is also damped
+    // (`newton::damp_stalls`).
     let iterations = newton::solve(
         &mut PenaltyNewton {
             model,
@@ -560,8 +560,7 @@ pub fn step(
         },
         TangentPolicy {
             refresh_horizon: newton::refresh_horizon(n + nv),
-            rate_test: newton::large_system(n + nv),
-            damp_stalls: newton::large_system(n + nv),
+            damp_stalls: newton::damp_stalls(n + nv),
             ..TangentPolicy::MODIFIED
         },
         model.solver.max_iterations,
