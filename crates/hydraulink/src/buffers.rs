@@ -52,6 +52,9 @@ pub struct Buffers {
     pub tangent: DenseLu,
     /// Projection matrix M′ + (Δt²/4) α Φ_zᵀ Φ_z and its LU.
     pub projection: DenseLu,
+    /// The projection matrix's Cholesky factors, kept for large penalty systems (`Buffers::new`;
+    /// the LU above is the fallback).
+    pub projection_chol: Option<crate::linalg::DenseCholesky>,
     /// Newton unknowns x = [z; p; w; e] of the step being solved (w: friction states, e: the
     /// elements' internal states).
     pub x: Vec<f64>,
@@ -116,6 +119,16 @@ impl Buffers {
             ev.dynamics.form_mass = false;
             evd.dynamics.form_mass = false;
         }
+        // The modified-Newton tangent of a large penalty system is solved with many times per
+        // factorization (the excavator: 64 000 solves, 500 factorizations in 20 s), so it keeps
+        // its inverse (`DenseLu::keep_inverse`); the small validated models keep the
+        // substitutions, and their iterates exactly.
+        // The same systems factor their projection matrix by Cholesky.
+        let large = penalty && crate::integrator::newton::large_system(n + nv);
+        let mut tangent = DenseLu::new(nx);
+        if large {
+            tangent.keep_inverse();
+        }
         Buffers {
             ev,
             evd,
@@ -126,8 +139,9 @@ impl Buffers {
                 wd_hat: vec![0.0; nw],
                 ed_hat: vec![0.0; model.layout.internal.len()],
             },
-            tangent: DenseLu::new(nx),
+            tangent,
             projection: DenseLu::new(n),
+            projection_chol: large.then(|| crate::linalg::DenseCholesky::new(n)),
             x: vec![0.0; nx],
             dx: vec![0.0; nx],
             lambda: vec![0.0; model.n_constraints() + model.n_nonholonomic()],

@@ -272,12 +272,15 @@ pub fn refresh_horizon(columns: usize) -> u32 {
     }
 }
 
-/// Whether the penalty formulation's policy damps stalls ([`TangentPolicy::damp_stalls`]) on a
-/// tangent with `columns` unknowns: from [`HORIZON_MIN_COLUMNS`] on, the machines with many
-/// orifices and check valves. Below it the small validated models of the papers keep their
+/// Whether a penalty system with `columns` = n + n_v Newton unknowns is large: from
+/// [`HORIZON_MIN_COLUMNS`] on, the machines with many orifices and check valves, whose
+/// evaluations and solves are dear. A large system's Newton policy damps stalls
+/// ([`TangentPolicy::damp_stalls`]), its tangent keeps its inverse
+/// (`linalg::DenseLu::keep_inverse`), and its projection matrix is factored by Cholesky
+/// (`Buffers::projection_chol`). Below it the small validated models of the papers keep their
 /// iterates exactly (the lumped model of Rahikainen et al. 2018 still fails at Δt = 8 ms, as
 /// published; damped, it would not).
-pub fn damp_stalls(columns: usize) -> bool {
+pub fn large_system(columns: usize) -> bool {
     columns >= HORIZON_MIN_COLUMNS
 }
 

@@ -352,6 +352,26 @@ pub(crate) fn mat_vec(out: &mut [f64], a: &[f64], v: &[f64]) {
     }
 }
 
+/// Which right-hand side of the projections: `Buffers::tmp` (ż) or `Buffers::tmp2` (z̈).
+enum Rhs {
+    Velocity,
+    Acceleration,
+}
+
+/// P x = b in place in the right-hand side's buffer, with the Cholesky factors (`cholesky`) or the
+/// LU of P.
+fn solve_projection(ws: &mut Buffers, cholesky: bool, rhs: Rhs) {
+    let n = ws.projection.n();
+    let b = match rhs {
+        Rhs::Velocity => &mut ws.tmp[..n],
+        Rhs::Acceleration => &mut ws.tmp2[..n],
+    };
+    match ws.projection_chol.as_ref() {
+        Some(ch) if cholesky => ch.solve_in_place(b),
+        _ => ws.projection.solve_in_place(b),
+    }
+}
+
 /// The penalty step's Newton problem: x = [z; p; w; e] in `ws.x`, f in `ws.ev.f`, the tangent in
 /// `ws.tangent` (or its Schur reduction).
 struct PenaltyNewton<'a> {
@@ -550,7 +570,7 @@ pub fn step(
     // its own contraction predicts convergence within `newton::REFRESH_HORIZON` iterations and
     // the tangent has enough columns for a refresh to cost far more than those evaluations
     // (`newton::refresh_horizon`). On such large systems a stalled increment is also damped
-    // (`newton::damp_stalls`).
+    // (`newton::large_system`).
     let iterations = newton::solve(
         &mut PenaltyNewton {
             model,
@@ -560,7 +580,7 @@ pub fn step(
         },
         TangentPolicy {
             refresh_horizon: newton::refresh_horizon(n + nv),
-            damp_stalls: newton::damp_stalls(n + nv),
+            damp_stalls: newton::large_system(n + nv),
             ..TangentPolicy::MODIFIED
         },
         model.solver.max_iterations,
@@ -600,20 +620,39 @@ pub fn step(
     // nonholonomic rows B join the loop-closure rows Φ_z in both projections (B ż = 0,
     // B z̈ + Ḃ ż = 0), so a tree with nonholonomic rows is projected.
     let project = m0 + model.n_nonholonomic() > 0;
+    // P is symmetric positive definite (M′ > 0, the penalty term ≥ 0): factored by Cholesky where
+    // the buffers keep one (large systems, `Buffers::new`), by LU otherwise or when round-off
+    // makes a Cholesky pivot non-positive
+    let mut cholesky = false;
     if project {
-        projection_matrix(
-            ws.projection.values_mut(),
-            &ws.ev.dynamics.mass,
-            ws.ev
-                .constraints
-                .jac
-                .chunks_exact(n.max(1))
-                .chain(ws.ev.nonholonomic.b.chunks_exact(n.max(1))),
-            c * alpha,
-        );
         ws.counters.factorizations += 1;
+        if let Some(ch) = ws.projection_chol.as_mut() {
+            projection_matrix(
+                ch.values_mut(),
+                &ws.ev.dynamics.mass,
+                ws.ev
+                    .constraints
+                    .jac
+                    .chunks_exact(n.max(1))
+                    .chain(ws.ev.nonholonomic.b.chunks_exact(n.max(1))),
+                c * alpha,
+            );
+            cholesky = ch.factor().is_ok();
+        }
+        if !cholesky {
+            projection_matrix(
+                ws.projection.values_mut(),
+                &ws.ev.dynamics.mass,
+                ws.ev
+                    .constraints
+                    .jac
+                    .chunks_exact(n.max(1))
+                    .chain(ws.ev.nonholonomic.b.chunks_exact(n.max(1))),
+                c * alpha,
+            );
+        }
     }
-    if project && ws.projection.factor().is_err() {
+    if project && !cholesky && ws.projection.factor().is_err() {
         ws.ev.zd = zd_star;
         return Err(newton_failure(
             model,
@@ -625,7 +664,7 @@ pub fn step(
     }
     if project {
         mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
-        ws.projection.solve_in_place(&mut ws.tmp[..n]);
+        solve_projection(ws, cholesky, Rhs::Velocity);
     } else {
         ws.tmp[..n].copy_from_slice(&zd_star[..n]);
     }
@@ -660,7 +699,7 @@ pub fn step(
         }
     }
     if project {
-        ws.projection.solve_in_place(&mut ws.tmp2[..n]);
+        solve_projection(ws, cholesky, Rhs::Acceleration);
     }
 
     // ---- end stops
