@@ -352,6 +352,20 @@ pub(crate) fn mat_vec(out: &mut [f64], a: &[f64], v: &[f64]) {
     }
 }
 
+/// P of the evaluation `ev` into `a` ([`projection_matrix`] with M′ and the rows Φ_z and B of
+/// `ev`), n × n; `ca` = (Δt²/4) α.
+fn fill_projection(a: &mut [f64], ev: &crate::assembly::Evaluator<f64>, n: usize, ca: f64) {
+    projection_matrix(
+        a,
+        &ev.dynamics.mass,
+        ev.constraints
+            .jac
+            .chunks_exact(n.max(1))
+            .chain(ev.nonholonomic.b.chunks_exact(n.max(1))),
+        ca,
+    );
+}
+
 /// Which right-hand side of the projections: `Buffers::tmp` (ż) or `Buffers::tmp2` (z̈).
 enum Rhs {
     Velocity,
@@ -627,29 +641,11 @@ pub fn step(
     if project {
         ws.counters.factorizations += 1;
         if let Some(ch) = ws.projection_chol.as_mut() {
-            projection_matrix(
-                ch.values_mut(),
-                &ws.ev.dynamics.mass,
-                ws.ev
-                    .constraints
-                    .jac
-                    .chunks_exact(n.max(1))
-                    .chain(ws.ev.nonholonomic.b.chunks_exact(n.max(1))),
-                c * alpha,
-            );
+            fill_projection(ch.values_mut(), &ws.ev, n, c * alpha);
             cholesky = ch.factor().is_ok();
         }
         if !cholesky {
-            projection_matrix(
-                ws.projection.values_mut(),
-                &ws.ev.dynamics.mass,
-                ws.ev
-                    .constraints
-                    .jac
-                    .chunks_exact(n.max(1))
-                    .chain(ws.ev.nonholonomic.b.chunks_exact(n.max(1))),
-                c * alpha,
-            );
+            fill_projection(ws.projection.values_mut(), &ws.ev, n, c * alpha);
         }
     }
     if project && !cholesky && ws.projection.factor().is_err() {
