@@ -153,19 +153,13 @@ fn the_excavator_on_its_worksite_digs_and_fills_the_hopper_without_a_hit() {
 /// and the hopper holds at least two bucket loads.
 #[test]
 fn the_worksite_cycle_played_three_times_runs_without_a_solver_failure() {
-    use hydraulink::inputs::Signal;
     let model = models().join("excavator.toml");
     let spec = load_model(&model).expect("the excavator loads");
     let (spec, _) = with_scene(spec, &SceneChoice::Model, Some(&model)).expect("with its worksite");
-    let script: Vec<(String, Signal)> = ["U_boom", "U_arm", "U_bucket", "U_swing"]
-        .iter()
-        .map(|n| {
-            let s = spec.inputs.iter().find(|i| i.name == *n).expect("input");
-            (n.to_string(), Signal::from_spec(&s.signal))
-        })
-        .collect();
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let mut sim = hydraulink::Simulation::new(model).expect("initializes");
+    let script = ["U_boom", "U_arm", "U_bucket", "U_swing"]
+        .map(|n| (n, sim.model().input_signal(n).expect("input").clone()));
     let labels = sim.output_labels();
     let mut row = vec![0.0; labels.len()];
     let hopper = labels

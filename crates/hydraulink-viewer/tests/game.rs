@@ -228,7 +228,6 @@ fn fuel_from_snapshots_matches_the_per_step_integral() {
 /// cycles, with fewer hits than allowed.
 #[test]
 fn a_scripted_operator_loads_2_t_into_the_hopper_in_one_attempt() {
-    use hydraulink::inputs::Signal;
     use hydraulink_viewer::game::Outcome;
     let path = repo().join("models/excavator.toml");
     let (spec, _) = hydraulink_io::with_scene(
@@ -239,15 +238,10 @@ fn a_scripted_operator_loads_2_t_into_the_hopper_in_one_attempt() {
     .expect("the machine with its worksite loads");
     let game = spec.game.clone().expect("the worksite has a [game]");
     assert_eq!(game.goal_kg, 2000.0, "the goal of Publication VI");
-    let script: Vec<(String, Signal)> = ["U_boom", "U_arm", "U_bucket", "U_swing"]
-        .iter()
-        .map(|n| {
-            let s = spec.inputs.iter().find(|i| i.name == *n).expect("input");
-            (n.to_string(), Signal::from_spec(&s.signal))
-        })
-        .collect();
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let mut sim = Simulation::new(model).expect("initializes");
+    let script = ["U_boom", "U_arm", "U_bucket", "U_swing"]
+        .map(|n| (n, sim.model().input_signal(n).expect("input").clone()));
     let labels = sim.output_labels();
     let bodies: Vec<String> = sim.model().bodies.iter().map(|b| b.name.clone()).collect();
     let columns = Columns::resolve(&game, &spec, &labels, &bodies).expect("columns");

@@ -299,6 +299,14 @@ pub struct Model {
 }
 
 impl Model {
+    /// The signal that drives input `name` when nothing sets it from outside (its `signal` in
+    /// the model file, compiled), or `None` for an unknown name. A script that plays the model's
+    /// own inputs as an operator would (`Simulation::set_input` at every step) reads them here.
+    pub fn input_signal(&self, name: &str) -> Option<&crate::inputs::Signal> {
+        let i = self.input_names.iter().position(|n| n == name)?;
+        self.inputs.get(i)
+    }
+
     /// Name.
     pub fn name(&self) -> &str {
         &self.name
