@@ -45,6 +45,12 @@ fn main() {
         }
     }
     println!("{:?}", sim.workspace().counters);
+    // the final state to the last bit (shortest round-trip form), to compare two builds
+    let st = sim.state();
+    println!(
+        "final t = {:?}\nz = {:?}\nzd = {:?}\nzdd = {:?}\np = {:?}\nlambda = {:?}",
+        st.t_s, st.z, st.zd, st.zdd, st.p, st.lambda
+    );
     println!(
         "wall {:.3}s avg it {:.3} max it {} peak drift {:.4} J peak work {:.3} J peak viol {:.3e}",
         t0.elapsed().as_secs_f64(),

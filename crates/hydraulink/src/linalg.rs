@@ -607,6 +607,19 @@ impl DenseCholesky {
     /// Factors in place. Fails on a pivot that is not positive and finite (the matrix is not
     /// numerically positive definite). Allocation-free.
     pub fn factor(&mut self) -> Result<(), SingularMatrix> {
+        // the small projection matrices (a machine's joint coordinates) by a kernel of fixed size
+        // (`cholesky_fixed`), the same operations in the same order
+        match self.n {
+            1 => return self.factor_fixed::<1>(),
+            2 => return self.factor_fixed::<2>(),
+            3 => return self.factor_fixed::<3>(),
+            4 => return self.factor_fixed::<4>(),
+            5 => return self.factor_fixed::<5>(),
+            6 => return self.factor_fixed::<6>(),
+            7 => return self.factor_fixed::<7>(),
+            8 => return self.factor_fixed::<8>(),
+            _ => {}
+        }
         let n = self.n;
         let a = &mut self.a;
         for k in 0..n {
@@ -643,9 +656,70 @@ impl DenseCholesky {
         Ok(())
     }
 
+    /// [`DenseCholesky::factor`] for n = N known at compile time: the loops unroll and the
+    /// indices need no checks. Each entry sees the operations of the general kernel in its order
+    /// (the general kernel's skipped products with an exact zero leave an entry unchanged), so the
+    /// factors are the same to the bit.
+    fn factor_fixed<const N: usize>(&mut self) -> Result<(), SingularMatrix> {
+        let a = &mut self.a[..N * N];
+        for k in 0..N {
+            let d = a[k * N + k];
+            if d.is_nan() || d <= 0.0 || !d.is_finite() {
+                return Err(SingularMatrix { column: k });
+            }
+            let lkk = d.sqrt();
+            a[k * N + k] = lkk;
+            let inv = 1.0 / lkk;
+            for i in k + 1..N {
+                a[k * N + i] *= inv;
+            }
+            // a[j.., j] −= L_jk L[j.., k] for j > k (lower triangle only)
+            for j in k + 1..N {
+                let ljk = a[k * N + j];
+                for i in j..N {
+                    a[j * N + i] -= a[k * N + i] * ljk;
+                }
+            }
+        }
+        self.factored = true;
+        Ok(())
+    }
+
+    /// [`DenseCholesky::solve_in_place`] for n = N known at compile time (see
+    /// [`DenseCholesky::factor_fixed`]): the same operations in the same order.
+    fn solve_fixed<const N: usize>(&self, rhs: &mut [f64]) {
+        let (a, y) = (&self.a[..N * N], &mut rhs[..N]);
+        for j in 0..N {
+            y[j] /= a[j * N + j];
+            let yj = y[j];
+            for i in j + 1..N {
+                y[i] -= a[j * N + i] * yj;
+            }
+        }
+        for j in (0..N).rev() {
+            // −0.0: the start of `Iterator::sum`, which the general kernel uses
+            let mut s = -0.0;
+            for i in j + 1..N {
+                s += a[j * N + i] * y[i];
+            }
+            y[j] = (y[j] - s) / a[j * N + j];
+        }
+    }
+
     /// Solves `A x = b` in place (`rhs` holds b on entry, x on exit). Allocation-free.
     pub fn solve_in_place(&self, rhs: &mut [f64]) {
         debug_assert!(self.factored, "DenseCholesky::solve_in_place before factor");
+        match self.n {
+            1 => return self.solve_fixed::<1>(rhs),
+            2 => return self.solve_fixed::<2>(rhs),
+            3 => return self.solve_fixed::<3>(rhs),
+            4 => return self.solve_fixed::<4>(rhs),
+            5 => return self.solve_fixed::<5>(rhs),
+            6 => return self.solve_fixed::<6>(rhs),
+            7 => return self.solve_fixed::<7>(rhs),
+            8 => return self.solve_fixed::<8>(rhs),
+            _ => {}
+        }
         let n = self.n;
         let y = &mut rhs[..n];
         // L y = b, column by column

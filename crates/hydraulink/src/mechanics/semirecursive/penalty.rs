@@ -197,11 +197,21 @@ fn form_state_rows<S: Real>(model: &Model, ev: &mut Evaluator<S>) {
 /// unknown (λ held). Pressure columns reuse the p-independent part (kinematics, body terms,
 /// constraints) of an f64 evaluation at the same point.
 pub fn tangent(model: &Model, ws: &mut Buffers) {
-    let n = model.n_coords();
-    let nx = ws.x.len();
     // the f64 evaluation at x the pressure columns build on (f is left untouched)
     ws.ev.x.copy_from_slice(&ws.x);
     evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+    tangent_at_evaluated(model, ws);
+}
+
+/// [`tangent`] when `ws.ev` already holds the f64 evaluation at `ws.x` (with `ws.hist` and
+/// `ws.spool_new`): the Newton solve refreshes its tangent right after evaluating the iterate
+/// (`PenaltyNewton::evaluate`), so that evaluation is not repeated. Bit-identical to [`tangent`]:
+/// the evaluation is deterministic and `form_residual` changes none of its outputs the columns
+/// read (M′ z̈ is formed again below).
+fn tangent_at_evaluated(model: &Model, ws: &mut Buffers) {
+    let n = model.n_coords();
+    let nx = ws.x.len();
+    debug_assert!(ws.ev.x == ws.x, "the evaluation is at x");
     if !ws.ev.dynamics.form_mass {
         // M′ z̈ at x for the pressure columns (`Evaluator::evaluate_pressures`)
         ws.ev.dynamics.mass_times(model, &ws.ev.kin, &ws.ev.zdd);
@@ -459,7 +469,9 @@ impl NewtonProblem for PenaltyNewton<'_> {
 
     fn refresh_tangent(&mut self) -> Result<bool, StepError> {
         let ws = &mut *self.ws;
-        tangent(self.model, ws);
+        // `evaluate` left the evaluation at this x_h in `ws.ev` (`newton::solve` always evaluates
+        // before it refreshes)
+        tangent_at_evaluated(self.model, ws);
         ws.tangent_id = ws.tangent_pending.record(
             self.st.tangent.id,
             ws.tangent.values(),
