@@ -77,6 +77,9 @@ pub struct Evaluator<S: Real> {
     /// Indices in `Model::elements` of the elements with a mechanical port, in model order
     /// (`mechanics::ports::mechanical_elements`).
     pub mechanical_elements: Vec<usize>,
+    /// The ports of those elements, in the same order (`Element::ports`, formed once here rather
+    /// than at every evaluation).
+    pub mechanical_ports: Vec<crate::element::Ports>,
     /// Indices in `Model::elements` of the elements with a joint port (`MechPort::Joint`).
     pub joint_port_elements: Vec<usize>,
     /// Per volume: whether its pressure acts on the mechanism, through a cylinder chamber or a
@@ -135,6 +138,10 @@ impl<S: Real> Evaluator<S> {
             element_at: vec![crate::element::PortState::zero(); model.elements.len()],
             element_effort: vec![crate::element::PortEffort::zero(); model.elements.len()],
             mechanical_elements: crate::mechanics::ports::mechanical_elements(&model.elements),
+            mechanical_ports: crate::mechanics::ports::mechanical_elements(&model.elements)
+                .into_iter()
+                .map(|i| model.elements[i].ports())
+                .collect(),
             joint_port_elements: joint_port_elements(model),
             pressure_moves_mechanism: pressure_moves_mechanism(model),
         }
@@ -181,6 +188,7 @@ impl<S: Real> Evaluator<S> {
             crate::mechanics::ports::body_forces(
                 &model.elements,
                 &self.mechanical_elements,
+                &self.mechanical_ports,
                 &self.element_u,
                 &self.element_frozen,
                 &self.kin,
@@ -200,6 +208,7 @@ impl<S: Real> Evaluator<S> {
             crate::mechanics::ports::joint_forces(
                 model,
                 &self.mechanical_elements,
+                &self.mechanical_ports,
                 &self.element_u,
                 zd,
                 z,

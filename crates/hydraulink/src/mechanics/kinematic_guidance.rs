@@ -168,6 +168,7 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
         crate::mechanics::ports::body_forces(
             &model.elements,
             &ev.mechanical_elements,
+            &ev.mechanical_ports,
             &ev.element_u,
             &ev.element_frozen,
             &ev.kin,
@@ -197,6 +198,7 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
         crate::mechanics::ports::joint_forces(
             model,
             &ev.mechanical_elements,
+            &ev.mechanical_ports,
             &ev.element_u,
             &zd,
             &ev.x[..n],

@@ -84,12 +84,14 @@ pub fn body_pose<S: Real>(kin: &Kinematics<S>, frame: crate::model::ids::Frame) 
 /// forces to the body terms of `dy`; `at` and `effort` receive each element's port state and
 /// efforts (joint-port elements are left to [`joint_forces`]). `u[i]` is element i's input;
 /// `which`: the indices of the elements to visit (those with a mechanical port, in model order;
-/// [`mechanical_elements`]). `frozen[i]`: the world values element i reads
+/// [`mechanical_elements`]), `ports` their ports in the same order. `frozen[i]`: the world
+/// values element i reads
 /// ([`crate::element::Frozen`]).
 #[allow(clippy::too_many_arguments)]
 pub fn body_forces<S: Real>(
     elements: &[Component],
     which: &[usize],
+    ports: &[crate::element::Ports],
     u: &[f64],
     frozen: &[crate::element::Frozen],
     kin: &Kinematics<S>,
@@ -97,10 +99,9 @@ pub fn body_forces<S: Real>(
     at: &mut [PortState<S>],
     effort: &mut [PortEffort<S>],
 ) {
-    for &i in which {
+    for (&i, ports) in which.iter().zip(ports.iter()) {
         let e = &elements[i];
-        let mech = e.ports().mech;
-        match mech {
+        match ports.mech {
             MechPort::None | MechPort::Joint(_) => continue,
             MechPort::Line { base, rod } => {
                 let line = Line::at(kin, &base, &rod);
@@ -154,12 +155,13 @@ pub fn body_forces<S: Real>(
 /// Adds the generalized forces of the joint-port elements of `model` to Q′ (after the
 /// accumulation). An element that has node ports too (a hydraulic motor) sees the pressures `p`
 /// of its nodes [Pa], so its torque is dual in the pressure columns of the tangent; for the
-/// others `p` is not read (the kinematic guidance passes none). `which`: as for
+/// others `p` is not read (the kinematic guidance passes none). `which`, `ports`: as for
 /// [`body_forces`].
 #[allow(clippy::too_many_arguments)]
 pub fn joint_forces<S: Real>(
     model: &Model,
     which: &[usize],
+    ports: &[crate::element::Ports],
     u: &[f64],
     zd: &[S],
     z: &[S],
@@ -168,9 +170,8 @@ pub fn joint_forces<S: Real>(
     at: &mut [PortState<S>],
     effort: &mut [PortEffort<S>],
 ) {
-    for &i in which {
+    for (&i, ports) in which.iter().zip(ports.iter()) {
         let e = &model.elements[i];
-        let ports = e.ports();
         if let MechPort::Joint(a) = ports.mech {
             let mut st = crate::hydraulics::node_port_state(model, p, &ports.nodes);
             st.u = u[i];
