@@ -645,6 +645,12 @@ impl DenseCholesky {
             8 => return self.factor_fixed::<8>(),
             _ => {}
         }
+        self.factor_general()
+    }
+
+    /// [`DenseCholesky::factor`] for any n: the column of L ends at its last nonzero, and the
+    /// update skips the zero tail.
+    fn factor_general(&mut self) -> Result<(), SingularMatrix> {
         let n = self.n;
         let a = &mut self.a;
         for k in 0..n {
@@ -745,6 +751,11 @@ impl DenseCholesky {
             8 => return self.solve_fixed::<8>(rhs),
             _ => {}
         }
+        self.solve_general(rhs)
+    }
+
+    /// [`DenseCholesky::solve_in_place`] for any n.
+    fn solve_general(&self, rhs: &mut [f64]) {
         let n = self.n;
         let y = &mut rhs[..n];
         // L y = b, column by column
@@ -998,6 +1009,85 @@ mod tests {
         let mut lu = DenseLu::new(2);
         lu.matrix_mut().fill(1.0);
         assert!(lu.factor().is_err());
+    }
+
+    /// A = B Bᵀ + I, column-major: symmetric positive definite.
+    fn spd_matrix(n: usize, seed: u64) -> Vec<f64> {
+        let b = random_matrix(n, seed);
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                let mut v = if i == j { 1.0 } else { 0.0 };
+                for k in 0..n {
+                    v += b[k * n + i] * b[k * n + j];
+                }
+                a[j * n + i] = v;
+            }
+        }
+        a
+    }
+
+    /// The fixed-size Cholesky kernels (n ≤ 8) give the general kernel's factors and solutions
+    /// to the bit, also on matrices with zero couplings (the general kernel's skipped tails).
+    #[test]
+    fn fixed_size_cholesky_is_the_general_kernel_bit_for_bit() {
+        for n in 1..=8 {
+            for (seed, sparse) in [(5, false), (9, true)] {
+                let mut a = spd_matrix(n, seed);
+                if sparse {
+                    // decouple the last two unknowns from the first: zero tails in L
+                    for i in 0..n {
+                        for j in 0..n {
+                            if (i + 2 < n && j + 2 >= n) || (j + 2 < n && i + 2 >= n) {
+                                a[j * n + i] = 0.0;
+                            }
+                        }
+                    }
+                }
+                let (mut fixed, mut general) = (DenseCholesky::new(n), DenseCholesky::new(n));
+                fixed.values_mut().copy_from_slice(&a);
+                general.values_mut().copy_from_slice(&a);
+                fixed.factor().unwrap();
+                general.factor_general().unwrap();
+                for j in 0..n {
+                    for i in j..n {
+                        assert_eq!(
+                            fixed.a[j * n + i].to_bits(),
+                            general.a[j * n + i].to_bits(),
+                            "n = {n}: L_{i}{j}"
+                        );
+                    }
+                }
+                let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.71).cos()).collect();
+                let (mut x1, mut x2) = (b.clone(), b);
+                fixed.solve_in_place(&mut x1);
+                general.solve_general(&mut x2);
+                for i in 0..n {
+                    assert_eq!(x1[i].to_bits(), x2[i].to_bits(), "n = {n}: x_{i}");
+                }
+            }
+        }
+    }
+
+    /// The product with a kept inverse by the fixed strides (`columns_times_fixed`, AVX2) is the
+    /// general loop's to the bit, for every stride it serves and one it does not.
+    #[test]
+    fn fixed_stride_products_are_the_general_loop_bit_for_bit() {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            for ld in (4..=36).step_by(4) {
+                let cols = ld - 1;
+                let a = random_matrix(ld, 17 + ld as u64)[..ld * cols].to_vec();
+                let b: Vec<f64> = (0..cols).map(|j| (j as f64 * 0.37).sin()).collect();
+                let (mut x1, mut x2) = (vec![0.0; ld], vec![0.0; ld]);
+                // SAFETY: the CPU supports AVX2 (checked above).
+                unsafe { columns_times_avx2(&a, &b, &mut x1) };
+                columns_times(&a, &b, &mut x2);
+                for i in 0..ld {
+                    assert_eq!(x1[i].to_bits(), x2[i].to_bits(), "stride {ld}: row {i}");
+                }
+            }
+        }
     }
 
     #[test]
