@@ -135,7 +135,13 @@ enum Command {
     Check(check::CheckArgs),
     /// Print the JSON Schema of a model file, or the model reference in Markdown.
     #[command(
-        long_about = "Print the JSON Schema of a model file (for TOML editors: put         `#:schema ./hydraulink.schema.json` in a model's first line), or with --reference the         model reference in Markdown. Both are generated from the model types. With --write DIR,         write DIR/models/hydraulink.schema.json and DIR/docs/model-reference.md instead (the         shipped copies; run `hydraulink schema --write .` in the repository after changing a         model type)."
+        long_about = "Print the JSON Schema of a model file (for TOML editors: put \
+        `#:schema ./hydraulink.schema.json` in a model's first line), with --reference the model \
+        reference in Markdown, or with --scene the JSON Schema of a worksite (scene) file. All are \
+        generated from the model types. With --write DIR, write \
+        DIR/models/hydraulink.schema.json, DIR/models/scenes/hydraulink.scene.schema.json and \
+        DIR/docs/model-reference.md instead (the shipped copies; run `hydraulink schema --write .` \
+        in the repository after changing a model type)."
     )]
     Schema(SchemaArgs),
     /// Run a model paced to the wall clock on the real-time engine; print its statistics.
@@ -178,10 +184,14 @@ enum Command {
 #[derive(Debug, Args)]
 struct SchemaArgs {
     /// Print the model reference (Markdown) instead of the JSON Schema.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "scene")]
     reference: bool,
-    /// Write both files under this directory (models/hydraulink.schema.json and
-    /// docs/model-reference.md) instead of printing.
+    /// Print the JSON Schema of a worksite (scene) file instead.
+    #[arg(long)]
+    scene: bool,
+    /// Write the three files under this directory (models/hydraulink.schema.json,
+    /// models/scenes/hydraulink.scene.schema.json and docs/model-reference.md) instead of
+    /// printing.
     #[arg(long, value_name = "DIR")]
     write: Option<PathBuf>,
 }
@@ -191,6 +201,8 @@ fn schema_command(args: &SchemaArgs) -> Result<(), Failure> {
     let Some(dir) = &args.write else {
         if args.reference {
             print!("{}", schema::model_reference_markdown());
+        } else if args.scene {
+            print!("{}", schema::scene_schema_json());
         } else {
             print!("{}", schema::model_schema_json());
         }
@@ -200,6 +212,10 @@ fn schema_command(args: &SchemaArgs) -> Result<(), Failure> {
         (
             dir.join("models/hydraulink.schema.json"),
             schema::model_schema_json(),
+        ),
+        (
+            dir.join("models/scenes/hydraulink.scene.schema.json"),
+            schema::scene_schema_json(),
         ),
         (
             dir.join("docs/model-reference.md"),

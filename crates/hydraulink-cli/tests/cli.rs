@@ -1416,3 +1416,22 @@ fn run_adds_the_worksite_only_with_scene() {
         }
     }
 }
+
+/// `hydraulink schema --scene` prints the worksite files' schema, the shipped copy that every
+/// shipped scene names in its first line.
+#[test]
+fn schema_scene_prints_the_shipped_scene_schema() {
+    let output = hydraulink(&["schema", "--scene"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shipped = std::fs::read_to_string(repo_file("models/scenes/hydraulink.scene.schema.json"))
+        .expect("the shipped scene schema");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        printed == shipped,
+        "schema --scene differs from the shipped copy"
+    );
+    assert!(printed.contains("\"title\": \"hydraulink worksite (scene) file\""));
+    // --reference is the model reference; with --scene it is refused
+    let both = hydraulink(&["schema", "--scene", "--reference"]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+}

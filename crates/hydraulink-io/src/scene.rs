@@ -25,8 +25,8 @@ use crate::error::{LoadError, LoadErrorKind};
 use crate::locate::{format_path, locate_path, parse_path, Segment};
 use crate::model_file::toml_error;
 
-/// The contents of a scene file.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// The contents of a scene file (its JSON Schema: `schema::scene_schema`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SceneSpec {
     /// What the worksite holds.

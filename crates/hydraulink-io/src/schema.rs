@@ -10,7 +10,11 @@
 //!   (Taplo, and the editor plug-ins built on it) complete and check the fields;
 //! - `docs/model-reference.md`, the field reference in Markdown ([`model_reference_markdown`]).
 //!
-//! Both are regenerated with `hydraulink schema --write .` in the repository.
+//! A third, `models/scenes/hydraulink.scene.schema.json` ([`scene_schema`]), is the schema of a
+//! worksite (scene) file (`crate::scene::SceneSpec`), named in the first line of every shipped
+//! scene ([`SCENE_SCHEMA_DIRECTIVE`]). Its elements, terrain and game are the model file's types.
+//!
+//! All three are regenerated with `hydraulink schema --write .` in the repository.
 
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -43,7 +47,42 @@ pub fn model_schema() -> Value {
 
 /// [`model_schema`] as pretty-printed JSON with a final newline (the shipped file's text).
 pub fn model_schema_json() -> String {
-    let mut s = serde_json::to_string_pretty(&model_schema()).expect("a JSON value serializes");
+    pretty(&model_schema())
+}
+
+/// The scene schema's address in a shipped scene file's first line, relative to the scene file
+/// (both in `models/scenes/`).
+pub const SCENE_SCHEMA_DIRECTIVE: &str = "#:schema ./hydraulink.scene.schema.json";
+
+/// The JSON Schema (draft 2020-12) of a worksite (scene) file: its description, and the
+/// elements, terrain and game it adds to a machine, typed as in a model file.
+pub fn scene_schema() -> Value {
+    let schema = schemars::schema_for!(crate::scene::SceneSpec);
+    let mut v = schema.to_value();
+    if let Some(o) = v.as_object_mut() {
+        o.insert(
+            "title".into(),
+            Value::String("hydraulink worksite (scene) file".into()),
+        );
+        o.insert(
+            "description".into(),
+            Value::String(
+                "A worksite that the interactive front-ends add to a machine: elements (obstacles                  and their contacts, a digging bucket), a deformable terrain and a game, each                  written as in a model file. All quantities in SI units."
+                    .into(),
+            ),
+        );
+    }
+    v
+}
+
+/// [`scene_schema`] as pretty-printed JSON with a final newline (the shipped file's text).
+pub fn scene_schema_json() -> String {
+    pretty(&scene_schema())
+}
+
+/// A JSON value pretty-printed, with a final newline.
+fn pretty(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("a JSON value serializes");
     s.push('\n');
     s
 }

@@ -2,7 +2,8 @@
 //! schema, and the schema describes every field the shipped models use.
 
 use hydraulink_io::schema::{
-    model_reference_markdown, model_schema, model_schema_json, SCHEMA_DIRECTIVE,
+    model_reference_markdown, model_schema, model_schema_json, scene_schema, scene_schema_json,
+    SCENE_SCHEMA_DIRECTIVE, SCHEMA_DIRECTIVE,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,17 @@ fn shipped_models() -> Vec<PathBuf> {
     v
 }
 
+fn shipped_scenes() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("models/scenes"))
+        .expect("models/scenes/ exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "at least the worksite is shipped");
+    v
+}
+
 const REGENERATE: &str = "regenerate with `cargo run --release -- schema --write .` in the \
                           repository root and commit the result";
 
@@ -32,6 +44,59 @@ fn the_shipped_schema_is_current() {
         shipped == model_schema_json(),
         "{} differs from the schema of the model types: {REGENERATE}",
         path.display()
+    );
+}
+
+#[test]
+fn the_shipped_scene_schema_is_current() {
+    let path = repo().join("models/scenes/hydraulink.scene.schema.json");
+    let shipped =
+        std::fs::read_to_string(&path).expect("models/scenes/hydraulink.scene.schema.json exists");
+    assert!(
+        shipped == scene_schema_json(),
+        "{} differs from the schema of the scene types: {REGENERATE}",
+        path.display()
+    );
+}
+
+#[test]
+fn every_shipped_scene_names_its_schema() {
+    for m in shipped_scenes() {
+        let text = std::fs::read_to_string(&m).expect("a readable scene");
+        assert_eq!(
+            text.lines().next(),
+            Some(SCENE_SCHEMA_DIRECTIVE),
+            "{}: the first line should be `{SCENE_SCHEMA_DIRECTIVE}`",
+            m.display()
+        );
+    }
+}
+
+/// The scene schema describes every field of the shipped scenes (elements, terrain and game as
+/// in a model file), and the checker finds a field it lacks there too.
+#[test]
+fn the_scene_schema_describes_every_field_of_the_shipped_scenes() {
+    let root = scene_schema();
+    assert_eq!(
+        root["$schema"], "https://json-schema.org/draft/2020-12/schema",
+        "a draft 2020-12 schema"
+    );
+    let mut errors = Vec::new();
+    for m in shipped_scenes() {
+        let text = std::fs::read_to_string(&m).expect("a readable scene");
+        let v: Value = toml::from_str(&text).expect("a shipped scene parses");
+        check(&root, &root, &v, &m.display().to_string(), &mut errors);
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let v: Value = toml::from_str("[terrain]\nbogus_m = 1\n[[elements]]\ntype = \"obb_contact\"\n")
+        .expect("valid TOML");
+    let mut errors = Vec::new();
+    check(&root, &root, &v, "scene", &mut errors);
+    // (the optional table is an alternative of table and none: the unknown field makes it fit
+    // neither)
+    assert!(
+        errors.len() == 1 && errors[0].starts_with("scene.terrain:"),
+        "{errors:?}"
     );
 }
 
