@@ -25,22 +25,21 @@ pub const SCHEMA_DIRECTIVE: &str = "#:schema ./hydraulink.schema.json";
 
 /// The JSON Schema (draft 2020-12) of a hydraulink model file.
 pub fn model_schema() -> Value {
-    let schema = schemars::schema_for!(hydraulink::model::spec::ModelSpec);
+    titled(
+        schemars::schema_for!(hydraulink::model::spec::ModelSpec),
+        "hydraulink model file",
+        "A hydraulically actuated multibody machine for hydraulink: bodies, joints, closed \
+         loops, the hydraulic circuit, its elements, inputs and solver settings. All quantities \
+         in SI units; the unit is in the field name or its description.",
+    )
+}
+
+/// A generated schema as a JSON value with its top-level `title` and `description`.
+fn titled(schema: schemars::Schema, title: &str, description: &str) -> Value {
     let mut v = schema.to_value();
     if let Some(o) = v.as_object_mut() {
-        o.insert(
-            "title".into(),
-            Value::String("hydraulink model file".into()),
-        );
-        o.insert(
-            "description".into(),
-            Value::String(
-                "A hydraulically actuated multibody machine for hydraulink: bodies, joints, \
-                 closed loops, the hydraulic circuit, its elements, inputs and solver settings. \
-                 All quantities in SI units; the unit is in the field name or its description."
-                    .into(),
-            ),
-        );
+        o.insert("title".into(), Value::String(title.into()));
+        o.insert("description".into(), Value::String(description.into()));
     }
     v
 }
@@ -57,22 +56,13 @@ pub const SCENE_SCHEMA_DIRECTIVE: &str = "#:schema ./hydraulink.scene.schema.jso
 /// The JSON Schema (draft 2020-12) of a worksite (scene) file: its description, and the
 /// elements, terrain and game it adds to a machine, typed as in a model file.
 pub fn scene_schema() -> Value {
-    let schema = schemars::schema_for!(crate::scene::SceneSpec);
-    let mut v = schema.to_value();
-    if let Some(o) = v.as_object_mut() {
-        o.insert(
-            "title".into(),
-            Value::String("hydraulink worksite (scene) file".into()),
-        );
-        o.insert(
-            "description".into(),
-            Value::String(
-                "A worksite that the interactive front-ends add to a machine: elements (obstacles                  and their contacts, a digging bucket), a deformable terrain and a game, each                  written as in a model file. All quantities in SI units."
-                    .into(),
-            ),
-        );
-    }
-    v
+    titled(
+        schemars::schema_for!(crate::scene::SceneSpec),
+        "hydraulink worksite (scene) file",
+        "A worksite that the interactive front-ends add to a machine: elements (obstacles and \
+         their contacts, a digging bucket), a deformable terrain and a game, each written as in a \
+         model file. All quantities in SI units.",
+    )
 }
 
 /// [`scene_schema`] as pretty-printed JSON with a final newline (the shipped file's text).

@@ -12,6 +12,16 @@ fn models() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
 }
 
+/// The excavator with the worksite it names, compiled and initialized (what `hydraulink serve
+/// models/excavator.toml` runs).
+fn excavator_on_its_worksite() -> hydraulink::Simulation {
+    let model = models().join("excavator.toml");
+    let spec = load_model(&model).expect("the excavator loads");
+    let (spec, _) = with_scene(spec, &SceneChoice::Model, Some(&model)).expect("with its worksite");
+    let model = hydraulink::model::compile(&spec).expect("compiles");
+    hydraulink::Simulation::new(model).expect("initializes")
+}
+
 #[test]
 fn the_excavator_names_its_worksite_and_compiles_with_it() {
     let model = models().join("excavator.toml");
@@ -110,11 +120,7 @@ fn an_error_in_the_scene_terrain_names_the_scene_file_line() {
 /// dumps a full bucket into the hopper without touching a pole or a wall.
 #[test]
 fn the_excavator_on_its_worksite_digs_and_fills_the_hopper_without_a_hit() {
-    let model = models().join("excavator.toml");
-    let spec = load_model(&model).expect("the excavator loads");
-    let (spec, _) = with_scene(spec, &SceneChoice::Model, Some(&model)).expect("with its worksite");
-    let model = hydraulink::model::compile(&spec).expect("compiles");
-    let mut sim = hydraulink::Simulation::new(model).expect("initializes");
+    let mut sim = excavator_on_its_worksite();
     let labels = sim.output_labels();
     let mut row = vec![0.0; labels.len()];
     let at = |name: &str| labels.iter().position(|l| l == name).expect(name);
@@ -153,11 +159,7 @@ fn the_excavator_on_its_worksite_digs_and_fills_the_hopper_without_a_hit() {
 /// and the hopper holds at least two bucket loads.
 #[test]
 fn the_worksite_cycle_played_three_times_runs_without_a_solver_failure() {
-    let model = models().join("excavator.toml");
-    let spec = load_model(&model).expect("the excavator loads");
-    let (spec, _) = with_scene(spec, &SceneChoice::Model, Some(&model)).expect("with its worksite");
-    let model = hydraulink::model::compile(&spec).expect("compiles");
-    let mut sim = hydraulink::Simulation::new(model).expect("initializes");
+    let mut sim = excavator_on_its_worksite();
     let script = ["U_boom", "U_arm", "U_bucket", "U_swing"]
         .map(|n| (n, sim.model().input_signal(n).expect("input").clone()));
     let labels = sim.output_labels();

@@ -12,9 +12,10 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn shipped_models() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("models"))
-        .expect("models/ exists")
+/// The `.toml` files directly in `dir` (relative to the repository), sorted.
+fn toml_files_in(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join(dir))
+        .unwrap_or_else(|e| panic!("{dir}/: {e}"))
         .map(|e| e.expect("a directory entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
@@ -22,15 +23,38 @@ fn shipped_models() -> Vec<PathBuf> {
     v
 }
 
+fn shipped_models() -> Vec<PathBuf> {
+    toml_files_in("models")
+}
+
 fn shipped_scenes() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("models/scenes"))
-        .expect("models/scenes/ exists")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    v.sort();
+    let v = toml_files_in("models/scenes");
     assert!(!v.is_empty(), "at least the worksite is shipped");
     v
+}
+
+/// Every file of `files` has `directive` as its first line.
+fn assert_first_lines(files: &[PathBuf], directive: &str) {
+    for m in files {
+        let text = std::fs::read_to_string(m).expect("a readable file");
+        assert_eq!(
+            text.lines().next(),
+            Some(directive),
+            "{}: the first line should be `{directive}`",
+            m.display()
+        );
+    }
+}
+
+/// The shipped file `path` (relative to the repository) is `generated`.
+fn assert_current(path: &str, generated: &str, what: &str) {
+    let full = repo().join(path);
+    let shipped = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert!(
+        shipped == generated,
+        "{} differs from the {what} generated from the types: {REGENERATE}",
+        full.display()
+    );
 }
 
 const REGENERATE: &str = "regenerate with `cargo run --release -- schema --write .` in the \
@@ -38,38 +62,25 @@ const REGENERATE: &str = "regenerate with `cargo run --release -- schema --write
 
 #[test]
 fn the_shipped_schema_is_current() {
-    let path = repo().join("models/hydraulink.schema.json");
-    let shipped = std::fs::read_to_string(&path).expect("models/hydraulink.schema.json exists");
-    assert!(
-        shipped == model_schema_json(),
-        "{} differs from the schema of the model types: {REGENERATE}",
-        path.display()
+    assert_current(
+        "models/hydraulink.schema.json",
+        &model_schema_json(),
+        "schema",
     );
 }
 
 #[test]
 fn the_shipped_scene_schema_is_current() {
-    let path = repo().join("models/scenes/hydraulink.scene.schema.json");
-    let shipped =
-        std::fs::read_to_string(&path).expect("models/scenes/hydraulink.scene.schema.json exists");
-    assert!(
-        shipped == scene_schema_json(),
-        "{} differs from the schema of the scene types: {REGENERATE}",
-        path.display()
+    assert_current(
+        "models/scenes/hydraulink.scene.schema.json",
+        &scene_schema_json(),
+        "scene schema",
     );
 }
 
 #[test]
 fn every_shipped_scene_names_its_schema() {
-    for m in shipped_scenes() {
-        let text = std::fs::read_to_string(&m).expect("a readable scene");
-        assert_eq!(
-            text.lines().next(),
-            Some(SCENE_SCHEMA_DIRECTIVE),
-            "{}: the first line should be `{SCENE_SCHEMA_DIRECTIVE}`",
-            m.display()
-        );
-    }
+    assert_first_lines(&shipped_scenes(), SCENE_SCHEMA_DIRECTIVE);
 }
 
 /// The scene schema describes every field of the shipped scenes (elements, terrain and game as
@@ -102,26 +113,16 @@ fn the_scene_schema_describes_every_field_of_the_shipped_scenes() {
 
 #[test]
 fn the_model_reference_is_current() {
-    let path = repo().join("docs/model-reference.md");
-    let shipped = std::fs::read_to_string(&path).expect("docs/model-reference.md exists");
-    assert!(
-        shipped == model_reference_markdown(),
-        "{} differs from the reference generated from the model types: {REGENERATE}",
-        path.display()
+    assert_current(
+        "docs/model-reference.md",
+        &model_reference_markdown(),
+        "model reference",
     );
 }
 
 #[test]
 fn every_shipped_model_names_the_schema() {
-    for m in shipped_models() {
-        let text = std::fs::read_to_string(&m).expect("a readable model");
-        assert_eq!(
-            text.lines().next(),
-            Some(SCHEMA_DIRECTIVE),
-            "{}: the first line should be `{SCHEMA_DIRECTIVE}`",
-            m.display()
-        );
-    }
+    assert_first_lines(&shipped_models(), SCHEMA_DIRECTIVE);
 }
 
 /// The schema of `s` with a `$ref` followed (one level of `allOf` too).

@@ -99,6 +99,7 @@ impl<S: Real> Evaluator<S> {
         );
         let nw = model.n_friction_states();
         let ne = model.layout.internal.len();
+        let mechanical = crate::mechanics::ports::mechanical_elements(&model.elements);
         Evaluator {
             kin: Kinematics::new(n),
             dynamics: Dynamics::new(n, model.bodies.len()),
@@ -137,11 +138,11 @@ impl<S: Real> Evaluator<S> {
             element_frozen: vec![[0.0; crate::element::MAX_FROZEN]; model.elements.len()],
             element_at: vec![crate::element::PortState::zero(); model.elements.len()],
             element_effort: vec![crate::element::PortEffort::zero(); model.elements.len()],
-            mechanical_elements: crate::mechanics::ports::mechanical_elements(&model.elements),
-            mechanical_ports: crate::mechanics::ports::mechanical_elements(&model.elements)
-                .into_iter()
-                .map(|i| model.elements[i].ports())
+            mechanical_ports: mechanical
+                .iter()
+                .map(|&i| model.elements[i].ports())
                 .collect(),
+            mechanical_elements: mechanical,
             joint_port_elements: joint_port_elements(model),
             pressure_moves_mechanism: pressure_moves_mechanism(model),
         }

@@ -360,11 +360,9 @@ fn columns_times_fixed<const LD: usize>(a: &[f64], b: &[f64], out: &mut [f64]) {
     out[..LD].copy_from_slice(&acc);
 }
 
-/// [`columns_times`], compiled for AVX2; the strides of up to 32 rows by
-/// [`columns_times_fixed`].
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn columns_times_avx2(a: &[f64], b: &[f64], out: &mut [f64]) {
+/// [`columns_times`] with the strides of up to 32 rows by [`columns_times_fixed`].
+#[inline(always)]
+fn columns_times_by_stride(a: &[f64], b: &[f64], out: &mut [f64]) {
     match out.len() {
         4 => columns_times_fixed::<4>(a, b, out),
         8 => columns_times_fixed::<8>(a, b, out),
@@ -376,6 +374,13 @@ unsafe fn columns_times_avx2(a: &[f64], b: &[f64], out: &mut [f64]) {
         32 => columns_times_fixed::<32>(a, b, out),
         _ => columns_times(a, b, out),
     }
+}
+
+/// [`columns_times_by_stride`], compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn columns_times_avx2(a: &[f64], b: &[f64], out: &mut [f64]) {
+    columns_times_by_stride(a, b, out)
 }
 
 /// LU factorization with partial pivoting, in caller-owned (pre-allocated) memory.
@@ -1069,22 +1074,34 @@ mod tests {
         }
     }
 
-    /// The product with a kept inverse by the fixed strides (`columns_times_fixed`, AVX2) is the
-    /// general loop's to the bit, for every stride it serves and one it does not.
+    /// The product with a kept inverse by the fixed strides (`columns_times_fixed`), in the
+    /// default code and in the AVX2 copy where the CPU has it, is the general loop's to the bit,
+    /// for every stride it serves and one it does not.
     #[test]
     fn fixed_stride_products_are_the_general_loop_bit_for_bit() {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            for ld in (4..=36).step_by(4) {
-                let cols = ld - 1;
-                let a = random_matrix(ld, 17 + ld as u64)[..ld * cols].to_vec();
-                let b: Vec<f64> = (0..cols).map(|j| (j as f64 * 0.37).sin()).collect();
-                let (mut x1, mut x2) = (vec![0.0; ld], vec![0.0; ld]);
-                // SAFETY: the CPU supports AVX2 (checked above).
-                unsafe { columns_times_avx2(&a, &b, &mut x1) };
-                columns_times(&a, &b, &mut x2);
+        for ld in (4..=36).step_by(4) {
+            let cols = ld - 1;
+            let a = random_matrix(ld, 17 + ld as u64)[..ld * cols].to_vec();
+            let b: Vec<f64> = (0..cols).map(|j| (j as f64 * 0.37).sin()).collect();
+            let mut general = vec![0.0; ld];
+            columns_times(&a, &b, &mut general);
+            let mut fixed = vec![0.0; ld];
+            columns_times_by_stride(&a, &b, &mut fixed);
+            let mut products = vec![("default", fixed)];
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                let mut x = vec![0.0; ld];
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                unsafe { columns_times_avx2(&a, &b, &mut x) };
+                products.push(("avx2", x));
+            }
+            for (code, x) in &products {
                 for i in 0..ld {
-                    assert_eq!(x1[i].to_bits(), x2[i].to_bits(), "stride {ld}: row {i}");
+                    assert_eq!(
+                        x[i].to_bits(),
+                        general[i].to_bits(),
+                        "{code}, stride {ld}: row {i}"
+                    );
                 }
             }
         }
@@ -1093,18 +1110,7 @@ mod tests {
     #[test]
     fn cholesky_solves_spd_systems_and_rejects_indefinite_ones() {
         for (n, seed) in [(1, 3), (5, 7), (23, 11), (65, 13)] {
-            // A = B Bᵀ + I: symmetric positive definite
-            let b = random_matrix(n, seed);
-            let mut a = vec![0.0; n * n];
-            for i in 0..n {
-                for j in 0..n {
-                    let mut v = if i == j { 1.0 } else { 0.0 };
-                    for k in 0..n {
-                        v += b[k * n + i] * b[k * n + j];
-                    }
-                    a[j * n + i] = v;
-                }
-            }
+            let a = spd_matrix(n, seed);
             let mut ch = DenseCholesky::new(n);
             ch.values_mut().copy_from_slice(&a);
             ch.factor().unwrap();
