@@ -68,11 +68,13 @@ enum Command {
     #[command(long_about = "Simulate a model and write its results.\n\n\
         Writes into DIR:\n  \
         summary.json          status: \"running\" from the start, then \"completed\", \
-        \"failed\", \"interrupted\" or \"output_error\"; settings, peak energy drift, actuator \
+        \"failed\", \"interrupted\", \"output_error\" or \"panicked\" (a bug in hydraulink, exit \
+        code 101); settings, peak energy drift, actuator \
         work and constraint violation over every step, Newton iterations, wall-clock time, \
         real-time factor, cavitation warnings\n  \
         results.csv           one row per output step (--output-interval, default every step), \
-        the initial and final rows included, streamed as the run goes; SI units; whole rows only\n  \
+        the initial and final rows included, streamed as the run goes; SI units; whole rows only; \
+        the time of step k is k·Δt, in the shortest form that reads back exactly\n  \
         results.columns.json  name, unit and description of every column of results.csv\n  \
         plots/*.svg           joint angles [deg] and positions [m], pressures, flows, energy and \
         its drift, constraint violation, Newton iterations, cylinders; drawn from the minimum and \
@@ -81,7 +83,8 @@ enum Command {
         (status failed) and the plots are still written. Ctrl-C stops the run after the current \
         step, writes the same files (status interrupted) and exits with code 130. An invalid model \
         exits with code 2 and names the file and line. A run of more than 10 000 000 steps needs \
-        --allow-long-run.")]
+        --allow-long-run. A duration that is not a whole number of steps is rounded up to the \
+        next step, with a note on stderr.")]
     Run(RunArgs),
     /// Run one model under several formulations and time steps and compare them.
     #[command(

@@ -44,3 +44,24 @@ pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic becomes the message a user reads (what, where, that it is a bug); a command that
+    /// returns is passed through.
+    #[test]
+    fn a_panic_becomes_a_message() {
+        install_hook();
+        assert_eq!(catch(|| 7), Ok(7));
+        let v: Vec<f64> = Vec::new();
+        let message = catch(|| v[std::hint::black_box(0)]).unwrap_err();
+        assert!(message.starts_with("hydraulink panicked at "), "{message}");
+        assert!(message.contains("panic_boundary.rs"), "{message}");
+        assert!(message.contains("index out of bounds"), "{message}");
+        assert!(message.contains("this is a bug"), "{message}");
+        let message = catch(|| -> () { panic!("{}", String::from("formatted")) }).unwrap_err();
+        assert!(message.contains("formatted"), "{message}");
+    }
+}

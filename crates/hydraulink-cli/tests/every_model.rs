@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{hydraulink, temp_dir};
+use support::{hydraulink, repo_file, temp_dir};
 
 /// What a `.toml` file of the repository is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,10 +40,7 @@ enum Kind {
 
 /// The repository root.
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("the repository root")
+    repo_file(".").canonicalize().expect("the repository root")
 }
 
 /// Every `.toml` under `dir`, skipping build output, version control and hidden folders.

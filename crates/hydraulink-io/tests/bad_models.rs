@@ -168,6 +168,7 @@ bad_models! {
     scenario_condition_without_bounds: Model, "task '1'", "scenario.tasks[0].conditions[0]";
     negative_hose_volume: Model, "volume 'V2'", "hydraulics.volumes[1].hose_volume_m3";
     negative_initial_pressure: Model, "volume 'V3'", "hydraulics.volumes[2].p0_pa";
+    pressure_beyond_bound: Model, "volume 'V3'", "hydraulics.volumes[2].p0_pa";
     negative_tank_pressure: Model, "tank 'T'", "hydraulics.tanks[0].pressure_pa";
     pump_below_tank: Model, "pump 'P'", "hydraulics.pumps[0].pressure_pa";
     zero_piston_diameter: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].piston_diameter_m";

@@ -546,6 +546,62 @@ impl RunRecorder {
 mod tests {
     use super::*;
 
+    /// Times are k Δt in the decimal the user wrote: 1714 steps of 7 ms end at 11.998, printed
+    /// so; a step of no short decimal form keeps the product.
+    #[test]
+    fn step_times_are_k_times_the_step() {
+        assert_eq!(format!("{}", step_time_s(1714, 7e-3)), "11.998");
+        assert_eq!(format!("{}", 1714.0 * 7e-3), "11.998000000000001");
+        assert_eq!(step_time_s(10_000, 1e-3), 10.0);
+        assert_eq!(step_time_s(3, 0.1), 0.3);
+        assert_eq!(step_time_s(0, 1e-3), 0.0);
+        assert_eq!(step_time_s(3, 1.0 / 3.0), 3.0 * (1.0 / 3.0));
+        for k in 0..20_000u64 {
+            let t = step_time_s(k, 1e-3);
+            assert_eq!(format!("{t}").parse::<f64>().unwrap(), t);
+            assert!((t - k as f64 * 1e-3).abs() <= 1e-12, "{k}");
+        }
+        assert!(duration_note(1e-3, 10.0).is_none());
+        let note = duration_note(7e-3, 12.0).unwrap();
+        assert!(
+            note.contains("1715 steps") && note.contains("12.005 s"),
+            "{note}"
+        );
+    }
+
+    /// A run that panicked is finished with the status `panicked` and the message, its rows
+    /// kept.
+    #[test]
+    fn a_panicked_run_says_so() {
+        let dir = temp_dir("panicked");
+        let info = RunInfo {
+            model: "m".into(),
+            formulation: "penalty".into(),
+            step_s: 0.1,
+            duration_s: 1.0,
+            output_interval_s: 0.1,
+            volume_names: vec![],
+        };
+        let columns = vec![
+            ColumnInfo::new("time", "s", "simulated time t"),
+            ColumnInfo::new("x", "m", "x"),
+        ];
+        let mut rec = RunRecorder::create(&dir, info, columns, &[0.0, 1.0]).unwrap();
+        rec.record_step(&[0.1, 2.0], 1, 0).unwrap();
+        let summary = rec
+            .finish(
+                RunStop::Panicked("hydraulink panicked at x.rs:1:1: boom".into()),
+                0.0,
+            )
+            .unwrap();
+        assert_eq!(summary.status, RunStatus::Panicked);
+        let text = fs::read_to_string(dir.join(SUMMARY_FILE)).unwrap();
+        assert!(text.contains("\"status\": \"panicked\""), "{text}");
+        assert!(text.contains("boom"), "{text}");
+        let csv = fs::read_to_string(dir.join(RESULTS_FILE)).unwrap();
+        assert_eq!(csv.lines().count(), 3, "{csv}");
+    }
+
     /// A fresh, empty directory under the system temp dir.
     pub(crate) fn temp_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!(

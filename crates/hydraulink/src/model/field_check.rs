@@ -302,3 +302,32 @@ pub(crate) fn valve_ports(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pressures and bulk moduli are bounded by the unit in their names; conductances and other
+    /// units are not.
+    #[test]
+    fn the_unit_in_a_field_name_bounds_it() {
+        assert!(unit_bound("p0_pa", 1e300).is_some());
+        assert!(unit_bound("p0_pa", -2e9).is_some());
+        assert!(unit_bound("p0_pa", 4.5e7).is_none());
+        assert!(unit_bound("hydraulics.volumes[2].p0_pa", 1e10).is_some());
+        assert!(unit_bound("cracking_pressure_pa", 1e9).is_none());
+        assert!(unit_bound("bulk_modulus_pa", 2e11).is_none());
+        assert!(unit_bound("wall_bulk_modulus_pa", 1e13).is_some());
+        assert!(unit_bound("gradient_m3_s_pa", 1e300).is_none());
+        assert!(unit_bound("mass_kg", 1e300).is_none());
+        let message = unit_bound("p0_pa", 1e300).unwrap();
+        assert!(
+            message.contains("1e9 Pa") && message.contains("1e300"),
+            "{message}"
+        );
+        let at = At::element("hydraulics.volumes", 2, "volume", "V3");
+        let e = at.finite("p0_pa", 1e300).unwrap_err();
+        assert_eq!(e.path, "hydraulics.volumes[2].p0_pa");
+        assert_eq!(e.element, "volume 'V3'");
+    }
+}

@@ -428,3 +428,24 @@ pub fn steps_covering(duration_s: f64, step_s: f64) -> u64 {
     // saturating: a count beyond u64 is refused by the callers' step limits
     n as u64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::steps_covering;
+
+    /// A whole number of steps stays as it is, despite the decimals' rounding; anything else is
+    /// rounded up, so that a run never ends before its duration.
+    #[test]
+    fn a_duration_is_covered_by_whole_steps() {
+        assert_eq!(steps_covering(10.0, 1e-3), 10_000);
+        assert_eq!(steps_covering(8.0, 1e-3), 8_000);
+        assert_eq!(steps_covering(0.3, 0.1), 3);
+        assert_eq!(steps_covering(12.0, 10.0), 2);
+        assert_eq!(steps_covering(12.0, 7e-3), 1715);
+        assert_eq!(steps_covering(1e-3, 1e-3), 1);
+        assert_eq!(steps_covering(0.0, 1e-3), 0);
+        assert_eq!(steps_covering(f64::NAN, 1e-3), 0);
+        assert_eq!(steps_covering(1.0, 0.0), 0);
+        assert_eq!(steps_covering(-1.0, 1e-3), 0);
+    }
+}
