@@ -20,8 +20,8 @@ command is the one that runs this check). A command is run without a shell: shel
 (pipes, `;`, `&&`, redirections, `$(…)`) are refused, so that a doc cannot hide a second command.
 
 Servers: `serve` and `view` are started, the address they print (`http://…`) is fetched with an
-HTTP GET, which must answer 200 with a page, and they are then stopped with Ctrl-C (SIGINT) and
-must exit 0 within 15 s. Every command has a time limit (--timeout, default 180 s).
+HTTP GET, which must answer 200 with a page; a second later they must still be running; they are
+then stopped with Ctrl-C (SIGINT) and must exit 0 within 15 s. Every command has a time limit (--timeout, default 180 s).
 $XDG_DATA_HOME points into the copy, so the game's leaderboard stays out of the user's home.
 
 Checks: an HTML comment right after the closing fence (invisible when the doc is rendered):
@@ -114,6 +114,7 @@ UNITS = sorted(
 )
 UNIT_RE = "(?:" + "|".join(re.escape(u) for u in UNITS) + r")(?![\w/])"
 SERVER_STOP_S = 15.0
+SERVER_ALIVE_S = 1.0
 
 
 class MalformedCheck(Exception):
@@ -623,13 +624,19 @@ def run_server(argv, cwd, env, timeout):
         address.wait(0.1)
     if address.is_set():
         try:
-            with urllib.request.urlopen(url[0], timeout=max(5.0, deadline - time.monotonic())) as r:
+            # straight to the server: a proxy from the environment must not answer for it
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            with opener.open(url[0], timeout=max(5.0, deadline - time.monotonic())) as r:
                 body = r.read().decode("utf-8", "replace")
                 if r.status != 200 or "<html" not in body.lower():
                     outcome.failure = f"{url[0]} answered {r.status} without a page"
                 outcome.page = body
         except OSError as e:
             outcome.failure = f"GET {url[0]} failed: {e}"
+        # a server whose engine dies after its first answer is no server: still there a moment on?
+        time.sleep(SERVER_ALIVE_S)
+        if not outcome.failure and proc.poll() is not None:
+            outcome.failure = f"stopped by itself {SERVER_ALIVE_S:.0f} s after it served the page"
     elif proc.poll() is None:
         outcome.failure = f"printed no address (http://…) within {timeout:.0f} s"
     if proc.poll() is None:
