@@ -21,6 +21,7 @@ mod check;
 mod compare;
 mod friction_curve;
 mod linearize;
+mod panic_boundary;
 mod realtime;
 mod serve;
 mod view;
@@ -28,8 +29,8 @@ mod view;
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
 use hydraulink_io::output::{
-    describe_columns, snap_output_interval, OutputError, RunInfo, RunRecorder, RunStop, Summary,
-    MAX_STEPS, MAX_STEPS_WITHOUT_PERMISSION,
+    describe_columns, duration_note, snap_output_interval, OutputError, RunInfo, RunRecorder,
+    RunStop, Summary, MAX_STEPS, MAX_STEPS_WITHOUT_PERMISSION,
 };
 use hydraulink_io::{Scene, SceneChoice};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -447,7 +448,8 @@ impl From<OutputError> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match &cli.command {
+    panic_boundary::install_hook();
+    let result = panic_boundary::catch(|| match &cli.command {
         Command::Run(args) => run(args),
         Command::Compare(args) => compare_command(args),
         Command::FrictionCurve(args) => friction_curve_command(args),
@@ -457,7 +459,13 @@ fn main() -> ExitCode {
         Command::Realtime(args) => realtime::realtime_command(args),
         Command::Serve(args) => serve::serve_command(args),
         Command::View(args) => view::view_command(args),
-    };
+    })
+    .unwrap_or_else(|message| {
+        Err(Failure {
+            message,
+            code: panic_boundary::EXIT_PANICKED,
+        })
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
@@ -590,6 +598,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let formulation = formulation_name(&spec);
     let model = compile(&spec, &text, &file, args, &applied, scene.as_ref())?;
     check_step_count(model.step_s(), model.duration_s(), args.allow_long_run)?;
+    if let Some(note) = duration_note(model.step_s(), model.duration_s()) {
+        eprintln!("{note}");
+    }
     let (output_interval_s, snapped) =
         snap_output_interval(model.step_s(), model.output_interval_s());
     if snapped {
@@ -622,15 +633,24 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     // before the summary says "running": a Ctrl-C from then on is saved
     watch_for_interrupt();
     let mut recorder = RunRecorder::create(&dir, info, columns, &row)?;
-    let mut poses = view::PoseRows::create(&dir, &mut sim, args.model.as_ref(), &args.set)?;
 
     let progress = progress_bar(recorder.n_steps());
     let started = Instant::now();
-    let stopped = step_all(&mut sim, &mut recorder, &mut poses, &mut row, &progress);
-    let stopped = match (stopped, poses.finish()) {
-        (Stopped::Completed, Err(e)) => Stopped::Output(e),
-        (stopped, _) => stopped,
-    };
+    // From here on summary.json says "running": whatever stops the run, even a bug (a panic),
+    // ends in `recorder.finish`, which writes its status.
+    let stopped = panic_boundary::catch(|| {
+        let mut poses = match view::PoseRows::create(&dir, &mut sim, args.model.as_ref(), &args.set)
+        {
+            Ok(poses) => poses,
+            Err(e) => return Stopped::Output(e),
+        };
+        let stopped = step_all(&mut sim, &mut recorder, &mut poses, &mut row, &progress);
+        match (stopped, poses.finish()) {
+            (Stopped::Completed, Err(e)) => Stopped::Output(e),
+            (stopped, _) => stopped,
+        }
+    })
+    .unwrap_or_else(Stopped::Panicked);
     // values set from code (none in `run`; counted by the simulation all the same)
     recorder.add_clipped_inputs(sim.clipped_inputs());
     let wall_clock_s = started.elapsed().as_secs_f64();
@@ -641,6 +661,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         Stopped::Step(e) => RunStop::StepFailed(e.to_string()),
         Stopped::Interrupted => RunStop::Interrupted,
         Stopped::Output(e) => RunStop::OutputFailed(e.to_string()),
+        Stopped::Panicked(message) => RunStop::Panicked(message.clone()),
     };
     let finished = recorder.finish(stop, wall_clock_s);
     let kept = |summary: &Summary, status: &str| {
@@ -676,6 +697,13 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         (Stopped::Output(output), _) => Err(Failure::run_failed(format!(
             "{output}\nthe run stopped; summary.json says output_error"
         ))),
+        (Stopped::Panicked(message), finished) => Err(Failure {
+            message: match finished {
+                Ok(summary) => format!("{message}\n{}", kept(&summary, "panicked")),
+                Err(output) => format!("{message}\n{output}"),
+            },
+            code: panic_boundary::EXIT_PANICKED,
+        }),
     }
 }
 
@@ -740,7 +768,7 @@ fn step_advice(error: &StepError, model: &hydraulink::Model) -> String {
 /// Refuses a run of more steps than [`MAX_STEPS`], or than [`MAX_STEPS_WITHOUT_PERMISSION`]
 /// without `--allow-long-run` (exit code 2).
 fn check_step_count(step_s: f64, duration_s: f64, allowed: bool) -> Result<(), Failure> {
-    let steps = (duration_s / step_s).round();
+    let steps = (duration_s / step_s).ceil();
     if !(steps.is_finite() && steps <= MAX_STEPS as f64) {
         return Err(Failure::invalid_input(format!(
             "the run would take {steps:e} steps (duration {} s / step {} s), more than any run \
@@ -796,6 +824,8 @@ enum Stopped {
     Interrupted,
     /// A row could not be written.
     Output(OutputError),
+    /// A bug: the program panicked; the panic's message and place.
+    Panicked(String),
 }
 
 /// Runs the steps of the run, recording each one, until the end, the first failed step, an

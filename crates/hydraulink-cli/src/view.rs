@@ -10,7 +10,7 @@ use clap::Args;
 use hydraulink::simulation::BodyPose;
 use hydraulink::Simulation;
 use hydraulink_io::output::poses::{PoseWriter, PosesInfo, POSES_INFO_FILE};
-use hydraulink_io::output::OutputError;
+use hydraulink_io::output::{step_time_s, OutputError};
 use hydraulink_viewer::Viewer;
 
 use crate::{watch_for_interrupt, Failure, INTERRUPTED};
@@ -29,7 +29,7 @@ impl PoseRows {
         sim: &mut Simulation,
         model: Option<&PathBuf>,
         overrides: &[String],
-    ) -> Result<PoseRows, Failure> {
+    ) -> Result<PoseRows, OutputError> {
         let info = PosesInfo {
             model_file: model.map(|p| {
                 std::fs::canonicalize(p)
@@ -55,7 +55,9 @@ impl PoseRows {
     /// Appends the poses of the simulation's current state.
     pub(crate) fn write(&mut self, sim: &mut Simulation) -> Result<(), OutputError> {
         sim.body_poses(&mut self.poses);
-        self.writer.write(sim.time_s(), &self.poses)
+        // the time of the results.csv row: k Δt
+        let time_s = step_time_s(sim.step_index(), sim.model().step_s());
+        self.writer.write(time_s, &self.poses)
     }
 
     /// Flushes the file.

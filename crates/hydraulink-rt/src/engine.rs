@@ -310,7 +310,10 @@ impl<C: Clock> Core<C> {
         }
         let duration_steps = match options.duration_s {
             None => None,
-            Some(d) if d.is_finite() && d >= 0.0 => Some((d / dt_s).round() as u64),
+            // rounded up to a whole step, as a `run` is
+            Some(d) if d.is_finite() && d >= 0.0 => {
+                Some(hydraulink::model::steps_covering(d, dt_s))
+            }
             Some(d) => {
                 return Err(opt(
                     "duration_s",

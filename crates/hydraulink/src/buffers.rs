@@ -158,9 +158,8 @@ impl Buffers {
                 model.hydraulics.cylinders.len()
                     + model.joint_friction.len()
             ],
-            element_kin: crate::mechanics::kinematics::Kinematics::new(
-                if model.elements.is_empty() { 0 } else { n },
-            ),
+            // sized for every model: the elements' ports and the pose writer both use it
+            element_kin: crate::mechanics::kinematics::Kinematics::new(n),
             element_values: crate::component::ElementValues::new(model.elements.len()),
             world: crate::terrain::world::WorldScratch::new(model),
         }

@@ -516,12 +516,14 @@ impl Context<'_> {
             message,
         )
     }
-    /// A finite value.
+    /// A finite value, within the bound of its unit (pressures: `model::field_check::unit_bound`).
     pub fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
-        if x.is_finite() {
-            Ok(x)
-        } else {
-            Err(self.error(field, format!("must be finite, got {x}")))
+        if !x.is_finite() {
+            return Err(self.error(field, format!("must be finite, got {x}")));
+        }
+        match crate::model::field_check::unit_bound(field, x) {
+            Some(message) => Err(self.error(field, message)),
+            None => Ok(x),
         }
     }
     /// A finite value > 0.

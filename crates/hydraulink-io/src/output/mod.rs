@@ -71,6 +71,46 @@ pub fn snap_output_interval(step_s: f64, output_interval_s: f64) -> (f64, bool) 
     (snapped, changed)
 }
 
+/// The time of step `k`, k Δt \[s\], as the double nearest to the decimal k·Δt when Δt is a
+/// decimal of at most 15 digits after the point (`0.007` → step 1714 is `11.998`, where the
+/// product of doubles is 11.998000000000001), else the product k·Δt. Printed in the shortest
+/// form that reads back exactly, it is the decimal k·Δt.
+pub fn step_time_s(k: u64, step_s: f64) -> f64 {
+    let product = k as f64 * step_s;
+    if !(step_s.is_finite() && step_s > 0.0) {
+        return product;
+    }
+    // Δt = m / 10^d exactly in decimal, from its shortest round-trip form (Display never uses
+    // an exponent)
+    let shown = format!("{step_s}");
+    let decimals = shown.split_once('.').map_or(0, |(_, f)| f.len());
+    if decimals > 15 {
+        return product;
+    }
+    let scale = 10f64.powi(decimals as i32);
+    let m = (step_s * scale).round();
+    let km = k as f64 * m;
+    // k m must be an exact integer in a double; the division by 10^d (exact for d ≤ 22) is then
+    // correctly rounded: the nearest double to k m / 10^d
+    if m < 1.0 || km >= (1u64 << 53) as f64 {
+        return product;
+    }
+    km / scale
+}
+
+/// A note for stderr when `duration_s` is not a whole number of steps of `step_s`: the run is
+/// rounded up to the next step and ends later than asked (`hydraulink::model::steps_covering`).
+pub fn duration_note(step_s: f64, duration_s: f64) -> Option<String> {
+    let n = hydraulink::model::steps_covering(duration_s, step_s);
+    let end = step_time_s(n, step_s);
+    (n > 0 && (end - duration_s).abs() > 1e-9 * step_s).then(|| {
+        format!(
+            "note: the duration {duration_s} s is not a whole number of steps of {step_s} s; the \
+             run takes {n} steps and ends at t = {end} s"
+        )
+    })
+}
+
 /// File name of the result table inside the output directory.
 pub const RESULTS_FILE: &str = "results.csv";
 /// File name of the run summary inside the output directory.
@@ -131,7 +171,7 @@ pub(crate) fn remove_earlier(path: &Path) {
 
 /// Which steps become output rows.
 ///
-/// Step n (time n Δt, n = 0 … N with N = round(duration / Δt)) is written when n = round(k r) for
+/// Step n (time n Δt, n = 0 … N with N = duration / Δt rounded up) is written when n = round(k r) for
 /// some integer k ≥ 0, where r = output interval / Δt; the last step N is always written. Each
 /// output index is rounded on its own from k, so no error accumulates over a long run. An interval
 /// shorter than Δt writes every step.
@@ -148,12 +188,7 @@ impl OutputSchedule {
     /// `output_interval_s` \[s\]. Non-finite or non-positive inputs give a run of no steps, or
     /// output at every step.
     pub fn new(step_s: f64, duration_s: f64, output_interval_s: f64) -> Self {
-        let steps = (duration_s / step_s).round();
-        let n_steps = if steps.is_finite() && steps > 0.0 {
-            steps as u64
-        } else {
-            0
-        };
+        let n_steps = hydraulink::model::steps_covering(duration_s, step_s);
         let ratio = output_interval_s / step_s;
         let ratio = if ratio.is_finite() && ratio > 1.0 {
             ratio
@@ -163,7 +198,8 @@ impl OutputSchedule {
         OutputSchedule { ratio, n_steps }
     }
 
-    /// Number of steps in the run, N = round(duration / Δt).
+    /// Number of steps in the run, N = duration / Δt, rounded up to a whole number of steps
+    /// (`hydraulink::model::steps_covering`).
     pub fn n_steps(&self) -> u64 {
         self.n_steps
     }
@@ -237,6 +273,8 @@ pub enum RunStop {
     Interrupted,
     /// Writing a result file failed; its message.
     OutputFailed(String),
+    /// The program panicked during the run; the panic's message and place.
+    Panicked(String),
 }
 
 /// Records a run: streams `results.csv` row by row, keeps the statistics and a fixed-size plot
@@ -273,6 +311,10 @@ pub struct RunRecorder {
     n_recorded: u64,
     /// Time of the last recorded row \[s\].
     last_time_s: f64,
+    /// The row as written: the row recorded, with the time k Δt ([`step_time_s`]).
+    written: Vec<f64>,
+    /// Whether the first column is the time (then written as k Δt).
+    time_column: bool,
 }
 
 impl RunRecorder {
@@ -309,7 +351,13 @@ impl RunRecorder {
                 let _ = failed.write(&summary_path);
             })?;
         let schedule = OutputSchedule::new(info.step_s, info.duration_s, info.output_interval_s);
-        let plot = Decimated::new(columns.len(), info.duration_s, PLOT_BUCKETS);
+        // the plots span the steps taken, to N Δt (a duration rounded up to a whole step)
+        let plot = Decimated::new(
+            columns.len(),
+            step_time_s(schedule.n_steps(), info.step_s).max(info.duration_s),
+            PLOT_BUCKETS,
+        );
+        let time_column = columns.first().is_some_and(|c| c.name == "time");
         let mut recorder = RunRecorder {
             dir: dir.to_path_buf(),
             stats: RunStatistics::new(&labels),
@@ -322,12 +370,14 @@ impl RunRecorder {
             output_rows: 0,
             n_recorded: 0,
             last_time_s: 0.0,
+            written: vec![0.0; labels.len()],
+            time_column,
         };
         recorder.record(initial_row, true)?;
         Ok(recorder)
     }
 
-    /// Number of steps to run, N = round(duration / Δt).
+    /// Number of steps to run, N = duration / Δt rounded up to a whole step.
     pub fn n_steps(&self) -> u64 {
         self.schedule.n_steps()
     }
@@ -422,6 +472,7 @@ impl RunRecorder {
                 Some(format!("interrupted at t = {} s", self.last_time_s)),
             ),
             (RunStop::OutputFailed(e), _) => (RunStatus::OutputError, Some(e.clone())),
+            (RunStop::Panicked(e), _) => (RunStatus::Panicked, Some(e.clone())),
             (RunStop::Completed, Err(e)) => (RunStatus::OutputError, Some(e.to_string())),
         };
         let summary = self.summary(status, error, wall_clock_s);
@@ -467,7 +518,6 @@ impl RunRecorder {
             "an output row has one value per output column"
         );
         self.stats.observe_row(row);
-        self.last_time_s = row.first().copied().unwrap_or(f64::NAN);
         match self.iterations_column {
             // the initial row has no Newton solve: its 0 is not plotted
             Some(c) if self.n_recorded == 0 => {
@@ -477,8 +527,15 @@ impl RunRecorder {
             }
             _ => self.plot.push(row),
         }
+        self.written.copy_from_slice(row);
+        if self.time_column {
+            // k Δt, not the sum of the steps: 1714 steps of 7e-3 s read 11.998, not
+            // 11.998000000000001
+            self.written[0] = step_time_s(self.n_recorded, self.info.step_s);
+        }
+        self.last_time_s = self.written.first().copied().unwrap_or(f64::NAN);
         if write {
-            self.csv.write_row(row)?;
+            self.csv.write_row(&self.written)?;
             self.output_rows += 1;
         }
         Ok(())

@@ -34,6 +34,9 @@ pub enum RunStatus {
     Interrupted,
     /// Writing a result file failed; `error` names the file.
     OutputError,
+    /// The program met a bug (a Rust panic) during the run; `error` gives its message and
+    /// place. The rows so far and the plots are kept; please report it with the model.
+    Panicked,
 }
 
 /// The content of `summary.json`.

@@ -12,6 +12,39 @@ use crate::error::ModelError;
 /// Smallest accepted norm of an axis or normal vector (before normalisation) [-].
 pub(crate) const MIN_AXIS_NORM: f64 = 1e-9;
 
+/// Largest magnitude of a pressure field (a name ending in `_pa`) [Pa]: 1 GPa, ten times the
+/// working pressure of the stiffest hydraulic machines (< 0.1 GPa), where the lumped-fluid law of
+/// a constant bulk modulus no longer holds. A larger value is a unit mistake (MPa or bar given
+/// as Pa the wrong way round) or a typo, and would overflow the pressure rates.
+pub const MAX_PRESSURE_PA: f64 = 1e9;
+
+/// Largest bulk modulus (a field name ending in `_pa` that names a bulk modulus) [Pa]: 1 TPa,
+/// above diamond's (0.44 TPa); oil is about 1.5 GPa and a steel wall 0.2 TPa.
+pub const MAX_BULK_MODULUS_PA: f64 = 1e12;
+
+/// The physical bound that the unit in a field's name sets, as the error message, if the finite
+/// value `x` breaks it. Pressures and bulk moduli (`*_pa`) are bounded in magnitude
+/// ([`MAX_PRESSURE_PA`], [`MAX_BULK_MODULUS_PA`]); a conductance (`*_m3_s_pa`) is not a pressure.
+pub(crate) fn unit_bound(field: &str, x: f64) -> Option<String> {
+    let name = field.rsplit(['.', ']']).next().unwrap_or(field);
+    if !name.ends_with("_pa") || name.ends_with("_m3_s_pa") {
+        return None;
+    }
+    let (bound, what) = if name.contains("bulk") {
+        (
+            MAX_BULK_MODULUS_PA,
+            "a bulk modulus (oil about 1.5e9 Pa, steel 2e11 Pa)",
+        )
+    } else {
+        (
+            MAX_PRESSURE_PA,
+            "a pressure (hydraulic machines work below 1e8 Pa); check the unit: Pa, not MPa or bar",
+        )
+    };
+    (x.abs() > bound)
+        .then(|| format!("must be at most {bound:e} Pa in magnitude as {what}, got {x:e}"))
+}
+
 /// The hydraulic nodes of a spec by name (volumes, pumps, tanks).
 pub(crate) type Nodes<'a> = BTreeMap<&'a str, NodeKind>;
 
@@ -168,11 +201,14 @@ impl At {
         ModelError::new(self.path(field), self.element.clone(), message)
     }
 
+    /// Finite, and within the bound of its unit ([`unit_bound`]: pressures).
     pub(crate) fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
-        if x.is_finite() {
-            Ok(x)
-        } else {
-            Err(self.error(field, format!("must be a finite number, got {x:?}")))
+        if !x.is_finite() {
+            return Err(self.error(field, format!("must be a finite number, got {x:?}")));
+        }
+        match unit_bound(field, x) {
+            Some(message) => Err(self.error(field, message)),
+            None => Ok(x),
         }
     }
 

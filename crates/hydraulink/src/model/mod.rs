@@ -319,6 +319,10 @@ impl Model {
     pub fn duration_s(&self) -> f64 {
         self.solver.duration_s
     }
+    /// Number of steps of a run of the model's duration: [`steps_covering`] it.
+    pub fn n_steps(&self) -> u64 {
+        steps_covering(self.solver.duration_s, self.solver.step_s)
+    }
     /// Output interval [s].
     pub fn output_interval_s(&self) -> f64 {
         self.solver.output_interval_s
@@ -404,4 +408,23 @@ impl layout::FrictionOwner {
             layout::FrictionOwner::Joint { index, .. } => &model.joint_friction[index].friction,
         }
     }
+}
+
+/// The number of steps of Δt = `step_s` [s] that a run of `duration_s` [s] takes: N = T/Δt when
+/// T is a whole number of steps (within 1e-9 of a step, the rounding of the two decimals), else
+/// the next whole number, so that a run never ends before T: it ends at N Δt ≥ T. Non-finite or
+/// non-positive inputs give no step.
+pub fn steps_covering(duration_s: f64, step_s: f64) -> u64 {
+    let ratio = duration_s / step_s;
+    if !(ratio.is_finite() && ratio > 0.0) {
+        return 0;
+    }
+    let nearest = ratio.round();
+    let n = if (ratio - nearest).abs() <= 1e-9 * nearest.max(1.0) {
+        nearest
+    } else {
+        ratio.ceil()
+    };
+    // saturating: a count beyond u64 is refused by the callers' step limits
+    n as u64
 }
