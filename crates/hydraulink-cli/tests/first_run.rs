@@ -36,7 +36,10 @@ fn every_command_of_the_docs_runs_and_prints_what_the_text_quotes() {
     let out = first_run(&repo(), &["--bin", env!("CARGO_BIN_EXE_hydraulink")]);
     // the report: what ran, how long it took, what failed (shown with --nocapture, or on failure)
     println!("{}", text(&out));
-    assert!(out.status.success(), "the first-run check failed: its report is above");
+    assert!(
+        out.status.success(),
+        "the first-run check failed: its report is above"
+    );
 }
 
 #[test]
@@ -78,7 +81,11 @@ fn a_number_that_drifted_fails_naming_the_doc_the_line_and_the_quote() {
     );
     let out = first_run(&root, &["--bin", bin]);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("1 checks (1 numbers)"), "{}", text(&out));
+    assert!(
+        text(&out).contains("1 checks (1 numbers)"),
+        "{}",
+        text(&out)
+    );
 
     // a drifted one fails with the doc, the line of the quote, the quote and the value found
     let root = tiny_repo(
