@@ -1083,6 +1083,10 @@ def check_docs(args, repo, work):
         print(f"\n{len(failures)} failed:")
         for f in failures:
             print(f"  {f}")
+        print(
+            "A doc and the program disagree: fix the program if the doc is right, else the doc's "
+            "text and its check comment together (scripts/first_run.py describes the checks)."
+        )
         return 1
     return 0
 
@@ -1100,7 +1104,12 @@ def list_unchecked(docs, strict):
         for line, text in unchecked_numbers(doc):
             print(f"{doc.path}:{line}: {text}")
             total += 1
-    print(f"{total} numbers quoted after commands without a check or an `unchecked:` line")
+    print(f"{total} numbers quoted near commands without a check or an `unchecked:` line")
+    if total:
+        print(
+            "give each a check in the <!-- check --> comment after its command block, or an "
+            "`unchecked: \"QUOTE\" REASON` line there when it is no result (scripts/first_run.py)"
+        )
     return 1 if strict and total else 0
 
 
