@@ -633,6 +633,12 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let columns = describe_columns(model, &labels);
     let mut row = vec![0.0; labels.len()];
     sim.output_row(&mut row);
+    sim.check_outputs(&row).map_err(|e| {
+        Failure::invalid_input(format!(
+            "{file}: the initial state has a {e}: a value of the model is beyond what its \
+             outputs can hold"
+        ))
+    })?;
     // before the summary says "running": a Ctrl-C from then on is saved
     watch_for_interrupt();
     let mut recorder = RunRecorder::create(&dir, info, columns, &row)?;
@@ -853,6 +859,9 @@ fn step_all(
             Err(e) => return Stopped::Step(e),
         };
         sim.output_row(row);
+        if let Err(e) = sim.check_outputs(row) {
+            return Stopped::Step(e);
+        }
         if report.cavitation_onsets != 0 {
             for warning in recorder.cavitation_warnings(sim.time_s(), report.cavitation_onsets) {
                 progress.suspend(|| eprintln!("warning: {warning}"));

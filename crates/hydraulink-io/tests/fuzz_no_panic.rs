@@ -340,9 +340,16 @@ fn run_briefly(text: &str, file: &str) -> Result<Outcome, TestCaseError> {
     let mut row = vec![0.0; sim.n_outputs()];
     let mut poses = vec![hydraulink::simulation::BodyPose::default(); sim.model().bodies.len()];
     let labels = sim.output_labels();
-    let mut check_outputs = |sim: &mut Simulation| -> Result<(), TestCaseError> {
+    // as `hydraulink run` does: a non-finite output ends the run as a failed step
+    // (`Simulation::check_outputs`); `Ok(false)` then
+    let mut check_outputs = |sim: &mut Simulation| -> Result<bool, TestCaseError> {
         sim.output_row(&mut row);
         sim.body_poses(&mut poses);
+        if let Err(error) = sim.check_outputs(&row) {
+            let shown = error.to_string();
+            prop_assert!(shown.contains("non-finite value at t = "), "{}", shown);
+            return Ok(false);
+        }
         if let Some(k) = row.iter().position(|x| !x.is_finite()) {
             return Err(TestCaseError::fail(format!(
                 "silent NaN: output `{}` is {} at step {} (t = {} s), which reported success",
@@ -363,15 +370,19 @@ fn run_briefly(text: &str, file: &str) -> Result<Outcome, TestCaseError> {
             "a non-finite body pose at step {}",
             sim.step_index()
         );
-        Ok(())
+        Ok(true)
     };
-    check_outputs(&mut sim)?;
+    if !check_outputs(&mut sim)? {
+        return Ok(Outcome::NotInitialized);
+    }
     while sim.step_index() < MAX_STEPS.min(n_steps) {
         if let Err(error) = sim.step() {
             prop_assert!(!error.to_string().is_empty());
             return Ok(Outcome::StepFailed);
         }
-        check_outputs(&mut sim)?;
+        if !check_outputs(&mut sim)? {
+            return Ok(Outcome::StepFailed);
+        }
     }
     Ok(Outcome::Ran)
 }

@@ -452,6 +452,25 @@ impl Simulation {
         self.columns.len()
     }
 
+    /// `Err` naming the first output of `row` (filled by [`Simulation::output_row`] at the
+    /// current state) that is not finite, with the time and step: an output of a step that
+    /// converged can still overflow (a shaft power of a speed typed 1e201 rad/s), and a front-end
+    /// that writes results treats it as a failed step rather than write NaN or inf silently.
+    pub fn check_outputs(&self, row: &[f64]) -> Result<(), StepError> {
+        match row.iter().position(|x| !x.is_finite()) {
+            None => Ok(()),
+            Some(k) => Err(StepError::NonFinite {
+                time_s: self.time_s(),
+                step: self.step_index(),
+                equation: format!(
+                    "output {} = {}",
+                    self.columns.get(k).map_or("?", |c| c.label.as_str()),
+                    row[k]
+                ),
+            }),
+        }
+    }
+
     /// One output row in the order of [`Simulation::output_labels`].
     pub fn output_row(&self, row: &mut [f64]) {
         let (m, st, ws) = (&self.model, &self.state, &self.ws);
