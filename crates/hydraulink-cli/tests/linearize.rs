@@ -464,6 +464,60 @@ fn a_pump_is_refused_with_advice_that_works() {
     }
 }
 
+/// Issue 23 item 5: the open-centre bridge valve of the 004 rod is refused with advice that
+/// works: with a closed-centre 4/3 valve on the same ports and input in its place, the rod
+/// linearizes, the valve's spool among the states.
+#[test]
+fn a_bridge_valve_is_refused_with_advice_that_works() {
+    let model = repo_file("models/rod_naya.toml");
+    let (code, _, err, _) = linearize(&model, "bridge", &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the open-centre bridge valve 'valve'")
+            && err.contains("a closed-centre 4/3 valve (`[[hydraulics.valves]]`) in its place"),
+        "{err}"
+    );
+    let mut doc: toml::Table = fs::read_to_string(&model).unwrap().parse().unwrap();
+    let hydraulics = doc
+        .get_mut("hydraulics")
+        .and_then(toml::Value::as_table_mut)
+        .unwrap();
+    let bridge = hydraulics.remove("bridge_valves").unwrap();
+    let bridge = bridge.as_array().unwrap()[0].as_table().unwrap();
+    let mut valve = toml::Table::new();
+    for key in [
+        "name",
+        "port_p",
+        "port_t",
+        "port_a",
+        "port_b",
+        "input",
+        "laminar_dp_pa",
+    ] {
+        valve.insert(key.into(), bridge[key].clone());
+    }
+    // a valve of the rod's size: 4e-8 m³/(s √Pa) per unit of its input, 20 ms spool lag
+    valve.insert("flow_constant".into(), 4.0e-8.into());
+    valve.insert("time_constant_s".into(), 0.02.into());
+    hydraulics.insert("valves".into(), toml::Value::Array(vec![valve.into()]));
+    let edited = temp_dir("bridge-edited").join("rod.toml");
+    fs::write(&edited, toml::to_string(&doc).unwrap()).unwrap();
+    let (code, stdout, err, dir) = linearize(&edited, "bridge-linear", &[]);
+    assert_eq!(code, Some(0), "{stdout}\n{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("linear_model.json")).unwrap()).unwrap();
+    assert!(
+        doc["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "valve.spool"),
+        "{}",
+        doc["states"]
+    );
+    python_round_trip(&dir, "1e-5");
+}
+
 /// Issue 23 item 5: a model without volumes (tutorial step 1, a boom swinging on its pin, at
 /// −60°) has no static equilibrium there; the error names the coordinate whose force is not
 /// balanced and no volume (it read `volume ''`), and its advice works: hung straight down, the
