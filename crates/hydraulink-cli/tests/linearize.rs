@@ -389,6 +389,7 @@ fn a_pump_is_refused_with_advice_that_works() {
         "models/pump_relief.toml",
         "models/loader.toml",
         "models/excavator.toml",
+        "docs/tutorial/step3_valve.toml",
     ] {
         let model = repo_file(file);
         let name = Path::new(file).file_stem().unwrap().to_str().unwrap();
