@@ -29,7 +29,8 @@ pub struct CompareOptions {
     pub text: String,
     /// File name for messages.
     pub file: String,
-    /// Formulations, the first is the reference.
+    /// Formulations, the first is the reference; empty: the model's own formulation, then
+    /// every other that accepts the model ([`supported_formulations`]).
     pub formulations: Vec<Formulation>,
     /// Time steps [s].
     pub steps: Vec<f64>,
@@ -59,6 +60,9 @@ struct Run {
     z_columns: Vec<(String, &'static str)>,
     /// Column name of each pressure (`V1.p`).
     p_columns: Vec<String>,
+    /// Name of each volume, for the cavitation warnings; empty: no warnings (the recording
+    /// run of a kinematic-guidance replay repeats the reference run, which warns itself).
+    volume_names: Vec<String>,
     /// Plot copy of the rows [t, z…, p…].
     plot: Decimated,
     /// Row buffer of the plot copy.
@@ -89,6 +93,7 @@ impl Run {
             out: Vec::new(),
             z_columns: Vec::new(),
             p_columns: Vec::new(),
+            volume_names: Vec::new(),
             plot: Decimated::new(1, 1.0, 1),
             plot_row: Vec::new(),
         }
@@ -119,12 +124,26 @@ impl Run {
         self.row.peak_energy_drift_j = self.row.peak_energy_drift_j.max(sim.energy_drift_j().abs());
     }
 
-    /// One step, recorded; a failed step ends the run with its error.
+    /// One step, recorded; a failed step ends the run with its error. A volume whose pressure
+    /// falls below zero gets a warning on stderr that names the formulation and the step size
+    /// of this run (the runs go side by side).
     fn step(&mut self) {
         let Some(sim) = &mut self.sim else { return };
         let started = Instant::now();
         match sim.step() {
             Ok(r) => {
+                for v in (0..self.volume_names.len().min(u64::BITS as usize))
+                    .filter(|v| (r.cavitation_onsets >> v) & 1 == 1)
+                {
+                    eprintln!(
+                        "warning: {} at Δt = {} s: volume '{}' pressure below 0 Pa (absolute) \
+                         at t = {:.3} s",
+                        self.row.formulation,
+                        self.row.step_s,
+                        self.volume_names[v],
+                        sim.time_s()
+                    );
+                }
                 self.it_sum += u64::from(r.iterations);
                 self.row.iterations_max = self.row.iterations_max.max(r.iterations);
                 self.row.steps += 1;
@@ -160,6 +179,28 @@ fn start(
     applied: &[hydraulink_io::Applied],
     recorded: Option<&Recording>,
 ) -> Run {
+    let spec = run_spec(spec, formulation, step, opts, recorded);
+    let model = match hydraulink::model::compile(&spec) {
+        Ok(m) => m,
+        Err(e) => {
+            let error = hydraulink_io::locate_model_error_with_overrides(
+                &opts.text, &opts.file, &e, applied,
+            );
+            return Run::failed(formulation, step, error.to_string());
+        }
+    };
+    start_model(model, formulation, step)
+}
+
+/// The spec of one run: `spec` with the formulation, step and duration; for kinematic guidance
+/// without a prescribed motion, the replay of `recorded` (the reference's cylinder motion).
+fn run_spec(
+    spec: &ModelSpec,
+    formulation: Formulation,
+    step: f64,
+    opts: &CompareOptions,
+    recorded: Option<&Recording>,
+) -> ModelSpec {
     let mut spec = spec.clone();
     // Kinematic guidance without a prescribed motion in the model replays the reference run
     // (004 §4: the guided motion is recorded from the unified run).
@@ -185,15 +226,11 @@ fn start(
     if let Some(d) = opts.duration {
         spec.solver.duration_s = d;
     }
-    let model = match hydraulink::model::compile(&spec) {
-        Ok(m) => m,
-        Err(e) => {
-            let error = hydraulink_io::locate_model_error_with_overrides(
-                &opts.text, &opts.file, &e, applied,
-            );
-            return Run::failed(formulation, step, error.to_string());
-        }
-    };
+    spec
+}
+
+/// A run of the compiled `model`: initialized, its first state recorded.
+fn start_model(model: hydraulink::Model, formulation: Formulation, step: f64) -> Run {
     let sim = match Simulation::new(model) {
         Ok(s) => s,
         Err(e) => return Run::failed(formulation, step, format!("initialization failed: {e}")),
@@ -207,6 +244,7 @@ fn start(
         .map(|(name, unit)| (format!("{name}.q"), *unit))
         .collect();
     run.p_columns = layout.names[layout.p.clone()].to_vec();
+    run.volume_names = sim.model().volume_names.clone();
     let labels = sim.output_labels();
     run.viol_col = labels.iter().position(|l| l == "constraint.violation");
     run.out = vec![0.0; labels.len()];
@@ -237,6 +275,8 @@ fn record_motion(mut run: Run, n_steps: u64) -> Recording {
         s: Vec::new(),
         sd: Vec::new(),
     };
+    // the reference run warns when it runs for the table; not twice
+    run.volume_names.clear();
     let Some(sim) = &run.sim else { return rec };
     let n_cyl = sim.workspace().ev.motion.len();
     rec.s = vec![Vec::new(); n_cyl];
@@ -271,6 +311,51 @@ fn raise_dev(dev: &mut Option<f64>, d: Option<f64>, first: bool) {
         (false, Some(m), Some(d)) => Some(m.max(d)),
         _ => None,
     };
+}
+
+/// The formulations of a comparison without `--formulations`, asked of the library: the
+/// model's own formulation (`solver.formulation`, the reference), then every other one under
+/// which the model compiles at the first time step. The others are returned with the error
+/// their compilation gave (a relief valve's poppet lag or LuGre friction outside `penalty`, a
+/// hydraulic motor outside `penalty`, a circuit without mechanism under the formulations that
+/// need one, …). When the model does not compile under its own formulation either, nothing is
+/// skipped: the reference run fails with that error, as with `--formulations`. Kinematic
+/// guidance without a prescribed motion is tried as the replay it will be (of a placeholder
+/// recording: compilation checks the names, not the values).
+fn supported_formulations(
+    spec: &ModelSpec,
+    opts: &CompareOptions,
+    applied: &[hydraulink_io::Applied],
+) -> (Vec<Formulation>, Vec<(Formulation, String)>) {
+    let own = spec.solver.formulation;
+    let step = opts.steps.first().copied().unwrap_or(spec.solver.step_s);
+    let placeholder = Recording {
+        t: vec![0.0, 1.0],
+        s: vec![vec![1.0, 1.0]; spec.hydraulics.cylinders.len()],
+        sd: vec![vec![0.0, 0.0]; spec.hydraulics.cylinders.len()],
+    };
+    let compiles = |f: Formulation| {
+        hydraulink::model::compile(&run_spec(spec, f, step, opts, Some(&placeholder))).map_err(
+            |e| {
+                hydraulink_io::locate_model_error_with_overrides(
+                    &opts.text, &opts.file, &e, applied,
+                )
+                .to_string()
+            },
+        )
+    };
+    let mut chosen = vec![own];
+    let mut skipped = Vec::new();
+    if compiles(own).is_err() {
+        return (chosen, skipped);
+    }
+    for f in Formulation::ALL.into_iter().filter(|&f| f != own) {
+        match compiles(f) {
+            Ok(_) => chosen.push(f),
+            Err(e) => skipped.push((f, e)),
+        }
+    }
+    (chosen, skipped)
 }
 
 /// Runs every formulation at time step `step` side by side, step for step: deviations from the
@@ -346,6 +431,37 @@ pub fn compare(opts: &CompareOptions) -> Result<(), Failure> {
         .out
         .clone()
         .unwrap_or_else(|| crate::default_out_dir(&spec.name).join("compare"));
+    let chosen;
+    let opts = if opts.formulations.is_empty() {
+        let (formulations, skipped) = supported_formulations(&spec, opts, &applied);
+        eprintln!(
+            "formulations: {} (the model's own, '{}', is the reference)",
+            formulations
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            formulations[0].name()
+        );
+        for (f, why) in &skipped {
+            eprintln!(
+                "note: skipped '{}', which does not accept the model: {why}",
+                f.name()
+            );
+        }
+        chosen = CompareOptions {
+            formulations,
+            text: opts.text.clone(),
+            file: opts.file.clone(),
+            steps: opts.steps.clone(),
+            duration: opts.duration,
+            out: opts.out.clone(),
+            sets: opts.sets.clone(),
+        };
+        &chosen
+    } else {
+        opts
+    };
     let plots = dir.join("plots");
     std::fs::create_dir_all(&plots)
         .map_err(|e| Failure::run_failed(format!("cannot create '{}': {e}", plots.display())))?;

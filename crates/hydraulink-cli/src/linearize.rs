@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use hydraulink::linearize::derivatives::SpoolSide;
-use hydraulink::linearize::eigen::{modes, table, EigenOptions, ModeKind};
+use hydraulink::linearize::eigen::{modes, table, EigenOptions, ModeKind, UNDEFINED};
 use hydraulink::linearize::equilibrium::{equilibrium, EquilibriumOptions};
 use hydraulink::linearize::exact::{linearize, ExactOptions};
 use hydraulink::linearize::finite_difference::{self, StepKind};
@@ -67,7 +67,8 @@ pub(crate) struct LinearizeArgs {
         help = "Linearize about the state of a simulation at time T [s] instead; also compare \
                   the linear model about the equilibrium with the nonlinear run from T to the end \
                   of the model's run (Agúndez et al., Nonlinear Dynamics (2023), eqs. 92-94: the linear run starts from the nonlinear \
-                  deviation at T) and write linear_vs_nonlinear.csv and overlay plots"
+                  deviation at T) and write linear_vs_nonlinear.csv and overlay plots, of the \
+                  outputs of --outputs (default: every coordinate and pressure)"
     )]
     at_time: Option<f64>,
 
@@ -139,8 +140,9 @@ pub(crate) struct LinearizeArgs {
         allow_negative_numbers = true,
         help = "Also simulate a pulse of DELTA on the first valve reference over [T_ON, T_OFF) \
                   (default 0.05 s, 0.15 s; run to T_END, default 0.4 s) with the nonlinear and the \
-                  linear model, and write linear_vs_nonlinear.csv and overlay plots (Agúndez et al., Nonlinear Dynamics (2023), §4.4; \
-                  exact method about the equilibrium only)"
+                  linear model, and write linear_vs_nonlinear.csv and overlay plots of the \
+                  outputs of --outputs (default: every coordinate and pressure) (Agúndez et al., \
+                  Nonlinear Dynamics (2023), §4.4; exact method about the equilibrium only)"
     )]
     pulse: Vec<f64>,
 
@@ -189,8 +191,12 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Failure::invalid_input(format!("--outputs: {e}")))?
     };
-    // the operating point
-    let (point, independent, at) = match args.at_time {
+    // `--outputs` as given, for the linear-against-nonlinear tables too (their default:
+    // coordinates and pressures)
+    let chosen_outputs = (!args.outputs.is_empty()).then(|| outputs.clone());
+    // the operating point: its name in linear_model.json ("equilibrium", "t = 3 s") and in
+    // the header ("static equilibrium", "state of the run at t = 3 s")
+    let (point, independent, (at, about)) = match args.at_time {
         None => {
             let eq = equilibrium(
                 &model,
@@ -204,7 +210,11 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
                 },
             )
             .map_err(bad)?;
-            (eq.point, eq.held, "equilibrium".to_string())
+            (
+                eq.point,
+                eq.held,
+                ("equilibrium".to_string(), "static equilibrium".to_string()),
+            )
         }
         Some(t) => {
             if !(t.is_finite() && t >= 0.0) {
@@ -219,10 +229,11 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
                 sim.step()
                     .map_err(|e| Failure::run_failed(format!("simulating to t = {t} s: {e}")))?;
             }
+            let at = format!("t = {} s", sim.time_s());
             (
                 OperatingPoint::from_state(sim.state()),
                 held.clone(),
-                format!("t = {} s", sim.time_s()),
+                (at.clone(), format!("state of the run at {at}")),
             )
         }
     };
@@ -330,7 +341,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
     let m = modes(&ss, &EigenOptions::default()).map_err(|e| Failure::run_failed(e.to_string()))?;
     let names = full_names(&model);
     println!(
-        "{}: linear model about the {at}, method {method}",
+        "{}: linear model about the {about}, method {method}",
         model.name()
     );
     println!(
@@ -402,10 +413,17 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
         dir.display()
     );
     if !args.pulse.is_empty() {
-        pulse_comparison(args, &model, &point, &independent_for_pulse, &dir)?;
+        pulse_comparison(
+            args,
+            &model,
+            &point,
+            &independent_for_pulse,
+            chosen_outputs.as_deref(),
+            &dir,
+        )?;
     }
     if let Some(t) = args.at_time {
-        after_time_comparison(args, &model, t, &held, &dir)?;
+        after_time_comparison(args, &model, t, &held, chosen_outputs.as_deref(), &dir)?;
     }
     Ok(())
 }
@@ -414,15 +432,17 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
 /// is the one about the static equilibrium, as in 001 §4.4 (eq. 93 uses the J of eq. 88 at x⁰,
 /// the model whose eigenvalues Table 3 lists; eq. 94 starts it from x(t2) − x⁰): it is the model
 /// whose validity the comparison tests. The nonlinear run starts at the equilibrium and follows
-/// the model's inputs. A model without a static equilibrium gets no comparison (a note).
+/// the model's inputs. A model without a static equilibrium gets no comparison (a note). The
+/// outputs are `outputs` (`--outputs`), or every coordinate and pressure.
 fn after_time_comparison(
     args: &LinearizeArgs,
     model: &hydraulink::Model,
     t: f64,
     held: &[usize],
+    outputs: Option<&[hydraulink::linearize::OutputSel]>,
     dir: &std::path::Path,
 ) -> Result<(), Failure> {
-    use hydraulink::linearize::{element_signals, InputSel, OutputSel};
+    use hydraulink::linearize::{element_signals, InputSel};
     let t_end = model.duration_s();
     if t_end <= t + 0.5 * model.step_s() {
         eprintln!("note: no linear vs nonlinear comparison: T = {t} s is at the end of the run");
@@ -453,8 +473,7 @@ fn after_time_comparison(
             .into_iter()
             .map(InputSel::ElementSignal),
     );
-    let mut outputs: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
-    outputs.extend((0..model.n_volumes()).map(OutputSel::Pressure));
+    let outputs = outputs.map_or_else(|| coordinates_and_pressures(model), <[_]>::to_vec);
     let lin = linearize(
         model,
         &eq.point,
@@ -472,6 +491,7 @@ fn after_time_comparison(
     .map_err(|e| Failure::run_failed(e.to_string()))?;
     write_comparison(
         &c,
+        &axes(model, &outputs),
         dir,
         &format!(
             "linear (about the equilibrium) vs nonlinear after t = {} s:",
@@ -489,15 +509,52 @@ fn spool_side(s: Side) -> SpoolSide {
     }
 }
 
-/// `--pulse`: linear against nonlinear response to a valve pulse (001 §4.4).
+/// Every coordinate, then every pressure: the outputs of the linear-against-nonlinear tables
+/// without `--outputs`.
+fn coordinates_and_pressures(model: &hydraulink::Model) -> Vec<hydraulink::linearize::OutputSel> {
+    use hydraulink::linearize::OutputSel;
+    let mut outputs: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
+    outputs.extend((0..model.n_volumes()).map(OutputSel::Pressure));
+    outputs
+}
+
+/// The y axis of each output's overlay plot: its label and the factor from SI to the unit in
+/// the label (pressures in kPa, forces in kN).
+fn axes(
+    model: &hydraulink::Model,
+    outputs: &[hydraulink::linearize::OutputSel],
+) -> Vec<(String, f64)> {
+    use hydraulink::linearize::OutputSel;
+    let l = &model.layout;
+    outputs
+        .iter()
+        .map(|o| {
+            let (unit, scale) = match *o {
+                OutputSel::Coordinate(k) => (l.units[l.z.start + k].to_string(), 1.0),
+                OutputSel::Rate(k) => (format!("{}/s", l.units[l.z.start + k]), 1.0),
+                OutputSel::Pressure(_) => ("kPa".to_string(), 1e-3),
+                OutputSel::Spool(_) => ("unit of the valve input".to_string(), 1.0),
+                OutputSel::CylinderLength(_) => ("m".to_string(), 1.0),
+                OutputSel::CylinderForce(_) => ("kN".to_string(), 1e-3),
+                OutputSel::FrictionState(k) => (l.units[l.w.start + k].to_string(), 1.0),
+                OutputSel::InternalState(k) => (l.units[l.internal.start + k].to_string(), 1.0),
+            };
+            (format!("deviation [{unit}]"), scale)
+        })
+        .collect()
+}
+
+/// `--pulse`: linear against nonlinear response to a valve pulse (001 §4.4), of `outputs`
+/// (`--outputs`) or of every coordinate and pressure.
 fn pulse_comparison(
     args: &LinearizeArgs,
     model: &hydraulink::Model,
     point: &OperatingPoint,
     independent: &[usize],
+    outputs: Option<&[hydraulink::linearize::OutputSel]>,
     dir: &std::path::Path,
 ) -> Result<(), Failure> {
-    use hydraulink::linearize::{InputSel, OutputSel};
+    use hydraulink::linearize::InputSel;
     if args.method != Method::Exact || args.at_time.is_some() {
         return Err(Failure::invalid_input(
             "--pulse needs --method exact about the equilibrium",
@@ -520,8 +577,7 @@ fn pulse_comparison(
             "--pulse: need 0 <= T_ON < T_OFF < T_END",
         ));
     }
-    let mut outputs: Vec<OutputSel> = (0..model.n_coords()).map(OutputSel::Coordinate).collect();
-    outputs.extend((0..model.n_volumes()).map(OutputSel::Pressure));
+    let outputs = outputs.map_or_else(|| coordinates_and_pressures(model), <[_]>::to_vec);
     let lin = linearize(
         model,
         point,
@@ -543,6 +599,7 @@ fn pulse_comparison(
     .map_err(|e| Failure::run_failed(e.to_string()))?;
     write_comparison(
         &c,
+        &axes(model, &outputs),
         dir,
         &format!("linear vs nonlinear, valve pulse {delta} on [{t_on}, {t_off}) s:"),
         &format!("valve pulse {delta}"),
@@ -551,9 +608,10 @@ fn pulse_comparison(
 
 /// The comparison table on stdout, `linear_vs_nonlinear.csv` (every sample; the linear columns
 /// are NaN before the linear run starts) and one overlay plot per output from the linear run's
-/// start (`--pulse`, `--at-time`).
+/// start (`--pulse`, `--at-time`), its y axis from `axes` (label, factor from SI).
 fn write_comparison(
     c: &hydraulink::linearize::response::Comparison,
+    axes: &[(String, f64)],
     dir: &std::path::Path,
     heading: &str,
     what: &str,
@@ -565,12 +623,15 @@ fn write_comparison(
         "output", "max |y_NL-y0|", "max |y_L-y_NL|", "relative"
     );
     for (j, o) in c.outputs.iter().enumerate() {
+        // an output that does not move has no relative error
+        let relative = if c.max_deviation[j] > 0.0 {
+            format!("{:.3e}", c.max_error[j] / c.max_deviation[j])
+        } else {
+            UNDEFINED.to_string()
+        };
         println!(
-            "{:>14}  {:>14.6e}  {:>14.6e}  {:>10.3e}",
-            o,
-            c.max_deviation[j],
-            c.max_error[j],
-            c.max_error[j] / c.max_deviation[j]
+            "{:>14}  {:>14.6e}  {:>14.6e}  {:>10}",
+            o, c.max_deviation[j], c.max_error[j], relative
         );
     }
     let mut csv = String::from("time");
@@ -588,9 +649,7 @@ fn write_comparison(
     let path = dir.join("linear_vs_nonlinear.csv");
     std::fs::write(&path, csv)
         .map_err(|e| Failure::run_failed(format!("cannot write '{}': {e}", path.display())))?;
-    for (j, o) in c.outputs.iter().enumerate() {
-        let pressure = o.ends_with(".p");
-        let scale = if pressure { 1e-3 } else { 1.0 };
+    for (j, (o, (y_label, scale))) in c.outputs.iter().zip(axes).enumerate() {
         let line = |name: &str, v: &Vec<Vec<f64>>| OverlayLine {
             name: name.to_string(),
             points: c
@@ -598,19 +657,14 @@ fn write_comparison(
                 .iter()
                 .zip(v.iter())
                 .skip(c.start)
-                .map(|(t, y)| (*t, y[j] * scale))
+                .map(|(t, y)| (*t, y[j] * *scale))
                 .collect(),
         };
         write_overlay(
             &dir.join(format!("linear_vs_nonlinear_{o}.svg")),
             &format!("{o}: linear (L) vs nonlinear (NL), {what}"),
             &[OverlayPanel {
-                y_label: if pressure {
-                    "deviation [kPa]"
-                } else {
-                    "deviation [rad or m]"
-                }
-                .into(),
+                y_label: y_label.clone(),
                 lines: vec![line("NL", &c.nonlinear), line("L", &c.linear)],
             }],
         )?;

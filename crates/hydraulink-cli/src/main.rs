@@ -91,8 +91,11 @@ enum Command {
         long_about = "Run one model under several formulations and time steps and compare \
         them: Newton iterations, wall time, real-time factor, peak constraint violation and energy \
         drift, and the largest deviation of joint coordinates and pressures from the first \
-        formulation at the same step. Writes DIR/compare.csv, DIR/compare.md and overlay plots \
-        DIR/plots/overlay_<step>_{joints,pressures}.svg.\n\n\
+        formulation at the same step. Without --formulations it runs the model's own formulation \
+        (the reference) and every other one that accepts the model, and names those it skips \
+        with the reason. Writes DIR/compare.csv, DIR/compare.md and overlay plots \
+        DIR/plots/overlay_<step>_{joints,pressures}.svg. A cavitation warning on stderr names \
+        the formulation and time step of its run.\n\n\
         Which formulation when (from Jaiswal et al. 2021, Rahikainen's dissertation and Naya et al. 2011; README references 1, 3, 5):\n  \
         penalty             semi-recursive ALI3-P: robust near singular configurations and with \
         redundant constraints; the default\n  \
@@ -120,11 +123,16 @@ enum Command {
         (--at-time T), by the exact method in independent coordinates (--method exact) or by \
         central differences in all coordinates (--method finite-difference).\n\n\
         Prints the eigenvalue table (value, natural frequency, damping ratio, time constant, kind: \
-        zero, spurious zero, real, complex; dominant mode-shape entries). Writes into DIR: \
+        zero, spurious zero, real, complex; dominant mode-shape entries). A damping ratio or time \
+        constant that is not defined (ζ of a zero eigenvalue, τ of a complex or zero one) reads \
+        — in the table and null in linear_model.json. Writes into DIR: \
         linear_model.json (A, B, C, D with state, input and output names, eigenvalues, mode \
         shapes over every coordinate and pressure, operating point; numpy: \
         np.array(json.load(f)[\"A\"]), MATLAB: jsondecode), A.csv … D.csv with names, and \
-        poles.svg."
+        poles.svg (all poles, and a zoom on the slow ones: those below the widest gap in |λ|, \
+        its limit in the caption).\n\n\
+        Pumps driven at a shaft speed, open-centre bridge valves and algebraic volumes are not \
+        linearized: the error says what to use in their place."
     )]
     Linearize(linearize::LinearizeArgs),
     /// Validate a model, assemble it and solve its statics; print the initial state.
@@ -290,8 +298,10 @@ struct CompareArgs {
         long,
         value_name = "A,B,...",
         value_delimiter = ',',
-        default_value = "penalty",
-        help = "Formulations, comma-separated; the first is the reference for the deviations"
+        help = "Formulations, comma-separated; the first is the reference for the deviations \
+                [default: the model's own formulation (solver.formulation), then every other \
+                one that accepts the model; those that do not are named on stderr with the \
+                reason]"
     )]
     formulations: Vec<String>,
 

@@ -2,12 +2,15 @@
 //!
 //! ```text
 //! DIR/linear_model.json   {"states", "inputs", "outputs", "A", "B", "C", "D" (row lists),
-//!                          "eigenvalues": [{re, im, natural_frequency_hz, damping_ratio, kind}],
+//!                          "eigenvalues": [{re, im, natural_frequency_hz, damping_ratio,
+//!                                           time_constant_s, kind}] (damping_ratio null for a
+//!                                           zero eigenvalue, time_constant_s null unless real
+//!                                           and non-zero),
 //!                          "mode_shapes": {"variables", "re", "im"}, "operating_point", …}
 //!                          numpy: np.array(d["A"]);  MATLAB: d = jsondecode(fileread(...))
 //! DIR/A.csv … D.csv       first row: "" then the column names; then one row per row name
 //! DIR/poles.svg           pole map: Re λ against Im λ, the whole spectrum and a zoom on the
-//!                          slow poles
+//!                          slow poles (below the widest gap in |λ|, `zoom_limit`)
 //! ```
 
 use std::fs;
@@ -51,8 +54,9 @@ pub fn state_space_json(
                 "re": json_num(m.value.re),
                 "im": json_num(m.value.im),
                 "natural_frequency_hz": json_num(m.natural_frequency_hz),
-                "damping_ratio": json_num(m.damping_ratio),
-                "time_constant_s": json_num(m.time_constant_s),
+                // null where not defined: ζ of a zero eigenvalue, τ of a complex or zero one
+                "damping_ratio": m.damping_ratio.map_or(Value::Null, json_num),
+                "time_constant_s": m.time_constant_s.map_or(Value::Null, json_num),
                 "kind": m.kind.label(),
             })
         })
@@ -148,8 +152,42 @@ fn range(vals: impl Iterator<Item = f64> + Clone) -> std::ops::Range<f64> {
     (lo - 0.08 * span)..(hi + 0.08 * span)
 }
 
-/// Pole map: × for each eigenvalue (spurious zeros as ○), left: all, right: |λ| below the
-/// median non-zero modulus × 10 (the slow, lightly damped poles).
+/// Smallest ratio between neighbouring non-zero |λ| that [`zoom_limit`] takes for a gap
+/// between slow and fast poles.
+pub const POLE_GAP: f64 = 3.0;
+
+/// The |λ| [1/s] up to which the zoom panel of the pole map shows poles, from the non-zero
+/// moduli `moduli` (zero eigenvalues are always shown). Sorted ascending, the moduli are cut at
+/// their largest ratio between neighbours (the gap between the slow mechanical or spool modes
+/// and the stiff hydraulic ones, often decades wide), at the geometric mean of the two sides.
+/// Without a gap of [`POLE_GAP`] or more, the slower half is shown. `None` when all non-zero
+/// moduli are equal, so nothing can be left out.
+pub fn zoom_limit(moduli: &[f64]) -> Option<f64> {
+    let mut r: Vec<f64> = moduli
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .collect();
+    r.sort_by(f64::total_cmp);
+    r.dedup();
+    let (i, ratio) = r
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (i, w[1] / w[0]))
+        .fold((0, 1.0), |best, x| if x.1 > best.1 { x } else { best });
+    if ratio >= POLE_GAP {
+        Some((r[i] * r[i + 1]).sqrt())
+    } else if r.len() >= 2 {
+        // the slower half: a limit between the middle modulus and the next
+        let k = (r.len() - 1) / 2;
+        Some(0.5 * (r[k] + r[k + 1]))
+    } else {
+        None
+    }
+}
+
+/// Pole map: × for each eigenvalue (spurious zeros in red), left: all, right: the slow poles,
+/// |λ| below [`zoom_limit`] (the caption gives the limit and how many poles it shows).
 pub fn write_pole_map(path: &Path, modes: &[Mode], title: &str) -> Result<(), OutputError> {
     let draw = || -> Result<(), String> {
         let root = SVGBackend::new(path, (1200, 560)).into_drawing_area();
@@ -158,22 +196,33 @@ pub fn write_pole_map(path: &Path, modes: &[Mode], title: &str) -> Result<(), Ou
             .titled(title, ("sans-serif", 22))
             .map_err(|e| e.to_string())?;
         let (left, right) = root.split_horizontally(600);
-        let mut nz: Vec<f64> = modes
+        let moduli: Vec<f64> = modes
             .iter()
+            .filter(|m| !matches!(m.kind, ModeKind::Zero | ModeKind::SpuriousZero))
             .map(|m| m.value.norm())
-            .filter(|&r| r > 0.0)
             .collect();
-        nz.sort_by(f64::total_cmp);
-        let zoom = nz.get(nz.len() / 2).copied().unwrap_or(1.0) * 10.0;
+        let zoom = zoom_limit(&moduli);
+        // zero eigenvalues always; the others below the limit
+        let within = |m: &Mode, limit: f64| {
+            matches!(m.kind, ModeKind::Zero | ModeKind::SpuriousZero) || m.value.norm() < limit
+        };
+        let zoom_caption = match zoom {
+            Some(l) => format!(
+                "slow poles (zoom): |λ| < {l:.3e} 1/s, {} of {}",
+                modes.iter().filter(|m| within(m, l)).count(),
+                modes.len()
+            ),
+            None => "slow poles (zoom): all poles, no gap in |λ| to zoom in on".to_string(),
+        };
         for (area, limit, caption) in [
-            (&left, f64::INFINITY, "all poles"),
-            (&right, zoom, "slow poles (zoom)"),
+            (&left, f64::INFINITY, "all poles".to_string()),
+            (&right, zoom.unwrap_or(f64::INFINITY), zoom_caption),
         ] {
-            let pts: Vec<&Mode> = modes.iter().filter(|m| m.value.norm() <= limit).collect();
+            let pts: Vec<&Mode> = modes.iter().filter(|m| within(m, limit)).collect();
             let xr = range(pts.iter().map(|m| m.value.re).chain([0.0]));
             let yr = range(pts.iter().map(|m| m.value.im).chain([0.0]));
             let mut chart = ChartBuilder::on(area)
-                .caption(caption, ("sans-serif", 18))
+                .caption(&caption, ("sans-serif", 18))
                 .margin(12)
                 .x_label_area_size(45)
                 .y_label_area_size(80)
@@ -213,6 +262,22 @@ pub fn write_pole_map(path: &Path, modes: &[Mode], title: &str) -> Result<(), Ou
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The zoom cuts at the widest gap between neighbouring moduli (the four-bar's: the fast
+    /// hydraulic pole 2.3e4 1/s against the slow ones up to 220 1/s), falls back to the slower
+    /// half without a gap, and has nothing to cut when all moduli are one.
+    #[test]
+    fn zoom_limit_cuts_at_the_widest_gap() {
+        let l = zoom_limit(&[21.97, 205.7, 219.9, 23061.0]).unwrap();
+        assert!((l - (219.9_f64 * 23061.0).sqrt()).abs() < 1e-9 * l, "{l}");
+        // a conjugate pair counts once; zeros and non-finite moduli are left out
+        let l = zoom_limit(&[546.2, 546.2, 0.0, f64::NAN, 222.2, 1e5]).unwrap();
+        assert!(546.2 < l && l < 1e5, "{l}");
+        let l = zoom_limit(&[1.0, 1.5, 2.0, 2.5]).unwrap();
+        assert!(1.5 < l && l < 2.0, "the slower half: {l}");
+        assert_eq!(zoom_limit(&[3.0, 3.0]), None);
+        assert_eq!(zoom_limit(&[]), None);
+    }
 
     #[test]
     fn csv_has_names_and_round_trip_numbers() {

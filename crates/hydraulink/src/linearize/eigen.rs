@@ -52,10 +52,11 @@ pub struct Mode {
     pub kind: ModeKind,
     /// Undamped natural frequency |λ|/2π [Hz].
     pub natural_frequency_hz: f64,
-    /// Damping ratio ζ = −Re λ/|λ| (NaN for λ = 0).
-    pub damping_ratio: f64,
-    /// Time constant −1/Re λ for real λ [s] (NaN otherwise).
-    pub time_constant_s: f64,
+    /// Damping ratio ζ = −Re λ/|λ|; `None` for a zero eigenvalue (|λ| within the zero
+    /// tolerance), where it is not defined.
+    pub damping_ratio: Option<f64>,
+    /// Time constant −1/Re λ for a real, non-zero λ [s]; `None` otherwise.
+    pub time_constant_s: Option<f64>,
     /// Mode shape over the state (unit largest entry of the coordinate part if any).
     pub state_shape: Vec<Complex<f64>>,
     /// Mode shape over the full variables (z, ż, p, U, w, e), same normalization.
@@ -202,12 +203,8 @@ pub fn modes(ss: &StateSpace, opts: &EigenOptions) -> Result<Vec<Mode>, Lineariz
             value: lam,
             kind,
             natural_frequency_hz: wn / (2.0 * std::f64::consts::PI),
-            damping_ratio: if is_zero { f64::NAN } else { -lam.re / wn },
-            time_constant_s: if kind == ModeKind::Real {
-                -1.0 / lam.re
-            } else {
-                f64::NAN
-            },
+            damping_ratio: (!is_zero).then(|| -lam.re / wn),
+            time_constant_s: (kind == ModeKind::Real).then(|| -1.0 / lam.re),
             state_shape: x,
             full_shape: full,
         });
@@ -215,8 +212,12 @@ pub fn modes(ss: &StateSpace, opts: &EigenOptions) -> Result<Vec<Mode>, Lineariz
     Ok(out)
 }
 
+/// What the table prints for a damping ratio or time constant that is not defined.
+pub const UNDEFINED: &str = "—";
+
 /// The eigenvalue table as text: index, Re, Im, f_n [Hz], ζ, τ [s], kind, and the dominant
-/// entries of the mode shape.
+/// entries of the mode shape. A ζ or τ that is not defined (ζ of a zero eigenvalue, τ of a
+/// complex or zero one) reads "—".
 pub fn table(modes: &[Mode], full_names: &[String]) -> String {
     let mut s = String::new();
     s.push_str(&format!(
@@ -244,14 +245,20 @@ pub fn table(modes: &[Mode], full_names: &[String]) -> String {
             )
             .map(|&k| format!("{}={:.3e}", full_names[k], m.full_shape[k].norm()))
             .collect();
+        let zeta = m
+            .damping_ratio
+            .map_or_else(|| UNDEFINED.to_string(), |z| format!("{z:.6}"));
+        let tau = m
+            .time_constant_s
+            .map_or_else(|| UNDEFINED.to_string(), |t| format!("{t:.6e}"));
         s.push_str(&format!(
-            "{:>3}  {:>24.15e}  {:>24.15e}  {:>14.6}  {:>12.6}  {:>12.6e}  {:<14}  {}\n",
+            "{:>3}  {:>24.15e}  {:>24.15e}  {:>14.6}  {:>12}  {:>12}  {:<14}  {}\n",
             i + 1,
             m.value.re,
             m.value.im,
             m.natural_frequency_hz,
-            m.damping_ratio,
-            m.time_constant_s,
+            zeta,
+            tau,
             m.kind.label(),
             dom.join(" ")
         ));

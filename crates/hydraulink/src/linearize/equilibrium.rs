@@ -200,6 +200,7 @@ pub fn equilibrium(
     ev.internal.copy_from_slice(&internal);
     ev.evaluate(model, &z, &zd, &p, &spool, false);
     let mut force_res: f64 = 0.0;
+    let mut worst_coordinate = None;
     let mut scale: f64 = 1.0;
     for i in 0..n {
         let mut f = ev.dynamics.force[i];
@@ -212,20 +213,39 @@ pub fn equilibrium(
             };
             f -= row * lk;
         }
-        force_res = force_res.max(f.abs());
+        if f.abs() > force_res {
+            force_res = f.abs();
+            worst_coordinate = Some(i);
+        }
     }
     let flow_res = ev.inflow.iter().fold(0.0_f64, |a, q| a.max(q.abs()));
     if !converged || force_res > 1e-8 * scale || flow_res > 1e-15 {
-        let worst = (0..nv)
+        // name only what the model has: the coordinate with the largest unbalanced force, and
+        // the volume with the largest net inflow when there are volumes
+        let force = match worst_coordinate {
+            Some(k) => format!(
+                "a generalized force of {force_res:.3e} (largest on '{}')",
+                model.axes[k].name
+            ),
+            None => format!("a generalized force of {force_res:.3e}"),
+        };
+        let worst_volume = (0..nv)
             .max_by(|&a, &b| ev.inflow[a].abs().total_cmp(&ev.inflow[b].abs()))
-            .map(|v| model.volume_names[v].clone())
-            .unwrap_or_default();
-        return Err(LinearizeError::NoEquilibrium(format!(
-            "with {} held, the prescribed pressures and valve inputs leave a generalized force of \
-             {force_res:.3e} and a net inflow of {flow_res:.3e} m³/s (volume '{worst}'); hold \
-             other coordinates or prescribe other pressures",
-            held_names()
-        )));
+            .map(|v| &model.volume_names[v]);
+        return Err(LinearizeError::NoEquilibrium(match worst_volume {
+            Some(volume) => format!(
+                "with {} held, the prescribed pressures and valve inputs leave {force} and a net \
+                 inflow of {flow_res:.3e} m³/s (volume '{volume}'); hold other coordinates or \
+                 prescribe other pressures",
+                held_names()
+            ),
+            None => format!(
+                "with {} held, the loads leave {force}, and the model has no volumes whose \
+                 pressures could balance it; give the held coordinates a q0 where the loads \
+                 balance (a pendulum hanging straight down), or hold other coordinates",
+                held_names()
+            ),
+        }));
     }
     // 4. friction states: pre-sliding at zero load (the statics above carried no friction)
     let mut friction = vec![0.0; model.n_friction_states()];

@@ -543,34 +543,126 @@ pub(crate) fn valve_references(model: &Model, t_s: f64) -> Vec<f64> {
         .collect()
 }
 
-/// Rejects what the linearization does not cover, naming it: open-centre bridge valves and
-/// algebraic volumes. (Friction states of every law and the elements' internal states are
-/// linearized.)
+/// Rejects what the linearization does not cover, naming it and saying what to use instead:
+/// open-centre bridge valves, pumps driven at a shaft speed, algebraic volumes. (Friction
+/// states of every law and the elements' internal states are linearized.)
 pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
     if let Some(v) = model.bridge_valves().next() {
         return Err(LinearizeError::Unsupported(format!(
-            "the open-centre bridge valve '{}' (its opening is not a state)",
+            "the open-centre bridge valve '{}' (its opening is not a state); a closed-centre 4/3 \
+             valve (`[[hydraulics.valves]]`) in its place is linearized, its spool a state",
             v.name
         )));
     }
     // a pump's shaft speed: an input held over the step, not a state
+    use crate::component::Component;
     use crate::element::Element;
     if let Some((_, e)) = model
         .position_elements()
         .find(|(_, e)| !e.position_has_rate())
     {
+        let (outlet, pressure) = match e {
+            Component::FixedPump(p) => (
+                p.outlet,
+                "the pressure the line works at, e.g. its relief valve's setting",
+            ),
+            Component::PcPump(p) => (p.outlet, "the pump's compensator_pressure_pa"),
+            _ => {
+                return Err(LinearizeError::Unsupported(format!(
+                    "the element '{}' (its position is an input held over each step, not a \
+                     state)",
+                    e.name()
+                )))
+            }
+        };
+        let instead = match outlet {
+            crate::model::Node::Volume(v) => {
+                let fed = volumes_fed_with_p0(model, v.0, e);
+                let fed = if fed.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; the equilibrium holds a given p0_pa, so give {} (fed from '{}' \
+                         through hoses, throttles or check valves) a p0_pa of the same pressure",
+                        fed.iter()
+                            .map(|n| format!("'{n}'"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        model.volume_names[v.0]
+                    )
+                };
+                format!(
+                    "linearize the circuit with a constant-pressure supply instead: remove the \
+                     pump and replace the `[[hydraulics.volumes]]` entry '{0}' it delivers into \
+                     by a `[[hydraulics.pumps]]` entry with name = \"{0}\" and pressure_pa = \
+                     {pressure}{fed}",
+                    model.volume_names[v.0]
+                )
+            }
+            crate::model::Node::Source(i) => format!(
+                "remove it: the node it delivers into, '{}', already holds a constant pressure",
+                model.hydraulics.sources[i].name
+            ),
+        };
         return Err(LinearizeError::Unsupported(format!(
-            "the pump '{}' (its shaft speed is an input held over each step, not a state)",
+            "the pump '{}' (its shaft speed is an input held over each step, not a state); \
+             {instead}",
             e.name()
         )));
     }
     if let Some(v) = model.hydraulics.volumes.iter().find(|v| v.algebraic) {
         return Err(LinearizeError::Unsupported(format!(
-            "the algebraic (reduced) volume '{}' (its pressure is not a state)",
+            "the algebraic (reduced) volume '{}' (its pressure is not a state); remove its \
+             `algebraic = true` to linearize it as a volume with a pressure state",
             v.name
         )));
     }
     Ok(())
+}
+
+/// The volumes with a given `p0_pa` that volume `from` feeds at rest: those reached from it
+/// through elements other than valves with a spool or an opening (4/3 and bridge valves) and
+/// other than `pump` (hoses, throttles, check valves, …), in model order, by name. A constant-
+/// pressure supply in place of `from` fills them, while the equilibrium holds their `p0_pa`.
+fn volumes_fed_with_p0(
+    model: &Model,
+    from: usize,
+    pump: &crate::component::Component,
+) -> Vec<String> {
+    use crate::component::Component;
+    use crate::model::Node;
+    let mut reached = vec![false; model.n_volumes()];
+    reached[from] = true;
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for e in &model.elements {
+            if std::ptr::eq(e, pump)
+                || matches!(e, Component::Valve43(_) | Component::BridgeValve(_))
+            {
+                continue;
+            }
+            let volumes: Vec<usize> = e
+                .ports()
+                .nodes
+                .iter()
+                .filter_map(|n| match n {
+                    Some(Node::Volume(v)) => Some(v.0),
+                    _ => None,
+                })
+                .collect();
+            if volumes.iter().any(|&v| reached[v]) {
+                for v in volumes {
+                    grew |= !reached[v];
+                    reached[v] = true;
+                }
+            }
+        }
+    }
+    (0..model.n_volumes())
+        .filter(|&v| v != from && reached[v] && model.hydraulics.volumes[v].p0_pa.is_some())
+        .map(|v| model.volume_names[v].clone())
+        .collect()
 }
 
 /// Independent rows of `d` (r × n), chosen in order: a row is taken when it raises the rank.

@@ -70,24 +70,94 @@ fn simulation_at(model: Model, pt: &OperatingPoint) -> Result<Simulation, Linear
     Ok(sim)
 }
 
-/// y_NL − y⁰ of the state-type outputs (NaN for cylinder lengths and forces).
-fn output_deviation(
-    outputs: &[OutputSel],
-    pt: &OperatingPoint,
-    s: &crate::state::State,
-) -> Vec<f64> {
-    outputs
-        .iter()
-        .map(|o| match *o {
-            OutputSel::Coordinate(k) => s.z[k] - pt.z[k],
-            OutputSel::Rate(k) => s.zd[k] - pt.zd[k],
-            OutputSel::Pressure(v) => s.p[v] - pt.p[v],
-            OutputSel::Spool(i) => s.spool[i] - pt.spool[i],
-            OutputSel::FrictionState(k) => s.friction[k] - pt.friction[k],
-            OutputSel::InternalState(k) => s.internal[k] - pt.internal[k],
-            OutputSel::CylinderLength(_) | OutputSel::CylinderForce(_) => f64::NAN,
-        })
-        .collect()
+/// y_NL − y⁰ of `outputs` at the simulation state `s`: the state-type outputs (coordinates,
+/// rates, pressures, spools, friction and internal states) read from the state; cylinder lengths
+/// and forces evaluated at the state and at `pt` by `y0`, the evaluator of the linearization.
+struct Deviation<'a> {
+    model: &'a Model,
+    outputs: &'a [OutputSel],
+    pt: &'a OperatingPoint,
+    /// Evaluator and each cylinder output's value at `pt`, when a cylinder output is asked for.
+    cylinders: Option<(crate::assembly::Evaluator<f64>, Vec<f64>)>,
+}
+
+impl<'a> Deviation<'a> {
+    fn new(model: &'a Model, outputs: &'a [OutputSel], pt: &'a OperatingPoint) -> Self {
+        let needed = outputs.iter().any(|o| {
+            matches!(
+                o,
+                OutputSel::CylinderLength(_) | OutputSel::CylinderForce(_)
+            )
+        });
+        let mut d = Deviation {
+            model,
+            outputs,
+            pt,
+            cylinders: None,
+        };
+        if needed {
+            let mut ev = super::evaluator_at::<f64>(model, pt.t_s);
+            let y0 = d.cylinder_values(
+                &mut ev,
+                pt.t_s,
+                [&pt.z, &pt.zd, &pt.p, &pt.spool, &pt.friction, &pt.internal],
+            );
+            d.cylinders = Some((ev, y0));
+        }
+        d
+    }
+
+    /// The cylinder outputs' values (NaN in the other slots) at time `t` and the variables
+    /// `[z, ż, p, U, w, e]`, from the same evaluator as the linearization's output rows.
+    fn cylinder_values(
+        &self,
+        ev: &mut crate::assembly::Evaluator<f64>,
+        t: f64,
+        [z, zd, p, spool, w, e]: [&[f64]; 6],
+    ) -> Vec<f64> {
+        super::set_element_time(self.model, ev, t);
+        ev.fstate.copy_from_slice(w);
+        ev.internal.copy_from_slice(e);
+        ev.evaluate(self.model, z, zd, p, spool, false);
+        self.outputs
+            .iter()
+            .map(|o| match *o {
+                OutputSel::CylinderLength(c) => ev.motion[c].s,
+                OutputSel::CylinderForce(c) => ev.cylinder_force[c],
+                _ => f64::NAN,
+            })
+            .collect()
+    }
+
+    /// y_NL − y⁰ at `s`.
+    fn at(&mut self, s: &crate::state::State) -> Vec<f64> {
+        let pt = self.pt;
+        let cylinders = self.cylinders.take().map(|(mut ev, y0)| {
+            let y = self.cylinder_values(
+                &mut ev,
+                s.t_s,
+                [&s.z, &s.zd, &s.p, &s.spool, &s.friction, &s.internal],
+            );
+            let dy: Vec<f64> = y.iter().zip(&y0).map(|(a, b)| a - b).collect();
+            self.cylinders = Some((ev, y0));
+            dy
+        });
+        self.outputs
+            .iter()
+            .enumerate()
+            .map(|(j, o)| match *o {
+                OutputSel::Coordinate(k) => s.z[k] - pt.z[k],
+                OutputSel::Rate(k) => s.zd[k] - pt.zd[k],
+                OutputSel::Pressure(v) => s.p[v] - pt.p[v],
+                OutputSel::Spool(i) => s.spool[i] - pt.spool[i],
+                OutputSel::FrictionState(k) => s.friction[k] - pt.friction[k],
+                OutputSel::InternalState(k) => s.internal[k] - pt.internal[k],
+                OutputSel::CylinderLength(_) | OutputSel::CylinderForce(_) => {
+                    cylinders.as_ref().map_or(f64::NAN, |dy| dy[j])
+                }
+            })
+            .collect()
+    }
 }
 
 /// (I − Δt/2 A)⁻¹ and I + Δt/2 A of the trapezoidal rule.
@@ -140,7 +210,8 @@ pub fn valve_pulse(
     }
     let dt = model.step_s();
     let mut sim = simulation_at(m2, pt)?;
-    let y_nl = |s: &crate::state::State| output_deviation(outputs, pt, s);
+    let mut deviation = Deviation::new(model, outputs, pt);
+    let mut y_nl = |s: &crate::state::State| deviation.at(s);
     let ns = ss.a.nrows();
     let (lhs, rhs_m) = trapezoidal(ss, dt)?;
     let mut x = DVector::<f64>::zeros(ns);
@@ -243,6 +314,7 @@ pub fn after_time(
         )));
     }
     let mut sim = simulation_at(model.clone(), pt)?;
+    let mut deviation = Deviation::new(model, outputs, pt);
     let ns = ss.a.nrows();
     let (lhs, rhs_m) = trapezoidal(ss, dt)?;
     let u0: Vec<f64> = inputs
@@ -263,7 +335,7 @@ pub fn after_time(
         outputs: ss.outputs.clone(),
         times: vec![sim.time_s()],
         linear: vec![nan.clone()],
-        nonlinear: vec![output_deviation(outputs, pt, sim.state())],
+        nonlinear: vec![deviation.at(sim.state())],
         max_error: vec![0.0; outputs.len()],
         max_deviation: vec![0.0; outputs.len()],
         start: 0,
@@ -273,8 +345,7 @@ pub fn after_time(
         sim.step().map_err(run)?;
         out.times.push(sim.time_s());
         out.linear.push(nan.clone());
-        out.nonlinear
-            .push(output_deviation(outputs, pt, sim.state()));
+        out.nonlinear.push(deviation.at(sim.state()));
     }
     out.start = out.times.len() - 1;
     let mut x = state_deviation(model, ss, pt, sim.state())?;
@@ -297,8 +368,7 @@ pub fn after_time(
         debug_assert_eq!(x.len(), ns);
         out.times.push(t1);
         out.linear.push((&ss.c * &x).iter().copied().collect());
-        out.nonlinear
-            .push(output_deviation(outputs, pt, sim.state()));
+        out.nonlinear.push(deviation.at(sim.state()));
         let k = out.times.len() - 1;
         record(&mut out, k);
     }

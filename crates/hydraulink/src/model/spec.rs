@@ -849,6 +849,17 @@ pub enum Formulation {
 }
 
 impl Formulation {
+    /// Every formulation, in the order above (`hydraulink compare` without `--formulations`
+    /// tries each).
+    pub const ALL: [Formulation; 6] = [
+        Formulation::Penalty,
+        Formulation::DoubleStep,
+        Formulation::GlobalAli3p,
+        Formulation::GlobalI1al,
+        Formulation::KinematicGuidance,
+        Formulation::Multirate,
+    ];
+
     /// The name used in model files and on the command line.
     pub fn name(self) -> &'static str {
         match self {
