@@ -148,6 +148,15 @@ impl Run {
                 self.row.iterations_max = self.row.iterations_max.max(r.iterations);
                 self.row.steps += 1;
                 self.record();
+                // a non-finite output fails the run, as in `run`
+                let failed = self
+                    .sim
+                    .as_ref()
+                    .and_then(|s| s.check_outputs(&self.out).err());
+                if let Some(e) = failed {
+                    self.row.error = Some(e.to_string());
+                    self.sim = None;
+                }
             }
             Err(e) => {
                 self.row.error = Some(e.to_string());
@@ -373,11 +382,7 @@ fn run_step_size(
     let replays = formulations[1..]
         .iter()
         .any(|&f| f == Formulation::KinematicGuidance && spec.solver.guidance.is_empty());
-    let n_steps = |run: &Run| {
-        run.sim.as_ref().map_or(0, |sim| {
-            (sim.model().duration_s() / sim.model().step_s()).round() as u64
-        })
-    };
+    let n_steps = |run: &Run| run.sim.as_ref().map_or(0, |sim| sim.model().n_steps());
     let recording = replays.then(|| {
         let run = reference(None);
         let n = n_steps(&run);

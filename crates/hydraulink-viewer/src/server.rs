@@ -464,7 +464,7 @@ impl Live {
         let end_step = options
             .duration_s
             .filter(|_| options.replay.is_some())
-            .map(|d| (d / sim.model().step_s()).round() as u64);
+            .map(|d| hydraulink::model::steps_covering(d, sim.model().step_s()));
         let mut engine = Engine::spawn(sim, options, SystemClock::new())?;
         if hold {
             for c in &self.hold {
