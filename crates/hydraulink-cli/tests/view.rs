@@ -86,8 +86,9 @@ fn view_of_a_run_with_scene_draws_its_worksite_and_its_own_figures() {
         .expect("view prints its URL");
     let url = &line[line.find("http://").unwrap() + "http://".len()..];
     let addr = url.trim().trim_end_matches('/').to_string();
-    let scene: serde_json::Value =
+    let message: serde_json::Value =
         serde_json::from_str(&http_get(&addr, "/scene")).expect("scene JSON");
+    let scene = &message["scene"];
     assert_eq!(scene["obstacles"].as_array().map(Vec::len), Some(9));
     assert_eq!(
         scene["terrain"]["heights_mm"].as_array().map(Vec::len),
