@@ -212,6 +212,16 @@ function machineBox() {
   return box;
 }
 
+// the width [px] of the window right of the panel, with the projection's centre moved to
+// its middle
+function besidePanel() {
+  const W = window.innerWidth, H = window.innerHeight;
+  const panel = document.getElementById('hud').getBoundingClientRect().right;
+  const left = panel < 0.6 * W ? panel : 0;
+  camera.setViewOffset(W, H, -left / 2, 0, W, H);
+  return W - left;
+}
+
 // the camera looks at the box's centre from a fixed direction, far enough for the box's
 // bounding sphere to fit the narrower of the two fields of view, with near and far planes
 // around it (parts below y = 0 included)
@@ -219,9 +229,11 @@ function frameBox(box) {
   if (box.isEmpty()) return;
   const c = box.getCenter(new THREE.Vector3());
   const r = Math.max(0.5 * box.getSize(new THREE.Vector3()).length(), 0.1);
+  // the machine in the part of the window right of the panel
+  const free = besidePanel();
   const vfov = THREE.MathUtils.degToRad(camera.fov);
-  const hfov = 2 * Math.atan(Math.tan(vfov / 2) * camera.aspect);
-  const dist = 1.1 * r / Math.sin(Math.min(vfov, hfov) / 2);
+  const hfov = 2 * Math.atan(Math.tan(vfov / 2) * free / window.innerHeight);
+  const dist = 1.05 * r / Math.sin(Math.min(vfov, hfov) / 2);
   controls.target.copy(c);
   camera.position.copy(c).addScaledVector(new THREE.Vector3(0.55, 0.35, 0.9).normalize(), dist);
   // a near plane small against the machine (zooming in does not cut it), a far one beyond
@@ -335,6 +347,7 @@ function pollGamepad() {
 
 window.addEventListener('resize', () => {
   camera.aspect = window.innerWidth / window.innerHeight;
+  besidePanel();
   camera.updateProjectionMatrix();
   renderer.setSize(window.innerWidth, window.innerHeight);
 });
