@@ -892,6 +892,20 @@ fn view_of_the_fourbar_at_3_s_draws_rod_in_barrel_and_the_runs_figures() {
     open_page(&mut cdp, viewer.url(), 3);
     // framed at load, every corner of the machine's box in view
     assert_eq!(cdp.eval("window.hydraulink.framed()"), 1.0);
+    // near and far planes around the machine: zooming in close or out far cuts nothing
+    let planes = cdp.eval(
+        "(() => { const h = window.hydraulink; return [h.camera.near, h.camera.far, \
+         h.camera.position.distanceTo(h.controls.target)]; })()",
+    );
+    let (near, far, dist) = (
+        planes[0].as_f64().unwrap(),
+        planes[1].as_f64().unwrap(),
+        planes[2].as_f64().unwrap(),
+    );
+    assert!(
+        near < 0.01 * dist && far > 20.0 * dist,
+        "near {near}, far {far}, at {dist} m"
+    );
     // the grid at the machine's lowest point at load (the four-bar has parts below y = 0);
     // the run plays on for a few frames before this reads the box, which moves by a fraction
     // of a millimetre meanwhile (0.14 mm seen), hence 5 mm and not exactly
