@@ -164,7 +164,14 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
             }
         );
     }
-    println!("(Ctrl-C stops the server)");
+    println!(
+        "(the simulated clock starts {}; Ctrl-C stops the server)",
+        if args.start_paused {
+            "at the page's Resume"
+        } else {
+            "when the first page connects"
+        }
+    );
     while !INTERRUPTED.load(Ordering::Relaxed) && !server.engine_finished() {
         std::thread::sleep(Duration::from_millis(100));
     }
