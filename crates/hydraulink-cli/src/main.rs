@@ -175,8 +175,10 @@ enum Command {
         http://127.0.0.1:PORT/ (the URL is printed; --port 0, the default, takes any free port). \
         The page draws the bodies from the model's `visual` shapes (a default without them), the \
         cylinders as barrel and rod, and a panel with time, real-time factor, overruns and gauges. \
-        Keys drive the valve inputs (boom W/S, arm I/K, bucket L/J, swing A/D; others T/G, O/U, …), \
-        as do a gamepad's two sticks. Ctrl-C stops the server."
+        Keys drive the valve inputs in the model's order: W/S, I/K, L/J, A/D, then T/G, O/U, … \
+        (the excavator: boom, arm, bucket, swing), as do a gamepad's two sticks. The simulated \
+        clock starts when the first page connects (--start-paused: at the page's Resume). \
+        Ctrl-C stops the server."
     )]
     Serve(serve::ServeArgs),
 

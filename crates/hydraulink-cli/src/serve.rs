@@ -1,5 +1,6 @@
-//! `hydraulink serve MODEL [--port N] [--bindings FILE]`: runs a model on the real-time engine and serves the
-//! browser viewer (`hydraulink-viewer`) on 127.0.0.1 until Ctrl-C; prints the URL, and at the
+//! `hydraulink serve MODEL [--port N] [--bindings FILE] [--start-paused]`: runs a model on the
+//! real-time engine and serves the browser viewer (`hydraulink-viewer`) on 127.0.0.1 until
+//! Ctrl-C (the simulated clock starts when the first page connects, or paused); prints the URL, and at the
 //! end the run's statistics and the frames' size. With `--game` (or a `[game]` table in the
 //! model) the page plays the excavator game; `--leaderboard` and `--game-log` place its files.
 
@@ -78,6 +79,14 @@ pub(crate) struct ServeArgs {
 
     #[arg(
         long,
+        help = "Start with the simulated clock paused: it runs from the page's Resume button \
+                (default: the clock starts when the first page connects, not when the server \
+                starts)"
+    )]
+    start_paused: bool,
+
+    #[arg(
+        long,
         help = "Leave out the worksite the model names (its `scene` key: obstacles and their \
                 contacts), which the viewer includes by default"
     )]
@@ -123,6 +132,7 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
         port: args.port,
         play_signals: args.play_signals,
         game,
+        start_paused: args.start_paused,
         // `mesh` shapes name their files relative to the model file
         model_dir: args
             .model
@@ -154,7 +164,14 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
             }
         );
     }
-    println!("(Ctrl-C stops the server)");
+    println!(
+        "(the simulated clock starts {}; Ctrl-C stops the server)",
+        if args.start_paused {
+            "at the page's Resume"
+        } else {
+            "when the first page connects"
+        }
+    );
     while !INTERRUPTED.load(Ordering::Relaxed) && !server.engine_finished() {
         std::thread::sleep(Duration::from_millis(100));
     }

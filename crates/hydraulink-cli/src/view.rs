@@ -11,14 +11,17 @@ use hydraulink::simulation::BodyPose;
 use hydraulink::Simulation;
 use hydraulink_io::output::poses::{PoseWriter, PosesInfo, POSES_INFO_FILE};
 use hydraulink_io::output::{step_time_s, OutputError};
+use hydraulink_viewer::world_rows::TerrainWriter;
 use hydraulink_viewer::Viewer;
 
 use crate::{watch_for_interrupt, Failure, INTERRUPTED};
 
-/// The pose rows of a run: one per row of `results.csv`.
+/// The pose rows of a run: one per row of `results.csv`; with a worksite (`run --scene`) also
+/// its obstacles and terrain (`hydraulink_viewer::world_rows`: world.json, terrain.bin).
 pub(crate) struct PoseRows {
     writer: PoseWriter,
     poses: Vec<BodyPose>,
+    terrain: Option<TerrainWriter>,
 }
 
 impl PoseRows {
@@ -44,9 +47,11 @@ impl PoseRows {
                 .into(),
         };
         let writer = PoseWriter::create(dir, &info)?;
+        let terrain = hydraulink_viewer::world_rows::create(dir, sim).map_err(output_error)?;
         let mut rows = PoseRows {
             writer,
             poses: vec![BodyPose::default(); sim.model().bodies.len()],
+            terrain,
         };
         rows.write(sim)?;
         Ok(rows)
@@ -57,13 +62,26 @@ impl PoseRows {
         sim.body_poses(&mut self.poses);
         // the time of the results.csv row: k Δt
         let time_s = step_time_s(sim.step_index(), sim.model().step_s());
-        self.writer.write(time_s, &self.poses)
+        self.writer.write(time_s, &self.poses)?;
+        if let (Some(t), Some(w)) = (&mut self.terrain, &sim.state().world) {
+            t.write(time_s, &w.field.h).map_err(output_error)?;
+        }
+        Ok(())
     }
 
-    /// Flushes the file.
+    /// Flushes the files.
     pub(crate) fn finish(&mut self) -> Result<(), OutputError> {
-        self.writer.finish()
+        self.writer.finish()?;
+        if let Some(t) = &mut self.terrain {
+            t.finish().map_err(output_error)?;
+        }
+        Ok(())
     }
+}
+
+/// A worksite file that cannot be written, as the pose writer's errors are.
+fn output_error((path, source): hydraulink_viewer::world_rows::WriteError) -> OutputError {
+    OutputError::Io { path, source }
 }
 
 /// The options of `hydraulink view`.

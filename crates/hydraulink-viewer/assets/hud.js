@@ -24,6 +24,16 @@ export function buildHud(sc, sendMessage) {
     : '';
   const view = !!sc.playback;
   for (const id of ['record', 'replay', 'live']) $(id).hidden = view;
+  // a finished run (`view`): its own figures from summary.json, not the player's engine's
+  $('live-stats').hidden = view;
+  $('run-stats').hidden = !view;
+  if (view) {
+    const r = sc.run;
+    $('run-status').textContent = r ? r.status : 'no summary.json';
+    $('run-steps').textContent = r ? String(r.steps) : '–';
+    $('run-rtf').textContent = r && r.real_time_factor !== null ? r.real_time_factor.toFixed(2) : '–';
+    $('run-drift').textContent = r && r.drift_j !== null ? `${r.drift_j.toPrecision(3)} J` : '–';
+  }
   $('playback').hidden = !view;
   if (view) {
     const slider = $('slider');
@@ -49,9 +59,11 @@ export function updateHud(f) {
   if (!scene) return;
   const s = f.stats;
   $('time').textContent = fmt(f.t, 2) + ' s' + (f.paused ? ' (paused)' : '');
-  $('rtf').textContent = fmt(s.rtf, 3);
-  $('overruns').textContent = `${s.overruns} of ${s.steps}`;
-  $('compute').textContent = `${fmt(s.mean_us, 0)} / ${fmt(s.max_us, 0)} µs`;
+  if (!scene.playback) {
+    $('rtf').textContent = fmt(s.rtf, 3);
+    $('overruns').textContent = `${s.overruns} of ${s.steps}`;
+    $('compute').textContent = `${fmt(s.mean_us, 0)} / ${fmt(s.max_us, 0)} µs`;
+  }
   scene.gauges.forEach((g, i) => {
     const el = $('gauge' + i), v = f.gauges[i];
     el.textContent = `${fmt(v, decimals(g))} ${g.unit}`;

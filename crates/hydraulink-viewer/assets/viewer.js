@@ -22,7 +22,9 @@ const sun = new THREE.DirectionalLight(0xffffff, 2.2);
 sun.position.set(10, 20, 12);
 world.add(sun);
 const grid = new THREE.GridHelper(40, 40, 0x8090a0, 0x4a525c);
+grid.name = 'grid';
 world.add(grid);
+state.grid = grid;
 
 const bodyColor = new THREE.Color(0xe0a526);
 const groups = [];
@@ -70,6 +72,13 @@ function shapeMesh(s) {
   m.position.copy(mid);
   m.quaternion.setFromUnitVectors(new THREE.Vector3(0, 1, 0), dir);
   return m;
+}
+
+// a body's meshes are few: drawing them all costs nothing, and culling by their bounding
+// spheres must never make a part vanish at some angle
+function alwaysDrawn(object) {
+  object.traverse(o => { o.frustumCulled = false; });
+  return object;
 }
 
 // the worksite's static obstacles (scene.rs `SceneObstacle`): boxes (poles, hopper walls) in
@@ -147,27 +156,32 @@ function buildScene(sc) {
     const g = new THREE.Group();
     g.name = b.name;
     g.matrixAutoUpdate = false;
-    for (const s of b.shapes) g.add(shapeMesh(s));
+    for (const s of b.shapes) g.add(alwaysDrawn(shapeMesh(s)));
     world.add(g);
     groups.push(g);
   }
   for (const c of sc.cylinders) {
     const barrel = new THREE.Mesh(new THREE.CylinderGeometry(0.575 * c.piston_diameter, 0.575 * c.piston_diameter, 1, 20), material('#3d6fb6'));
     const rod = new THREE.Mesh(new THREE.CylinderGeometry(0.5 * c.rod_diameter, 0.5 * c.rod_diameter, 1, 16), material('#d8dde3'));
-    world.add(barrel, rod);
-    cylinders.push({ c, barrel, rod });
+    // the barrel is drawn over the rod's inner part: it is wider, and drawn after it
+    barrel.renderOrder = 1;
+    world.add(alwaysDrawn(barrel), alwaysDrawn(rod));
+    cylinders.push({ c, barrel, rod, overlap: null });
   }
   buildHud(sc, send);
   const inputs = document.getElementById('inputs');
   inputs.innerHTML = sc.inputs.map((u, i) =>
     `<div class="row"><span>${u.name}</span><span id="input${i}">–</span></div>`).join('');
-  document.getElementById('keys').textContent = sc.playback ? '' : 'keys: ' + sc.inputs
-    .filter(u => u.keys[0]).map(u => `${u.name} ${u.keys[0].toUpperCase()}/${u.keys[1].toUpperCase()}`).join(', ');
+  // the keys the server listens to, per input in the model's order (scene.rs `default_controls`)
+  const keys = sc.playback ? [] : sc.inputs.filter(u => u.keys[0] && sc.keys.includes(u.keys[0]))
+    .map(u => `${u.name} ${u.keys[0].toUpperCase()}/${u.keys[1].toUpperCase()}`);
+  document.getElementById('keys').textContent = 'keys: ' + keys.concat(['F reframe the view']).join(', ');
   document.getElementById('title').textContent = 'hydraulink · ' + sc.model;
 }
 
-// a cylinder's barrel from the base pin and its rod from the rod pin, each 60 % of the
-// retracted length, so the rod shows more as the cylinder extends
+// a cylinder's barrel from the base pin and its rod from the rod pin to the piston, which
+// travels inside the barrel over the stroke: the two overlap at every stroke, the wider barrel
+// drawn over the rod's inner part (scene.rs `SceneCylinder::drawn`, the same arithmetic)
 function placeCylinder(entry, ends) {
   const base = new THREE.Vector3(ends[0], ends[1], ends[2]);
   const rodEnd = new THREE.Vector3(ends[3], ends[4], ends[5]);
@@ -176,13 +190,86 @@ function placeCylinder(entry, ends) {
   if (!(len > 0)) return;
   d.divideScalar(len);
   const q = new THREE.Quaternion().setFromUnitVectors(new THREE.Vector3(0, 1, 0), d);
-  const lb = Math.min(0.6 * entry.c.retracted_length, len), lr = Math.min(0.6 * entry.c.retracted_length, len);
+  const c = entry.c, b = c.barrel_length, e = c.cap_length;
+  const x = c.stroke > 0 ? Math.min(1, Math.max(0, (len - c.retracted_length) / c.stroke)) : 0;
+  const piston = Math.min(e + (b - 2 * e) * x, len);
+  const lb = Math.min(b, len), lr = len - piston;
+  entry.overlap = lb + lr - len;
   entry.barrel.scale.set(1, lb, 1);
   entry.barrel.quaternion.copy(q);
   entry.barrel.position.copy(base).addScaledVector(d, 0.5 * lb);
   entry.rod.scale.set(1, lr, 1);
   entry.rod.quaternion.copy(q);
   entry.rod.position.copy(rodEnd).addScaledVector(d, -0.5 * lr);
+}
+
+// the bounding box of the drawn machine (bodies and cylinders; not the worksite)
+function machineBox() {
+  world.updateMatrixWorld(true);
+  const box = new THREE.Box3();
+  groups.forEach(g => box.expandByObject(g));
+  cylinders.forEach(e => { box.expandByObject(e.barrel); box.expandByObject(e.rod); });
+  return box;
+}
+
+// the width [px] of the window right of the panel, with the projection's centre moved to
+// its middle
+function besidePanel() {
+  const W = window.innerWidth, H = window.innerHeight;
+  const panel = document.getElementById('hud').getBoundingClientRect().right;
+  const left = panel < 0.6 * W ? panel : 0;
+  camera.setViewOffset(W, H, -left / 2, 0, W, H);
+  return W - left;
+}
+
+// the camera looks at the box's centre from a fixed direction, far enough for the box's
+// bounding sphere to fit the narrower of the two fields of view, with near and far planes
+// around it (parts below y = 0 included)
+function frameBox(box) {
+  if (box.isEmpty()) return;
+  const c = box.getCenter(new THREE.Vector3());
+  const r = Math.max(0.5 * box.getSize(new THREE.Vector3()).length(), 0.1);
+  // the machine in the part of the window right of the panel
+  const free = besidePanel();
+  const vfov = THREE.MathUtils.degToRad(camera.fov);
+  const hfov = 2 * Math.atan(Math.tan(vfov / 2) * free / window.innerHeight);
+  const dist = 1.05 * r / Math.sin(Math.min(vfov, hfov) / 2);
+  controls.target.copy(c);
+  camera.position.copy(c).addScaledVector(new THREE.Vector3(0.55, 0.35, 0.9).normalize(), dist);
+  // a near plane small against the machine (zooming in does not cut it), a far one beyond
+  // the worksite's 40 m ground
+  camera.near = Math.max(1e-3, 2e-3 * r);
+  camera.far = dist + 100 * r + 200;
+  camera.updateProjectionMatrix();
+  controls.update();
+}
+state.reframe = () => frameBox(machineBox());
+
+// the fraction of the machine box's corners inside the view (for tests)
+state.framed = () => {
+  const box = machineBox();
+  const inside = [0, 1, 2, 3, 4, 5, 6, 7].filter(k => {
+    const p = new THREE.Vector3(k & 1 ? box.max.x : box.min.x, k & 2 ? box.max.y : box.min.y, k & 4 ? box.max.z : box.min.z);
+    const v = p.project(camera);
+    return Math.abs(v.x) <= 1 && Math.abs(v.y) <= 1 && v.z > -1 && v.z < 1;
+  });
+  return inside.length / 8;
+};
+state.cylinderOverlaps = () => cylinders.map(e => e.overlap);
+state.machineBox = () => { const b = machineBox(); return [b.min.toArray(), b.max.toArray()]; };
+state.camera = camera;
+state.controls = controls;
+
+// the grid at the ground: below the worksite's ground plane and terrain (which hide it, so
+// no grid line shows through), else at the lowest point of the machine at load
+function placeGrid(box) {
+  const sc = state.scene;
+  const heights = [];
+  for (const o of sc.obstacles || []) if (o.kind === 'plane') heights.push(o.center[1] - 0.03);
+  if (sc.terrain) heights.push(Math.min(...sc.terrain.heights_mm) * 1e-3 - 0.03);
+  const y = heights.length ? Math.min(...heights) : (box.isEmpty() ? 0 : box.min.y);
+  grid.position.set(box.isEmpty() ? 0 : box.getCenter(new THREE.Vector3()).x, y, box.isEmpty() ? 0 : box.getCenter(new THREE.Vector3()).z);
+  state.gridY = y;
 }
 
 let fitted = false;
@@ -195,15 +282,9 @@ function applyFrame(f) {
   });
   f.cylinders.forEach((e, i) => cylinders[i] && placeCylinder(cylinders[i], e));
   if (!fitted && groups.length) {
-    world.updateMatrixWorld(true);
-    const box = new THREE.Box3();
-    groups.forEach(g => box.expandByObject(g));
-    if (!box.isEmpty()) {
-      const c = box.getCenter(new THREE.Vector3()), size = box.getSize(new THREE.Vector3()).length();
-      controls.target.copy(c);
-      camera.position.copy(c).add(new THREE.Vector3(0.55, 0.35, 0.9).multiplyScalar(Math.max(size, 1) * 1.25));
-      controls.update();
-    }
+    const box = machineBox();
+    frameBox(box);
+    placeGrid(box);
     fitted = true;
   }
   updateHud(f);
@@ -239,6 +320,7 @@ const boundKeys = () => new Set(state.scene ? state.scene.keys : []);
 function onKey(ev, pressed) {
   const key = ev.key.toLowerCase();
   if (ev.target && ev.target.tagName === 'INPUT') return; // typing a name (game.js)
+  if (key === 'f' && pressed && !ev.repeat) state.reframe();
   if (ev.repeat || !boundKeys().has(key)) return;
   send({ type: 'key', key, pressed });
   ev.preventDefault();
@@ -265,6 +347,7 @@ function pollGamepad() {
 
 window.addEventListener('resize', () => {
   camera.aspect = window.innerWidth / window.innerHeight;
+  besidePanel();
   camera.updateProjectionMatrix();
   renderer.setSize(window.innerWidth, window.innerHeight);
 });

@@ -187,16 +187,76 @@ pub fn gauge_specs(spec: &ModelSpec, labels: &[String]) -> Vec<GaugeSpec> {
     out
 }
 
-/// The scene's gauges of [`gauge_specs`]: label (default: the value's name), unit, factor, range
-/// and red limit.
+/// A name as an operator reads it: `boom_cyl` → `boom cyl.`, `DCV_arm` → `DCV arm`.
+fn readable(name: &str) -> String {
+    name.split(['_', ' '])
+        .filter(|w| !w.is_empty())
+        .map(|w| if w == "cyl" { "cyl." } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The label of a gauge on `sensor` without one of its own: for a volume's pressure (`V1.p`)
+/// the volume's `label`, else the cylinder chamber it feeds (`boom cyl. piston side`), else
+/// `V1 pressure`; `boom_cyl.force` → `boom cyl. force`; a pump's shaft power, the fuel, the
+/// payload and a sensor by their names, made readable. Never the bare column name of a
+/// volume.
+pub fn default_gauge_label(spec: &ModelSpec, sensor: &str) -> String {
+    if let Some(v) = sensor.strip_suffix(".p") {
+        if let Some(label) = spec
+            .hydraulics
+            .volumes
+            .iter()
+            .find(|x| x.name == v)
+            .and_then(|x| x.label.clone())
+            .filter(|l| !l.trim().is_empty())
+        {
+            return label;
+        }
+        let sides: Vec<String> = spec
+            .hydraulics
+            .cylinders
+            .iter()
+            .flat_map(|c| {
+                [(&c.piston_side, "piston side"), (&c.rod_side, "rod side")]
+                    .into_iter()
+                    .filter(move |(side, _)| *side == v)
+                    .map(move |(_, which)| format!("{} {which}", readable(&c.name)))
+            })
+            .collect();
+        return if sides.is_empty() {
+            format!("{} pressure", readable(v))
+        } else {
+            sides.join(", ")
+        };
+    }
+    let named = |suffix: &str, what: &str| {
+        sensor
+            .strip_suffix(suffix)
+            .map(|n| format!("{} {what}", readable(n)))
+    };
+    if let Some(l) = named(".force", "force").or_else(|| named(".shaft_power", "shaft power")) {
+        return l;
+    }
+    match sensor {
+        "fuel_kg" => "fuel used".into(),
+        "fuel_power" => "fuel power".into(),
+        "payload_kg" => "payload".into(),
+        "hopper_kg" => "in the hopper".into(),
+        s => readable(s),
+    }
+}
+
+/// The scene's gauges of [`gauge_specs`]: label (default: [`default_gauge_label`]), unit,
+/// factor, range and red limit.
 pub fn scene_gauges(spec: &ModelSpec, labels: &[String]) -> Vec<Gauge> {
     gauge_specs(spec, labels)
         .into_iter()
         .map(|g| {
             let unit = g.unit.clone().unwrap_or_default();
             Gauge {
-                label: if g.label.is_empty() {
-                    g.sensor.clone()
+                label: if g.label.trim().is_empty() {
+                    default_gauge_label(spec, &g.sensor)
                 } else {
                     g.label
                 },

@@ -11,6 +11,7 @@
 //! * [`server`]: [`Server`]: the engine, the broadcaster, HTTP and WebSocket connections.
 //! * [`hud`]: virtual sensors, gauges, the fuel estimate and the scenario's tasks (003 Pub. IV).
 //! * [`playback`]: `hydraulink view OUTDIR`, a finished run's poses and columns played back.
+//! * [`world_rows`]: a run's worksite (obstacles, terrain per row) for `view`.
 //! * [`assets`]: the embedded page and the vendored three.js.
 //! * [`mesh`]: OBJ files of the `mesh` shapes, placed on their bodies.
 //! * [`game`]: the rules of the excavator game (003 Pub. VI), pure; [`leaderboard`]: its
@@ -30,6 +31,7 @@ pub mod playback;
 pub mod protocol;
 pub mod scene;
 pub mod server;
+pub mod world_rows;
 
 pub use playback::{PlaybackError, Viewer};
 pub use scene::Scene;

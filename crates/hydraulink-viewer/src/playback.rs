@@ -25,9 +25,12 @@ use hydraulink_rt::{Snapshot, Statistics};
 use thiserror::Error;
 
 use crate::hud::{Hud, HudError};
-use crate::protocol::{scene_message, write_frame, ClientMessage, FrameInfo};
+use crate::protocol::{
+    scene_message, write_frame, write_terrain, ClientMessage, FrameInfo, TERRAIN_FULL_EVERY,
+};
 use crate::scene::Scene;
 use crate::server::{listen, spawn, Controller, Hub, ServeError};
+use crate::world_rows::RecordedWorld;
 
 /// A finished run that cannot be played.
 #[derive(Debug, Error)]
@@ -257,6 +260,17 @@ impl Viewer {
                 ),
             ));
         }
+        // the worksite of a `run --scene` (world.json, terrain.bin), drawn as `serve` draws it
+        let world = crate::world_rows::RecordedWorld::read(dir)
+            .map_err(|(path, m)| file_error(&path, m))?;
+        if let Some(w) = &world {
+            scene.obstacles = w.world.obstacles.clone();
+            scene.terrain = w.world.terrain.clone();
+        }
+        // the run's own figures in place of the live engine's
+        scene.run = std::fs::read_to_string(dir.join("summary.json"))
+            .ok()
+            .and_then(|t| crate::scene::RunFigures::from_summary_json(&t));
         let t0 = run.times[0];
         let t1 = run.times[run.n_rows() - 1];
         scene.playback = Some([t0, t1]);
@@ -274,7 +288,7 @@ impl Viewer {
         let play = {
             let hub = Arc::clone(&hub);
             spawn("hydraulink-view-player", move || {
-                play(&hub, &player, &scene, &hud, &run, &inputs)
+                play(&hub, &player, &scene, &hud, &run, world.as_ref(), &inputs)
             })?
         };
         Ok(Viewer {
@@ -298,7 +312,15 @@ impl Viewer {
     }
 }
 
-fn play(hub: &Hub, player: &Player, scene: &Scene, hud: &Hud, run: &Run, inputs: &[String]) {
+fn play(
+    hub: &Hub,
+    player: &Player,
+    scene: &Scene,
+    hud: &Hud,
+    run: &Run,
+    world: Option<&RecordedWorld>,
+    inputs: &[String],
+) {
     let period = Duration::from_secs_f64(1.0 / 60.0);
     let t_end = run.times[run.n_rows() - 1];
     let mut state = hud.state();
@@ -315,6 +337,14 @@ fn play(hub: &Hub, player: &Player, scene: &Scene, hud: &Hud, run: &Run, inputs:
         statistics: Statistics::default(),
     };
     let mut buf = String::with_capacity(4096);
+    // the terrain after the row fed, what the pages have of it, and the frames sent
+    let mut heights_mm: Vec<i32> = Vec::new();
+    let mut sent_mm: Vec<i32> = scene
+        .terrain
+        .as_ref()
+        .map(|t| t.heights_mm.clone())
+        .unwrap_or_default();
+    let mut sent: u64 = 0;
     let mut last = Instant::now();
     while !hub.stop.load(Ordering::SeqCst) {
         std::thread::sleep(period.saturating_sub(last.elapsed()));
@@ -346,6 +376,9 @@ fn play(hub: &Hub, player: &Player, scene: &Scene, hud: &Hud, run: &Run, inputs:
             run.columns(k, &hud.columns, &mut cols);
             hud.update(&mut state, run.times[k], run.poses(k), &cols);
         }
+        if let Some(w) = world {
+            w.advance(&mut heights_mm, from, i);
+        }
         fed = Some(i);
         snap.step = i as u64;
         snap.time_s = run.times[i];
@@ -358,6 +391,16 @@ fn play(hub: &Hub, player: &Player, scene: &Scene, hud: &Hud, run: &Run, inputs:
             hud: &state,
         };
         write_frame(&mut buf, scene, &operator, &snap, &info);
+        snap.terrain_m.clear();
+        snap.terrain_m
+            .extend(heights_mm.iter().map(|&mm| f64::from(mm) * 1e-3));
+        sent += 1;
+        write_terrain(
+            &mut buf,
+            &snap.terrain_m,
+            &mut sent_mm,
+            sent.is_multiple_of(TERRAIN_FULL_EVERY),
+        );
         hub.publish(&buf);
     }
 }

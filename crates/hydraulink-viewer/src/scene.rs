@@ -70,8 +70,54 @@ pub struct SceneCylinder {
     pub piston_diameter: f64,
     /// Rod diameter [m].
     pub rod_diameter: f64,
-    /// Pin-to-pin length at full retraction [m] (the barrel's length).
+    /// Pin-to-pin length at full retraction L₀ [m].
     pub retracted_length: f64,
+    /// Stroke [m].
+    pub stroke: f64,
+    /// The drawn barrel's length b from the base pin [m] ([`SceneCylinder::drawn`]).
+    pub barrel_length: f64,
+    /// The cap e [m]: the piston's distance from the base pin at full retraction, and its
+    /// least distance from the barrel's open end at full extension.
+    pub cap_length: f64,
+}
+
+impl SceneCylinder {
+    /// The drawn barrel and rod at pin distance `l` [m]: the barrel's length from the base
+    /// pin, and the rod's from the rod pin to the piston [m]. The page draws the same
+    /// (`viewer.js` `placeCylinder`).
+    ///
+    /// ```text
+    ///  base pin ├──────────── barrel b ────────────┤
+    ///           ├─ p ─┤▓ piston ═══════════ rod ═══════════ rod pin
+    ///           ├──────────────────── l ─────────────────────┤
+    ///  p = e + (b − 2e)·x,  x = (l − L₀)/s clamped to [0, 1]: the piston travels inside the
+    ///  barrel from e to b − e over the stroke, so the rod overlaps the barrel by b − p ≥ e
+    ///  at every stroke (and beyond it)
+    ///  b = s + 2e (at most 90 % of L₀, so some rod shows when retracted), e = 5 % of L₀
+    /// ```
+    ///
+    /// With b = s + 2e the rod's length l − p = L₀ − e is the same at every stroke, as a real
+    /// rod's. Many papers' cylinders have a stroke as long as their closed length (the
+    /// four-bar: 1.1 m and 1.1 m), which no single-stage barrel holds: b is then capped and
+    /// the drawn rod grows with the stroke, but never leaves the barrel.
+    pub fn drawn(&self, l: f64) -> (f64, f64) {
+        let (b, e) = (self.barrel_length, self.cap_length);
+        let x = if self.stroke > 0.0 {
+            ((l - self.retracted_length) / self.stroke).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let piston = (e + (b - 2.0 * e) * x).min(l);
+        (b.min(l), l - piston)
+    }
+}
+
+/// The drawn barrel b and cap e [m] of a cylinder of closed pin-to-pin length `retracted` L₀
+/// and `stroke` s [m] ([`SceneCylinder::drawn`]).
+pub fn sleeve_lengths(retracted: f64, stroke: f64) -> (f64, f64) {
+    let e = 0.05 * retracted;
+    let barrel = (stroke.max(0.0) + 2.0 * e).min(0.9 * retracted);
+    (barrel, e)
 }
 
 /// An operator input: a model input that drives a valve.
@@ -130,13 +176,47 @@ pub struct Scene {
     /// `hydraulink view`: the finished run's time span [t0, t1] [s] (the page shows a time
     /// slider and a playback speed); none: a live run.
     pub playback: Option<[f64; 2]>,
+    /// `hydraulink view`: the finished run's own figures (from its `summary.json`), shown in
+    /// place of the live engine's; none: a live run, or a run without a summary.
+    pub run: Option<RunFigures>,
+}
+
+/// What a finished run's `summary.json` says about it, as `view` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunFigures {
+    /// How the run stopped (`completed`, `failed`, …).
+    pub status: String,
+    /// Converged steps.
+    pub steps: u64,
+    /// Its real-time factor (simulated / wall time) [-], if measured.
+    pub real_time_factor: Option<f64>,
+    /// max |energy drift| over the run [J], if the model has an energy balance.
+    pub drift_j: Option<f64>,
+}
+
+impl RunFigures {
+    /// The figures of a `summary.json` text (its fields `status`, `step_count`,
+    /// `real_time_factor`, `peak_abs_energy_drift_j`); none when it is not a summary.
+    pub fn from_summary_json(text: &str) -> Option<RunFigures> {
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        Some(RunFigures {
+            status: v.get("status")?.as_str()?.to_string(),
+            steps: v.get("step_count")?.as_u64()?,
+            real_time_factor: v
+                .get("real_time_factor")
+                .and_then(serde_json::Value::as_f64),
+            drift_j: v
+                .get("peak_abs_energy_drift_j")
+                .and_then(serde_json::Value::as_f64),
+        })
+    }
 }
 
 /// A static obstacle the page draws: a box (a pole, a hopper wall) or the plane of the ground.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SceneObstacle {
     /// `box` or `plane`.
-    pub kind: &'static str,
+    pub kind: String,
     /// Centre of the box, or a point of the plane, global [m].
     pub center: [f64; 3],
     /// The box's axes as the columns of a rotation, column after column (9 numbers), or the
@@ -147,7 +227,7 @@ pub struct SceneObstacle {
 }
 
 /// The terrain the page draws: a grid of columns whose heights frames update.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SceneTerrain {
     /// Corner (x₀, z₀) of the grid [m].
     pub origin: [f64; 2],
@@ -191,13 +271,13 @@ pub fn obstacles(model: &hydraulink::Model) -> Vec<SceneObstacle> {
         for o in &c.obstacles {
             let s = match o {
                 Obstacle::Plane { point, normal } => SceneObstacle {
-                    kind: "plane",
+                    kind: "plane".into(),
                     center: (*point).into(),
                     axes: normal.as_slice().to_vec(),
                     half: [0.0; 3],
                 },
                 Obstacle::Box(b) => SceneObstacle {
-                    kind: "box",
+                    kind: "box".into(),
                     center: b.center.into(),
                     axes: b.axes.as_slice().to_vec(),
                     half: b.half.into(),
@@ -226,9 +306,11 @@ type Controls = ((String, String), Option<String>);
 
 const AXES: [&str; 4] = ["right_y", "left_y", "right_x", "left_x"];
 
-/// Default key pair and axis by the input's name (boom W/S and right stick up/down, arm I/K
-/// and left stick up/down, bucket L/J and right stick sideways, swing A/D and left stick
-/// sideways, as on an ISO excavator cab); otherwise the next free pair and axis.
+/// Default key pair and axis per input: the key pairs W/S, I/K, L/J, A/D, T/G, … in the order
+/// of the model's inputs, whatever their names (the README's order); the gamepad axis by the
+/// input's name (boom right stick up/down, arm left stick up/down, bucket right stick sideways,
+/// swing left stick sideways, as on an ISO excavator cab; a loader's lift and tilt take the
+/// boom's and bucket's), otherwise the next free axis.
 fn default_controls(names: &[String]) -> Vec<Controls> {
     let by_name = |n: &str| -> Option<usize> {
         let n = n.to_ascii_lowercase();
@@ -236,44 +318,39 @@ fn default_controls(names: &[String]) -> Vec<Controls> {
             .iter()
             .position(|w| n.contains(w))
             .or_else(|| {
-                // a loader's lift and tilt take the boom's and bucket's controls
                 ["lift", "", "tilt"]
                     .iter()
                     .position(|w| !w.is_empty() && n.contains(w))
             })
     };
-    let mut keys_used = [false; KEY_PAIRS.len()];
+    let keys = |i: usize| -> (String, String) {
+        KEY_PAIRS
+            .get(i)
+            .map_or_else(Default::default, |(p, n)| (p.to_string(), n.to_string()))
+    };
     let mut axes_used = [false; AXES.len()];
-    let mut out: Vec<Option<Controls>> = vec![None; names.len()];
+    let mut axes: Vec<Option<String>> = vec![None; names.len()];
     // first the named functions, then the rest in order
     for pass in 0..2 {
         for (i, n) in names.iter().enumerate() {
-            if out[i].is_some() {
+            if axes[i].is_some() {
                 continue;
             }
             let slot = match (pass, by_name(n)) {
-                (0, Some(k)) if !keys_used[k] => Some(k),
+                (0, Some(k)) if !axes_used[k] => Some(k),
                 (0, _) => continue,
-                _ => keys_used.iter().position(|u| !u),
+                _ => axes_used.iter().position(|u| !u),
             };
-            let keys = match slot {
-                Some(k) => {
-                    keys_used[k] = true;
-                    (KEY_PAIRS[k].0.to_string(), KEY_PAIRS[k].1.to_string())
-                }
-                None => (String::new(), String::new()),
-            };
-            let axis = slot
-                .filter(|&k| k < AXES.len() && !axes_used[k])
-                .or_else(|| axes_used.iter().position(|u| !u))
-                .map(|k| {
-                    axes_used[k] = true;
-                    AXES[k].to_string()
-                });
-            out[i] = Some((keys, axis));
+            if let Some(k) = slot {
+                axes_used[k] = true;
+                axes[i] = Some(AXES[k].to_string());
+            }
         }
     }
-    out.into_iter().map(Option::unwrap_or_default).collect()
+    axes.into_iter()
+        .enumerate()
+        .map(|(i, a)| (keys(i), a))
+        .collect()
 }
 
 /// The points of a body in its reference coordinates, for the default shapes: its parent
@@ -468,13 +545,19 @@ impl Scene {
             .hydraulics
             .cylinders
             .iter()
-            .map(|c| SceneCylinder {
-                name: c.name.clone(),
-                base: end(&c.base.body, &c.base.marker),
-                rod: end(&c.rod.body, &c.rod.marker),
-                piston_diameter: c.piston_diameter_m,
-                rod_diameter: c.rod_diameter_m,
-                retracted_length: c.retracted_length_m,
+            .map(|c| {
+                let (barrel_length, cap_length) = sleeve_lengths(c.retracted_length_m, c.stroke_m);
+                SceneCylinder {
+                    name: c.name.clone(),
+                    base: end(&c.base.body, &c.base.marker),
+                    rod: end(&c.rod.body, &c.rod.marker),
+                    piston_diameter: c.piston_diameter_m,
+                    rod_diameter: c.rod_diameter_m,
+                    retracted_length: c.retracted_length_m,
+                    stroke: c.stroke_m,
+                    barrel_length,
+                    cap_length,
+                }
             })
             .collect();
         let ops = operator_inputs(&spec);
@@ -499,6 +582,7 @@ impl Scene {
             tasks: crate::hud::scene_tasks(&spec),
             keys: Vec::new(),
             playback: None,
+            run: None,
             obstacles: Vec::new(),
             terrain: None,
         };

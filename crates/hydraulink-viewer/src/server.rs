@@ -64,6 +64,9 @@ pub struct ServeOptions {
     pub model_dir: Option<std::path::PathBuf>,
     /// Play the game ([`crate::game_host`]): its state in every frame, started from the page.
     pub game: Option<GameOptions>,
+    /// Start the simulated clock paused, when the first page connects: it runs from the
+    /// page's Resume. False (default): it starts running when the first page connects.
+    pub start_paused: bool,
 }
 
 /// A server that cannot start.
@@ -106,6 +109,8 @@ pub(crate) trait Controller: Send + Sync {
     fn handle_text(&self, _text: &str) -> bool {
         false
     }
+    /// A page connected (before its first message).
+    fn page_connected(&self) {}
 }
 
 /// What the connection threads share: the scene, the latest frame, the pages' queues.
@@ -229,6 +234,8 @@ struct Running {
     recorded: Option<Recorded>,
     /// The last engine's report, once it was stopped.
     report: Option<Report>,
+    /// The first engine, until the first page connects (the simulated clock waits for it).
+    waiting: Option<(Simulation, EngineOptions, bool)>,
 }
 
 /// The controller of `hydraulink serve`.
@@ -239,6 +246,8 @@ struct Live {
     options: EngineOptions,
     /// Commands sent after each reset (the operator inputs held at 0), and at the start.
     hold: Vec<Command>,
+    /// `ServeOptions::start_paused`.
+    start_paused: bool,
     running: Mutex<Running>,
 }
 
@@ -327,7 +336,7 @@ impl Server {
                 scene,
                 hud,
                 operator,
-                paused: AtomicBool::new(false),
+                paused: AtomicBool::new(options.start_paused),
                 mode: AtomicU8::new(if replaying { REPLAY } else { LIVE }),
                 last_step: AtomicU64::new(0),
                 game,
@@ -335,20 +344,17 @@ impl Server {
             model: sim.model().clone(),
             options: engine_options.clone(),
             hold,
+            start_paused: options.start_paused,
             running: Mutex::new(Running {
                 engine: None,
                 commands: None,
                 broadcasters: Vec::new(),
                 recorded: None,
                 report: None,
+                // the engine starts when the first page connects (`page_connected`)
+                waiting: Some((sim, engine_options, !replaying)),
             }),
         });
-        {
-            let mut running = live.running.lock().map_err(|_| {
-                ServeError::Thread(std::io::Error::other("the controller lock is poisoned"))
-            })?;
-            live.start_engine(&mut running, sim, engine_options, !replaying)?;
-        }
         hub.set_controller(Box::new(Arc::clone(&live)));
         let (addr, accept) = listen(&hub, options.port)?;
         Ok(Server {
@@ -376,7 +382,8 @@ impl Server {
     }
 
     /// Whether the live engine has ended (a failed step, or the duration reached); a replay
-    /// that reached its end is not an end of the server.
+    /// that reached its end is not an end of the server, nor is an engine still waiting for
+    /// the first page.
     pub fn engine_finished(&self) -> bool {
         if self.live.framing.mode.load(Ordering::SeqCst) >= REPLAY {
             return false;
@@ -384,8 +391,14 @@ impl Server {
         self.live
             .running
             .lock()
-            .map(|r| r.engine.as_ref().is_none_or(Engine::is_finished))
+            .map(|r| r.waiting.is_none() && r.engine.as_ref().is_none_or(Engine::is_finished))
             .unwrap_or(true)
+    }
+
+    /// Whether the engine has started (the first page connected): the simulated clock runs
+    /// from then (unless started paused).
+    pub fn engine_started(&self) -> bool {
+        self.live.running.lock().is_ok_and(|r| r.waiting.is_none())
     }
 
     /// Stops the engine and the threads; returns the report of the engine that ran last.
@@ -424,6 +437,24 @@ impl Controller for Arc<Live> {
             }
         }
         true
+    }
+
+    fn page_connected(&self) {
+        let Ok(mut running) = self.running.lock() else {
+            return;
+        };
+        let Some((sim, options, hold)) = running.waiting.take() else {
+            return;
+        };
+        if let Err(e) = self.start_engine(&mut running, sim, options, hold) {
+            eprintln!("viewer: cannot start the engine: {e}");
+            return;
+        }
+        if self.start_paused {
+            // at most the first step runs before the engine reads this (it takes its commands
+            // before each step)
+            self.send(&running, Command::Pause);
+        }
     }
 
     fn get(&self, path: &str) -> Option<String> {
@@ -811,6 +842,9 @@ fn websocket(hub: &Arc<Hub>, stream: TcpStream) {
         .set_read_timeout(Some(Duration::from_millis(2)));
     if ws.send(Message::text(hub.scene_json.clone())).is_err() {
         return;
+    }
+    if let Some(c) = hub.controller.get() {
+        c.page_connected();
     }
     while !hub.stop.load(Ordering::SeqCst) {
         match ws.read() {

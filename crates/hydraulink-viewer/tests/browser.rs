@@ -321,12 +321,51 @@ fn excavator_page_renders_and_a_key_raises_the_boom() {
         "the canvas looks blank: {varied} of {} pixels differ from the mean grey {mean:.0}",
         before.len()
     );
-    // the HUD shows the server's gauges
+    // the HUD shows the server's gauges, labelled by what they measure (issue 23: they read
+    // V1.p … V6.p)
     let hud = cdp.eval("document.getElementById('gauge0').textContent");
     assert!(
         hud.as_str().is_some_and(|s| s.ends_with("MPa")),
         "HUD gauge: {hud}"
     );
+    let shown: Vec<String> = cdp
+        .eval("[...document.querySelectorAll('#gauges .gauge .row span:first-child')].map(e => e.textContent)")
+        .as_array()
+        .expect("gauge labels")
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(shown[0], "boom cyl. piston side", "{shown:?}");
+    assert_eq!(shown[5], "bucket cyl. rod side", "{shown:?}");
+    assert!(
+        shown.iter().all(|l| !l.ends_with(".p") && !l.contains('_')),
+        "{shown:?}"
+    );
+    // the page lists the keys in the documented order
+    let keys = cdp.eval("document.getElementById('keys').textContent");
+    assert!(
+        keys.as_str()
+            .is_some_and(|k| k
+                .contains("U_boom W/S, U_arm I/K, U_bucket L/J, U_swing A/D, F reframe the view")),
+        "{keys}"
+    );
+    // issue 23: the grid lies under the worksite's ground and sand, so no line shows through
+    let ground = cdp.eval(
+        "(() => { const s = window.hydraulink.scene; \
+         return [window.hydraulink.gridY, Math.min(...s.terrain.heights_mm) * 1e-3, \
+         Math.min(...s.obstacles.filter(o => o.kind === 'plane').map(o => o.center[1]))]; })()",
+    );
+    let (grid_y, sand, plane) = (
+        ground[0].as_f64().unwrap(),
+        ground[1].as_f64().unwrap(),
+        ground[2].as_f64().unwrap(),
+    );
+    assert!(
+        grid_y < sand - 0.02 && grid_y < plane - 0.02,
+        "grid at {grid_y} m, sand from {sand} m, ground plane at {plane} m"
+    );
+    // the camera frames the machine at load
+    assert_eq!(cdp.eval("window.hydraulink.framed()"), 1.0);
 
     let l0 = boom_length(&addr);
     cdp.key("w", "KeyW", 87, true);
@@ -786,5 +825,181 @@ fn excavator_game_attempt_loads_the_hopper() {
     );
     drop(browser);
     server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 23, `view` of the shipped four-bar: at 3 s (well extended) the cylinder's rod and
+/// barrel overlap as drawn; the camera frames the machine at load and `F` frames it again
+/// after the view was moved; the grid lies at the machine's lowest point; the panel shows the
+/// run's own figures from summary.json (steps, real-time factor, drift) and not the player's
+/// engine's. Screenshot: docs/viewer-fourbar-view.png with `HYDRAULINK_WRITE_SCREENSHOT=1`.
+#[test]
+fn view_of_the_fourbar_at_3_s_draws_rod_in_barrel_and_the_runs_figures() {
+    use hydraulink_io::output::poses::{PoseWriter, PosesInfo};
+    let _one = one_at_a_time();
+    ensure_chromium();
+    let path = repo().join("models/fourbar.toml");
+    let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+    let model = hydraulink::model::compile(&spec).unwrap();
+    let step_s = model.step_s();
+    let mut sim = hydraulink::Simulation::new(model).unwrap();
+    let dir = std::env::temp_dir().join(format!("hydraulink-view-gap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let labels = sim.output_labels();
+    let mut csv =
+        hydraulink_io::output::CsvWriter::create(&dir.join("results.csv"), &labels).expect("csv");
+    let bodies: Vec<String> = sim.model().bodies.iter().map(|b| b.name.clone()).collect();
+    let info = PosesInfo {
+        model_file: None,
+        overrides: vec![],
+        bodies: bodies.clone(),
+        format: String::new(),
+    };
+    let mut poses = PoseWriter::create(&dir, &info).unwrap();
+    let mut row = vec![0.0; labels.len()];
+    let mut p = vec![hydraulink::simulation::BodyPose::default(); bodies.len()];
+    let n = (3.5 / step_s).round() as u64;
+    let every = (0.01 / step_s).round().max(1.0) as u64;
+    for k in 0..=n {
+        if k > 0 {
+            sim.step().expect("a step");
+        }
+        if k % every == 0 {
+            sim.output_row(&mut row);
+            csv.write_row(&row).unwrap();
+            sim.body_poses(&mut p);
+            poses.write(sim.time_s(), &p).unwrap();
+        }
+    }
+    csv.flush().unwrap();
+    poses.finish().unwrap();
+    // the run's summary as `run` writes it (the figures the page must show, not compute)
+    std::fs::write(
+        dir.join("summary.json"),
+        format!(
+            r#"{{"model":"fourbar","status":"completed","step_count":{n},"real_time_factor":37.25,"peak_abs_energy_drift_j":0.00123}}"#
+        ),
+    )
+    .unwrap();
+    let viewer =
+        hydraulink_viewer::Viewer::start(&spec, step_s, &dir, None, 0).expect("view starts");
+    let addr = viewer.url()["http://".len()..]
+        .trim_end_matches('/')
+        .to_string();
+    let browser = launch("view-gap");
+    let mut cdp = Cdp::connect(&browser);
+    open_page(&mut cdp, viewer.url(), 3);
+    // framed at load, every corner of the machine's box in view
+    assert_eq!(cdp.eval("window.hydraulink.framed()"), 1.0);
+    // near and far planes around the machine: zooming in close or out far cuts nothing
+    let planes = cdp.eval(
+        "(() => { const h = window.hydraulink; return [h.camera.near, h.camera.far, \
+         h.camera.position.distanceTo(h.controls.target)]; })()",
+    );
+    let (near, far, dist) = (
+        planes[0].as_f64().unwrap(),
+        planes[1].as_f64().unwrap(),
+        planes[2].as_f64().unwrap(),
+    );
+    assert!(
+        near < 0.01 * dist && far > 20.0 * dist,
+        "near {near}, far {far}, at {dist} m"
+    );
+    // the grid at the machine's lowest point at load (the four-bar has parts below y = 0);
+    // the run plays on for a few frames before this reads the box, which moves by a fraction
+    // of a millimetre meanwhile (0.14 mm seen), hence 5 mm and not exactly
+    let grid = cdp.eval("[window.hydraulink.gridY, window.hydraulink.machineBox()[0][1]]");
+    assert!(
+        grid[1].as_f64().unwrap() < -1.0
+            && (grid[0].as_f64().unwrap() - grid[1].as_f64().unwrap()).abs() < 5e-3,
+        "grid {grid}"
+    );
+    // the run's own figures; the live engine's are hidden
+    assert_eq!(
+        cdp.eval("document.getElementById('live-stats').hidden"),
+        true
+    );
+    assert_eq!(
+        cdp.eval("document.getElementById('run-stats').hidden"),
+        false
+    );
+    assert_eq!(
+        cdp.eval("document.getElementById('run-steps').textContent"),
+        n.to_string()
+    );
+    assert_eq!(
+        cdp.eval("document.getElementById('run-rtf').textContent"),
+        "37.25"
+    );
+    assert_eq!(
+        cdp.eval("document.getElementById('run-drift').textContent"),
+        "0.00123 J"
+    );
+    // pause and seek to 3 s
+    click(&mut cdp, "pause");
+    cdp.eval(
+        "(() => { const s = document.getElementById('slider'); s.value = 3.0; \
+         s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change')); })()",
+    );
+    assert!(wait_for(5.0, || (get_json(&addr, "/state")["t"]
+        .as_f64()
+        .unwrap()
+        - 3.0)
+        .abs()
+        < 1e-3));
+    let frame = get_json(&addr, "/state");
+    assert!(wait_for(5.0, || cdp
+        .eval("window.hydraulink.frame ? window.hydraulink.frame.t : -1")
+        .as_f64()
+        .is_some_and(|t| (t - 3.0).abs() < 1e-3)));
+    std::thread::sleep(Duration::from_millis(300));
+    // the cylinder is extended at 3 s, and its rod is still inside the barrel as drawn
+    let c = &spec.hydraulics.cylinders[0];
+    let e: Vec<f64> = frame["cylinders"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let len = ((e[3] - e[0]).powi(2) + (e[4] - e[1]).powi(2) + (e[5] - e[2]).powi(2)).sqrt();
+    let extension = (len - c.retracted_length_m) / c.stroke_m;
+    let overlaps = cdp.eval("window.hydraulink.cylinderOverlaps()");
+    let overlap = overlaps[0].as_f64().expect("drawn");
+    eprintln!(
+        "four-bar at 3 s: pin distance {len:.4} m ({:.0} % of the stroke), rod in barrel {overlap:.4} m",
+        100.0 * extension
+    );
+    // extended beyond 1.2 L0, where the old drawing (barrel and rod each 60 % of L0) showed
+    // the gap of the issue
+    assert!(
+        len > 1.2 * c.retracted_length_m,
+        "extended at 3 s: {len:.4} m, {extension:.3} of the stroke"
+    );
+    assert!(overlap > 0.01, "the rod overlaps the barrel: {overlap} m");
+    let shot = cdp.call("Page.captureScreenshot", json!({"format": "png"}));
+    let png = decode_base64(shot["data"].as_str().expect("screenshot data"));
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    let out = if std::env::var("HYDRAULINK_WRITE_SCREENSHOT").is_ok_and(|v| v == "1") {
+        repo().join("docs/viewer-fourbar-view.png")
+    } else {
+        std::env::temp_dir().join("hydraulink-viewer-fourbar-view.png")
+    };
+    std::fs::write(&out, &png).expect("screenshot written");
+    // the view moved (zoomed in to the centre: the machine's corners out of view); F frames it
+    cdp.eval(
+        "(() => { const h = window.hydraulink, t = h.controls.target; \
+         h.camera.position.set(t.x + 0.02, t.y + 0.01, t.z + 0.02); h.controls.update(); \
+         h.camera.updateMatrixWorld(); })()",
+    );
+    assert!(cdp.eval("window.hydraulink.framed()").as_f64().unwrap() < 1.0);
+    cdp.key("f", "KeyF", 70, true);
+    cdp.key("f", "KeyF", 70, false);
+    assert_eq!(cdp.eval("window.hydraulink.framed()"), 1.0);
+    cdp.eval("1");
+    assert!(cdp.errors.is_empty(), "console errors: {:?}", cdp.errors);
+    eprintln!("screenshot {}", out.display());
+    drop(browser);
+    viewer.stop();
     let _ = std::fs::remove_dir_all(&dir);
 }

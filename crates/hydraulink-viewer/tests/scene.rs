@@ -84,7 +84,7 @@ fn excavator_scene_has_its_visuals_controls_and_gauges() {
     // [[hud.gauges]]: 6 chamber pressures (red above 90 % of the relief), 3 forces, the
     // bucket tip's height and tilt, pump power, fuel
     assert_eq!(scene.gauges.len(), 13);
-    assert_eq!(scene.gauges[0].label, "V1.p");
+    assert_eq!(scene.gauges[0].label, "boom cyl. piston side");
     assert!(scene.gauges[0].limit.is_some_and(|l| l > 30.0 && l < 40.0));
     assert_eq!(scene.keys, ["w", "s", "i", "k", "l", "j", "a", "d"]);
     let b = scene.default_bindings();
@@ -237,4 +237,244 @@ fn the_excavator_worksite_draws_its_obstacles_once_each() {
         "{}",
         &msg[..200.min(msg.len())]
     );
+}
+
+/// Every `.toml` in models/, as a path.
+fn shipped_models() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Issue 23: the drawn barrel and rod overlap at every stroke of every shipped cylinder (the
+/// four-bar at 3 s showed a gap) by at least the cap, and some rod shows when it is fully
+/// retracted; a cylinder whose closed length holds its stroke draws a rod of one length.
+#[test]
+fn rod_and_barrel_overlap_at_every_stroke_of_every_shipped_cylinder() {
+    let mut n = 0;
+    for path in shipped_models() {
+        let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+        for c in &Scene::new(&spec, 1e-3, &[]).cylinders {
+            let (l0, s) = (c.retracted_length, c.stroke);
+            // the sizes come from the cylinder's closed length and stroke
+            assert_eq!(
+                (c.barrel_length, c.cap_length),
+                hydraulink_viewer::scene::sleeve_lengths(l0, s)
+            );
+            // from full retraction to full extension, and a little beyond both
+            for k in -5..=105 {
+                let l = l0 + s * f64::from(k) / 100.0;
+                let (barrel, rod) = c.drawn(l);
+                let overlap = barrel + rod - l;
+                assert!(
+                    overlap >= c.cap_length - 1e-12 && barrel <= l && rod <= l,
+                    "{}: cylinder {} at {l:.4} m of [{l0}, {}]: barrel {barrel:.4}, rod \
+                     {rod:.4}, overlap {overlap:.4} m",
+                    path.display(),
+                    c.name,
+                    l0 + s
+                );
+            }
+            // some rod shows when fully retracted
+            let (barrel, _) = c.drawn(l0);
+            assert!(barrel <= 0.9 * l0 + 1e-12, "{}: {}", path.display(), c.name);
+            // a cylinder whose closed length holds its stroke keeps one rod length
+            if s + 2.0 * c.cap_length <= 0.9 * l0 {
+                let r0 = c.drawn(l0).1;
+                let r1 = c.drawn(l0 + s).1;
+                assert!(
+                    (r1 - r0).abs() < 1e-9,
+                    "{}: {} rod {r0} → {r1}",
+                    path.display(),
+                    c.name
+                );
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "{n} cylinders");
+}
+
+/// Issue 23: the key pairs go W/S, I/K, L/J, A/D in the model's order whatever the valve
+/// count: a two-valve arm gets W/S and I/K (it got W/S and L/J, and I did nothing).
+#[test]
+fn keys_follow_the_documented_order_whatever_the_valve_count() {
+    let pairs = |spec: &hydraulink::model::spec::ModelSpec| -> Vec<(String, String, String)> {
+        Scene::new(spec, 1e-3, &[])
+            .inputs
+            .iter()
+            .map(|i| (i.name.clone(), i.keys.0.clone(), i.keys.1.clone()))
+            .collect()
+    };
+    let t = |n: &str, p: &str, m: &str| (n.to_string(), p.to_string(), m.to_string());
+    // the loader's two valves: lift and tilt
+    let (loader, _) = load("loader");
+    assert_eq!(
+        pairs(&loader),
+        [t("U_lift", "w", "s"), t("U_tilt", "i", "k")]
+    );
+    // an arm with the excavator's boom and bucket valves only
+    let (mut arm, _) = load("excavator");
+    arm.hydraulics
+        .valves
+        .retain(|v| v.input == "U_boom" || v.input == "U_bucket");
+    assert_eq!(
+        pairs(&arm),
+        [t("U_boom", "w", "s"), t("U_bucket", "i", "k")]
+    );
+    // the gamepad keeps the cab's sticks by name: the bucket on the right stick sideways
+    let sc = Scene::new(&arm, 1e-3, &[]);
+    assert_eq!(sc.inputs[1].axis.as_deref(), Some("right_x"));
+    assert_eq!(sc.keys, ["w", "s", "i", "k"]);
+}
+
+/// Issue 23: every gauge of every shipped model, given or default, is labelled by what it
+/// measures, never by a bare column name like `V1.p`; the excavator's by its volumes'
+/// labels, and the defaults from the cylinder chamber a volume feeds.
+#[test]
+fn gauges_are_labelled_by_what_they_measure() {
+    for path in shipped_models() {
+        let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
+        let sim = hydraulink::Simulation::new(hydraulink::model::compile(&spec).expect("compiles"))
+            .expect("initializes");
+        for g in Scene::new(&spec, 1e-3, &sim.output_labels()).gauges {
+            assert!(
+                !g.label.contains('.') || g.label.contains("cyl."),
+                "{}: gauge on {} is labelled {:?}",
+                path.display(),
+                g.sensor,
+                g.label
+            );
+            assert!(!g.label.contains('_'), "{}: {:?}", path.display(), g.label);
+        }
+    }
+    let (spec, sim) = load("excavator");
+    let labels: Vec<String> = Scene::new(&spec, 1e-3, &sim.output_labels())
+        .gauges
+        .into_iter()
+        .map(|g| g.label)
+        .collect();
+    assert_eq!(
+        labels[..9],
+        [
+            "boom cyl. piston side",
+            "boom cyl. rod side",
+            "arm cyl. piston side",
+            "arm cyl. rod side",
+            "bucket cyl. piston side",
+            "bucket cyl. rod side",
+            "boom cyl. force",
+            "arm cyl. force",
+            "bucket cyl. force"
+        ]
+    );
+    // without the volumes' labels and the model's gauges: the defaults say the same, derived
+    // from the cylinders the volumes feed
+    let mut bare = spec.clone();
+    bare.hud.gauges.clear();
+    for v in &mut bare.hydraulics.volumes {
+        v.label = None;
+    }
+    let defaults: Vec<(String, String)> = Scene::new(&bare, 1e-3, &sim.output_labels())
+        .gauges
+        .into_iter()
+        .map(|g| (g.sensor, g.label))
+        .collect();
+    let find = |s: &str| {
+        defaults
+            .iter()
+            .find(|(x, _)| x == s)
+            .map(|(_, l)| l.as_str())
+    };
+    assert_eq!(find("V1.p"), Some("boom cyl. piston side"));
+    assert_eq!(find("V6.p"), Some("bucket cyl. rod side"));
+    assert_eq!(find("arm_cyl.force"), Some("arm cyl. force"));
+    assert_eq!(
+        hydraulink_viewer::hud::default_gauge_label(&bare, "VP.p"),
+        "VP pressure"
+    );
+    // a label on the gauge wins
+    assert_eq!(
+        Scene::new(&spec, 1e-3, &sim.output_labels()).gauges[9].label,
+        "bucket tip height"
+    );
+}
+
+/// Issue 23: `view` shows the run's own figures, read from its summary.json.
+#[test]
+fn a_finished_runs_figures_come_from_its_summary() {
+    let text = r#"{"model":"m","status":"completed","step_count":3000,"real_time_factor":41.5,
+        "peak_abs_energy_drift_j":0.0125,"output_rows":3001}"#;
+    let r = hydraulink_viewer::scene::RunFigures::from_summary_json(text).expect("a summary");
+    assert_eq!(r.status, "completed");
+    assert_eq!(r.steps, 3000);
+    assert_eq!(r.real_time_factor, Some(41.5));
+    assert_eq!(r.drift_j, Some(0.0125));
+    let none = r#"{"status":"running","step_count":0,"real_time_factor":null}"#;
+    let r = hydraulink_viewer::scene::RunFigures::from_summary_json(none).expect("a summary");
+    assert_eq!((r.real_time_factor, r.drift_j), (None, None));
+    assert!(hydraulink_viewer::scene::RunFigures::from_summary_json("[]").is_none());
+}
+
+/// Issue 23: the worksite of a run (`run --scene`) is written beside its poses and read back
+/// by `view` as `serve` has it: world.json's obstacles and terrain, then per row the changed
+/// columns, which rebuild every row's heights to the millimetre.
+#[test]
+fn the_worksite_rows_round_trip() {
+    use hydraulink_viewer::world_rows::{create, RecordedWorld};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/excavator.toml");
+    let (spec, _) = hydraulink_io::with_scene(
+        hydraulink_io::load_model(&path).expect("shipped model loads"),
+        &hydraulink_io::SceneChoice::Model,
+        Some(&path),
+    )
+    .expect("the machine with its worksite loads");
+    let sim = hydraulink::Simulation::new(hydraulink::model::compile(&spec).expect("compiles"))
+        .expect("initializes");
+    let dir = std::env::temp_dir().join(format!("hydraulink-world-rows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut w = create(&dir, &sim).expect("written").expect("a terrain");
+    let h0: Vec<f64> = sim.state().world.as_ref().unwrap().field.h.clone();
+    // rows: the start, two columns dug, one piled back, nothing
+    let mut rows = vec![h0.clone()];
+    let mut h = h0.clone();
+    h[3] -= 0.2;
+    h[7] -= 0.0514;
+    rows.push(h.clone());
+    h[3] += 0.1;
+    rows.push(h.clone());
+    rows.push(h.clone());
+    for (k, r) in rows.iter().enumerate() {
+        w.write(k as f64 * 0.1, r).unwrap();
+    }
+    w.finish().unwrap();
+    let rec = RecordedWorld::read(&dir).unwrap().expect("a worksite");
+    assert_eq!(rec.world.obstacles.len(), 9);
+    assert_eq!(rec.rows.len(), rows.len());
+    assert_eq!(rec.rows[1].len(), 2, "only the changed columns");
+    assert!(rec.rows[3].is_empty());
+    let mut mm = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        // forwards row by row, and from the start (a seek backwards)
+        rec.advance(&mut mm, i, i);
+        let expect: Vec<i32> = r
+            .iter()
+            .map(|x| hydraulink_viewer::protocol::millimetres(*x))
+            .collect();
+        assert_eq!(mm, expect, "row {i}");
+        let mut again = Vec::new();
+        rec.advance(&mut again, 0, i);
+        assert_eq!(again, expect, "row {i} from the start");
+    }
+    // a run without a worksite in the same folder removes the files
+    let (plain, plain_sim) = load("fourbar");
+    drop(plain);
+    assert!(create(&dir, &plain_sim).unwrap().is_none());
+    assert!(RecordedWorld::read(&dir).unwrap().is_none());
+    let _ = std::fs::remove_dir_all(&dir);
 }

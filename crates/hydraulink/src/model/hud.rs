@@ -108,7 +108,9 @@ pub enum BindingSourceSpec {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GaugeSpec {
-    /// Text shown; default: the sensor's name.
+    /// Text shown (`boom cyl. piston side`); default: derived from what it shows: a volume's
+    /// `label`, else the cylinder chamber the volume feeds (`<cylinder> piston side` /
+    /// `rod side`), `<cylinder> force`, or the sensor's name.
     #[serde(default)]
     pub label: String,
     /// What it shows: a `[[hud.sensors]]` name, an output column of the run (`V1.p`,

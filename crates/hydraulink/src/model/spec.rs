@@ -556,6 +556,11 @@ impl Default for FluidSpec {
 pub struct VolumeSpec {
     /// Unique name (`V1`, …).
     pub name: String,
+    /// What the volume is, for people (`boom cyl. piston side`): the label of its pressure
+    /// gauge in the viewer's HUD. Display only. Omit for a label derived from what the volume
+    /// feeds (`<cylinder> piston side` / `rod side`, else `<name> pressure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// Hose volume V_h [m³], > 0.
     pub hose_volume_m3: f64,
     /// Bulk modulus of the hose wall B_h [Pa], > 0 (000 eq. 23). Omit for a rigid wall.

@@ -1304,6 +1304,7 @@ mod tests {
     fn volume(name: &str) -> VolumeSpec {
         VolumeSpec {
             name: name.into(),
+            label: None,
             hose_volume_m3: 1e-5,
             hose_bulk_modulus_pa: Some(5.5e8),
             p0_pa: None,
