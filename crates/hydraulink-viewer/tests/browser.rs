@@ -592,18 +592,21 @@ fn loader_hud_shows_the_server_values_ticks_a_task_and_replays_a_recording() {
     server.stop();
 }
 
-/// `view`: a finished 2 s run of the four-bar (poses.bin and results.csv written as `run`
-/// writes them) plays in the page: the time slider moves, the poses change, a seek jumps.
-#[test]
-fn view_plays_a_finished_fourbar_run() {
+/// Writes a finished run of `spec` into `dir` as `hydraulink run` writes it for `view`
+/// (results.csv and poses.bin): `duration_s` long, a row every `every_s` (at least every step).
+/// Returns Δt and the number of steps.
+fn write_finished_run(
+    spec: &hydraulink::ModelSpec,
+    dir: &std::path::Path,
+    duration_s: f64,
+    every_s: f64,
+) -> (f64, u64) {
     use hydraulink_io::output::poses::{PoseWriter, PosesInfo};
-    let _one = one_at_a_time();
-    ensure_chromium();
-    let spec = hydraulink_io::parse_model(hydraulink_io::DEFAULT_MODEL, "fourbar").unwrap();
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::model::compile(spec).unwrap();
+    let step_s = model.step_s();
     let mut sim = hydraulink::Simulation::new(model).unwrap();
-    let dir = std::env::temp_dir().join(format!("hydraulink-view-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
     let labels = sim.output_labels();
     let mut csv =
         hydraulink_io::output::CsvWriter::create(&dir.join("results.csv"), &labels).expect("csv");
@@ -614,20 +617,36 @@ fn view_plays_a_finished_fourbar_run() {
         bodies: bodies.clone(),
         format: String::new(),
     };
-    let mut poses = PoseWriter::create(&dir, &info).unwrap();
+    let mut poses = PoseWriter::create(dir, &info).unwrap();
     let mut row = vec![0.0; labels.len()];
     let mut p = vec![hydraulink::simulation::BodyPose::default(); bodies.len()];
-    for k in 0..=2000 {
+    let n = (duration_s / step_s).round() as u64;
+    let every = (every_s / step_s).round().max(1.0) as u64;
+    for k in 0..=n {
         if k > 0 {
             sim.step().expect("a step");
         }
-        sim.output_row(&mut row);
-        csv.write_row(&row).unwrap();
-        sim.body_poses(&mut p);
-        poses.write(sim.time_s(), &p).unwrap();
+        if k % every == 0 {
+            sim.output_row(&mut row);
+            csv.write_row(&row).unwrap();
+            sim.body_poses(&mut p);
+            poses.write(sim.time_s(), &p).unwrap();
+        }
     }
     csv.flush().unwrap();
     poses.finish().unwrap();
+    (step_s, n)
+}
+
+/// `view`: a finished 2 s run of the four-bar (poses.bin and results.csv written as `run`
+/// writes them) plays in the page: the time slider moves, the poses change, a seek jumps.
+#[test]
+fn view_plays_a_finished_fourbar_run() {
+    let _one = one_at_a_time();
+    ensure_chromium();
+    let spec = hydraulink_io::parse_model(hydraulink_io::DEFAULT_MODEL, "fourbar").unwrap();
+    let dir = std::env::temp_dir().join(format!("hydraulink-view-{}", std::process::id()));
+    write_finished_run(&spec, &dir, 2.0, 0.0);
     let viewer = hydraulink_viewer::Viewer::start(&spec, 1e-3, &dir, None, 0).expect("view starts");
     let addr = viewer.url()["http://".len()..]
         .trim_end_matches('/')
@@ -835,45 +854,12 @@ fn excavator_game_attempt_loads_the_hopper() {
 /// engine's. Screenshot: docs/viewer-fourbar-view.png with `HYDRAULINK_WRITE_SCREENSHOT=1`.
 #[test]
 fn view_of_the_fourbar_at_3_s_draws_rod_in_barrel_and_the_runs_figures() {
-    use hydraulink_io::output::poses::{PoseWriter, PosesInfo};
     let _one = one_at_a_time();
     ensure_chromium();
     let path = repo().join("models/fourbar.toml");
     let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
-    let model = hydraulink::model::compile(&spec).unwrap();
-    let step_s = model.step_s();
-    let mut sim = hydraulink::Simulation::new(model).unwrap();
     let dir = std::env::temp_dir().join(format!("hydraulink-view-gap-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let labels = sim.output_labels();
-    let mut csv =
-        hydraulink_io::output::CsvWriter::create(&dir.join("results.csv"), &labels).expect("csv");
-    let bodies: Vec<String> = sim.model().bodies.iter().map(|b| b.name.clone()).collect();
-    let info = PosesInfo {
-        model_file: None,
-        overrides: vec![],
-        bodies: bodies.clone(),
-        format: String::new(),
-    };
-    let mut poses = PoseWriter::create(&dir, &info).unwrap();
-    let mut row = vec![0.0; labels.len()];
-    let mut p = vec![hydraulink::simulation::BodyPose::default(); bodies.len()];
-    let n = (3.5 / step_s).round() as u64;
-    let every = (0.01 / step_s).round().max(1.0) as u64;
-    for k in 0..=n {
-        if k > 0 {
-            sim.step().expect("a step");
-        }
-        if k % every == 0 {
-            sim.output_row(&mut row);
-            csv.write_row(&row).unwrap();
-            sim.body_poses(&mut p);
-            poses.write(sim.time_s(), &p).unwrap();
-        }
-    }
-    csv.flush().unwrap();
-    poses.finish().unwrap();
+    let (step_s, n) = write_finished_run(&spec, &dir, 3.5, 0.01);
     // the run's summary as `run` writes it (the figures the page must show, not compute)
     std::fs::write(
         dir.join("summary.json"),
