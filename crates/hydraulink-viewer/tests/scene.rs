@@ -208,16 +208,22 @@ fn the_excavator_cab_mesh_sits_where_the_model_puts_it_and_a_missing_file_is_nam
     );
 }
 
-#[test]
-fn the_excavator_worksite_draws_its_obstacles_once_each() {
-    // the machine with the worksite its `scene` key names, as `hydraulink serve` loads it
+/// The shipped excavator with the worksite its `scene` key names, as `hydraulink serve` loads it.
+fn excavator_with_worksite() -> hydraulink::ModelSpec {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/excavator.toml");
-    let (spec, _) = hydraulink_io::with_scene(
+    hydraulink_io::with_scene(
         hydraulink_io::load_model(&path).expect("shipped model loads"),
         &hydraulink_io::SceneChoice::Model,
         Some(&path),
     )
-    .expect("the machine with its worksite loads");
+    .expect("the machine with its worksite loads")
+    .0
+}
+
+#[test]
+fn the_excavator_worksite_draws_its_obstacles_once_each() {
+    // the machine with the worksite its `scene` key names, as `hydraulink serve` loads it
+    let spec = excavator_with_worksite();
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let obstacles = hydraulink_viewer::scene::obstacles(&model);
     // the ground plane, three poles and the hopper's floor and four walls, though the poles
@@ -427,13 +433,7 @@ fn a_finished_runs_figures_come_from_its_summary() {
 #[test]
 fn the_worksite_rows_round_trip() {
     use hydraulink_viewer::world_rows::{create, RecordedWorld};
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/excavator.toml");
-    let (spec, _) = hydraulink_io::with_scene(
-        hydraulink_io::load_model(&path).expect("shipped model loads"),
-        &hydraulink_io::SceneChoice::Model,
-        Some(&path),
-    )
-    .expect("the machine with its worksite loads");
+    let spec = excavator_with_worksite();
     let sim = hydraulink::Simulation::new(hydraulink::model::compile(&spec).expect("compiles"))
         .expect("initializes");
     let dir = std::env::temp_dir().join(format!("hydraulink-world-rows-{}", std::process::id()));

@@ -113,14 +113,7 @@ fn replay_of_penalty_run(spec: &ModelSpec) -> Option<ModelSpec> {
 }
 
 fn steps(c: &mut Criterion) {
-    for formulation in [
-        Formulation::Penalty,
-        Formulation::DoubleStep,
-        Formulation::GlobalAli3p,
-        Formulation::GlobalI1al,
-        Formulation::KinematicGuidance,
-        Formulation::Multirate,
-    ] {
+    for formulation in Formulation::ALL {
         if !formulation.is_available() {
             continue;
         }
