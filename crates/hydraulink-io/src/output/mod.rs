@@ -80,14 +80,15 @@ pub fn step_time_s(k: u64, step_s: f64) -> f64 {
     if !(step_s.is_finite() && step_s > 0.0) {
         return product;
     }
-    // Δt = m / 10^d exactly in decimal, from its shortest round-trip form (Display never uses
-    // an exponent)
-    let shown = format!("{step_s}");
-    let decimals = shown.split_once('.').map_or(0, |(_, f)| f.len());
-    if decimals > 15 {
+    // Δt = m / 10^d exactly in decimal, with the fewest decimals d that give Δt back (no
+    // formatting: this runs for every row)
+    let Some(decimals) = (0..=15).find(|&d| {
+        let scale = 10f64.powi(d);
+        (step_s * scale).round() / scale == step_s
+    }) else {
         return product;
-    }
-    let scale = 10f64.powi(decimals as i32);
+    };
+    let scale = 10f64.powi(decimals);
     let m = (step_s * scale).round();
     let km = k as f64 * m;
     // k m must be an exact integer in a double; the division by 10^d (exact for d ≤ 22) is then
