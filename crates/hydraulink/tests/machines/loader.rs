@@ -122,7 +122,11 @@ fn assert_acceptance(spec: &ModelSpec, r: &Run, what: &str) {
             hi * 1e-6,
             100.0 * (hi - tank) / p_cr
         );
-        assert!(hi - tank <= 1.1 * p_cr, "{what}: {} reaches {hi} Pa", v.name);
+        assert!(
+            hi - tank <= 1.1 * p_cr,
+            "{what}: {} reaches {hi} Pa",
+            v.name
+        );
         assert!(lo > 0.0, "{what}: {} falls to {lo} Pa absolute", v.name);
     }
     let p_relief = main_relief_pa(spec);
@@ -151,7 +155,11 @@ fn assert_acceptance(spec: &ModelSpec, r: &Run, what: &str) {
             peak / f_relief,
             f_relief * 1e-3
         );
-        assert!(peak <= 1.5 * f_relief, "{what}: stops of {}: {peak} N", c.name);
+        assert!(
+            peak <= 1.5 * f_relief,
+            "{what}: stops of {}: {peak} N",
+            c.name
+        );
     }
     let tilt: Vec<f64> = r
         .col("z1.q")
@@ -167,7 +175,10 @@ fn assert_acceptance(spec: &ModelSpec, r: &Run, what: &str) {
     let drift = max_abs(&r.col("energy.drift"));
     let work = max_abs(&r.col("energy.actuator_work"));
     eprintln!("{what}: energy drift {drift:.4} J against {work:.1} J of actuator work");
-    assert!(drift < 1e-5 * work, "{what}: drift {drift} J against {work} J");
+    assert!(
+        drift < 1e-5 * work,
+        "{what}: drift {drift} J against {work} J"
+    );
 }
 
 #[test]
@@ -242,7 +253,11 @@ fn loader_over_its_full_strokes_passes_no_dead_centre() {
             c.retracted_length_m + c.stroke_m
         );
         assert!(lo < c.retracted_length_m + 1e-3, "{} not retracted", c.name);
-        assert!(hi > c.retracted_length_m + c.stroke_m - 1e-3, "{} not out", c.name);
+        assert!(
+            hi > c.retracted_length_m + c.stroke_m - 1e-3,
+            "{} not out",
+            c.name
+        );
     }
     // the joint rate per unit stroke keeps its sign wherever the cylinder moves: the lift
     // cylinder raises the boom as it extends, the tilt cylinder dumps the bucket
@@ -270,7 +285,11 @@ fn loader_over_its_full_strokes_passes_no_dead_centre() {
     );
     assert!((45.0..=60.0).contains(&dump), "dump {dump}°");
     assert!((40.0..=45.0).contains(&rollback), "roll-back {rollback}°");
-    assert!((2.7..=2.8).contains(&pin(5.0)), "pin at full lift {} m", pin(5.0));
+    assert!(
+        (2.7..=2.8).contains(&pin(5.0)),
+        "pin at full lift {} m",
+        pin(5.0)
+    );
 }
 
 /// The design script's check of the shipped file (scripts/design/loader_linkage.py --check):
@@ -305,7 +324,10 @@ fn loader_linkage_script_passes_on_the_shipped_file() {
         "{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!text.contains("FAIL") && text.matches("ok ").count() == 5, "{text}");
+    assert!(
+        !text.contains("FAIL") && text.matches("ok ").count() == 5,
+        "{text}"
+    );
 }
 
 /// The loader with its pump replaced by a constant-pressure supply `S` at `supply_pa` feeding
