@@ -217,6 +217,8 @@ pub struct Figures {
     pub cutting_height_m: f64,
     /// Dump height above the ground [m].
     pub dump_height_m: f64,
+    /// Horizontal distance of the dump height's pose [m].
+    pub dump_x_m: f64,
     /// The dump height is the one with the tool's parent link vertical (`false`: it never is,
     /// and the dump height is the highest dumped pose).
     pub dump_arm_vertical: bool,
@@ -698,7 +700,7 @@ pub fn working_range(
         let (b, a) = (front.plane.coords(&pin(kb)), front.plane.coords(&pin(ka)));
         Some([b[0] - a[0], b[1] - a[1]])
     };
-    let mut dump_y: Option<f64> = None;
+    let mut dump_y: Option<[f64; 2]> = None;
     for (key, &f) in &best {
         let Some(da) = pin_offset(f) else { break };
         let ya = xy_at[f].map_or(f64::NAN, |v| v[1]);
@@ -710,16 +712,23 @@ pub fn working_range(
             let Some(db) = pin_offset(g) else { continue };
             let yb = xy_at[g].map_or(f64::NAN, |v| v[1]);
             if da[0] * db[0] <= 0.0 && da[1] < 0.0 && db[1] < 0.0 && da[0] != db[0] {
-                let y = ya + (yb - ya) * da[0] / (da[0] - db[0]);
-                dump_y = Some(dump_y.map_or(y, |d: f64| d.max(y)));
+                let w = da[0] / (da[0] - db[0]);
+                let y = ya + (yb - ya) * w;
+                if dump_y.is_none_or(|d| y > d[1]) {
+                    let (xa, xb) = (
+                        xy_at[f].map_or(f64::NAN, |v| v[0]),
+                        xy_at[g].map_or(f64::NAN, |v| v[0]),
+                    );
+                    dump_y = Some([xa + (xb - xa) * w, y]);
+                }
             }
         }
     }
     let dump_arm_vertical = dump_y.is_some();
-    let dump_y = dump_y.unwrap_or_else(|| {
+    let dump_xy = dump_y.unwrap_or_else(|| {
         best.values()
-            .filter_map(|&f| xy_at[f].map(|v| v[1]))
-            .fold(f64::MIN, f64::max)
+            .filter_map(|&f| xy_at[f])
+            .fold([f64::NAN, f64::MIN], |a, v| if v[1] > a[1] { v } else { a })
     });
     let figures = Figures {
         ground_y_m: yg,
@@ -727,7 +736,8 @@ pub fn working_range(
         max_reach_m: max_x,
         digging_depth_m: yg - min_y,
         cutting_height_m: max_y - yg,
-        dump_height_m: dump_y - yg,
+        dump_height_m: dump_xy[1] - yg,
+        dump_x_m: dump_xy[0],
         dump_arm_vertical,
     };
     let envelope = envelope(&points);
@@ -964,8 +974,11 @@ fn trace(model: &Model, front: &Front, c: usize) -> Trace {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeadCentreKind {
     /// The cylinder's lever arm about the joint it drives is zero: ds/dθ = 0, the cylinder tops
-    /// or bottoms out before its stroke end.
-    LeverArmZero,
+    /// out (`tops_out`: its longest reachable length) or bottoms out before its stroke end.
+    LeverArmZero {
+        /// The length is a maximum (else a minimum).
+        tops_out: bool,
+    },
     /// The output joint reverses while the cylinder runs on (dθ/ds = 0, a four-bar's toggle).
     OutputReverses,
     /// The loop cannot close: the linkage locks.
@@ -1038,7 +1051,14 @@ pub fn dead_centres(model: &Model) -> Result<Vec<DeadCentre>, RangeError> {
             };
             if a.ds * b.ds < 0.0 {
                 let (s, th) = at(a.ds, b.ds);
-                push(s, th, DeadCentreKind::LeverArmZero);
+                // s rises to the zero of ds/dt along the forward parametrization: a maximum
+                push(
+                    s,
+                    th,
+                    DeadCentreKind::LeverArmZero {
+                        tops_out: a.ds > 0.0,
+                    },
+                );
             } else if tr.output.is_some() && a.dtheta * b.dtheta < 0.0 {
                 let (s, th) = at(a.dtheta, b.dtheta);
                 push(s, th, DeadCentreKind::OutputReverses);
@@ -1118,4 +1138,35 @@ pub fn overload_protection(model: &Model) -> (Vec<Unprotected>, Option<f64>) {
         }
     }
     (out, highest)
+}
+
+/// The machine at `z` as lines in the plane of the front, for a drawing: each tree joint's pin to
+/// its parent's pin, each cylinder from base to rod, and the point `p` to its body's pin [(x, y)
+/// of both ends, m].
+pub fn machine_lines(
+    model: &Model,
+    plane: &Plane,
+    z: &[f64],
+    p: &FramePoint,
+) -> Vec<[[f64; 2]; 2]> {
+    let mut ev = Evaluator::<f64>::new(model);
+    ev.positions(model, z);
+    let kin = &ev.kin;
+    let pin = |k: usize| plane.coords(&(kin.pos[k] + kin.rot[k] * model.axes[k].point_ref));
+    let mut lines = Vec::new();
+    for (k, axis) in model.axes.iter().enumerate() {
+        if let Frame::Link(j) = axis.parent {
+            if j.0 != k {
+                lines.push([pin(j.0), pin(k)]);
+            }
+        }
+    }
+    for c in &model.hydraulics.cylinders {
+        let line = Line::at(kin, &c.base, &c.rod);
+        lines.push([plane.coords(&line.rb), plane.coords(&line.rr)]);
+    }
+    if let Frame::Link(k) = p.frame {
+        lines.push([pin(k.0), plane.coords(&kin.point(p))]);
+    }
+    lines
 }
