@@ -101,6 +101,9 @@ pub(crate) fn close_loops(
     close_loops_with(model, ev, z, free, tol, &mut |_, _, _| {})
 }
 
+/// The extra equations of [`close_loops_with`]: `(ev, g, g_z)`.
+pub(crate) type ExtraRows<'a> = dyn FnMut(&Evaluator<f64>, &mut Vec<f64>, &mut Vec<f64>) + 'a;
+
 /// [`close_loops`] with more equations g(z) = 0 below Φ (the working range holds cylinder
 /// lengths, `mechanics::working_range`): `extra(ev, g, g_z)` appends the values of g at the
 /// positions of `ev` to `g` and their Jacobian rows (n entries each, row-major) to `g_z`. With no
@@ -111,7 +114,7 @@ pub(crate) fn close_loops_with(
     z: &mut [f64],
     free: &[usize],
     tol: f64,
-    extra: &mut dyn FnMut(&Evaluator<f64>, &mut Vec<f64>, &mut Vec<f64>),
+    extra: &mut ExtraRows,
 ) -> Result<(), (f64, u32)> {
     let n = model.n_coords();
     let (mut g, mut g_z) = (Vec::new(), Vec::new());
