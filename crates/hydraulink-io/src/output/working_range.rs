@@ -9,19 +9,19 @@ use plotters::prelude::*;
 
 use super::OutputError;
 
-/// A dimension line of the diagram: from `from` to `to` (x, y) [m], with its label.
+/// A dimension line of the diagram: from `from` to `to` (x, y) (m), with its label.
 #[derive(Debug, Clone)]
 pub struct Dimension {
-    /// One end [m].
+    /// One end (m).
     pub from: (f64, f64),
-    /// The other end [m].
+    /// The other end (m).
     pub to: (f64, f64),
     /// Label, e.g. "reach at ground 7.89 m".
     pub label: String,
 }
 
 /// What the diagram shows, in the plane of the front (x horizontal distance from the swing axis,
-/// y height) [m].
+/// y height) (m).
 #[derive(Debug, Clone)]
 pub struct RangeDiagram {
     /// Title.
