@@ -231,7 +231,9 @@ impl PcPumpSpec {
             None => None,
             // ε_P = 2π η_hm P_max/(D ω Δp) (module doc)
             Some(w) => Some(
-                std::f64::consts::TAU * shaft.mechanical_efficiency * cx.positive("max_power_w", w)?
+                std::f64::consts::TAU
+                    * shaft.mechanical_efficiency
+                    * cx.positive("max_power_w", w)?
                     / shaft.displacement_m3_per_rev,
             ),
         };
@@ -307,7 +309,11 @@ pub fn target_displacement<S: Real>(pump: &PcPump, p: &[S], omega: f64) -> S {
         Some(_) => p[1] - p[2],
         None => dp,
     };
-    let mut eps = compensator(sensed, pump.compensator_pressure_pa, pump.regulation_range_pa);
+    let mut eps = compensator(
+        sensed,
+        pump.compensator_pressure_pa,
+        pump.regulation_range_pa,
+    );
     if let Some(p_max) = reg.pressure_cutoff_pa {
         eps = eps * compensator(dp, p_max, pump.regulation_range_pa);
     }
