@@ -315,7 +315,7 @@ pub fn target_displacement<S: Real>(pump: &PcPump, p: &[S], omega: f64) -> S {
         pump.regulation_range_pa,
     );
     if let Some(p_max) = reg.pressure_cutoff_pa {
-        eps = eps * compensator(dp, p_max, pump.regulation_range_pa);
+        eps *= compensator(dp, p_max, pump.regulation_range_pa);
     }
     if let Some(c) = reg.power_constant {
         // ε_P = c/(ω Δp) where the pump pumps (ω Δp > 0); ε = ε_comp m(ε_P/ε_comp)
@@ -323,7 +323,7 @@ pub fn target_displacement<S: Real>(pump: &PcPump, p: &[S], omega: f64) -> S {
         if load.re() > 0.0 && eps.re() > 0.0 {
             let y = S::from(c) / (load * eps);
             if y.re() < 1.0 + POWER_BLEND {
-                eps = eps * smooth_min_one(y);
+                eps *= smooth_min_one(y);
             }
         }
     }
