@@ -291,14 +291,12 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             let ss =
                 finite_difference::linearize(&model, &point, args.step, kind, &inputs, &outputs)
                     .map_err(bad)?;
-            let u_ref: Vec<f64> = model
-                .valves_4_3()
-                .map(|v| model.inputs[v.input].value(point.t_s))
-                .collect();
+            // the valves' references, then the pumps' held shaft speeds
+            let u_ref = hydraulink::linearize::rhs_inputs(&model, &point);
             let mut x0 = point.z.clone();
             x0.extend_from_slice(&point.zd);
             x0.extend_from_slice(&point.p);
-            x0.extend_from_slice(&point.spool);
+            x0.extend_from_slice(&point.spool[..model.valves_4_3().count()]);
             x0.extend_from_slice(&point.friction);
             x0.extend_from_slice(&point.internal);
             let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
@@ -473,6 +471,8 @@ fn after_time_comparison(
             .into_iter()
             .map(InputSel::ElementSignal),
     );
+    // the pumps' shaft speeds: held inputs that follow their signals after T
+    inputs.extend((0..hydraulink::linearize::pumps(model).len()).map(InputSel::PumpSpeed));
     let outputs = outputs.map_or_else(|| coordinates_and_pressures(model), <[_]>::to_vec);
     let lin = linearize(
         model,

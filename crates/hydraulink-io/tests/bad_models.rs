@@ -240,6 +240,11 @@ bad_elements! {
     pump_leakage_without_rated_speed: "fixed pump 'pump'", "elements[1].rated_speed_rad_s";
     pc_pump_zero_regulation_range: "pressure-compensated pump 'pump'", "elements[1].regulation_range_pa";
     pc_pump_lag_below_half_step: "pressure-compensated pump 'pump'", "elements[1].swash_plate_time_constant_s";
+    // The pump's regulators and the load-sensing shuttle (issue 24).
+    pc_pump_negative_max_power: "pressure-compensated pump 'pump'", "elements[1].max_power_w";
+    pc_pump_unknown_load_sense: "pressure-compensated pump 'pump'", "elements[1].load_sense";
+    pc_pump_zero_pressure_cutoff: "pressure-compensated pump 'pump'", "elements[1].pressure_cutoff_pa";
+    ls_shuttle_unknown_valve: "load-sensing shuttle 'shuttle'", "elements[3].valve";
     hose_zero_diameter: "hose 'line'", "elements[3].inner_diameter_m";
     hose_negative_length: "hose 'line'", "elements[3].length_m";
     hose_same_ends: "hose 'line'", "elements[3].to";

@@ -17,6 +17,7 @@ use crate::hydraulics::counterbalance_valve::{CounterbalanceValve, Counterbalanc
 use crate::hydraulics::fixed_pump::{FixedPump, FixedPumpSpec};
 use crate::hydraulics::hose::{Hose, HoseSpec};
 use crate::hydraulics::hydraulic_motor::{HydraulicMotor, HydraulicMotorSpec};
+use crate::hydraulics::ls_shuttle::{LsShuttle, LsShuttleSpec};
 use crate::hydraulics::pc_pump::{PcPump, PcPumpSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
@@ -46,6 +47,8 @@ pub enum Component {
     FixedPump(FixedPump),
     /// Pressure-compensated variable-displacement pump.
     PcPump(PcPump),
+    /// Load-sensing shuttle of a 4/3 valve.
+    LsShuttle(LsShuttle),
     /// Hose or pipe with a laminar/turbulent pressure loss.
     Hose(Hose),
     /// Linear spring–damper between two markers.
@@ -76,6 +79,7 @@ macro_rules! dispatch {
             $crate::component::Component::Accumulator($e) => $body,
             $crate::component::Component::FixedPump($e) => $body,
             $crate::component::Component::PcPump($e) => $body,
+            $crate::component::Component::LsShuttle($e) => $body,
             $crate::component::Component::Hose($e) => $body,
             $crate::component::Component::SpringDamper($e) => $body,
             $crate::component::Component::EndStop($e) => $body,
@@ -271,6 +275,10 @@ pub enum ComponentSpec {
     FixedPump(FixedPumpSpec),
     /// `pc_pump`.
     PcPump(PcPumpSpec),
+    /// `ls_shuttle`: a 4/3 valve's one-way load-sensing path from its active work port (A for
+    /// U > 0, B for U < 0) to an LS node, opened by the valve's spool. Outputs: `<name>.flow`
+    /// [m³/s] (into LS), `<name>.power_w`.
+    LsShuttle(LsShuttleSpec),
     /// `hose`.
     Hose(HoseSpec),
     /// `spring_damper`.
@@ -317,6 +325,7 @@ impl ComponentSpec {
             ComponentSpec::Accumulator(s) => &s.name,
             ComponentSpec::FixedPump(s) => &s.name,
             ComponentSpec::PcPump(s) => &s.name,
+            ComponentSpec::LsShuttle(s) => &s.name,
             ComponentSpec::Hose(s) => &s.name,
             ComponentSpec::SpringDamper(s) => &s.name,
             ComponentSpec::EndStop(s) => &s.name,
@@ -341,6 +350,7 @@ impl ComponentSpec {
             // leakage)
             ComponentSpec::FixedPump(p) => vec![&p.inlet, &p.outlet],
             ComponentSpec::PcPump(p) => vec![&p.inlet, &p.outlet],
+            ComponentSpec::LsShuttle(s) => vec![&s.ls],
             ComponentSpec::Hose(h) => vec![&h.from, &h.to],
             ComponentSpec::HydraulicMotor(m) => vec![m.port_a.as_str(), m.port_b.as_str()],
             ComponentSpec::CounterbalanceValve(v) => vec![v.load.as_str(), v.valve.as_str()],
@@ -357,6 +367,7 @@ impl ComponentSpec {
             ComponentSpec::Accumulator(_) => "accumulator",
             ComponentSpec::FixedPump(_) => "fixed pump",
             ComponentSpec::PcPump(_) => "pressure-compensated pump",
+            ComponentSpec::LsShuttle(_) => "load-sensing shuttle",
             ComponentSpec::Hose(_) => "hose",
             ComponentSpec::SpringDamper(_) => "spring-damper",
             ComponentSpec::EndStop(_) => "end stop",
@@ -394,6 +405,9 @@ impl ComponentSpec {
             ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
             ComponentSpec::FixedPump(s) => s.compile(cx).map(Component::FixedPump),
             ComponentSpec::PcPump(s) => s.compile(cx).map(Component::PcPump),
+            // the valve is resolved among the elements compiled before it (`model::compile`
+            // calls `LsShuttleSpec::compile` with them); alone, none is known
+            ComponentSpec::LsShuttle(s) => s.compile(cx, &[]).map(Component::LsShuttle),
             ComponentSpec::Hose(s) => s.compile(cx).map(Component::Hose),
             ComponentSpec::SpringDamper(s) => s.compile(cx).map(Component::SpringDamper),
             ComponentSpec::EndStop(s) => s.compile(cx).map(Component::EndStop),

@@ -714,7 +714,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     // 5. accelerations, multipliers, pressure rates
     // the elements' internal states at their steady state at p (e.g. the poppet's static opening)
     let mut internal = vec![0.0; model.layout.internal.len()];
-    hydraulics::steady_internal_states(model, &p, &mut internal);
+    hydraulics::steady_internal_states(model, &p, &spool0, &mut internal);
     ev.internal.copy_from_slice(&internal);
     ev.evaluate(model, &z, &zd, &p, &spool0, true);
     let mm = DMatrix::from_row_slice(n, n, &ev.dynamics.mass);

@@ -15,6 +15,7 @@ pub mod fixed_pump;
 pub mod fluid;
 pub mod hose;
 pub mod hydraulic_motor;
+pub mod ls_shuttle;
 pub mod orifice;
 pub mod pc_pump;
 pub mod reduced;
@@ -181,17 +182,20 @@ fn element_flows<S: Real, E: Element>(
 /// Steady internal states (`Element::steady_internal`) of every element with internal states at
 /// the pressures `p` into `out` (`Layout::internal` order): the initial e at t = 0, and the
 /// internal states of a static equilibrium (`linearize::equilibrium`, dual in p).
-pub fn steady_internal_states<S: Real>(model: &Model, p: &[S], out: &mut [S]) {
+pub fn steady_internal_states<S: Real>(model: &Model, p: &[S], positions: &[f64], out: &mut [S]) {
     let e0 = model.layout.internal.start;
-    for (e, r) in model
+    for ((e, r), slot) in model
         .elements
         .iter()
         .zip(model.layout.element_states.iter())
+        .zip(model.layout.element_position.iter())
     {
         if r.is_empty() {
             continue;
         }
-        let at = node_port_state(model, p, &e.ports().nodes);
+        let mut at = node_port_state(model, p, &e.ports().nodes);
+        // the element's valve position (a pump's shaft speed), 0 without one
+        at.position = slot.map_or(0.0, |k| positions[k]);
         let mut steady = at.internal;
         e.steady_internal(&at, &mut steady);
         out[r.start - e0..r.end - e0].copy_from_slice(&steady[..r.len()]);

@@ -7,6 +7,9 @@
 //!   ẇ = u(z, ż, w),   ė = g(z, ż, p, U, e)
 //!   columns of z, ż, p, w, e: one dual-number pass of the simulator's `Evaluator` each
 //!   H_U, g_U: one-sided differences on the side chosen by [`SpoolSide`] (note 001 E.6)
+//!   H_ω, g_ω: central differences in each pump's held shaft speed ω (the B column of
+//!          `InputSel::PumpSpeed`); the flow law is affine in ω (exact up to rounding) but
+//!          for a power limiter, whose ε_P ∝ 1/ω is smooth (O(h²) error)
 //!   f_U:   `Element::position_rate` (the 4/3 valve's `valve_4_3::spool_rate`), the step's
 //!          spool law, in dual numbers
 //! ```
@@ -85,6 +88,10 @@ pub struct Derivatives {
     pub h_u: DMatrix<f64>,
     /// H_w.
     pub h_w: DMatrix<f64>,
+    /// H_ω (n_v × n_pumps): pressure rates against the pumps' shaft speeds [Pa/rad].
+    pub h_speed: DMatrix<f64>,
+    /// g_ω (n_e × n_pumps): internal-state rates against the pumps' shaft speeds.
+    pub g_speed: DMatrix<f64>,
     /// Spool law partials ∂U̇_i/∂U_i [1/s] (diagonal; `valve_4_3::spool_rate`).
     pub spool_u: DVector<f64>,
     /// Spool law partials ∂U̇_i/∂U_ref,i [1/s].
@@ -215,6 +222,8 @@ pub fn derivatives(
         h_p: DMatrix::zeros(nv, nv),
         h_u: DMatrix::zeros(nv, nu),
         h_w: DMatrix::zeros(nv, nw),
+        h_speed: DMatrix::zeros(nv, pt.spool.len() - nu),
+        g_speed: DMatrix::zeros(n_int, pt.spool.len() - nu),
         spool_u: DVector::zeros(nu),
         spool_uref: DVector::zeros(nu),
         u_z: DMatrix::zeros(nw, n),
@@ -502,9 +511,31 @@ pub fn derivatives(
             d.g_u[(k, i)] = col[nv + k];
         }
     }
+    // H_ω and g_ω: central differences in each pump's held speed (module doc)
+    for k in 0..pt.spool.len() - nu {
+        let w0 = pt.spool[nu + k];
+        let dw = 1e-4 * w0.abs().max(1.0);
+        let at = |w: f64, ef: &mut Evaluator<f64>, spool: &mut Vec<f64>| {
+            spool[nu + k] = w;
+            ef.evaluate(model, &pt.z, &pt.zd, &pt.p, spool, false);
+            spool[nu + k] = w0;
+            ef.h.iter()
+                .chain(ef.internal_rate.iter())
+                .copied()
+                .collect::<Vec<f64>>()
+        };
+        let plus = at(w0 + dw, &mut ef, &mut spool);
+        let minus = at(w0 - dw, &mut ef, &mut spool);
+        for v in 0..nv {
+            d.h_speed[(v, k)] = (plus[v] - minus[v]) / (2.0 * dw);
+        }
+        for r in 0..n_int {
+            d.g_speed[(r, k)] = (plus[nv + r] - minus[nv + r]) / (2.0 * dw);
+        }
+    }
     // spool law (000 eq. 27, 001 eq. 4): the step's own `spool_rate`, in dual numbers
     let u_ref = super::valve_references(model, pt.t_s);
-    for (i, e) in model.position_elements() {
+    for (i, e) in model.position_elements().take(nu) {
         let (u, r) = (pt.spool[i], u_ref[i]);
         d.spool_u[i] = e.position_rate(Dual64::new(u, 1.0), Dual64::from(r)).eps;
         d.spool_uref[i] = e.position_rate(Dual64::from(u), Dual64::new(r, 1.0)).eps;

@@ -90,8 +90,10 @@ pub fn equilibrium(
             });
         }
     }
-    // 2. spools at their steady state; bridge openings are rejected by check_supported
-    let spool: Vec<f64> = super::valve_references(model, opts.time_s);
+    // 2. spools at their steady state, then the pumps' shaft speeds held at their inputs' values;
+    // bridge openings are rejected by check_supported
+    let mut spool: Vec<f64> = super::valve_references(model, opts.time_s);
+    spool.extend(super::pump_speeds(model, opts.time_s));
     // 3. statics: unknowns y = (λ, free pressures)
     let unknown: Vec<usize> = (0..nv)
         .filter(|&v| model.hydraulics.volumes[v].p0_pa.is_none())
@@ -126,7 +128,7 @@ pub fn equilibrium(
                 .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
                 .collect();
             // 5. e = e_s(p), dual in p: the flows are the static valve's
-            crate::hydraulics::steady_internal_states(model, &pd, &mut evd.internal);
+            crate::hydraulics::steady_internal_states(model, &pd, &spool, &mut evd.internal);
             evd.evaluate(model, &zdual, &zd0, &pd, &spool, false);
             for i in 0..n {
                 let mut f = evd.dynamics.force[i];
@@ -196,7 +198,7 @@ pub fn equilibrium(
     }
     // final residual at the converged point
     let zd = vec![0.0; n];
-    crate::hydraulics::steady_internal_states(model, &p, &mut internal);
+    crate::hydraulics::steady_internal_states(model, &p, &spool, &mut internal);
     ev.internal.copy_from_slice(&internal);
     ev.evaluate(model, &z, &zd, &p, &spool, false);
     let mut force_res: f64 = 0.0;
@@ -287,8 +289,7 @@ pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, cr
     st.p.copy_from_slice(&pt.p);
     st.pd = vec![0.0; nv];
     st.pdd = vec![0.0; nv];
-    let nu = super::valves(model).len();
-    st.spool[..nu].copy_from_slice(&pt.spool[..nu]);
+    st.spool.copy_from_slice(&pt.spool);
     st.lambda = pt.lambda.clone();
     st.friction.copy_from_slice(&pt.friction);
     st.friction_rate.iter_mut().for_each(|x| *x = 0.0);

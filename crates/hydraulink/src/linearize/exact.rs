@@ -339,6 +339,13 @@ pub fn linearize_with(
             InputSel::ValveReference(i) => {
                 b[(o_u + i, j)] = d.spool_uref[i]; // ∂U̇/∂U_ref of the spool law
             }
+            InputSel::PumpSpeed(k) => {
+                // the speed enters the flows (pressure rows) and the internal-state laws only
+                b.view_mut((o_p, j), (nv, 1))
+                    .copy_from(&d.h_speed.column(k));
+                b.view_mut((o_e, j), (ne, 1))
+                    .copy_from(&d.g_speed.column(k));
+            }
             InputSel::CoordinateForce(k) => {
                 let col = &m0inv * t0t.column(k);
                 b.view_mut((o_v, j), (f, 1)).copy_from(&col);
@@ -431,7 +438,7 @@ pub fn rhs_directional_derivative(
     let part = &lin.partition;
     let (ai, ad) = (&part.independent, &part.nonholonomic_dependent);
     let (f, l) = (ai.len(), ad.len());
-    let u_ref: Vec<f64> = super::valve_references(model, pt.t_s);
+    let u_ref: Vec<f64> = super::rhs_inputs(model, pt);
     let mut ev = super::evaluator_at::<f64>(model, pt.t_s);
     let mut eval = |sign: f64| -> Result<Vec<f64>, LinearizeError> {
         let mut z = pt.z.clone();

@@ -56,7 +56,7 @@ pub fn linearize(
     x0.extend_from_slice(&pt.spool[..nu]);
     x0.extend_from_slice(&pt.friction);
     x0.extend_from_slice(&pt.internal);
-    let u_ref: Vec<f64> = super::valve_references(model, pt.t_s);
+    let u_ref: Vec<f64> = super::rhs_inputs(model, pt);
     let zero_f = vec![0.0; n];
     let mut ev = super::evaluator_at::<f64>(model, pt.t_s);
     let mut a = DMatrix::<f64>::zeros(nx, nx);
@@ -87,6 +87,16 @@ pub fn linearize(
                 };
                 up[i] += hj;
                 um[i] -= hj;
+                hj
+            }
+            InputSel::PumpSpeed(k) => {
+                let w = u_ref[nu + k];
+                let hj = match kind {
+                    StepKind::Absolute => h,
+                    StepKind::Relative => h * w.abs().max(1.0),
+                };
+                up[nu + k] += hj;
+                um[nu + k] -= hj;
                 hj
             }
             InputSel::CoordinateForce(k) => {

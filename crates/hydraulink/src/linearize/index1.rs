@@ -25,8 +25,9 @@ use crate::model::Model;
 
 /// F(X) of eq. 98 (see the module doc). `x` = (z, ż, p, U, w, e) with n, n, n_v, n_u (4/3
 /// valves), n_w (friction states) and n_e (internal states of the elements, `Layout::internal`)
-/// entries; `u_ref`: the valves' reference signals; `gen_force`: extra generalized forces g on
-/// the coordinates [N m or N]. The result has the layout of `x`.
+/// entries; `u_ref`: the valves' reference signals (n_u), then the pumps' shaft speeds ω [rad/s],
+/// held inputs (`linearize::rhs_inputs`); `gen_force`: extra generalized forces g on the
+/// coordinates [N m or N]. The result has the layout of `x`.
 ///
 /// Panics if `x` does not have 2n + n_v + n_u + n_w + n_e entries (a caller's bug).
 pub fn rhs(
@@ -55,7 +56,9 @@ pub fn rhs(
     );
     ev.fstate.copy_from_slice(w);
     ev.internal.copy_from_slice(e);
-    ev.evaluate(model, z, zd, p, u, true);
+    // the valve positions: the spools (states), then the pumps' held speeds (inputs)
+    let positions: Vec<f64> = u.iter().chain(u_ref[nu..].iter()).copied().collect();
+    ev.evaluate(model, z, zd, p, &positions, true);
     // D = [Φ_z; B], D z̈ = −Ḋ ż (eq. 95)
     let mut dm = DMatrix::<f64>::zeros(m, n);
     let mut acc0 = DVector::<f64>::zeros(m);
@@ -104,7 +107,7 @@ pub fn rhs(
     f.extend_from_slice(zd);
     f.extend(sol.iter().take(n));
     f.extend_from_slice(&ev.h);
-    for (i, e) in model.position_elements() {
+    for (i, e) in model.position_elements().take(nu) {
         f.push(e.position_rate(u[i], u_ref[i]));
     }
     f.extend_from_slice(&ev.fstate_rate);

@@ -100,7 +100,8 @@ pub struct OperatingPoint {
     pub zdd: Vec<f64>,
     /// p⁰ [Pa].
     pub p: Vec<f64>,
-    /// Valve positions U⁰: 4/3 spools, then bridge-valve openings.
+    /// Valve positions in the layout of `State::spool`: the 4/3 spools U⁰ (states), then the
+    /// pumps' shaft speeds ω⁰ [rad/s] (held inputs, [`pumps`]).
     pub spool: Vec<f64>,
     /// Multipliers Λ⁰: the m loop-closure equations, then the l nonholonomic rows [N or N m].
     pub lambda: Vec<f64>,
@@ -141,6 +142,10 @@ pub enum InputSel {
     /// (`joint_force`, `torque`, `point_force`, effort = u(t)·value): its column of B is
     /// M0⁻¹ T0ᵀ ∂Q′/∂u (001 eq. 61 with the load in Q), e.g. the torque M2 of 001 eq. 92.
     ElementSignal(usize),
+    /// The shaft speed ω of pump `k` (`pumps(model)[k]`, held over each step, not a state)
+    /// [rad/s]: its column of B is ∂ṗ/∂ω (and ∂ė/∂ω of a swash-plate lag), the pump's flow law
+    /// differentiated in its speed.
+    PumpSpeed(usize),
 }
 
 /// An output of the linear model.
@@ -247,6 +252,7 @@ pub fn input_name(model: &Model, i: InputSel) -> String {
         InputSel::ValveReference(v) => format!("{}.u_ref", valves(model)[v].name),
         InputSel::CoordinateForce(k) => format!("{}.force", model.axes[k].name),
         InputSel::ElementSignal(i) => model.input_names[i].clone(),
+        InputSel::PumpSpeed(k) => format!("{}.speed", pumps(model)[k].name()),
     }
 }
 
@@ -265,7 +271,7 @@ pub fn output_name(model: &Model, o: OutputSel) -> String {
 }
 
 /// Every input: each valve reference, then a generalized force on each coordinate, then each
-/// input signal that drives external-load elements (and no valve).
+/// input signal that drives external-load elements (and no valve), then each pump's shaft speed.
 pub fn all_inputs(model: &Model) -> Vec<InputSel> {
     (0..valves(model).len())
         .map(InputSel::ValveReference)
@@ -275,6 +281,7 @@ pub fn all_inputs(model: &Model) -> Vec<InputSel> {
                 .into_iter()
                 .map(InputSel::ElementSignal),
         )
+        .chain((0..pumps(model).len()).map(InputSel::PumpSpeed))
         .collect()
 }
 
@@ -285,12 +292,13 @@ fn is_external_load(e: &crate::component::Component) -> bool {
 }
 
 /// Input signals (indices into `Model::inputs`) that drive at least one element and no 4/3
-/// valve, ascending.
+/// valve, ascending; a pump's speed signal is not one (its input is [`InputSel::PumpSpeed`]).
 pub fn element_signals(model: &Model) -> Vec<usize> {
     let valves: Vec<usize> = valves(model).iter().map(|v| v.input).collect();
     let mut out: Vec<usize> = model
         .elements
         .iter()
+        .filter(|e| !is_held_position(e))
         .filter_map(|e| e.ports().input)
         .filter(|i| !valves.contains(i))
         .collect();
@@ -397,6 +405,12 @@ pub fn parse_input(model: &Model, s: &str) -> Result<InputSel, LinearizeError> {
         .find(|&i| model.input_names[i] == s)
     {
         return Ok(InputSel::ElementSignal(i));
+    }
+    if let Some(k) = pumps(model).iter().position(|e| {
+        s == format!("{}.speed", e.name())
+            || e.ports().input.map(|i| &model.input_names[i]) == Some(&s.to_string())
+    }) {
+        return Ok(InputSel::PumpSpeed(k));
     }
     Err(LinearizeError::UnknownName {
         kind: "input",
@@ -543,9 +557,46 @@ pub(crate) fn valve_references(model: &Model, t_s: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Whether element `e` has a valve position without a rate law: a pump's shaft speed, set from
+/// its input and held over each step (`Element::advance_position`).
+fn is_held_position(e: &crate::component::Component) -> bool {
+    use crate::element::Element;
+    e.n_position() > 0 && !e.position_has_rate()
+}
+
+/// The pumps (fixed and pressure-compensated): the elements whose valve position is a held
+/// input (their shaft speed ω), in element order. Their positions are `State::spool[nu..]`
+/// after the 4/3 spools ([`check_supported`] rejects another order). Allocates; not in a step.
+pub fn pumps(model: &Model) -> Vec<&crate::component::Component> {
+    model
+        .elements
+        .iter()
+        .filter(|e| is_held_position(e))
+        .collect()
+}
+
+/// The pumps' shaft speeds ω at time `t_s` [rad/s]: their inputs' values, as the step holds them
+/// (`Element::advance_position` of a pump). Allocates; not in a step.
+pub(crate) fn pump_speeds(model: &Model, t_s: f64) -> Vec<f64> {
+    pumps(model)
+        .iter()
+        .map(|e| e.ports().input.map_or(0.0, |i| model.inputs[i].value(t_s)))
+        .collect()
+}
+
+/// The inputs of the index-1 right-hand side [`index1::rhs`] at `pt`: the 4/3 valves' references
+/// at `pt.t_s`, then the pumps' held speeds `pt.spool[nu..]` (allocates; not in a step).
+pub fn rhs_inputs(model: &Model, pt: &OperatingPoint) -> Vec<f64> {
+    let nu = valves(model).len();
+    let mut u = valve_references(model, pt.t_s);
+    u.extend_from_slice(&pt.spool[nu..]);
+    u
+}
+
 /// Rejects what the linearization does not cover, naming it and saying what to use instead:
-/// open-centre bridge valves, pumps driven at a shaft speed, algebraic volumes. (Friction
-/// states of every law and the elements' internal states are linearized.)
+/// open-centre bridge valves, algebraic volumes. (Pumps are covered: their shaft speed is a held
+/// input, [`InputSel::PumpSpeed`]; friction states of every law and the elements' internal
+/// states are linearized.)
 pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
     if let Some(v) = model.bridge_valves().next() {
         return Err(LinearizeError::Unsupported(format!(
@@ -554,61 +605,44 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
             v.name
         )));
     }
-    // a pump's shaft speed: an input held over the step, not a state
+    // a pump's shaft speed is an input held over the step (`InputSel::PumpSpeed`); the other
+    // elements with a position and no rate law are not covered
     use crate::component::Component;
     use crate::element::Element;
-    if let Some((_, e)) = model
-        .position_elements()
-        .find(|(_, e)| !e.position_has_rate())
-    {
-        let (outlet, pressure) = match e {
-            Component::FixedPump(p) => (
-                p.outlet,
-                "the pressure the line works at, e.g. its relief valve's setting",
-            ),
-            Component::PcPump(p) => (p.outlet, "the pump's compensator_pressure_pa"),
-            _ => {
-                return Err(LinearizeError::Unsupported(format!(
-                    "the element '{}' (its position is an input held over each step, not a \
-                     state)",
-                    e.name()
-                )))
-            }
-        };
-        let instead = match outlet {
-            crate::model::Node::Volume(v) => {
-                let fed = volumes_fed_with_p0(model, v.0, e);
-                let fed = if fed.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "; the equilibrium holds a given p0_pa, so give {} (fed from '{}' \
-                         through hoses, throttles or check valves) a p0_pa of the same pressure",
-                        fed.iter()
-                            .map(|n| format!("'{n}'"))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        model.volume_names[v.0]
-                    )
-                };
-                format!(
-                    "linearize the circuit with a constant-pressure supply instead: remove the \
-                     pump and replace the `[[hydraulics.volumes]]` entry '{0}' it delivers into \
-                     by a `[[hydraulics.pumps]]` entry with name = \"{0}\" and pressure_pa = \
-                     {pressure}{fed}",
-                    model.volume_names[v.0]
-                )
-            }
-            crate::model::Node::Source(i) => format!(
-                "remove it: the node it delivers into, '{}', already holds a constant pressure",
-                model.hydraulics.sources[i].name
-            ),
-        };
+    if let Some((_, e)) = model.position_elements().find(|(_, e)| {
+        !e.position_has_rate() && !matches!(e, Component::FixedPump(_) | Component::PcPump(_))
+    }) {
         return Err(LinearizeError::Unsupported(format!(
-            "the pump '{}' (its shaft speed is an input held over each step, not a state); \
-             {instead}",
+            "the element '{}' (its position is an input held over each step, not a state)",
             e.name()
         )));
+    }
+    // a load-sensing shuttle's spool is a copy of its valve's: not a state of its own here
+    if let Some(e) = model
+        .elements
+        .iter()
+        .find(|e| matches!(e, Component::LsShuttle(_)))
+    {
+        return Err(LinearizeError::Unsupported(format!(
+            "the load-sensing shuttle '{}' (its spool follows its valve's, a second copy of a \
+             state); to linearize the circuit, remove it and make the LS node a constant-pressure \
+             `[[hydraulics.pumps]]` entry at the load pressure",
+            e.name()
+        )));
+    }
+    // the spools first: the states are `State::spool[..nu]`, the held speeds the rest
+    let mut held_seen = None;
+    for (_, e) in model.position_elements() {
+        if !e.position_has_rate() {
+            held_seen.get_or_insert(e.name());
+        } else if let Some(pump) = held_seen {
+            return Err(LinearizeError::Unsupported(format!(
+                "the valve '{}' listed after the pump '{pump}' in [[elements]] (the spools must \
+                 come first); list the valve_4_3 elements before the pumps, or give the valve \
+                 as a [[hydraulics.valves]] entry",
+                e.name()
+            )));
+        }
     }
     if let Some(v) = model.hydraulics.volumes.iter().find(|v| v.algebraic) {
         return Err(LinearizeError::Unsupported(format!(
@@ -618,51 +652,6 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
         )));
     }
     Ok(())
-}
-
-/// The volumes with a given `p0_pa` that volume `from` feeds at rest: those reached from it
-/// through elements other than valves with a spool or an opening (4/3 and bridge valves) and
-/// other than `pump` (hoses, throttles, check valves, …), in model order, by name. A constant-
-/// pressure supply in place of `from` fills them, while the equilibrium holds their `p0_pa`.
-fn volumes_fed_with_p0(
-    model: &Model,
-    from: usize,
-    pump: &crate::component::Component,
-) -> Vec<String> {
-    use crate::component::Component;
-    use crate::model::Node;
-    let mut reached = vec![false; model.n_volumes()];
-    reached[from] = true;
-    let mut grew = true;
-    while grew {
-        grew = false;
-        for e in &model.elements {
-            if std::ptr::eq(e, pump)
-                || matches!(e, Component::Valve43(_) | Component::BridgeValve(_))
-            {
-                continue;
-            }
-            let volumes: Vec<usize> = e
-                .ports()
-                .nodes
-                .iter()
-                .filter_map(|n| match n {
-                    Some(Node::Volume(v)) => Some(v.0),
-                    _ => None,
-                })
-                .collect();
-            if volumes.iter().any(|&v| reached[v]) {
-                for v in volumes {
-                    grew |= !reached[v];
-                    reached[v] = true;
-                }
-            }
-        }
-    }
-    (0..model.n_volumes())
-        .filter(|&v| v != from && reached[v] && model.hydraulics.volumes[v].p0_pa.is_some())
-        .map(|v| model.volume_names[v].clone())
-        .collect()
 }
 
 /// Independent rows of `d` (r × n), chosen in order: a row is taken when it raises the rank.

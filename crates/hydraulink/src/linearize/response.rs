@@ -208,6 +208,15 @@ pub fn valve_pulse(
     for i in element_signals(model) {
         m2.inputs[i] = Signal::Constant(model.inputs[i].value(pt.t_s));
     }
+    // and the pumps' speeds at theirs
+    for (e, w) in super::pumps(model)
+        .iter()
+        .zip(&pt.spool[super::valves(model).len()..])
+    {
+        if let Some(i) = e.ports().input {
+            m2.inputs[i] = Signal::Constant(*w);
+        }
+    }
     let dt = model.step_s();
     let mut sim = simulation_at(m2, pt)?;
     let mut deviation = Deviation::new(model, outputs, pt);
@@ -286,6 +295,10 @@ fn input_value(model: &Model, i: InputSel, t: f64) -> f64 {
         InputSel::ValveReference(v) => model.inputs[super::valves(model)[v].input].value(t),
         InputSel::ElementSignal(k) => model.inputs[k].value(t),
         InputSel::CoordinateForce(_) => 0.0,
+        InputSel::PumpSpeed(k) => super::pumps(model)[k]
+            .ports()
+            .input
+            .map_or(0.0, |i| model.inputs[i].value(t)),
     }
 }
 

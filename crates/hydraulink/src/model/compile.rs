@@ -757,7 +757,13 @@ fn compile_elements(
             ));
         }
         taken.push(es.name());
-        let e = es.compile(&cx)?;
+        let e = match es {
+            // a load-sensing shuttle follows a valve compiled before it
+            crate::component::ComponentSpec::LsShuttle(s) => {
+                Component::LsShuttle(s.compile(&cx, &elements)?)
+            }
+            _ => es.compile(&cx)?,
+        };
         let natural = matches!(
             spec.solver.formulation,
             crate::model::spec::Formulation::GlobalAli3p

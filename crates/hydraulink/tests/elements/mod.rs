@@ -13,6 +13,7 @@ mod hydraulic_motor;
 mod inputs;
 mod new_elements;
 mod old_components;
+mod pump_regulators;
 mod pumps;
 mod relief_poppet;
 mod valve_elements;

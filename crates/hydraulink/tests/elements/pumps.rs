@@ -49,6 +49,7 @@ fn pc(tau: Option<f64>) -> PcPump {
         compensator_pressure_pa: 1.2e7,
         regulation_range_pa: 5e5,
         time_constant_s: tau,
+        regulators: Default::default(),
     }
 }
 
@@ -518,15 +519,79 @@ fn pump_relief_model_caps_the_pressure_and_the_hose_carries_the_pump_flow() {
             t[k]
         );
     }
-    // the pump's speed is not a state: linearize names it
-    let err = hydraulink::linearize::equilibrium::equilibrium(
-        &model_of("pump_relief"),
-        &hydraulink::linearize::equilibrium::EquilibriumOptions::default(),
-    );
-    match err {
-        Err(e) => assert!(e.to_string().contains("pump 'pump'"), "{e}"),
-        Ok(_) => panic!("a pump was linearized"),
+    // linearize takes the pump: its shaft speed is a held input (issue 24), checked below
+    pump_relief_linearizes_with_the_shaft_speed_as_an_input(&r.sim);
+}
+
+/// The exact linearization of `pump_relief` about its state at 3.95 s (held in the end stop,
+/// the pump flow over the relief valve): A against the central-difference linearization of the
+/// full index-1 right-hand side, and the B column of the shaft speed ω against central
+/// differences of that right-hand side in ω; ∂ṗ_Vp/∂ω is the pump's D/(2π) times Vp's stiffness.
+fn pump_relief_linearizes_with_the_shaft_speed_as_an_input(sim: &hydraulink::Simulation) {
+    use hydraulink::linearize::exact::{linearize, ExactOptions};
+    use hydraulink::linearize::{finite_difference, InputSel, OperatingPoint};
+    let model = sim.model();
+    let mut s2 = hydraulink::Simulation::new(model.clone()).unwrap();
+    while s2.time_s() < 3.95 - 1e-9 {
+        s2.step().unwrap();
     }
+    let pt = OperatingPoint::from_state(s2.state());
+    assert_eq!(
+        hydraulink::linearize::input_name(model, InputSel::PumpSpeed(0)),
+        "pump.speed"
+    );
+    let inputs = vec![InputSel::PumpSpeed(0)];
+    let exact = linearize(
+        model,
+        &pt,
+        &ExactOptions {
+            independent: vec![0],
+            inputs: inputs.clone(),
+            ..ExactOptions::default()
+        },
+    )
+    .unwrap();
+    let fd = finite_difference::linearize(
+        model,
+        &pt,
+        1e-6,
+        finite_difference::StepKind::Relative,
+        &inputs,
+        &[],
+    )
+    .unwrap();
+    // one coordinate, no loop: the exact states are the full ones, in the same order
+    assert_eq!(exact.ss.states, fd.states);
+    let (a, b) = (&exact.ss.a, &fd.a);
+    for i in 0..a.nrows() {
+        let row = a.row(i).amax().max(b.row(i).amax());
+        for j in 0..a.ncols() {
+            assert!(
+                (a[(i, j)] - b[(i, j)]).abs() <= 1e-5 * row,
+                "A[{}, {}]: exact {:e}, central {:e}",
+                exact.ss.states[i],
+                exact.ss.states[j],
+                a[(i, j)],
+                b[(i, j)]
+            );
+        }
+    }
+    let vp = exact.ss.states.iter().position(|s| s == "Vp.p").unwrap();
+    let (be, bf) = (exact.ss.b[(vp, 0)], fd.b[(vp, 0)]);
+    assert!(
+        be > 0.0 && (be - bf).abs() <= 1e-6 * be,
+        "∂ṗ_Vp/∂ω: exact {be:e}, central {bf:e}"
+    );
+    for i in 0..exact.ss.b.nrows() {
+        assert!(
+            (exact.ss.b[(i, 0)] - fd.b[(i, 0)]).abs() <= 1e-6 * be,
+            "B[{}]: {:e} vs {:e}",
+            exact.ss.states[i],
+            exact.ss.b[(i, 0)],
+            fd.b[(i, 0)]
+        );
+    }
+    eprintln!("pump_relief at 3.95 s: ∂ṗ_Vp/∂ω = {be:.6e} Pa/rad (central {bf:.6e})");
 }
 
 proptest! {
