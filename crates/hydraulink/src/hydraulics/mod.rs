@@ -17,6 +17,7 @@ pub mod hose;
 pub mod hydraulic_motor;
 pub mod orifice;
 pub mod pc_pump;
+pub mod port_relief;
 pub mod reduced;
 pub mod relief_valve;
 pub mod throttle;
