@@ -35,12 +35,13 @@
 //! only motion into the end.
 //!
 //! ```text
-//!        cap  bush       trapped annulus A_c       piston
-//!     ┌──────┬────┐ ┌────────────────────────┐ ┌────────┐
-//!  ◀──┤ port │    │ │ p_port + Δp_c           │ │        │ ──── rod
-//!     │      │ ◀═══════ spear (d_c), tapered ══════▶     │   x = depth of the spear in
-//!     └──┬───┴────┘ └────────────────────────┘ └────────┘       the bush, 0 … L_c; then the
-//!        └─ needle a_n ─┘  check ▷ (refill)                     metal stop
+//!               end cap                  barrel
+//!   port ◀──┬──────────────┐ ┌───────────────────────────────────────
+//!           │   bush  ┌────┘ │   trapped annulus A_c    ┌──────────┐
+//!           │  a(x) ▸ │◀══════ spear Ø d_c, tapered ════│  piston  │═══ rod
+//!           │         └────┐ │   at p_port + Δp_c       └──────────┘
+//!           ├─ needle a_n ─┤ └──────────────────────  ◀── moving into the end
+//!           └─ check ◁ ────┘      (refill on leaving)    x: 0 … L_c, then the metal stop
 //!
 //!   x   = d + L_c                 (d: the stop's penetration above; the cushion begins L_c
 //!                                  before the metal stop)
@@ -64,15 +65,17 @@
 //! ```text
 //!   p_c = (½ m v₀² + F_d L_c) / (A_c L_c),     a₀ = A_c v₀ / (C_d √(2 p_c / ρ))
 //! ```
-//! (v² falls linearly with x, and so must a², for Δp_c to stay at p_c). This is the sizing rule
-//! of the cylinder makers' cushion calculations (the cushion pressure from the kinetic energy
-//! plus the drive's work over the cushion length, divided by the cushion area and length:
+//! (v² falls linearly with x, and so must a², for Δp_c to stay at p_c): an energy balance over
+//! the cushion length, the kinetic energy plus the drive's work taken at the cushion pressure
+//! on the annulus. The progressive (tapered) cushion that brakes at a steady deceleration:
 //! Hydraulics & Pneumatics, "Progressive Cushioning for Hydraulic Cylinders", 2 Oct 2019; the
 //! entry area sets the highest speed the cushion takes, the end area the lowest it still
 //! brakes: M. Guelker (Festo), "Properly Adjusted Air Cushion Solution …, Part Three", NFPA
-//! blog). Without `cushion_throttle_area_m2`, a₀ follows that rule for v₀ = 0.3 m/s at
+//! blog. The element's outputs add `<name>.cushion_pa` [Pa] (σ Δp_c of the end being entered)
+//! and `<name>.contact_force` [N] (the metal stops' share of `<name>.force`, which is the total
+//! with the cushion). Without `cushion_throttle_area_m2`, a₀ follows that rule for v₀ = 0.3 m/s at
 //! p_c = 30 MPa (a fast mobile cylinder braked at about its rated pressure); without
-//! `cushion_needle_area_m2`, a_n = a₀ / 10 (the cushion still brakes at a tenth of v₀); without
+//! `cushion_needle_area_m2`, a_n = a₀ / 10 (at the end, p_c holds a tenth of v₀); without
 //! `cushion_diameter_m`, d_c = 0.7 D (about the rod diameter of a mobile cylinder, so the same
 //! annulus serves both ends).
 

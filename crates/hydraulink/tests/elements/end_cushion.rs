@@ -253,7 +253,19 @@ fn cushion_force_slopes_on_each_side_of_every_switch() {
                 for sd in [into * v, -into * v] {
                     for (k, (a, b)) in slopes(&e, s, sd, 1e-7).into_iter().enumerate() {
                         let scale = e.evaluate(&at(s, sd)).force.abs() / 1e-4 + 1e3;
-                        assert!(close(a, b, scale), "x {x} ṡ {sd} ∂{k}: {a} vs {b}");
+                        if k == 1 && sd == 0.0 {
+                            // at ṡ = 0 the central difference straddles the one-way switch, where
+                            // F_c ∝ ḋ² on one side only: C¹ but not C², so the quotient is off by
+                            // K h / 2 with F_c(h) = K h² into the end; the dual slope is 0
+                            let h = 1e-7;
+                            let k_h2 = c.force(d, h);
+                            assert!(
+                                (a - b).abs() <= k_h2 / h + 1e-6 * scale,
+                                "x {x} ṡ 0: {a} vs {b}"
+                            );
+                        } else {
+                            assert!(close(a, b, scale), "x {x} ṡ {sd} ∂{k}: {a} vs {b}");
+                        }
                         checked += 1;
                     }
                 }
@@ -326,19 +338,24 @@ fn drive_into_end(stop: &EndStop, m: f64, v0: f64, f_relief: f64) -> (f64, f64) 
     // retracting (ṡ = −v0) from 40 mm before the end, with the oil's force balancing the
     // steady motion (F_h = 0)
     let (mut s, mut sd, mut f_h) = (cyl.retracted_length_m + 0.04, -v0, 0.0f64);
-    let (mut peak, mut dissipated) = (0.0f64, 0.0);
+    let (mut peak, mut dissipated, mut s_min) = (0.0f64, 0.0, s);
     let n = ((0.04 / v0 + 0.6) / dt) as usize;
     for _ in 0..n {
         let a = at(s, sd);
         let ef = e.evaluate(&a);
         peak = peak.max(ef.force.abs());
+        s_min = s_min.min(s);
         dissipated += e.power(&a, &ef).dissipated_w * dt;
         // the oil pushes toward the end (−): F_h on the line, clamped at the relief
         f_h = (f_h + k_h * (v0 + sd) * dt).clamp(-f_relief, f_relief);
         sd += (ef.force - f_h) / m * dt;
         s += sd * dt;
     }
-    assert!(sd.abs() < 1e-3, "the mass has come to rest: ṡ = {sd}");
+    // the mass reached the end (within the stop's onset) and the stop held it; after the
+    // impact it rocks on the undamped oil column of this drive, so it need not be at rest
+    let travel = cyl.retracted_length_m - s_min;
+    assert!(travel > -stop.onset_m, "it stopped {} m short", -travel);
+    assert!(travel < stop.max_penetration_m, "overrun {travel} m");
     (peak, dissipated)
 }
 

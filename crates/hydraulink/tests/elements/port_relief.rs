@@ -7,7 +7,7 @@
 //! absolute).
 
 use hydraulink::component::{Component, ComponentSpec};
-use hydraulink::element::{Element, PortState};
+use hydraulink::element::PortState;
 use hydraulink::hydraulics::port_relief::PortRelief;
 use hydraulink::hydraulics::{check_valve, relief_valve};
 use hydraulink::model::Node;
@@ -77,7 +77,7 @@ fn port_relief_is_the_relief_and_check_laws() {
     // defaults of the make-up: 2e4 cracking, 3e4 range, C_d A √(2/ρ) passing 1 L/s at 1 bar
     assert_eq!(v.makeup.cracking_pressure_pa, 2e4);
     assert_eq!(v.makeup.opening_range_pa, 3e4);
-    let q_1bar = check_valve::flow(&v.makeup, 1e5);
+    let q_1bar: f64 = check_valve::flow(&v.makeup, 1e5);
     assert!((q_1bar - 1e-3).abs() < 1e-12, "{q_1bar}");
     let e = Component::PortRelief(v.clone());
     let p_t = 1e5;
@@ -150,8 +150,9 @@ fn port_relief_tangent_on_each_side_of_every_switch_and_it_only_dissipates() {
 }
 
 /// `models/boom.toml` with its valve held closed (U = 0), a downward load at the boom's tip
-/// ramped in over 0.5 s and held, and `kind` ("port_relief" or "relief_valve") on the
-/// piston-side chamber VA: the load needs about 17 MPa in VA, over the 16 MPa setting.
+/// ramped in over 0.5 s and held, and `kind` ("port_relief" or "relief_valve") on both
+/// chambers VA and VB: the load needs about 17 MPa in VA, over the 16 MPa setting, and pulls
+/// VB open.
 fn pushed_boom(kind: &str) -> ModelSpec {
     let mut s = spec_of("boom");
     s.bodies[0].markers.insert("tip".into(), [4.0, 0.0, 0.0]);
@@ -180,7 +181,9 @@ input = "load"
         )
         .expect("load parses"),
     );
+    // one on each work port, as a control valve carries them
     s.elements.push(relief_spec("VA", kind));
+    s.elements.push(relief_spec("VB", kind));
     s.solver.duration_s = 1.5;
     s
 }
@@ -192,7 +195,7 @@ fn a_pushed_chamber_is_held_at_its_relief_and_a_pulled_one_made_up() {
     let pa = r.col("VA.p");
     let pb = r.col("VB.p");
     let q_r = r.col("VA_relief.relief_flow");
-    let q_m = r.col("VA_relief.makeup_flow");
+    let q_m = r.col("VB_relief.makeup_flow");
     let pa_max = pa.iter().fold(f64::MIN, |m, x| m.max(*x));
     let pb_min = pb.iter().fold(f64::MAX, |m, x| m.min(*x));
     eprintln!(
@@ -210,7 +213,7 @@ fn a_pushed_chamber_is_held_at_its_relief_and_a_pulled_one_made_up() {
     assert!(pa_max > p_t + p_cr, "{pa_max}");
     assert!(pa_max < p_t + p_cr + over, "{pa_max}");
     assert!(max_abs(&q_r) > 0.0);
-    // the make-up fed VB, which stayed within a bar below the tank
+    // VB's make-up fed it, and it stayed within a bar below the tank
     assert!(max_abs(&q_m) > 0.0);
     assert!(pb_min > p_t - 1e5, "{pb_min}");
     // the boom sank: the cylinder retracted
@@ -221,7 +224,7 @@ fn a_pushed_chamber_is_held_at_its_relief_and_a_pulled_one_made_up() {
         s[0],
         s[s.len() - 1]
     );
-    // a plain relief valve on VA holds VA alike, but nothing refills VB
+    // plain relief valves hold VA alike, but nothing refills VB
     let plain = run(hydraulink::model::compile(&pushed_boom("relief_valve")).expect("compiles"));
     let pb_plain = plain.col("VB.p").iter().fold(f64::MAX, |m, x| m.min(*x));
     eprintln!("plain relief: VB min {:.3} MPa", pb_plain / 1e6);
