@@ -421,6 +421,7 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
         Some("valve_4_3") | Some("bridge_valve") => "valve",
         Some("relief_valve") => "relief valve",
         Some("check_valve") => "check valve",
+        Some("port_relief") => "port relief",
         Some("throttle") => "throttle",
         Some("accumulator") => "accumulator",
         Some("fixed_pump") => "fixed pump",

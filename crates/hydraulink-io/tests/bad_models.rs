@@ -227,6 +227,15 @@ bad_elements! {
     accumulator_zero_precharge: "accumulator 'accumulator'", "elements[3].precharge_pressure_pa";
     end_stop_penetration_half_stroke: "end stop 'cylinder_stops'", "elements[0].max_penetration_m";
     end_stop_engage_half_stroke: "end stop 'cylinder_stops'", "elements[0].engage_m";
+    end_stop_cushion_field_without_length: "end stop 'cylinder_stops'", "elements[0].cushion_throttle_area_m2";
+    end_stop_cushion_half_stroke: "end stop 'cylinder_stops'", "elements[0].cushion_length_m";
+    end_stop_cushion_diameter_above_bore: "end stop 'cylinder_stops'", "elements[0].cushion_diameter_m";
+    end_stop_cushion_throttle_above_annulus: "end stop 'cylinder_stops'", "elements[0].cushion_throttle_area_m2";
+    end_stop_cushion_needle_above_throttle: "end stop 'cylinder_stops'", "elements[0].cushion_needle_area_m2";
+    end_stop_cushion_discharge_above_one: "end stop 'cylinder_stops'", "elements[0].cushion_discharge_coefficient";
+    port_relief_port_is_tank: "port relief 'VA_relief'", "elements[4].port";
+    port_relief_same_port_and_tank: "port relief 'VA_relief'", "elements[4].tank";
+    port_relief_makeup_discharge_above_one: "port relief 'VA_relief'", "elements[4].makeup_discharge_coefficient";
     throttle_element_same_nodes: "throttle 'bleed'", "elements[4].to";
     element_valve_port_b_is_tank: "valve 'DCV'", "elements[4].port_b";
     // Elements: internal states (a relief valve's poppet lag).

@@ -19,6 +19,7 @@ use crate::hydraulics::hose::{Hose, HoseSpec};
 use crate::hydraulics::hydraulic_motor::{HydraulicMotor, HydraulicMotorSpec};
 use crate::hydraulics::ls_shuttle::{LsShuttle, LsShuttleSpec};
 use crate::hydraulics::pc_pump::{PcPump, PcPumpSpec};
+use crate::hydraulics::port_relief::{PortRelief, PortReliefSpec};
 use crate::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::hydraulics::throttle::{Throttle, ThrottleSpec};
 use crate::hydraulics::valve_4_3::{Valve43, Valve43Spec};
@@ -39,6 +40,8 @@ pub enum Component {
     ReliefValve(ReliefValve),
     /// Check valve.
     CheckValve(CheckValve),
+    /// Port (overload) relief with its make-up check.
+    PortRelief(PortRelief),
     /// Throttle (fixed orifice).
     Throttle(Throttle),
     /// Gas-charged hydraulic accumulator.
@@ -75,6 +78,7 @@ macro_rules! dispatch {
             $crate::component::Component::BridgeValve($e) => $body,
             $crate::component::Component::ReliefValve($e) => $body,
             $crate::component::Component::CheckValve($e) => $body,
+            $crate::component::Component::PortRelief($e) => $body,
             $crate::component::Component::Throttle($e) => $body,
             $crate::component::Component::Accumulator($e) => $body,
             $crate::component::Component::FixedPump($e) => $body,
@@ -267,6 +271,11 @@ pub enum ComponentSpec {
     ReliefValve(ReliefValveSpec),
     /// `check_valve`.
     CheckValve(CheckValveSpec),
+    /// `port_relief`: the overload relief valve of a work port (from the chamber's volume
+    /// `port` to `tank`) with its make-up (anti-cavitation) check (from `tank` to `port`).
+    /// Outputs: `<name>.relief_flow` [m³/s] (port to tank), `<name>.makeup_flow` [m³/s] (tank
+    /// to port), `<name>.power_w`.
+    PortRelief(PortReliefSpec),
     /// `throttle` (the fields of a `[[hydraulics.throttles]]` entry).
     Throttle(ThrottleSpec),
     /// `accumulator`.
@@ -321,6 +330,7 @@ impl ComponentSpec {
             ComponentSpec::BridgeValve(s) => &s.name,
             ComponentSpec::ReliefValve(s) => &s.name,
             ComponentSpec::CheckValve(s) => &s.name,
+            ComponentSpec::PortRelief(s) => &s.name,
             ComponentSpec::Throttle(s) => &s.name,
             ComponentSpec::Accumulator(s) => &s.name,
             ComponentSpec::FixedPump(s) => &s.name,
@@ -363,6 +373,7 @@ impl ComponentSpec {
             ComponentSpec::Valve43(_) | ComponentSpec::BridgeValve(_) => "valve",
             ComponentSpec::ReliefValve(_) => "relief valve",
             ComponentSpec::CheckValve(_) => "check valve",
+            ComponentSpec::PortRelief(_) => "port relief",
             ComponentSpec::Throttle(_) => "throttle",
             ComponentSpec::Accumulator(_) => "accumulator",
             ComponentSpec::FixedPump(_) => "fixed pump",
@@ -401,6 +412,7 @@ impl ComponentSpec {
             ComponentSpec::BridgeValve(s) => s.compile(cx).map(Component::BridgeValve),
             ComponentSpec::ReliefValve(s) => s.compile(cx).map(Component::ReliefValve),
             ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
+            ComponentSpec::PortRelief(s) => s.compile(cx).map(Component::PortRelief),
             ComponentSpec::Throttle(s) => s.compile(cx).map(Component::Throttle),
             ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
             ComponentSpec::FixedPump(s) => s.compile(cx).map(Component::FixedPump),

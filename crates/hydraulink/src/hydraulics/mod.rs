@@ -18,6 +18,7 @@ pub mod hydraulic_motor;
 pub mod ls_shuttle;
 pub mod orifice;
 pub mod pc_pump;
+pub mod port_relief;
 pub mod reduced;
 pub mod relief_valve;
 pub mod throttle;

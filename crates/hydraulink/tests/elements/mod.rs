@@ -8,11 +8,13 @@ use proptest::prelude::*;
 
 mod counterbalance_valve;
 mod cylinder;
+mod end_cushion;
 mod friction;
 mod hydraulic_motor;
 mod inputs;
 mod new_elements;
 mod old_components;
+mod port_relief;
 mod pump_regulators;
 mod pumps;
 mod relief_poppet;

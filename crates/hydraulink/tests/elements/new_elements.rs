@@ -69,6 +69,7 @@ fn stop() -> end_stop::EndStop {
         onset_m: 1.2e-3,
         max_penetration_m: 6e-3,
         engage_m: 0.0,
+        cushion: None,
     }
 }
 

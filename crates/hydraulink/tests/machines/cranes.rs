@@ -109,6 +109,7 @@ fn end_damper_law_matches_eq_31_past_its_onset() {
         onset_m: w,
         max_penetration_m: 1e-3,
         engage_m: ld,
+        cushion: None,
     };
     let e = Component::EndStop(stop);
     let at = |s, sd| PortState {
