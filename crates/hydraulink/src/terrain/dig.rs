@@ -22,6 +22,16 @@
 //! Elsevier 1985, eq. 4.1: F = (γ d² N_γ + c d N_c + q d N_q) w with cohesion c = 0 and
 //! surcharge q = 0 for dry sand), d the depth δ and w the width each point cuts.
 //!
+//! **The fundamental earth-moving equation** (`cutting = { ... }`, [`earth_moving`]): instead of
+//! the fixed N_γ, each point's strip resists with the full equation of Reece (1965) and McKyes
+//! (1985, eq. 4.1), F = (γ d² N_γ + c d N_c + c_a d N_ca + q d N_q) w, its factors computed
+//! from φ, δ, the rake angle α of the bucket's lip ([`BucketDig::rake`], C¹-clamped to
+//! [`RAKE_RANGE_DEG`]) and the least-force failure angle β in closed form. Its draft H acts
+//! against ṙ and its lift V along e × ṙ (perpendicular to ṙ, no work), so the cutting power is
+//! −H |ṙ|²/√(|ṙ|² + v_ε²) ≤ 0. The ground penalty then acts below the floor of the cut
+//! (`slot::FLOOR`), and the stage `world` lets in no more than the cut allows
+//! (docs/theory/13_terrain.md §13.5).
+//!
 //! **What is frozen.** The terrain is world state updated at step boundaries (stage `world`,
 //! [`crate::terrain::world`]): inside a step's Newton iterations the element reads an
 //! [`crate::element::Frozen`] record written at the boundary: per force point the surface as a

@@ -5,7 +5,10 @@
 //!
 //! 1. **cut**: every `bucket_dig` element's cutting edge (the polyline through its force points,
 //!    sampled at half a cell) cuts the heightfield ([`Heightfield::cut`]); the volume removed
-//!    becomes payload, up to the bucket's capacity (the excess goes back where it was cut);
+//!    becomes payload, up to the bucket's capacity (the excess goes back where it was cut); with
+//!    the earth-moving equation (`cutting`) also up to what the cut lets in over the step,
+//!    Σ_k w δ_k⁺ u_k⁺ Δt (u_k the point's speed along the opening): every sample then gives
+//!    back the same share of what it removed;
 //! 2. **dump**: a bucket whose opening points more than its dump angle from up empties at its
 //!    dump rate, into the hopper (counted, removed from the world) when its payload point is
 //!    over the hopper's footprint and not below its floor, otherwise onto the column under the
