@@ -272,6 +272,11 @@ bad_elements! {
     // Terrain and digging (issue 12).
     bucket_dig_without_terrain: "bucket 'scoop'", "elements[4].type";
     bucket_dig_empty_edge: "bucket 'scoop'", "elements[4].edge";
+    // Digging by the fundamental earth-moving equation (issue 24).
+    bucket_dig_cutting_and_cutting_factor: "bucket 'scoop'", "elements[4].cutting";
+    bucket_dig_tool_friction_above_soil: "bucket 'scoop'", "elements[4].cutting.tool_friction_deg";
+    bucket_dig_face_parallel_to_opening: "bucket 'scoop'", "elements[4].cutting.face";
+    bucket_dig_soil_friction_45: "bucket 'scoop'", "elements[4].cutting.soil_friction_deg";
     terrain_zero_cell: "terrain", "terrain.cell_m";
     terrain_friction_angle_above_90: "terrain", "terrain.friction_angle_deg";
     terrain_too_many_sweeps: "terrain", "terrain.sweeps_per_step";

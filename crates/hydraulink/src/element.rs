@@ -50,7 +50,7 @@ pub const MAX_OUTPUTS: usize = 5;
 pub const MAX_INTERNAL: usize = 2;
 
 /// Number of world values a body-port element reads frozen over a step ([`Frozen`]).
-pub const MAX_FROZEN: usize = 32;
+pub const MAX_FROZEN: usize = 40;
 
 /// World state a body-port element reads, frozen over a step: written at the step boundary by
 /// the stage `world` (`crate::terrain::world`) into `State::world` and copied into the

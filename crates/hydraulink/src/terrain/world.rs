@@ -5,7 +5,10 @@
 //!
 //! 1. **cut**: every `bucket_dig` element's cutting edge (the polyline through its force points,
 //!    sampled at half a cell) cuts the heightfield ([`Heightfield::cut`]); the volume removed
-//!    becomes payload, up to the bucket's capacity (the excess goes back where it was cut);
+//!    becomes payload, up to the bucket's capacity (the excess goes back where it was cut); with
+//!    the earth-moving equation (`cutting`) also up to what the cut lets in over the step,
+//!    Σ_k w δ_k⁺ u_k⁺ Δt (u_k the point's speed along the opening): every sample then gives
+//!    back the same share of what it removed;
 //! 2. **dump**: a bucket whose opening points more than its dump angle from up empties at its
 //!    dump rate, into the hopper (counted, removed from the world) when its payload point is
 //!    over the hopper's footprint and not below its floor, otherwise onto the column under the
@@ -34,6 +37,7 @@ use super::dig::{slot, BucketDig, MAX_DIG_POINTS};
 use super::heightfield::Heightfield;
 use super::pressure::{self, Kernel};
 use crate::component::Component;
+use crate::element::BodyPose;
 use crate::element::{Element, Frozen, MAX_FROZEN};
 use crate::error::ModelError;
 use crate::mechanics::kinematics::Kinematics;
@@ -356,6 +360,8 @@ pub struct WorldScratch {
     force: Vec<f64>,
     /// Its share at the base of each column [N].
     base: Vec<f64>,
+    /// The edge samples of one bucket's cut: (x, z, volume removed) [m, m, m³].
+    cuts: Vec<[f64; 3]>,
 }
 
 impl WorldScratch {
@@ -368,6 +374,9 @@ impl WorldScratch {
             pressure: pressure::Scratch::new(&t.field0),
             force: vec![0.0; n],
             base: vec![0.0; n],
+            cuts: Vec::with_capacity(
+                (MAX_DIG_POINTS - 1) * (samples_cap(t.field0.nx, t.field0.nz) + 1),
+            ),
         })
     }
 }
@@ -400,6 +409,30 @@ pub fn frozen_of(st: &State, i: usize, used: bool) -> Option<&Frozen> {
     let w = st.world.as_ref()?;
     let d = w.diggers.iter().find(|d| d.element == i)?;
     Some(if used { &d.frozen_used } else { &d.frozen })
+}
+
+/// Most samples of one edge segment: one per half cell along the grid's diagonal.
+fn samples_cap(nx: usize, nz: usize) -> usize {
+    2 * (nx + nz) + 2
+}
+
+/// The volume the cut of bucket `e` lets into it over a step of `dt` [m³]: Σ_k w δ_k⁺ u_k⁺ Δt,
+/// with δ_k the depth of force point k below the surface plane of the record `f` the step read
+/// and u_k = ṙ_k·o its speed along the bucket's opening o (the cut cross-section times the
+/// speed it is cut at).
+fn cut_allowance(e: &BucketDig, pose: &BodyPose<f64>, f: &Frozen, dt: f64) -> f64 {
+    let o = pose.rot * e.opening;
+    let mut v_cut = 0.0;
+    for (n, p) in e.points.iter().enumerate() {
+        let s0 = slot::SURFACE + 3 * n;
+        let r = pose.point(p);
+        let depth = f[s0] + f[s0 + 1] * r.x + f[s0 + 2] * r.z - r.y;
+        let u = pose.velocity(&r).dot(&o);
+        if depth > 0.0 && u > 0.0 {
+            v_cut += e.width_m * depth * u * dt;
+        }
+    }
+    v_cut
 }
 
 fn bucket(model: &Model, i: usize) -> &BucketDig {
@@ -457,6 +490,15 @@ fn freeze(
         f[s0] = a;
         f[s0 + 1] = gx;
         f[s0 + 2] = gz;
+        // with the earth-moving equation, a point cutting (moving along the opening o) bears on
+        // the floor of its cut, not on the surface: the penalty starts at its depth now, blended
+        // in over the speeds 0 to v_ε along o (docs/theory/13_terrain.md §13.5)
+        if e.cutting.is_some() {
+            let depth = a + gx * r.x + gz * r.z - r.y;
+            let u = pose.velocity(&r).dot(&(pose.rot * e.opening));
+            let blend = (u / e.smoothing_speed_m_s).clamp(0.0, 1.0);
+            f[slot::FLOOR + n] = depth.max(0.0) * blend;
+        }
     }
 }
 
@@ -507,6 +549,12 @@ pub fn advance(model: &Model, st: &mut State, kin: &Kinematics<f64>, s: &mut Wor
         let pose = body_pose(kin, e.frame);
         // 1. cut along the edge polyline, sampled at half a cell, up to the capacity
         let mut left = e.capacity_m3 - d.payload_m3;
+        // with the earth-moving equation, also no more than the cut lets in this step: every
+        // sample is cut to the edge, then each gives back the same share of what it lost
+        let allowance = e
+            .cutting
+            .map(|_| cut_allowance(e, &pose, &d.frozen, dt).min(left.max(0.0)));
+        s.cuts.clear();
         let mut pts = [Vector3::<f64>::zeros(); MAX_DIG_POINTS];
         for (k, p) in e.points.iter().enumerate() {
             pts[k] = pose.point(p);
@@ -522,10 +570,10 @@ pub fn advance(model: &Model, st: &mut State, kin: &Kinematics<f64>, s: &mut Wor
             let (a, b) = (a + (b - a) * t0, a + (b - a) * t1);
             // at most one sample per half cell along the grid's diagonal (whatever round-off
             // left of a clipped edge with far-away ends)
-            let n_cap = 2 * (w.field.nx + w.field.nz) + 2;
+            let n_cap = samples_cap(w.field.nx, w.field.nz);
             let n = (((b - a).norm() / (0.5 * d_cell)).ceil() as usize).min(n_cap);
             for q in 0..=n {
-                if left <= 0.0 {
+                if left <= 0.0 || allowance.is_some_and(|v| v <= 0.0) {
                     break;
                 }
                 let r = if n == 0 {
@@ -534,6 +582,12 @@ pub fn advance(model: &Model, st: &mut State, kin: &Kinematics<f64>, s: &mut Wor
                     a + (b - a) * (q as f64 / n as f64)
                 };
                 let removed = w.field.cut(&[[r.x, r.y, r.z]]);
+                if allowance.is_some() {
+                    if removed > 0.0 {
+                        s.cuts.push([r.x, r.z, removed]);
+                    }
+                    continue;
+                }
                 let taken = removed.min(left);
                 if removed > taken {
                     // the bucket is full: what does not fit stays where it was
@@ -545,6 +599,29 @@ pub fn advance(model: &Model, st: &mut State, kin: &Kinematics<f64>, s: &mut Wor
                 d.payload_m3 += taken;
                 d.dug_m3 += taken;
             }
+        }
+        if let Some(allow) = allowance {
+            let removed: f64 = s.cuts.iter().map(|c| c[2]).sum();
+            // the share each sample keeps out of the ground: the allowance over what the edge
+            // cut, at most all of it
+            let share = if removed > allow {
+                allow / removed
+            } else {
+                1.0
+            };
+            let mut back = 0.0;
+            if share < 1.0 {
+                for c in s.cuts.iter() {
+                    let v = c[2] * (1.0 - share);
+                    w.field
+                        .deposit(c[0], c[1], v)
+                        .expect("the cut point is on the grid (cut removed material there)");
+                    back += v;
+                }
+            }
+            let taken = removed - back;
+            d.payload_m3 += taken;
+            d.dug_m3 += taken;
         }
         // 2. dump when tilted past the dump angle
         let pc = pose.point(&e.payload);
@@ -574,11 +651,12 @@ pub fn advance(model: &Model, st: &mut State, kin: &Kinematics<f64>, s: &mut Wor
         }
         // the soil's reaction to the buckets' normal forces, per cell (for eq. 16)
         if t.automaton.eta > 0.0 {
-            for p in e.points.iter() {
+            for (n, p) in e.points.iter().enumerate() {
                 let r = pose.point(p);
                 if let Some((i, j)) = w.field.cell_at(r.x, r.z) {
                     let y_s = w.field.surface(r.x, r.z).map_or(0.0, |v| v.0);
-                    let depth = y_s - r.y;
+                    // below the floor of the cut with the earth-moving equation (0 without)
+                    let depth = y_s - r.y - d.frozen[slot::FLOOR + n];
                     if depth > 0.0 {
                         let k = w.field.index(i, j);
                         s.force[k] += t.stiffness_n_m * depth;
