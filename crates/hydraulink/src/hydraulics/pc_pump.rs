@@ -1,7 +1,8 @@
 //! Pressure-compensated variable-displacement pump: the fixed pump of [`super::fixed_pump`]
 //! (same shaft-speed input, leakage from η_v, torque from η_hm) whose displacement fraction
 //! ε ∈ [0, 1] falls from 1 to 0 as the outlet pressure rises over the compensator setting, with
-//! an optional first-order swash-plate lag.
+//! an optional first-order swash-plate lag, and three opt-in regulators: load sensing, a pressure
+//! cut-off and an absorbed-power (torque) limiter.
 //!
 //! ```text
 //!              ω [rad/s] (input `speed_input`)
@@ -18,13 +19,60 @@
 //! delivery ε D ω/(2π) equals its own leakage C_L Δp, just above p_c. Branches are decided on
 //! the real part of Δp.
 //!
-//! **Static compensator** (no `swash_plate_time_constant_s`): ε = ε_s(Δp).
+//! **Load sensing** (`load_sense` = node LS): the compensator senses p_out − p_LS instead of Δp,
+//! and p_c (`compensator_pressure_pa`) becomes the margin (typically 1.5–3 MPa): the pump holds
+//! its outlet p_c above the highest load pressure that the valves report to LS (`ls_shuttle`).
+//! With the valves centred LS drains to tank and the pump holds only the margin, delivering its
+//! leakage: it absorbs almost no power. The LS port takes no flow (a pilot line).
+//!
+//! **Pressure cut-off** (`pressure_cutoff_pa` = p_max): a second compensator on Δp,
+//! ε_x(Δp) = 1 − σ((Δp − p_max)/Δp_reg), that destrokes the pump at its maximum pressure whatever
+//! LS reads. The two compensators act in series, ε_comp = ε_s ε_x: both are 1 outside their own
+//! regulation range, so the product is the lower of the two wherever at most one regulates; it
+//! is C¹, monotone and in [0, 1].
+//!
+//! **Power limiter** (`max_power_w` = P_max; the "horsepower" or torque control of an excavator
+//! pump). With the torque law of [`super::fixed_pump`], T = ε D Δp/(2π η_hm) while the pump pumps
+//! (ω Δp > 0), the shaft power ω T stays at or below P_max exactly when
+//! ```text
+//!   ε ≤ ε_P(Δp, ω) = 2π η_hm P_max / (D ω Δp)        (ω Δp > 0; no limit otherwise)
+//!
+//!   Q  ▲ ε = 1 ─────────╮                   the regulator curve at speed ω: full flow,
+//!      │                 ╲ Q Δp ≈ η_hm P_max   then the constant-power hyperbola
+//!      │                  ╲                    Q = η_hm P_max/Δp, then the compensator
+//!      │                   ╲___                (or the cut-off) destrokes to 0
+//!      │                       ‾‾‾╲_
+//!      └────────────────────────────┴──▶ Δp
+//!                                  p_c (p_max)
+//! ```
+//! (Bosch Rexroth, "Axial piston variable pump A10V(S)O series 31", data sheet RE 92701,
+//! 2016: DFLR pressure, flow and power control, whose power controller keeps the product of
+//! operating pressure and displacement constant, a hyperbola in the Δp–Q plane, and DFR
+//! pressure and flow (load-sensing) control with its pressure cut-off.)
+//! The limiter and the compensators are combined by a smooth minimum of relative width k = 0.1
+//! (`POWER_BLEND`): with y = ε_P/ε_comp,
+//! ```text
+//!   ε = ε_comp m(y),   m(y) = min(1, y) − h² k/4,   h = max(0, k − |1 − y|)/k
+//! ```
+//! m is the C¹ polynomial smooth minimum of 1 and y: m = y for y ≤ 1 − k, m = 1 for y ≥ 1 + k, a
+//! parabola between with matching values and slopes. Hence ε ≤ min(ε_comp, ε_P) everywhere (the
+//! power limit holds exactly in the model's own torque; in the blend the pump gives up at most
+//! k ε_comp/4, 2.5 % of the compensators' stroke), ε ∈ [0, 1], ε is C¹ in (Δp, p_LS, ω) and it does not rise
+//! with Δp (∂ε/∂ε_comp = m − y m′ ≥ 0 and ∂ε/∂ε_P = m′ ≥ 0 on k < 2). As Δp → 0⁺ or ε_comp → 0,
+//! y grows past 1 + k and ε = ε_comp exactly, so the branches join without a kink.
+//!
+//! **Static compensator** (no `swash_plate_time_constant_s`): ε = ε_s(Δp), the combined target
+//! of all the regulators present (`target_displacement`).
 //!
 //! **Swash-plate lag** (`swash_plate_time_constant_s` = τ): ε is an internal state
-//! (`<name>.displacement`, a Newton unknown of the penalty formulation), ε̇ = (ε_s(Δp) − ε)/τ.
+//! (`<name>.displacement`, a Newton unknown of the penalty formulation), ε̇ = (ε_s − ε)/τ with
+//! ε_s the combined target, so a fast load step can draw more than P_max for about τ.
 //! The trapezoidal step is ε_k+1 = [(1 − r) ε_k + r ε_s,k + r ε_s,k+1]/(1 + r) with r = Δt/(2τ):
 //! for τ ≥ Δt/2 (r ≤ 1) it is a convex combination, so ε stays in [0, 1]. A smaller τ is rejected
 //! when the model compiles (the relief valve's poppet lag has the same bound).
+//!
+//! Outputs: `<name>.flow` (Q), `<name>.displacement_fraction` (ε), `<name>.shaft_torque`,
+//! `<name>.shaft_power` (ω T) and `<name>.power_w`.
 
 use serde::{Deserialize, Serialize};
 
@@ -74,6 +122,18 @@ pub struct PcPumpSpec {
     /// static.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swash_plate_time_constant_s: Option<f64>,
+    /// Largest shaft power P_max the pump absorbs [W] (the power or torque limiter): the
+    /// displacement is limited so that ω T ≤ P_max; without it, no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_power_w: Option<f64>,
+    /// Load-sensing node LS: the compensator senses p_out − p_LS, and
+    /// `compensator_pressure_pa` is the margin held above it; without it, p_out − p_in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_sense: Option<String>,
+    /// Pressure cut-off p_max: a second compensator on p_out − p_in that destrokes the pump
+    /// from p_max to p_max + Δp_reg [Pa]; without it, none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure_cutoff_pa: Option<f64>,
 }
 
 /// A compiled pressure-compensated pump.
@@ -95,7 +155,24 @@ pub struct PcPump {
     pub regulation_range_pa: f64,
     /// τ of the swash-plate lag [s], if any (then ε is an internal state).
     pub time_constant_s: Option<f64>,
+    /// The regulators beyond the compensator on Δp (module doc); all `None` by default.
+    pub regulators: Regulators,
 }
+
+/// The opt-in regulators of a pressure-compensated pump (module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Regulators {
+    /// Load-sensing node LS (node port 2), if any.
+    pub load_sense: Option<Node>,
+    /// Pressure cut-off p_max [Pa], if any.
+    pub pressure_cutoff_pa: Option<f64>,
+    /// 2π η_hm P_max / D [Pa rad/s], the constant of ε_P = c/(ω Δp), if a power limit is set.
+    pub power_constant: Option<f64>,
+}
+
+/// Relative width k of the smooth minimum that joins the power limiter to the compensators
+/// (module doc): the blend spans y = ε_P/ε_comp ∈ [1 − k, 1 + k].
+pub const POWER_BLEND: f64 = 0.1;
 
 impl PcPumpSpec {
     /// Checks the fields and resolves the nodes and the speed input.
@@ -132,6 +209,32 @@ impl PcPumpSpec {
                 Some(tau)
             }
         };
+        let load_sense = match &self.load_sense {
+            None => None,
+            Some(n) => {
+                let ls = cx.node("load_sense", n)?;
+                if ls == outlet {
+                    return Err(cx.error(
+                        "load_sense",
+                        "is the pump's own outlet: the compensator would sense p_out − p_out = 0 \
+                         and never destroke; name the node the valves report the load to",
+                    ));
+                }
+                Some(ls)
+            }
+        };
+        let pressure_cutoff_pa = match self.pressure_cutoff_pa {
+            None => None,
+            Some(x) => Some(cx.positive("pressure_cutoff_pa", x)?),
+        };
+        let power_constant = match self.max_power_w {
+            None => None,
+            // ε_P = 2π η_hm P_max/(D ω Δp) (module doc)
+            Some(w) => Some(
+                std::f64::consts::TAU * shaft.mechanical_efficiency * cx.positive("max_power_w", w)?
+                    / shaft.displacement_m3_per_rev,
+            ),
+        };
         Ok(PcPump {
             name: self.name.clone(),
             inlet,
@@ -141,15 +244,19 @@ impl PcPumpSpec {
             compensator_pressure_pa: p_c,
             regulation_range_pa: range,
             time_constant_s,
+            regulators: Regulators {
+                load_sense,
+                pressure_cutoff_pa,
+                power_constant,
+            },
         })
     }
 }
 
-/// Static displacement fraction ε_s(Δp) = 1 − σ((Δp − p_c)/Δp_reg) [-] at Δp = p_out − p_in
-/// [Pa] (module doc).
+/// The compensator law 1 − σ((x − x_0)/Δp_reg) [-] (module doc).
 #[inline]
-pub fn static_displacement<S: Real>(p: &PcPump, dp: S) -> S {
-    let x = (dp - S::from(p.compensator_pressure_pa)) * (1.0 / p.regulation_range_pa);
+fn compensator<S: Real>(x: S, x0: f64, range: f64) -> S {
+    let x = (x - S::from(x0)) * (1.0 / range);
     let r = x.re();
     if r <= 0.0 {
         S::one()
@@ -161,13 +268,69 @@ pub fn static_displacement<S: Real>(p: &PcPump, dp: S) -> S {
     }
 }
 
+/// Static displacement fraction ε_s(Δp) = 1 − σ((Δp − p_c)/Δp_reg) [-] at Δp = p_out − p_in
+/// [Pa] of the compensator alone (module doc); with load sensing, a cut-off or a power limit
+/// use [`target_displacement`].
+#[inline]
+pub fn static_displacement<S: Real>(p: &PcPump, dp: S) -> S {
+    compensator(dp, p.compensator_pressure_pa, p.regulation_range_pa)
+}
+
+/// The C¹ smooth minimum m(y) of 1 and y, of relative width k = [`POWER_BLEND`] (module doc).
+#[inline]
+pub fn smooth_min_one<S: Real>(y: S) -> S {
+    let k = POWER_BLEND;
+    let r = y.re();
+    if r <= 1.0 - k {
+        y
+    } else if r >= 1.0 + k {
+        S::one()
+    } else if r <= 1.0 {
+        // min = y, h k = k − (1 − y)
+        let hk = y + (k - 1.0);
+        y - hk * hk * (0.25 / k)
+    } else {
+        // min = 1, h k = k − (y − 1)
+        let hk = S::from(k + 1.0) - y;
+        S::one() - hk * hk * (0.25 / k)
+    }
+}
+
+/// The target displacement fraction of all the regulators present [-] (module doc): the
+/// compensator on Δp = p_out − p_in (on p_out − p_LS with load sensing), the cut-off on Δp and the
+/// power limiter at speed ω [rad/s], from the node pressures `p` (ports inlet, outlet, LS).
+#[inline]
+pub fn target_displacement<S: Real>(pump: &PcPump, p: &[S], omega: f64) -> S {
+    let dp = p[1] - p[0];
+    let reg = &pump.regulators;
+    let sensed = match reg.load_sense {
+        Some(_) => p[1] - p[2],
+        None => dp,
+    };
+    let mut eps = compensator(sensed, pump.compensator_pressure_pa, pump.regulation_range_pa);
+    if let Some(p_max) = reg.pressure_cutoff_pa {
+        eps = eps * compensator(dp, p_max, pump.regulation_range_pa);
+    }
+    if let Some(c) = reg.power_constant {
+        // ε_P = c/(ω Δp) where the pump pumps (ω Δp > 0); ε = ε_comp m(ε_P/ε_comp)
+        let load = dp * omega;
+        if load.re() > 0.0 && eps.re() > 0.0 {
+            let y = S::from(c) / (load * eps);
+            if y.re() < 1.0 + POWER_BLEND {
+                eps = eps * smooth_min_one(y);
+            }
+        }
+    }
+    eps
+}
+
 impl PcPump {
     /// The displacement fraction at `at`: the internal state with a lag, else ε_s.
     #[inline]
     fn displacement<S: Real>(&self, at: &PortState<S>) -> S {
         match self.time_constant_s {
             Some(_) => at.internal[0],
-            None => static_displacement(self, at.p[1] - at.p[0]),
+            None => target_displacement(self, &at.p, at.position),
         }
     }
 }
@@ -177,7 +340,10 @@ impl Element for PcPump {
         &self.name
     }
     fn ports(&self) -> Ports {
-        fixed_pump::ports(self.inlet, self.outlet, self.input)
+        let mut p = fixed_pump::ports(self.inlet, self.outlet, self.input);
+        // the LS pilot line: its pressure in, no flow out
+        p.nodes[2] = self.regulators.load_sense;
+        p
     }
     fn n_position(&self) -> usize {
         1
@@ -203,7 +369,7 @@ impl Element for PcPump {
     }
     fn steady_internal<S: Real>(&self, at: &PortState<S>, out: &mut [S; MAX_INTERNAL]) {
         if self.time_constant_s.is_some() {
-            out[0] = static_displacement(self, at.p[1] - at.p[0]);
+            out[0] = target_displacement(self, &at.p, at.position);
         }
     }
     fn describe(&self, out: &mut Vec<Variable>) {
@@ -224,7 +390,8 @@ impl Element for PcPump {
         let eps = self.displacement(at);
         let mut e = flow_element::effort(self.shaft.flow(eps, at.position, dp));
         if let Some(tau) = self.time_constant_s {
-            e.internal_rate[0] = (static_displacement(self, dp) - eps) * (1.0 / tau);
+            e.internal_rate[0] =
+                (target_displacement(self, &at.p, at.position) - eps) * (1.0 / tau);
         }
         e
     }

@@ -49,6 +49,7 @@ fn pc(tau: Option<f64>) -> PcPump {
         compensator_pressure_pa: 1.2e7,
         regulation_range_pa: 5e5,
         time_constant_s: tau,
+        regulators: Default::default(),
     }
 }
 
