@@ -38,7 +38,80 @@ pub(crate) fn check_command(args: &CheckArgs) -> Result<(), Failure> {
     )?;
     let sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
     print!("{}", report(&sim, &file));
+    for w in warnings(sim.model()) {
+        eprintln!("warning: {w}");
+    }
     Ok(())
+}
+
+/// The design warnings of `check` (issue 24): every cylinder that passes a dead centre inside
+/// its stroke (`working_range::dead_centres`), and every cylinder chamber or motor port without
+/// a relief (`working_range::overload_protection`).
+pub(crate) fn warnings(model: &hydraulink::Model) -> Vec<String> {
+    use hydraulink::mechanics::working_range::{dead_centres, overload_protection, DeadCentreKind};
+    let mut out = Vec::new();
+    match dead_centres(model) {
+        Ok(found) => {
+            for d in found {
+                let cyl = &model.hydraulics.cylinders[d.cylinder.0];
+                let (lo, hi) = (
+                    cyl.retracted_length_m,
+                    cyl.retracted_length_m + cyl.stroke_m,
+                );
+                let joint = match (d.joint_axis, d.joint_value) {
+                    (Some(k), Some(v)) => {
+                        let axis = &model.axes[k];
+                        let name = &model.joints[axis.joint].name;
+                        match axis.kind {
+                            AxisKind::Revolute => {
+                                format!("; joint '{name}' at {:.1}°", v.to_degrees())
+                            }
+                            AxisKind::Prismatic => format!("; joint '{name}' at {v:.4} m"),
+                        }
+                    }
+                    _ => String::new(),
+                };
+                let what = match d.kind {
+                    DeadCentreKind::LeverArmZero { tops_out } => format!(
+                        "passes a dead centre at {:.3} m of its {lo:.3}–{hi:.3} m stroke (lever \
+                         arm zero: it {} there, and past it the linkage folds over{joint})",
+                        d.length_m,
+                        if tops_out { "tops out" } else { "bottoms out" }
+                    ),
+                    DeadCentreKind::OutputReverses => format!(
+                        "passes a dead centre at {:.3} m of its {lo:.3}–{hi:.3} m stroke (the \
+                         driven joint reverses while the cylinder runs on{joint})",
+                        d.length_m
+                    ),
+                    DeadCentreKind::Locks => format!(
+                        "cannot move past {:.3} m of its {lo:.3}–{hi:.3} m stroke: the loop \
+                         cannot close (the linkage locks){joint}",
+                        d.length_m
+                    ),
+                };
+                out.push(format!("cylinder '{}' {what}", cyl.name));
+            }
+        }
+        Err(e) => out.push(format!("the dead-centre check could not run: {e}")),
+    }
+    let (unprotected, highest) = overload_protection(model);
+    for u in unprotected {
+        let name = &model.hydraulics.volumes[u.volume.0].name;
+        out.push(match highest {
+            Some(p) => format!(
+                "chamber '{name}' ({}) has no relief: an external load can raise it above the \
+                 highest relief setting ({:.1} MPa)",
+                u.holds,
+                p / 1e6
+            ),
+            None => format!(
+                "chamber '{name}' ({}) has no relief, and the model has none: an external load \
+                 can raise it without limit",
+                u.holds
+            ),
+        });
+    }
+    out
 }
 
 /// Where the pressure of volume `v` comes from when hydraulic motors hold their joints with it:

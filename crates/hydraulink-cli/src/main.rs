@@ -25,6 +25,7 @@ mod panic_boundary;
 mod realtime;
 mod serve;
 mod view;
+mod workspace;
 
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
@@ -145,6 +146,11 @@ enum Command {
         field) when it cannot."
     )]
     Check(check::CheckArgs),
+    /// Sweep the cylinder strokes and draw the working range of a point, as a spec sheet does.
+    #[command(
+        long_about = "Sweep every cylinder over its stroke (a grid of --grid points each), solve         the positions with the loops closed and draw the envelope of the point --point         BODY.MARKER in the vertical plane of the front, as a spec sheet draws it: DIR/working_range.svg         (envelope, ground line, swing axis, the machine in its initial pose, the dimensions),         DIR/working_range.csv and DIR/working_range.json (reach at ground, maximum reach, digging         depth, cutting height, dump height; with --pressure-pa P the force each cylinder at P         produces at the point by virtual work, at the initial pose and its largest along the         stroke), and the table on stdout. Poses beyond a dead centre cannot be assembled and are         left out."
+    )]
+    Workspace(workspace::WorkspaceArgs),
     /// Print the JSON Schema of a model file, or the model reference in Markdown.
     #[command(
         long_about = "Print the JSON Schema of a model file (for TOML editors: put \
@@ -474,6 +480,7 @@ fn main() -> ExitCode {
         Command::Realtime(args) => realtime::realtime_command(args),
         Command::Serve(args) => serve::serve_command(args),
         Command::View(args) => view::view_command(args),
+        Command::Workspace(args) => workspace::workspace_command(args),
     })
     .unwrap_or_else(|message| {
         Err(Failure {

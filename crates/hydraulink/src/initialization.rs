@@ -98,11 +98,32 @@ pub(crate) fn close_loops(
     free: &[usize],
     tol: f64,
 ) -> Result<(), (f64, u32)> {
-    let (m, n) = (model.n_constraints(), model.n_coords());
+    close_loops_with(model, ev, z, free, tol, &mut |_, _, _| {})
+}
+
+/// [`close_loops`] with more equations g(z) = 0 below Φ (the working range holds cylinder
+/// lengths, `mechanics::working_range`): `extra(ev, g, g_z)` appends the values of g at the
+/// positions of `ev` to `g` and their Jacobian rows (n entries each, row-major) to `g_z`. With no
+/// extra equation the iteration is the one of [`close_loops`], number for number.
+pub(crate) fn close_loops_with(
+    model: &Model,
+    ev: &mut Evaluator<f64>,
+    z: &mut [f64],
+    free: &[usize],
+    tol: f64,
+    extra: &mut dyn FnMut(&Evaluator<f64>, &mut Vec<f64>, &mut Vec<f64>),
+) -> Result<(), (f64, u32)> {
+    let n = model.n_coords();
+    let (mut g, mut g_z) = (Vec::new(), Vec::new());
     let mut it = 0;
     loop {
         ev.positions(model, z);
-        let phi = DVector::from_column_slice(&ev.constraints.phi);
+        g.clear();
+        g.extend_from_slice(&ev.constraints.phi);
+        g_z.clear();
+        g_z.extend_from_slice(&ev.constraints.jac);
+        extra(ev, &mut g, &mut g_z);
+        let phi = DVector::from_column_slice(&g);
         let norm = phi.norm();
         if norm < tol {
             return Ok(());
@@ -110,7 +131,7 @@ pub(crate) fn close_loops(
         if it >= 50 || !norm.is_finite() {
             return Err((norm, it));
         }
-        let j = jac_matrix(ev, m, n).select_columns(free.iter());
+        let j = DMatrix::from_row_slice(g.len(), n, &g_z).select_columns(free.iter());
         let y = pinv_solve(&(&j * j.transpose()), &phi);
         let dz = j.transpose() * y;
         for (i, &k) in free.iter().enumerate() {

@@ -31,6 +31,7 @@ mod plots;
 pub mod poses;
 mod summary;
 mod svg_lines;
+pub mod working_range;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -12,3 +12,4 @@ pub mod nonholonomic;
 pub mod ports;
 pub mod semirecursive;
 pub mod spring_damper;
+pub mod working_range;
