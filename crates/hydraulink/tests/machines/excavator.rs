@@ -754,3 +754,55 @@ fn excavator_pump_power_stays_within_its_limit() {
     assert!(peak <= limit * (1.0 + 1e-9), "{peak} W above {limit} W");
     assert!(peak > 0.9 * limit, "the cycle uses the engine: {peak} W");
 }
+
+/// The design script `scripts/design/excavator_linkage.py` (numpy; CI installs it from
+/// scripts/requirements.txt) finds every stroke ending before its dead centre and the working
+/// range and digging forces within 10 % of the cited figures (its exit status), and the pins it
+/// prints for the initial pose are the model's, to the file's 6 decimals.
+#[test]
+fn excavator_pins_are_the_design_scripts() {
+    let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(format!("{root}/scripts/design/excavator_linkage.py"))
+        .arg("--toml")
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let front = Front::of(&spec_of("excavator"));
+    let mut checked = 0;
+    for (pin, marker) in [
+        ("A", "joint.z_boom"),
+        ("G", "upper.G"),
+        ("B", "boom.B"),
+        ("D", "boom.D"),
+        ("C", "boom.C"),
+        ("E", "arm.E"),
+        ("H", "arm.H"),
+        ("I", "arm.I"),
+        ("F", "arm.F"),
+        ("J", "bucket.J"),
+        ("P", "bucket.P"),
+        ("K", "side_link.K"),
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{pin} = [")))
+            .unwrap_or_else(|| panic!("the script prints {pin}"));
+        let xy: Vec<f64> = line[line.find('[').unwrap() + 1..line.find(']').unwrap()]
+            .split(',')
+            .map(|v| v.trim().parse().unwrap())
+            .collect();
+        let m = front.p(marker);
+        assert!(
+            (xy[0] - m[0]).abs() < 1e-6 && (xy[1] - m[1]).abs() < 1e-6,
+            "{pin}: script {xy:?}, model {m:?}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 12);
+}
