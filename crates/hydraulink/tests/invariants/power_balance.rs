@@ -66,6 +66,7 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
     }
     let (mut worst, mut integral, mut previous) = (0.0_f64, [0.0; 4], None::<[f64; 4]>);
     let dt = model.solver.step_s;
+    let tol_p = spec.solver.tolerance_pressure_pa;
     let mut row = vec![0.0; sim.n_outputs()];
     let mut motion = vec![CylinderMotion { s: 0.0, sd: 0.0 }; h.cylinders.len()];
     let mut rows = 0;
@@ -103,7 +104,7 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
         for (m, r) in motion.iter_mut().zip(&st.reported.cylinder) {
             *m = CylinderMotion { s: r[0], sd: r[1] };
         }
-        let (mut displaced, mut stored) = (0.0, 0.0);
+        let (mut displaced, mut stored, mut allow) = (0.0, 0.0, 0.0);
         for (v, vol) in h.volumes.iter().enumerate() {
             let (vv, vd, wall) = volume::geometry(&model, vol, VolumeId(v), &motion);
             let gauge = st.p[v] - p_t;
@@ -116,16 +117,23 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
                     0.0
                 };
                 stored += gauge * (vv / be + extra) * st.pd[v];
+                // what the Newton tolerance leaves in the storage term: δp ≤ tol, so the
+                // trapezoidal rate is off by up to 2 tol/Δt
+                allow += gauge.abs() * (vv / be + extra) * 2.0 * tol_p / dt;
             }
         }
         let terms = [pumps, absorbed, displaced, stored];
         let residual = -pumps + absorbed + displaced + stored;
         let scale = terms.iter().map(|x| x.abs()).sum::<f64>();
+        // relative to the terms, beyond the Newton tolerance's share: when the pumps deliver
+        // only a trickle (a pressure-compensated pump at rest, issue 24's excavator) the terms
+        // are small while the tolerance's share is not
+        let beyond = (residual.abs() - allow).max(0.0);
         if scale > 0.0 {
-            worst = worst.max(residual.abs() / scale);
+            worst = worst.max(beyond / scale);
         }
         assert!(
-            residual.abs() <= ROW_TOL * scale,
+            beyond <= ROW_TOL * scale,
             "{name} at t = {} s: pumps {pumps} W = absorbed {absorbed} W + displaced \
              {displaced} W + stored {stored} W misses by {residual} W",
             st.t_s
