@@ -174,7 +174,7 @@ fn excavator_before_issue24_matches_the_issue() {
     assert!((f.reach_at_ground_m.unwrap() - 7.89).abs() < 0.005, "{f:?}");
     assert!((f.digging_depth_m - 4.34).abs() < 0.005, "{f:?}");
     assert!(
-        f.cutting_height_m > f.dump_height_m && f.dump_arm_vertical,
+        f.cutting_height_m > f.dump_height_m && f.dump_teeth_below_pin,
         "{f:?}"
     );
     assert!(f.max_reach_m >= f.reach_at_ground_m.unwrap(), "{f:?}");

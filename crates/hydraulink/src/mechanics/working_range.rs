@@ -35,18 +35,12 @@
 //! - **maximum reach**: the largest x;
 //! - **digging depth**: y_g − the lowest y;
 //! - **cutting height**: the highest y − y_g;
-//! - **dump (loading) height**: the height y − y_g of the point with the bucket fully dumped, the
-//!   boom raised and the arm vertical, as spec sheets give the maximum loading height: the
-//!   highest, over the settings of the other cylinders where the tool's pin (the joint of the
-//!   point's body: the bucket pin) is straight below its parent's pin (the arm pin), of the
-//!   point's height in the *dumped* pose. The dumped pose of a setting of the other cylinders is
-//!   the reachable pose with the tool cylinder nearest its dumping stroke end; "straight below"
-//!   is found between neighbouring settings of the grid where the pins' horizontal offset changes
-//!   sign, the height interpolated linearly. The tool cylinder is the last cylinder of the model
-//!   (the bucket cylinder of an excavator) unless another is named; its dumping end is the stroke
-//!   end at which the point is lower, the other cylinders at their initial lengths (a bucket
-//!   opened: its teeth hang below its pin). When the arm is never vertical, the dump height is
-//!   the highest dumped pose ([`Figures::dump_arm_vertical`] says which).
+//! - **dump (loading) height**: the height y − y_g of the point with the bucket fully dumped
+//!   and its teeth hanging straight below its pin, as spec sheets give the maximum loading
+//!   height: the highest position of the tool's pin (the joint of the point's body: the bucket
+//!   pin) over every reachable pose, less the pin-to-point distance in the plane. The point must
+//!   sit on a body that turns on its own joint; on a body of the ground the dump height is the
+//!   highest pose of the point ([`Figures::dump_teeth_below_pin`] is `false` then).
 //!
 //! # Forces by virtual work
 //! One cylinder c at pressure p on its piston side (rod side at tank), all others held: the
@@ -219,9 +213,10 @@ pub struct Figures {
     pub dump_height_m: f64,
     /// Horizontal distance of the dump height's pose [m].
     pub dump_x_m: f64,
-    /// The dump height is the one with the tool's parent link vertical (`false`: it never is,
-    /// and the dump height is the highest dumped pose).
-    pub dump_arm_vertical: bool,
+    /// The dump height is the tool pin's highest position less its pin-to-point distance
+    /// (`false`: the point's body has no joint of its own, and the dump height is the point's
+    /// highest pose).
+    pub dump_teeth_below_pin: bool,
 }
 
 /// The force one cylinder produces at the point, by virtual work.
@@ -667,69 +662,37 @@ pub fn working_range(
         // NaN (no step reachable) compares false: the other end
         y_ext < y_ret || y_ret.is_nan()
     };
-    // per setting of the other cylinders, the reachable pose nearest the dumping end
-    let mut best: std::collections::BTreeMap<Vec<usize>, usize> = Default::default();
-    for (f, xy) in xy_at.iter().enumerate() {
-        if xy.is_none() {
-            continue;
-        }
-        let idx = unflatten(f);
-        let mut key = idx.clone();
-        key.remove(tool);
-        let e = best.entry(key).or_insert(f);
-        let old = unflatten(*e)[tool];
-        if (dump_extended && idx[tool] > old) || (!dump_extended && idx[tool] < old) {
-            *e = f;
-        }
-    }
-    // the tool's pin and its parent's pin (bucket pin, arm pin): "arm vertical" is the tool's pin
-    // straight below its parent's
-    let pins = match p.frame {
-        Frame::Link(kb) => match model.axes[kb.0].parent {
-            Frame::Link(ka) => Some((kb.0, ka.0)),
-            Frame::Ground => None,
-        },
+    // the tool's pin (the joint of the point's body): its highest position over every reachable
+    // pose, less the pin-to-point distance (the teeth hang straight below it)
+    let tool_joint = match p.frame {
+        Frame::Link(kb) => Some(kb.0),
         Frame::Ground => None,
     };
-    let mut pin_offset = |f: usize| -> Option<[f64; 2]> {
-        let (kb, ka) = pins?;
-        let z = z_at[f].as_ref()?;
+    let mut pin_xy = |z: &[f64]| -> Option<([f64; 2], [f64; 2])> {
+        let kb = tool_joint?;
         solver.ev.positions(model, z);
         let kin = &solver.ev.kin;
-        let pin = |k: usize| kin.pos[k] + kin.rot[k] * model.axes[k].point_ref;
-        let (b, a) = (front.plane.coords(&pin(kb)), front.plane.coords(&pin(ka)));
-        Some([b[0] - a[0], b[1] - a[1]])
+        let pin = kin.pos[kb] + kin.rot[kb] * model.axes[kb].point_ref;
+        let pin = front.plane.coords(&pin);
+        Some((pin, front.plane.coords(&solver.point(z, p))))
     };
-    let mut dump_y: Option<[f64; 2]> = None;
-    for (key, &f) in &best {
-        let Some(da) = pin_offset(f) else { break };
-        let ya = xy_at[f].map_or(f64::NAN, |v| v[1]);
-        // the neighbouring settings of the other cylinders, one grid step up in each
-        for j in 0..key.len() {
-            let mut nb = key.clone();
-            nb[j] += 1;
-            let Some(&g) = best.get(&nb) else { continue };
-            let Some(db) = pin_offset(g) else { continue };
-            let yb = xy_at[g].map_or(f64::NAN, |v| v[1]);
-            if da[0] * db[0] <= 0.0 && da[1] < 0.0 && db[1] < 0.0 && da[0] != db[0] {
-                let w = da[0] / (da[0] - db[0]);
-                let y = ya + (yb - ya) * w;
-                if dump_y.is_none_or(|d| y > d[1]) {
-                    let (xa, xb) = (
-                        xy_at[f].map_or(f64::NAN, |v| v[0]),
-                        xy_at[g].map_or(f64::NAN, |v| v[0]),
-                    );
-                    dump_y = Some([xa + (xb - xa) * w, y]);
-                }
+    let radius = pin_xy(&front.z0).map(|(pin, pt)| (pt[0] - pin[0]).hypot(pt[1] - pin[1]));
+    let mut highest_pin: Option<[f64; 2]> = None;
+    for z in z_at.iter().flatten() {
+        if let Some((pin, _)) = pin_xy(z) {
+            if highest_pin.is_none_or(|h| pin[1] > h[1]) {
+                highest_pin = Some(pin);
             }
         }
     }
-    let dump_arm_vertical = dump_y.is_some();
-    let dump_xy = dump_y.unwrap_or_else(|| {
-        best.values()
-            .filter_map(|&f| xy_at[f])
-            .fold([f64::NAN, f64::MIN], |a, v| if v[1] > a[1] { v } else { a })
-    });
+    let dump_teeth_below_pin = highest_pin.is_some() && radius.is_some();
+    let dump_xy = match (highest_pin, radius) {
+        (Some(pin), Some(r)) => [pin[0], pin[1] - r],
+        _ => points.iter().fold(
+            [f64::NAN, f64::MIN],
+            |a, q| if q.xy[1] > a[1] { q.xy } else { a },
+        ),
+    };
     let figures = Figures {
         ground_y_m: yg,
         reach_at_ground_m: reach_at_ground,
@@ -738,7 +701,7 @@ pub fn working_range(
         cutting_height_m: max_y - yg,
         dump_height_m: dump_xy[1] - yg,
         dump_x_m: dump_xy[0],
-        dump_arm_vertical,
+        dump_teeth_below_pin,
     };
     let envelope = envelope(&points);
     let forces = match opts.pressure_pa {
@@ -1100,6 +1063,7 @@ pub fn overload_protection(model: &Model) -> (Vec<Unprotected>, Option<f64>) {
         .iter()
         .filter_map(|e| match e {
             Component::ReliefValve(r) => Some((r.inlet, r.cracking_pressure_pa)),
+            Component::PortRelief(r) => Some((r.relief.inlet, r.relief.cracking_pressure_pa)),
             _ => None,
         })
         .collect();
