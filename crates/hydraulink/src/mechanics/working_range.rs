@@ -729,7 +729,9 @@ fn envelope(points: &[RangePoint]) -> Vec<[f64; 2]> {
     let (lo, hi) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), q| {
         (a.min(q.xy[0]), b.max(q.xy[0]))
     });
-    const COLUMNS: usize = 200;
+    // columns about 0.1–0.2 m wide on a machine of 10 m: each holds enough poses of a 41-point
+    // grid that its highest and lowest are near the true boundary (200 columns drew a saw-tooth)
+    const COLUMNS: usize = 80;
     let width = ((hi - lo) / COLUMNS as f64).max(1e-9);
     let mut top: Vec<Option<[f64; 2]>> = vec![None; COLUMNS + 1];
     let mut bottom: Vec<Option<[f64; 2]>> = vec![None; COLUMNS + 1];
