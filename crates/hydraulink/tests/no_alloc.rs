@@ -240,6 +240,11 @@ fn pump_elements_step_loop_allocates_nothing_under_every_formulation() {
                 rated_speed_rad_s: p.rated_speed_rad_s,
                 mechanical_efficiency: p.mechanical_efficiency,
                 swash_plate_time_constant_s: Some(0.02),
+                // the power limiter and the cut-off too (issue 24): the regulators' smooth
+                // minimum allocates nothing either
+                max_power_w: Some(8e3),
+                load_sense: None,
+                pressure_cutoff_pa: Some(1.4e7),
             };
             *e = hydraulink::component::ComponentSpec::PcPump(pc);
         }
