@@ -377,91 +377,40 @@ fn between<'a>(text: &'a str, before: &str, after: &str) -> &'a str {
     &text[start..start + len]
 }
 
-/// Issue 23 item 5: a model with a pump driven at a shaft speed is refused with an error that
-/// says what to use instead, and the advice works: the copy edited as the error says (the pump
-/// removed, the volume it delivers into replaced by a constant-pressure `[[hydraulics.pumps]]`
-/// entry at the relief valve's setting, the volumes it feeds through hoses and check valves
-/// given that pressure as p0_pa) linearizes. The edit is read from the error, not written into
-/// the test.
+/// Issue 24: `linearize` accepts pumps, their shaft speed held as an input, so both machines
+/// linearize about their rest and list their lowest modes with a damping ratio: a complex
+/// pair on the oil columns of the boom (the loader's lift, the excavator's boom) with
+/// 0 < ζ < 1, and the pump's speed among the inputs.
 #[test]
-fn a_pump_is_refused_with_advice_that_works() {
-    for file in [
-        "models/pump_relief.toml",
-        "models/loader.toml",
-        "models/excavator.toml",
-        "docs/tutorial/step3_valve.toml",
+fn both_machines_linearize_with_their_pump_speed_as_an_input() {
+    for (file, pump) in [
+        ("models/loader.toml", "pump"),
+        ("models/excavator.toml", "pump"),
     ] {
         let model = repo_file(file);
         let name = Path::new(file).file_stem().unwrap().to_str().unwrap();
-        let (code, _, err, _) = linearize(&model, &format!("pump-{name}"), &[]);
-        assert_eq!(code, Some(2), "{file}: {err}");
-        assert!(
-            err.contains("linearization does not support the pump 'pump'")
-                && err.contains("constant-pressure supply"),
-            "{file}: {err}"
-        );
-        let volume = between(&err, "replace the `[[hydraulics.volumes]]` entry '", "'");
-        assert!(
-            err.contains(&format!(
-                "`[[hydraulics.pumps]]` entry with name = \"{volume}\" and pressure_pa ="
-            )),
-            "{err}"
-        );
-        let fed: Vec<String> = if err.contains("(fed from") {
-            between(&err, "so give ", " (fed from")
-                .split(", ")
-                .map(|n| n.trim_matches('\'').to_string())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        // the edit the error asks for
-        let mut doc: toml::Table = fs::read_to_string(&model).unwrap().parse().unwrap();
-        let field =
-            |v: &toml::Value, key: &str| v.get(key).and_then(|x| x.as_str().map(String::from));
-        let elements = doc
-            .get_mut("elements")
-            .and_then(toml::Value::as_array_mut)
-            .unwrap();
-        let relief_pa = elements
-            .iter()
-            .find(|e| field(e, "type").as_deref() == Some("relief_valve"))
-            .and_then(|e| e.get("cracking_pressure_pa")?.as_float())
-            .expect("a relief valve on the pump line");
-        elements.retain(|e| field(e, "name").as_deref() != Some("pump"));
-        let hydraulics = doc
-            .get_mut("hydraulics")
-            .and_then(toml::Value::as_table_mut)
-            .unwrap();
-        let volumes = hydraulics
-            .get_mut("volumes")
-            .and_then(toml::Value::as_array_mut)
-            .unwrap();
-        let before = volumes.len();
-        volumes.retain(|v| field(v, "name").as_deref() != Some(volume));
-        assert_eq!(volumes.len(), before - 1, "{file}: one volume '{volume}'");
-        for v in volumes.iter_mut() {
-            if fed.iter().any(|n| field(v, "name").as_ref() == Some(n)) {
-                v.as_table_mut()
-                    .unwrap()
-                    .insert("p0_pa".into(), relief_pa.into());
-            }
+        let (code, out, err, dir) = linearize(&model, &format!("pump-{name}"), &[]);
+        assert_eq!(code, Some(0), "{file}: {err}");
+        let complex: Vec<(f64, f64)> = out
+            .lines()
+            .filter(|l| l.contains(" complex "))
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (w[3].parse().unwrap(), w[4].parse().unwrap())
+            })
+            .collect();
+        assert!(!complex.is_empty(), "{file}: no complex mode in\n{out}");
+        for (f_hz, zeta) in &complex {
+            assert!(
+                *f_hz > 0.0 && *zeta > 0.0 && *zeta < 1.0,
+                "{file}: mode {f_hz} Hz, ζ {zeta}\n{out}"
+            );
         }
-        let mut supply = toml::Table::new();
-        supply.insert("name".into(), volume.into());
-        supply.insert("pressure_pa".into(), relief_pa.into());
-        hydraulics
-            .entry("pumps")
-            .or_insert_with(|| toml::Value::Array(Vec::new()))
-            .as_array_mut()
-            .unwrap()
-            .push(supply.into());
-        let edited = temp_dir(&format!("pump-{name}-edited")).join(format!("{name}.toml"));
-        fs::write(&edited, toml::to_string(&doc).unwrap()).unwrap();
-        let (code, stdout, err, dir) = linearize(&edited, &format!("pump-{name}-linear"), &[]);
-        assert_eq!(code, Some(0), "{file} edited as advised:\n{stdout}\n{err}");
-        assert!(stdout.contains("about the static equilibrium"), "{stdout}");
-        python_round_trip(&dir, "1e-5");
+        let json = fs::read_to_string(dir.join("linear_model.json")).unwrap();
+        assert!(
+            json.contains(&format!("\"{pump}.speed\"")),
+            "{file}: the pump's speed is not among the inputs of linear_model.json"
+        );
     }
 }
 
