@@ -282,7 +282,9 @@ fn pump_and_relief(spec: &ModelSpec) -> (PcPumpSpec, ReliefValveSpec) {
 /// pressure cut-off's p_max + Δp_reg on a load-sensing pump (its margin compensator follows LS),
 /// else p_c + Δp_reg: it cannot raise the line further (it then only leaks back).
 fn compensator_cap(pump: &PcPumpSpec) -> f64 {
-    pump.pressure_cutoff_pa.unwrap_or(pump.compensator_pressure_pa) + pump.regulation_range_pa
+    pump.pressure_cutoff_pa
+        .unwrap_or(pump.compensator_pressure_pa)
+        + pump.regulation_range_pa
 }
 
 /// The pump's leakage coefficient C_L = (1 − η_v) D ω_r/(2π Δp_r) [m³/(s Pa)] (the fixed pump's
@@ -725,7 +727,10 @@ fn excavator_pump_power_at_rest_is_under_a_tenth_of_its_rating() {
         r.at("VP.p", t) / 1e6,
         r.at("LS.p", t) / 1e6
     );
-    assert!(power >= 0.0 && power < 0.1 * rated, "{power} W of {rated} W");
+    assert!(
+        power >= 0.0 && power < 0.1 * rated,
+        "{power} W of {rated} W"
+    );
     assert!(spec
         .hud
         .gauges
