@@ -278,10 +278,13 @@ fn pump_and_relief(spec: &ModelSpec) -> (PcPumpSpec, ReliefValveSpec) {
     (pump.unwrap(), relief.unwrap())
 }
 
-/// The pressure difference over the pump where its compensator has destroked it to zero,
-/// p_c + Δp_reg: it cannot raise the line further (it then only leaks back).
+/// The pressure difference over the pump where its compensator has destroked it to zero: the
+/// pressure cut-off's p_max + Δp_reg on a load-sensing pump (its margin compensator follows LS),
+/// else p_c + Δp_reg: it cannot raise the line further (it then only leaks back).
 fn compensator_cap(pump: &PcPumpSpec) -> f64 {
-    pump.compensator_pressure_pa + pump.regulation_range_pa
+    pump.pressure_cutoff_pa
+        .unwrap_or(pump.compensator_pressure_pa)
+        + pump.regulation_range_pa
 }
 
 /// The pump's leakage coefficient C_L = (1 − η_v) D ω_r/(2π Δp_r) [m³/(s Pa)] (the fixed pump's
@@ -703,31 +706,31 @@ fn excavator_cycle_stop_forces_stay_below_one_and_a_half_relief_forces() {
     }
 }
 
-/// At rest (every valve centred, 13–18 s of the cycle) the pump absorbs only what its
-/// leakage costs at the compensator: the stroke delivers the leakage, ε D ω/2π = C_L Δp, so
-/// the shaft power is ω T = Δp ε D ω/(2π η_hm) = C_L Δp²/η_hm. The HUD shows it (the gauge
-/// "pump power" reads `pump.shaft_power`). Issue 24 asks for less than 10 % of the rated power
-/// at rest; a pressure-compensated pump without load sensing holds its full pressure and does
-/// not reach it (models/README.md gives the figure).
+/// At rest (every valve centred, 13–18 s of the cycle) the load-sensing pump stands by: the
+/// shuttles are closed, the bleed drains LS to the tank and the regulator holds the pump line
+/// at the margin over LS, delivering only its leakage. Issue 24's acceptance: the shaft power
+/// at rest is under 10 % of the rated (limit) power. The HUD shows it (the gauge "pump power"
+/// reads `pump.shaft_power`); models/README.md gives the figure.
 #[test]
-fn excavator_pump_power_at_rest_is_its_leakage_at_the_compensator() {
+fn excavator_pump_power_at_rest_is_under_a_tenth_of_its_rating() {
     let r = cycle();
     let spec = spec_of("excavator");
     let pump = pump_and_relief(&spec).0;
-    let p_t = spec.hydraulics.tanks[0].pressure_pa;
     let t = 17.0;
-    let dp = r.at("VP.p", t) - p_t;
     let power = r.at("pump.shaft_power", t);
-    let law = leakage_coefficient(&pump) * dp * dp / pump.mechanical_efficiency.unwrap();
     let rated = pump.max_power_w.expect("the pump has a power limit");
     eprintln!(
-        "at rest: shaft power {:.2} kW ({:.1} % of the {:.0} kW limit), leakage law {:.2} kW",
+        "at rest: shaft power {:.3} kW ({:.2} % of the {:.0} kW limit), VP {:.3} MPa, LS {:.3} MPa",
         power / 1e3,
         100.0 * power / rated,
         rated / 1e3,
-        law / 1e3
+        r.at("VP.p", t) / 1e6,
+        r.at("LS.p", t) / 1e6
     );
-    assert!((power - law).abs() <= 1e-6 * law, "{power} W vs {law} W");
+    assert!(
+        power >= 0.0 && power < 0.1 * rated,
+        "{power} W of {rated} W"
+    );
     assert!(spec
         .hud
         .gauges
