@@ -134,6 +134,9 @@ impl Element for Component {
     fn position_rate<S: Real>(&self, position: S, u: S) -> S {
         dispatch!(self, e => e.position_rate(position, u))
     }
+    fn reads_position_of(&self) -> Option<usize> {
+        dispatch!(self, e => e.reads_position_of())
+    }
     fn n_internal(&self) -> usize {
         dispatch!(self, e => e.n_internal())
     }

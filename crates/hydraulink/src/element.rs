@@ -307,6 +307,13 @@ pub trait Element {
     fn advance_position(&self, position: f64, _trim: f64, _u0: f64, _u1: f64, _dt: f64) -> f64 {
         position
     }
+    /// The element (index in `Model::elements`) whose valve position this element reads as
+    /// [`PortState::position`] without having one of its own: a load-sensing shuttle reads its
+    /// 4/3 valve's spool (`hydraulics::ls_shuttle`). `None` (the default): the element reads its
+    /// own position, if it has one (`Layout::element_reads`).
+    fn reads_position_of(&self) -> Option<usize> {
+        None
+    }
     /// The position law ẋ = f(x, u) [unit of the position / s], for any scalar (`f64` in the
     /// step, `Dual64` in the linearization); written once. Zero for a position without a rate
     /// ([`Element::position_has_rate`] false).

@@ -142,8 +142,8 @@ fn evaluate(
     let ports = e.ports();
     let mut at = node_port_state(model, &st.p, &ports.nodes);
     at.u = ports.input.map_or(1.0, u);
-    // its valve position (`Layout::element_position`)
-    if let Some(slot) = model.layout.element_position[i] {
+    // the valve position it reads (`Layout::element_reads`)
+    if let Some(slot) = model.layout.element_reads[i] {
         at.position = st.spool[slot];
     }
     // the element's internal states e (`Layout::element_states`)
@@ -197,7 +197,7 @@ pub fn hydraulic_port_state(model: &Model, st: &State, i: usize) -> crate::eleme
     if let Some(k) = ports.input {
         at.u = st.inputs.step_values(k).0;
     }
-    if let Some(slot) = model.layout.element_position[i] {
+    if let Some(slot) = model.layout.element_reads[i] {
         at.position = st.spool[slot];
     }
     let r = &model.layout.element_states[i];

@@ -19,10 +19,10 @@
 //!
 //! The shuttle is a separate element rather than a fifth port of the 4/3 valve, because every
 //! element carries at most four node ports (`element::MAX_NODES`, the P, T, A, B of the valve):
-//! a fifth would widen the port state of every element. Its spool is the valve's own: the
-//! element copies the valve's spool law (time constant, initial spool, input range) and
-//! follows the same input, so `<name>.spool` equals `<valve>.spool` step by step in every
-//! formulation (`Element::advance_position` and `position_rate` call the valve's).
+//! a fifth would widen the port state of every element. It has no spool of its own: it reads
+//! its valve's (`Element::reads_position_of`, the valve's slot of `State::spool`), so the
+//! spool is one state in every formulation and in the linearization, where a change of the
+//! valve's spool moves the valve's flows and the shuttle's together.
 //! Branches are decided on the real part of Δp.
 
 use serde::{Deserialize, Serialize};
@@ -76,18 +76,22 @@ pub struct LsShuttle {
     pub flow_constant: f64,
     /// Δp_open [Pa].
     pub opening_range_pa: f64,
-    /// The valve whose spool law the shuttle follows (its Δp_tr too).
+    /// The valve whose spool opens the shuttle (its Δp_tr too).
     pub valve: Valve43,
+    /// The valve's index in `Model::elements`: the element whose spool the shuttle reads.
+    pub valve_element: usize,
 }
 
 impl LsShuttleSpec {
     /// Checks the fields and resolves the LS node and the valve among the elements compiled so
-    /// far (`compiled`).
+    /// far (`compiled`, the first entries of `Model::elements`: the valve's index there is its
+    /// element index).
     pub fn compile(&self, cx: &Context, compiled: &[Component]) -> Result<LsShuttle, ModelError> {
-        let valve = compiled
+        let (valve_element, valve) = compiled
             .iter()
-            .find_map(|e| match e {
-                Component::Valve43(v) if v.name == self.valve => Some(v.clone()),
+            .enumerate()
+            .find_map(|(i, e)| match e {
+                Component::Valve43(v) if v.name == self.valve => Some((i, v.clone())),
                 _ => None,
             })
             .ok_or_else(|| {
@@ -123,6 +127,7 @@ impl LsShuttleSpec {
             flow_constant,
             opening_range_pa,
             valve,
+            valve_element,
         })
     }
 }
@@ -153,32 +158,12 @@ impl Element for LsShuttle {
         Ports {
             nodes: [Some(self.a), Some(self.b), Some(self.ls), None],
             mech: MechPort::None,
-            input: Some(self.valve.input),
+            input: None,
         }
     }
-    fn n_position(&self) -> usize {
-        1
-    }
-    fn describe_position(&self, out: &mut Vec<Variable>) {
-        out.push(Variable {
-            name: format!("{}.spool", self.name),
-            unit: "V",
-        });
-    }
-    fn position_has_rate(&self) -> bool {
-        true
-    }
-    /// The valve's U(0).
-    fn initial_position(&self, trim: f64, u0: f64) -> f64 {
-        self.valve.initial_position(trim, u0)
-    }
-    /// The valve's own step of its spool law.
-    fn advance_position(&self, position: f64, trim: f64, u0: f64, u1: f64, dt: f64) -> f64 {
-        self.valve.advance_position(position, trim, u0, u1, dt)
-    }
-    /// The valve's spool law.
-    fn position_rate<S: Real>(&self, position: S, u: S) -> S {
-        self.valve.position_rate(position, u)
+    /// Its valve's spool: the shuttle has no position of its own.
+    fn reads_position_of(&self) -> Option<usize> {
+        Some(self.valve_element)
     }
     fn describe(&self, out: &mut Vec<Variable>) {
         out.push(Variable {

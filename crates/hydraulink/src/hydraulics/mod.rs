@@ -93,20 +93,26 @@ pub fn component_flows_coupled<S: Real>(
     }
     // the layout not built yet (a model being compiled): the same list, made here, without
     // internal states (their slots come with the layout)
-    let mut slot = 0;
+    // (the slot of element j's position: the positions before it)
+    let slot_of = |j: usize| {
+        (model.elements[j].n_position() > 0).then(|| {
+            model.elements[..j]
+                .iter()
+                .filter(|e| e.n_position() > 0)
+                .count()
+        })
+    };
     for (i, e) in model.elements.iter().enumerate() {
-        let position = (e.n_position() > 0).then(|| {
-            slot += 1;
-            slot - 1
-        });
         let nodes = e.ports().nodes;
         if nodes[0].is_none() {
             continue;
         }
+        let position = slot_of(i);
         let np = crate::model::layout::NodePorts {
             element: i,
             nodes,
             position,
+            reads: e.reads_position_of().map_or(position, slot_of),
             internal: 0..0,
         };
         crate::component::dispatch!(e, x => {
@@ -150,7 +156,7 @@ fn element_flows<S: Real, E: Element>(
     np: &crate::model::layout::NodePorts,
 ) {
     let mut at = node_port_state(model, p, &np.nodes);
-    if let Some(slot) = np.position {
+    if let Some(slot) = np.reads {
         at.position = spools[slot];
     }
     // a joint port too (a hydraulic motor): its coordinate and rate at this evaluation
@@ -189,7 +195,7 @@ pub fn steady_internal_states<S: Real>(model: &Model, p: &[S], positions: &[f64]
         .elements
         .iter()
         .zip(model.layout.element_states.iter())
-        .zip(model.layout.element_position.iter())
+        .zip(model.layout.element_reads.iter())
     {
         if r.is_empty() {
             continue;

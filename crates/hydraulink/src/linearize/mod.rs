@@ -617,19 +617,6 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
             e.name()
         )));
     }
-    // a load-sensing shuttle's spool is a copy of its valve's: not a state of its own here
-    if let Some(e) = model
-        .elements
-        .iter()
-        .find(|e| matches!(e, Component::LsShuttle(_)))
-    {
-        return Err(LinearizeError::Unsupported(format!(
-            "the load-sensing shuttle '{}' (its spool follows its valve's, a second copy of a \
-             state); to linearize the circuit, remove it and make the LS node a constant-pressure \
-             `[[hydraulics.pumps]]` entry at the load pressure",
-            e.name()
-        )));
-    }
     // the spools first: the states are `State::spool[..nu]`, the held speeds the rest
     let mut held_seen = None;
     for (_, e) in model.position_elements() {

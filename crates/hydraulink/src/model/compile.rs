@@ -1000,6 +1000,16 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         element_position.push((!vars.is_empty()).then_some(spools.len()));
         spools.extend(vars.drain(..).map(|v| v.name));
     }
+    // the position each element reads: its own, or the one of the element it follows
+    let element_reads: Vec<Option<usize>> = model
+        .elements
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e.reads_position_of() {
+            Some(j) => element_position[j],
+            None => element_position[i],
+        })
+        .collect();
     // the elements with node ports, for the flow sum
     let node_ports = model
         .elements
@@ -1016,6 +1026,7 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
                 element: i,
                 nodes,
                 position: element_position[i],
+                reads: element_reads[i],
                 internal: element_states[i].start - internal.start
                     ..element_states[i].end - internal.start,
             })
@@ -1049,6 +1060,7 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         element_states,
         spools,
         element_position,
+        element_reads,
         node_ports,
         multipliers,
         tolerances: Tolerances::new(&[(0, 0.0)], 0.0),

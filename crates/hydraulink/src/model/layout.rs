@@ -78,6 +78,10 @@ pub struct Layout {
     pub spools: Vec<String>,
     /// Slot of each element's valve position in `State::spool` (`None` without one).
     pub element_position: Vec<Option<usize>>,
+    /// Slot of the valve position each element reads as `PortState::position`: its own
+    /// (`element_position`), or the slot of the element it follows
+    /// (`Element::reads_position_of`: a load-sensing shuttle reads its valve's spool).
+    pub element_reads: Vec<Option<usize>>,
     /// The elements with hydraulic node ports, in element order, with what the flow sum needs
     /// of each (`hydraulics::component_flows_with`, `element_energy::commit`): found once here
     /// instead of asking every element for its ports at every evaluation.
@@ -102,8 +106,12 @@ pub struct NodePorts {
     pub element: usize,
     /// Its node ports (`Element::ports`).
     pub nodes: [Option<crate::model::ids::Node>; crate::element::MAX_NODES],
-    /// Slot of its valve position in `State::spool`, if it has one.
+    /// Slot of its valve position in `State::spool`, if it has one (advanced by its own law).
     pub position: Option<usize>,
+    /// Slot of the valve position it reads as `PortState::position`: its own, or, for an
+    /// element that reads another's (`Element::reads_position_of`, a load-sensing shuttle),
+    /// that element's ([`Layout::element_reads`]).
+    pub reads: Option<usize>,
     /// Its internal states as a range of the block e (0-based in e), empty without.
     pub internal: Range<usize>,
 }
@@ -132,6 +140,7 @@ impl Default for Layout {
             element_states: Vec::new(),
             spools: Vec::new(),
             element_position: Vec::new(),
+            element_reads: Vec::new(),
             node_ports: Vec::new(),
             multipliers: Vec::new(),
             tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
