@@ -37,6 +37,9 @@ pub struct Counters {
     pub iterations: u64,
     /// Newton increments damped because a fresh tangent stalled (`integrator::newton::DAMPING`).
     pub damped: u64,
+    /// Solves that diverged and were continued as damped full Newton
+    /// (`integrator::newton::solve`, the rescue of a large system).
+    pub rescues: u64,
 }
 
 /// Scratch memory of the step shared by every formulation.

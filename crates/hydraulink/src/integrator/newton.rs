@@ -9,6 +9,10 @@
 //!   ([`NewtonControl::judge`]);
 //! - a damped increment where a fresh tangent stalls ([`STALL_RATIO`], [`DAMPING`]), which breaks
 //!   the two-cycles of Newton's method on square-root orifice laws;
+//! - a rescue where a large system's increments grow ([`TangentPolicy::damp_stalls`]): instead of
+//!   failing, the solve goes on as damped full Newton (a fresh tangent and the fraction
+//!   [`DAMPING`] of each increment) up to the iteration cap. A solve that converges without it
+//!   takes exactly the iterates it took before; only a solve that used to fail changes;
 //! - counted statistics ([`crate::buffers::Counters`]: residuals, tangents, factorizations,
 //!   iterations, damped increments).
 //!
@@ -152,6 +156,8 @@ pub fn solve<P: NewtonProblem>(
     let mut need_tangent = !policy.reuse_across_steps || !problem.tangent_reusable();
     let mut fresh = false;
     let mut last_norm = f64::INFINITY;
+    // damped full Newton after a diverging verdict (large systems only)
+    let mut rescue = false;
     loop {
         problem.evaluate()?;
         if iterations > 0 {
@@ -160,9 +166,16 @@ pub fn solve<P: NewtonProblem>(
         problem.form_residual()?;
         problem.counters().residuals += 1;
         if iterations >= max_iter {
-            return Err(problem.failure(iterations, "iteration cap reached"));
+            return Err(problem.failure(
+                iterations,
+                if rescue {
+                    "diverging (increments growing), then damped Newton reached the iteration cap"
+                } else {
+                    "iteration cap reached"
+                },
+            ));
         }
-        let refreshed_now = need_tangent || (policy.every_iteration && iterations > 0);
+        let refreshed_now = need_tangent || rescue || (policy.every_iteration && iterations > 0);
         if refreshed_now {
             problem.counters().tangents += 1;
             if !problem.refresh_tangent()? {
@@ -190,12 +203,11 @@ pub fn solve<P: NewtonProblem>(
         // a damped iterate is never accepted on it. (This also damps the first step of a fresh
         // tangent that is larger than the under-stepping one of a stale, too stiff tangent: a
         // slower solve there, never a wrong one.)
-        if policy.damp_stalls
+        let stalled = policy.damp_stalls
             && refreshed_now
             && iterations >= 2
-            && norm > 1.0
-            && norm >= STALL_RATIO * last_norm
-        {
+            && norm >= STALL_RATIO * last_norm;
+        if norm > 1.0 && (rescue || stalled) {
             let (x, dx) = problem.iterate();
             for (xi, di) in x.iter_mut().zip(dx.iter()) {
                 *xi -= (1.0 - DAMPING) * di;
@@ -203,10 +215,27 @@ pub fn solve<P: NewtonProblem>(
             problem.counters().damped += 1;
         }
         last_norm = norm;
+        if rescue {
+            // damped full Newton: converged on the full increment, else on to the cap
+            if !norm.is_finite() {
+                return Err(problem.failure(iterations, "non-finite Newton increment"));
+            }
+            if norm <= 1.0 {
+                break;
+            }
+            continue;
+        }
         match control.judge(norm, iterations) {
             Verdict::Converged => break,
             Verdict::Continue { refresh_tangent } => {
                 need_tangent |= refresh_tangent && !(policy.keep_fresh && fresh)
+            }
+            // a large system whose increments grow (a check valve or orifice switching inside
+            // the step): go on as damped full Newton, which contracts where the full steps
+            // cycle or overshoot; the cap ends it if it does not
+            Verdict::Fail(reason) if policy.damp_stalls && reason == DIVERGING => {
+                rescue = true;
+                problem.counters().rescues += 1;
             }
             Verdict::Fail(reason) => return Err(problem.failure(iterations, reason)),
         }
@@ -243,6 +272,9 @@ pub struct NewtonControl {
 /// A tangent evaluated at x_h whose increment is at least this fraction of the previous one has
 /// stalled: its increment is damped by [`DAMPING`].
 pub const STALL_RATIO: f64 = 0.9;
+
+/// The reason [`NewtonControl::judge`] gives when the increments grew three times.
+pub const DIVERGING: &str = "diverging (increments growing)";
 
 /// The fraction ω of a stalled increment that is taken (see [`STALL_RATIO`]).
 pub const DAMPING: f64 = 0.5;
@@ -326,7 +358,7 @@ impl NewtonControl {
         if iterations >= 3 && norm > self.prev_norm {
             self.growth += 1;
             if self.growth >= 3 {
-                return Verdict::Fail("diverging (increments growing)");
+                return Verdict::Fail(DIVERGING);
             }
         }
         self.prev_norm = norm;

@@ -455,9 +455,9 @@ fn excavator_compensator_caps_the_pump_line_and_the_main_relief_stays_shut() {
     assert!((eps * full - leakage_coefficient(&pump) * dp - q).abs() < 1e-12 * full);
 }
 
-/// The excavator with every joystick centred but the swing's, which opens to `u` [V] over
-/// 1.0–1.2 s and closes over 4.0–4.2 s (3 s between the mid-ramps), for 8 s.
-fn swing_alone(u: f64) -> ModelSpec {
+/// The excavator with only its swing valve moving: U_swing ramps to `u` [V] over 1.0–1.2 s and
+/// closes over `end_s` − 0.2 to `end_s`, for `end_s` + 4 s.
+fn swing_alone(u: f64, end_s: f64) -> ModelSpec {
     use hydraulink::inputs::SignalSpec;
     let mut spec = spec_of("excavator");
     for i in &mut spec.inputs {
@@ -465,28 +465,31 @@ fn swing_alone(u: f64) -> ModelSpec {
             "U_boom" | "U_arm" | "U_bucket" => i.signal = SignalSpec::Constant { value: 0.0 },
             "U_swing" => {
                 i.signal = SignalSpec::Table {
-                    times: vec![0.0, 1.0, 1.2, 4.0, 4.2],
+                    times: vec![0.0, 1.0, 1.2, end_s - 0.2, end_s],
                     values: vec![0.0, 0.0, u, u, 0.0],
                 }
             }
             _ => {}
         }
     }
-    spec.solver.duration_s = 8.0;
+    spec.solver.duration_s = end_s + 4.0;
     spec
 }
 
-/// How far the house swings (models/README.md, the excavator's page): the motor turns the house
-/// by 2π/(i D) rad per m³ of oil; the speed is capped by the valve flow Q_v = C_v U √(p_s/2)
-/// (the supply's gauge pressure p_s split over the two valve paths). The supply is the pump line
-/// at its compensator, p_c + Δp_reg/2, unless the pump cannot deliver Q_v there: its delivery is
-/// at most min(D ω/2π, η_hm P_max/p) − C_L p (the power limiter's hyperbola, less the leakage),
-/// and then p_s is where the two flows meet. The house accelerates and brakes at the torque of
-/// the crossover reliefs, i η_hm D Δp_cr/(2π) and i D Δp_cr/(2π η_hm), over its inertia I.
-/// Held for T: θ = ω²/(2α_a) + ω (T − ω/α_a) + ω²/(2α_b). Checked against runs at 5 V
-/// (valve-limited) and 10 V (pump-limited) to 10 %.
+/// How fast and how far the house swings (models/README.md, the excavator's page). With load
+/// sensing the pump holds its line a margin Δp_m above the working port, so the valve's
+/// meter-in edge passes Q = C_v U √Δp_m whatever the load; at a steady speed the motor needs
+/// almost no pressure difference, both edges carry Q at the same drop, and the house turns at
+/// ω = Q/(i D/2π). Δp_m is the regulator's set margin plus half its regulation range (the pump
+/// part-stroked). The house accelerates at the crossover reliefs' torque,
+/// α_a = i η_hm D Δp_cr/(2π I), and the speed it reaches overshoots ω (the crossover relief
+/// still spills when the motor catches up with the valve's flow) before the meter-out edge
+/// brings it back. Checked: after a 6 s hold, the run's speed against ω to 10 %, at 5 and
+/// 10 V; and the angle turned over the hold and the stop against the angle at ω,
+/// θ = ω²/(2α_a) + ω (T − ω/α_a) + ω²/(2α_b) with α_b = i D Δp_cr/(2π η_hm I), to 10 %
+/// (the overshoot adds to it).
 #[test]
-fn house_swing_angle_follows_the_hand_estimate() {
+fn house_swing_speed_and_angle_follow_the_hand_estimate() {
     use std::f64::consts::PI;
     let spec = spec_of("excavator");
     let motor = spec
@@ -498,6 +501,10 @@ fn house_swing_angle_follows_the_hand_estimate() {
         })
         .unwrap();
     let pump = pump_and_relief(&spec).0;
+    assert!(
+        pump.load_sense.is_some(),
+        "the excavator's pump senses the load"
+    );
     let crossover = spec
         .elements
         .iter()
@@ -515,29 +522,8 @@ fn house_swing_angle_follows_the_hand_estimate() {
     let (i, d) = (motor.gear_ratio.unwrap(), motor.displacement_m3_per_rev);
     let eta_hm = motor.hydromechanical_efficiency.unwrap();
     let per_rad = i * d / (2.0 * PI); // oil per radian of the house [m³/rad]
-                                      // ω the engine's speed after its run-up
-    let w_pump = match &spec
-        .inputs
-        .iter()
-        .find(|i| i.name == "engine")
-        .unwrap()
-        .signal
-    {
-        hydraulink::inputs::SignalSpec::Table { values, .. } => *values.last().unwrap(),
-        other => panic!("engine signal {other:?}"),
-    };
-    let full = pump.displacement_m3_per_rev * w_pump / (2.0 * PI);
-    let eta_pump = pump.mechanical_efficiency.unwrap();
-    let c_l = leakage_coefficient(&pump);
-    let delivery = |p: f64| {
-        let stroked = match pump.max_power_w {
-            Some(pw) => full.min(eta_pump * pw / p),
-            None => full,
-        };
-        stroked - c_l * p
-    };
-    // the inertia of everything above the swing joint about its axis, from the model: the
-    // kinetic energy at a swing rate of 1 rad/s is I/2
+                                      // the inertia of everything above the swing joint about its axis, from the model: the
+                                      // kinetic energy at a swing rate of 1 rad/s is I/2
     let mut spinning = spec.clone();
     let swing = spinning
         .joints
@@ -552,48 +538,36 @@ fn house_swing_angle_follows_the_hand_estimate() {
     let dp_cr = crossover.cracking_pressure_pa;
     let accel = i * eta_hm * d * dp_cr / (2.0 * PI) / inertia;
     let brake = i * d * dp_cr / (2.0 * PI * eta_hm) / inertia;
-    let held = 3.0;
+    let dp_m = pump.compensator_pressure_pa + 0.5 * pump.regulation_range_pa;
+    let (end_s, held) = (7.0, 6.0); // the mid-ramps 1.1 s and 6.9 s: 5.8 s open, 6 s from the start
     for u in [5.0, 10.0] {
-        let q_valve = |p: f64| valve.flow_constant * u * (p / 2.0).sqrt();
-        let p_comp = pump.compensator_pressure_pa + 0.5 * pump.regulation_range_pa;
-        let (p_s, limited) = if q_valve(p_comp) <= delivery(p_comp) {
-            (p_comp, "valve")
-        } else {
-            // bisection: q_valve rises and the delivery falls with p
-            let (mut lo, mut hi) = (0.0, p_comp);
-            for _ in 0..100 {
-                let mid = 0.5 * (lo + hi);
-                if q_valve(mid) < delivery(mid) {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            (0.5 * (lo + hi), "pump")
-        };
-        let w = q_valve(p_s) / per_rad;
-        let (theta, w_end) = if held > w / accel {
-            (w * w / (2.0 * accel) + w * (held - w / accel), w)
-        } else {
-            (accel * held * held / 2.0, accel * held)
-        };
-        let theta = theta + w_end * w_end / (2.0 * brake);
-        let r = run(hydraulink::model::compile(&swing_alone(u)).unwrap());
-        let q = r.col("swing.q");
-        let got = *q.last().unwrap();
-        let err = (theta - got) / got;
+        let w = valve.flow_constant * u * dp_m.sqrt() / per_rad;
+        let theta = w * w / (2.0 * accel) + w * (held - w / accel) + w * w / (2.0 * brake);
+        let r = run(hydraulink::model::compile(&swing_alone(u, end_s)).unwrap());
+        let rate = r.col("swing.qd");
+        let w_run = r.at("swing.qd", end_s - 0.2);
+        let w_max = rate.iter().cloned().fold(0.0, f64::max);
+        let got = *r.col("swing.q").last().unwrap();
+        let (err_w, err_theta) = ((w - w_run) / w_run, (theta - got) / got);
         eprintln!(
-            "swing alone at {u} V for {held} s: I = {inertia:.0} kg m², supply {:.2} MPa, \
-             ω_max = {w:.3} rad/s ({:.2} rpm, {limited}-limited), α = {accel:.3}/{brake:.3} \
-             rad/s², estimate {:.1}°, run {:.1}° ({:+.1} %)",
-            p_s / 1e6,
+            "swing alone at {u} V: I = {inertia:.0} kg m², ω = {w:.3} rad/s ({:.2} rpm) against \
+             the run's {w_run:.3} rad/s at the end of the hold ({err_w:+.1e}; it peaked at \
+             {w_max:.3}), α = {accel:.3}/{brake:.3} rad/s², angle {:.1}° against the run's \
+             {:.1}° ({err_theta:+.1e})",
             w * 60.0 / (2.0 * PI),
             theta.to_degrees(),
             got.to_degrees(),
-            100.0 * err
         );
-        assert!(err.abs() <= 0.10, "estimate {theta} rad vs run {got} rad");
+        assert!(err_w.abs() <= 0.10, "speed {w} rad/s vs run {w_run} rad/s");
+        assert!(
+            err_theta.abs() <= 0.10,
+            "angle {theta} rad vs run {got} rad"
+        );
     }
+    // the class figure (models/README.md): 11.3 rpm at full stick, to the 10 % of the issue's
+    // acceptance for the spec-sheet figures
+    let w_full = valve.flow_constant * 10.0 * dp_m.sqrt() / per_rad * 60.0 / (2.0 * PI);
+    assert!((w_full - 11.3).abs() < 0.10 * 11.3, "{w_full} rpm at 10 V");
 }
 
 /// Every cylinder chamber with the port relief that guards it: (volume, its relief's cracking
