@@ -156,8 +156,10 @@ pub fn solve<P: NewtonProblem>(
     let mut need_tangent = !policy.reuse_across_steps || !problem.tangent_reusable();
     let mut fresh = false;
     let mut last_norm = f64::INFINITY;
-    // damped full Newton after a diverging verdict (large systems only)
+    // damped full Newton after a diverging verdict (large systems only), with the fraction ω of
+    // the increment it takes
     let mut rescue = false;
+    let mut omega = DAMPING;
     loop {
         problem.evaluate()?;
         if iterations > 0 {
@@ -207,7 +209,20 @@ pub fn solve<P: NewtonProblem>(
             && refreshed_now
             && iterations >= 2
             && norm >= STALL_RATIO * last_norm;
-        if norm > 1.0 && (rescue || stalled) {
+        if rescue && norm > 1.0 {
+            // ω doubles (up to the full step) while the increments shrink and halves (down to
+            // 1/64) when they do not: full steps again once Newton contracts
+            omega = if norm < last_norm {
+                (2.0 * omega).min(1.0)
+            } else {
+                (0.5 * omega).max(1.0 / 64.0)
+            };
+            let (x, dx) = problem.iterate();
+            for (xi, di) in x.iter_mut().zip(dx.iter()) {
+                *xi -= (1.0 - omega) * di;
+            }
+            problem.counters().damped += 1;
+        } else if norm > 1.0 && stalled {
             let (x, dx) = problem.iterate();
             for (xi, di) in x.iter_mut().zip(dx.iter()) {
                 *xi -= (1.0 - DAMPING) * di;
