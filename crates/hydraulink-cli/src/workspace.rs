@@ -10,7 +10,6 @@ use clap::Args;
 use hydraulink::mechanics::working_range::{
     machine_lines, working_range, RangeOptions, WorkingRange,
 };
-use hydraulink::model::CylinderId;
 use hydraulink_io::output::working_range::{write_working_range, Dimension, RangeDiagram};
 
 use crate::{default_out_dir, locate, read_model, Failure};
@@ -60,14 +59,6 @@ pub(crate) struct WorkspaceArgs {
         help = "Height of the ground plane [m] (along −g)"
     )]
     ground_y: f64,
-
-    #[arg(
-        long = "tool-cylinder",
-        value_name = "NAME",
-        help = "The cylinder whose dumping end defines the dump height [default: the last \
-                cylinder of the model]"
-    )]
-    tool_cylinder: Option<String>,
 
     #[arg(
         long = "set",
@@ -148,27 +139,10 @@ pub(crate) fn workspace_command(args: &WorkspaceArgs) -> Result<(), Failure> {
         ));
     }
     let (model, point) = load(args)?;
-    let cylinders = &model.hydraulics.cylinders;
-    let tool = match &args.tool_cylinder {
-        None => None,
-        Some(name) => Some(CylinderId(
-            cylinders
-                .iter()
-                .position(|c| &c.name == name)
-                .ok_or_else(|| {
-                    let names: Vec<&str> = cylinders.iter().map(|c| c.name.as_str()).collect();
-                    Failure::invalid_input(format!(
-                    "--tool-cylinder '{name}': the model has no such cylinder (its cylinders: {})",
-                    names.join(", ")
-                ))
-                })?,
-        )),
-    };
     let opts = RangeOptions {
         grid: args.grid,
         ground_y_m: args.ground_y,
         pressure_pa: args.pressure_pa,
-        tool_cylinder: tool,
     };
     let wr = working_range(&model, &point, &opts).map_err(|e| {
         Failure::invalid_input(format!("workspace of '{}': {e}", args.model.display()))

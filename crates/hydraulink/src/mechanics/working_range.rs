@@ -102,8 +102,6 @@ pub struct RangeOptions {
     pub ground_y_m: f64,
     /// Piston-side pressure for the forces [Pa] (rod side at tank), if any.
     pub pressure_pa: Option<f64>,
-    /// The tool cylinder of the dump height; `None` = the last cylinder.
-    pub tool_cylinder: Option<CylinderId>,
 }
 
 impl Default for RangeOptions {
@@ -112,7 +110,6 @@ impl Default for RangeOptions {
             grid: 41,
             ground_y_m: 0.0,
             pressure_pa: None,
-            tool_cylinder: None,
         }
     }
 }
@@ -250,10 +247,6 @@ pub struct WorkingRange {
     pub envelope: Vec<[f64; 2]>,
     /// The figures.
     pub figures: Figures,
-    /// The tool cylinder of the dump height.
-    pub tool_cylinder: CylinderId,
-    /// Its dumping end: `true` = extended.
-    pub dump_extended: bool,
     /// Per cylinder, with a pressure: the force at the point.
     pub forces: Vec<CylinderForce>,
 }
@@ -624,44 +617,6 @@ pub fn working_range(
     let max_x = points.iter().map(|q| q.xy[0]).fold(f64::MIN, f64::max);
     let min_y = points.iter().map(|q| q.xy[1]).fold(f64::MAX, f64::min);
     let max_y = points.iter().map(|q| q.xy[1]).fold(f64::MIN, f64::max);
-    // dump height
-    let tool = opts.tool_cylinder.map_or(nc - 1, |c| c.0);
-    let dump_extended = {
-        let mut z = front.z0.clone();
-        let mut end_y = |len: f64| -> Option<f64> {
-            let targets: Vec<Option<f64>> = (0..nc)
-                .map(|c| Some(if c == tool { len } else { front.s0[c] }))
-                .collect();
-            solver.solve(&mut z, &targets).ok()?;
-            Some(front.plane.coords(&solver.point(&z, p))[1])
-        };
-        let cyl = &model.hydraulics.cylinders[tool];
-        // walk to each end from the initial pose (continuation in 8 steps), the last reachable
-        // height counts
-        let walk = |end: f64, end_y: &mut dyn FnMut(f64) -> Option<f64>| -> f64 {
-            let mut y = f64::NAN;
-            for k in 1..=8 {
-                let len = front.s0[tool] + (end - front.s0[tool]) * k as f64 / 8.0;
-                match end_y(len) {
-                    Some(v) => y = v,
-                    None => break,
-                }
-            }
-            y
-        };
-        let y_ext = walk(cyl.retracted_length_m + cyl.stroke_m, &mut end_y);
-        let mut z2 = front.z0.clone();
-        let mut end_y2 = |len: f64| -> Option<f64> {
-            let targets: Vec<Option<f64>> = (0..nc)
-                .map(|c| Some(if c == tool { len } else { front.s0[c] }))
-                .collect();
-            solver.solve(&mut z2, &targets).ok()?;
-            Some(front.plane.coords(&solver.point(&z2, p))[1])
-        };
-        let y_ret = walk(cyl.retracted_length_m, &mut end_y2);
-        // NaN (no step reachable) compares false: the other end
-        y_ext < y_ret || y_ret.is_nan()
-    };
     // the tool's pin (the joint of the point's body): its highest position over every reachable
     // pose, less the pin-to-point distance (the teeth hang straight below it)
     let tool_joint = match p.frame {
@@ -717,8 +672,6 @@ pub fn working_range(
         unreachable,
         envelope,
         figures,
-        tool_cylinder: CylinderId(tool),
-        dump_extended,
         forces,
     })
 }
