@@ -33,7 +33,6 @@ use hydraulink::Simulation;
 /// smaller aim: from there the house runs a shorter way to the release angle, coasts less and
 /// stops short of the hopper's middle (0.2 rad there dumped 702 of 828 kg beside the hopper;
 /// 0.25 rad all of it).
-#[allow(dead_code)] // used by one of the two including test crates
 pub const AIMS_RAD: [f64; 2] = [-0.2, 0.15];
 
 /// The joysticks and the joints they move, in the same order.
