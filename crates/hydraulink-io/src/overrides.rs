@@ -466,11 +466,12 @@ mod tests {
             &[
                 "variants.bucket.choice=large".into(),
                 "variants.arm_cylinder.choice=small".into(),
-                "bucket.mass_kg=750".into(),
-                "bucket.inertia=[125.0, 100.0, 133.3, 0.0, 0.0, 0.0]".into(),
+                // models/README.md, excavator, "Variants": the large bucket and the small
+                // arm cylinder (Table II's bore at this linkage's 1.504 m stroke)
+                "bucket.mass_kg=980".into(),
+                "bucket.inertia=[273.0, 199.9, 275.2, -13.3, 0.0, 0.0]".into(),
                 "arm_cyl.piston_diameter_m=0.12".into(),
                 "arm_cyl.rod_diameter_m=0.085".into(),
-                "arm_cyl.stroke_m=1.63".into(),
             ],
         )
         .unwrap();

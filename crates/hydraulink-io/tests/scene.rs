@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+mod worksite_operator;
+
 use hydraulink_io::{
     add_scene, load_model, load_scene, parse_scene, scene_path, with_scene, SceneChoice,
 };
@@ -116,8 +118,8 @@ fn an_error_in_the_scene_terrain_names_the_scene_file_line() {
 }
 
 /// What `hydraulink serve models/excavator.toml` plays: the machine with its worksite, driven by
-/// its own 20 s dig–swing–dump cycle (the inputs an operator would give), digs the pile and
-/// dumps a full bucket into the hopper without touching a pole or a wall.
+/// its own 18 s dig–swing–dump cycle (the inputs an operator would give), digs the pile and
+/// dumps its whole load into the hopper without touching a pole or a wall.
 #[test]
 fn the_excavator_on_its_worksite_digs_and_fills_the_hopper_without_a_hit() {
     let mut sim = excavator_on_its_worksite();
@@ -133,7 +135,7 @@ fn the_excavator_on_its_worksite_digs_and_fills_the_hopper_without_a_hit() {
         .collect();
     assert_eq!(hits.len(), 4, "{labels:?}");
     let mut most_payload = 0.0f64;
-    while sim.time_s() < 20.0 - 1e-9 {
+    while sim.time_s() < sim.model().duration_s() - 1e-9 {
         sim.step().expect("the cycle runs");
         sim.output_row(&mut row);
         most_payload = most_payload.max(row[payload]);
@@ -145,45 +147,61 @@ fn the_excavator_on_its_worksite_digs_and_fills_the_hopper_without_a_hit() {
         hits.iter().map(|&i| row[i]).collect::<Vec<_>>(),
         world.total_m3()
     );
-    // the bucket filled to its 0.8 m³ of 1600 kg/m³ sand, and the load reached the hopper
-    assert!(most_payload > 0.95 * 1280.0, "{most_payload}");
-    assert!(row[hopper] > 0.95 * 1280.0, "{}", row[hopper]);
+    // The cut fills the bucket no faster than the soil it meets allows (the worksite's
+    // `cutting`), so one pass of the 1.1 m edge through the pile (its tip about 0.2 m under the
+    // surface over a 2.5 m drag, then curling out of the cone) takes less than the bucket's
+    // 0.8 m³ of the terrain's 1800 kg/m³ sand, 1440 kg, and never more. The pass fills at least
+    // 70 % of that (measured 1103 kg, 77 %), and all of the load reaches the hopper.
+    let capacity_kg = 0.8 * 1800.0;
+    assert!(
+        most_payload >= 0.7 * capacity_kg && most_payload <= capacity_kg,
+        "{most_payload}"
+    );
+    assert!((row[hopper] - most_payload).abs() < 1.0, "{}", row[hopper]);
     assert!(hits.iter().all(|&i| row[i] == 0.0), "hits {row:?}");
 }
 
 /// The same machine and worksite played for three cycles, as an operator of `hydraulink serve`
-/// would: the cycle's joystick signals set from outside at every step on t mod 20 s. Before the
-/// Newton solver damped stalled increments (`integrator::newton::DAMPING`), the second cycle
-/// ended at t = 34.2 s in a Newton failure on the bucket cylinder's piston side `V5.p`: a
-/// two-cycle of the full Newton iteration at its makeup check valve. Now all three cycles run,
-/// and the hopper holds at least two bucket loads.
+/// would: the cycle's joystick signals set from outside at every step, each pass after the
+/// first aimed beside the trenches already cut (`worksite_operator`: 0.2 rad to the right,
+/// then 0.15 rad to the left). Before the Newton solver damped stalled increments
+/// (`integrator::newton::DAMPING`), the second cycle ended in a Newton failure on the bucket
+/// cylinder's piston side `V5.p`; since large diverging systems are rescued as damped full
+/// Newton, all three cycles run. The hopper then holds the game's 2 t goal (measured 1104, 1902
+/// and 2589 kg at the cycles' ends), and no body touched a pole or the hopper.
 #[test]
 fn the_worksite_cycle_played_three_times_runs_without_a_solver_failure() {
     let mut sim = excavator_on_its_worksite();
-    let script = ["U_boom", "U_arm", "U_bucket", "U_swing"]
-        .map(|n| (n, sim.model().input_signal(n).expect("input").clone()));
+    let mut op = worksite_operator::AimingOperator::new(&sim, &worksite_operator::AIMS_RAD);
     let labels = sim.output_labels();
     let mut row = vec![0.0; labels.len()];
     let hopper = labels
         .iter()
         .position(|l| l == "dig.hopper_kg")
         .expect("hopper");
-    while sim.time_s() < 60.0 - 1e-9 {
-        let t = sim.time_s() % 20.0;
-        for (name, signal) in &script {
-            sim.set_input(name, signal.value(t)).expect("input");
-        }
+    let hits: Vec<usize> = labels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.ends_with(".hits"))
+        .map(|(i, _)| i)
+        .collect();
+    let mut per_cycle = vec![0.0; 3];
+    while sim.time_s() < 3.0 * op.period_s() - 1e-9 {
+        op.set_inputs(&mut sim);
         if let Err(e) = sim.step() {
-            panic!("cycle {}: {e}", (sim.time_s() / 20.0) as u32 + 1);
+            panic!("cycle {}: {e}", op.cycle(sim.time_s()) + 1);
         }
+        sim.output_row(&mut row);
+        let k = op.cycle(sim.time_s() - 1e-9).min(2);
+        per_cycle[k] = row[hopper];
     }
-    sim.output_row(&mut row);
     let c = sim.workspace().counters;
     eprintln!(
-        "three cycles: hopper {:.0} kg, {:.3} Newton iterations per step, {} damped increments",
-        row[hopper],
+        "three cycles: hopper {per_cycle:.0?} kg at the cycles' ends, {:.3} Newton iterations per \
+         step, {} damped increments",
         c.iterations as f64 / sim.state().step as f64,
         c.damped
     );
-    assert!(row[hopper] > 2.0 * 1200.0, "{}", row[hopper]);
+    assert!(row[hopper] >= 2000.0, "{}", row[hopper]);
+    assert!(hits.iter().all(|&i| row[i] == 0.0), "hits {row:?}");
 }

@@ -24,6 +24,10 @@ use serde_json::{json, Value};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
+// the aiming operator of the worksite tests (hydraulink-io), shared by its path
+#[path = "../../hydraulink-io/tests/worksite_operator/mod.rs"]
+mod worksite_operator;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -65,6 +69,7 @@ fn an_attempt_through_the_server_writes_the_log_and_the_leaderboard() {
         ..GameSpec::default()
     };
     spec.game = Some(game.clone());
+    let game_rules = game.clone();
     let dir = std::env::temp_dir().join(format!("hydraulink-game-server-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let options = GameOptions {
@@ -117,21 +122,27 @@ fn an_attempt_through_the_server_writes_the_log_and_the_leaderboard() {
     assert_eq!(a["outcome"], "goal_reached", "{g}");
     let t1 = a["time_s"].as_f64().unwrap();
     let fuel1 = a["fuel_l"].as_f64().unwrap();
-    // about 150 kW at the shaft (the pump against the relief, model README): 35 % engine
-    // efficiency and 35.7 MJ/L make 12 mL/s
+    // The attempt is about 2 s of idle and the boom raised for half a second. The load-sensing
+    // pump idles at 136 W at the shaft and never takes more than its 110 kW limit (models/README,
+    // the excavator's pump), so with the game's litres per joule (a 35 % efficient engine,
+    // 35.7 MJ/L) the mean fuel rate lies between 11 µL/s and 8.8 mL/s (measured 0.4 mL/s).
+    let litres_per_joule = Rules::new(&game_rules).litres_per_joule;
     let rate = fuel1 / t1;
-    assert!(rate > 0.005 && rate < 0.02, "fuel {fuel1} L in {t1} s");
+    assert!(
+        rate > 136.0 * litres_per_joule && rate < 110e3 * litres_per_joule,
+        "fuel {fuel1} L in {t1} s"
+    );
     // the next attempt: the machine is reset, nothing is done, then reset from the page
     send(&mut ws, json!({"type": "game", "action": "start"}));
     wait_game(&mut ws, "attempt 2 running", 10, |g| {
         g["phase"] == "running" && g["time_s"].as_f64().unwrap_or(0.0) > 0.5
     });
-    // the tool point is the first of [outputs] markers, bucket.P, 5.2328 m from the swing axis
-    // at rest (x of P in the initial pose, the swing at 0)
+    // the tool point is the first of [outputs] markers, bucket.P, 5.8729 m from the swing axis
+    // at rest (x of P in the initial pose, the swing at 0: the HUD's bucket_height point)
     let reach = wait_game(&mut ws, "reach", 5, |g| g["reach_m"].is_number())["reach_m"]
         .as_f64()
         .unwrap();
-    assert!((reach - 5.2328).abs() < 2e-3, "reach {reach} m");
+    assert!((reach - 5.8729).abs() < 2e-3, "reach {reach} m");
     send(&mut ws, json!({"type": "reset"}));
     let g = wait_game(&mut ws, "game over", 10, |g| g["phase"] == "game_over");
     assert_eq!(g["results"][1]["outcome"], "abandoned");
@@ -159,8 +170,18 @@ fn an_attempt_through_the_server_writes_the_log_and_the_leaderboard() {
 }
 
 /// The fuel gauge integrates the shaft power over the snapshots (every 17 steps of 1 ms, the
-/// 60 Hz display rate). Over the excavator's 20 s dig–swing–dump cycle it agrees with the
-/// trapezoidal integral over every step to 1e-4 of the fuel (measured 5.6e-6).
+/// 60 Hz display rate) by the trapezoidal rule. Over the excavator's 18 s dig–swing–dump cycle it
+/// agrees with the trapezoidal integral over every step window by window, and over the cycle to
+/// 2e-4 of the fuel.
+///
+/// Why not closer: the load-sensing pump idles at 136 W and goes to its 110 kW limit within a
+/// few steps at each stick move (1.0, 2.0, 5.2, 8.4, 11.2 s), so a 17 ms window that holds such a
+/// step is integrated by its end values only. Measured on this cycle: single windows differ by
+/// up to 58 J (at 11.29 s, the swing back and boom down), the windows' differences add to
+/// 743 J in magnitude (1.2e-3 of the 636 kJ) but to −50 J net (7.8e-5), as they alternate in
+/// sign with where the steps fall between snapshots. That net depends on the phase of the
+/// snapshots against the stick moves (1.08e-4 was seen on an earlier state of the rebuilt machine),
+/// so the tolerance is 2e-4, not 1e-4; the bound that holds for any phase is checked per window.
 #[test]
 fn fuel_from_snapshots_matches_the_per_step_integral() {
     let spec =
@@ -193,39 +214,57 @@ fn fuel_from_snapshots_matches_the_per_step_integral() {
     let (mut e_step, mut p_last) = (0.0, row[power].max(0.0));
     // the per-step integral up to the last snapshot
     let mut e_snap = 0.0;
-    let n = 20_000_u64;
+    let n = (sim.model().duration_s() / sim.model().step_s()).round() as u64;
+    // the gauge minus the per-step integral at the last snapshot [J], the power's range over
+    // the window since it [W], and the windows' differences added in magnitude [J]
+    let (mut d_last, mut p_min, mut p_max, mut d_abs) = (0.0, p_last, p_last, 0.0f64);
     for k in 1..=n {
         sim.step().expect("step");
         sim.output_row(&mut row);
         let p = row[power].max(0.0);
         e_step += 0.5 * (p_last + p) * 1e-3;
         p_last = p;
+        (p_min, p_max) = (p_min.min(p), p_max.max(p));
         if k % 17 == 0 {
             e_snap = e_step;
             sim.body_poses(&mut poses);
             let values: Vec<f64> = index.iter().map(|&c| row[c]).collect();
             let r = columns.reading(k, sim.time_s(), &values, &poses);
             assert_eq!(g.observe(&r), None);
+            // over one window of h = 17 ms both integrals lie between h·min p and h·max p
+            let d = g.fuel_l() / rules.litres_per_joule - e_snap;
+            let bound = 17e-3 * (p_max - p_min);
+            assert!(
+                (d - d_last).abs() <= bound * (1.0 + 1e-9) + 1e-9,
+                "window to {:.3} s: {} J apart, power {p_min}..{p_max} W",
+                sim.time_s(),
+                d - d_last
+            );
+            d_abs += (d - d_last).abs();
+            (d_last, p_min, p_max) = (d, p, p);
         }
     }
     assert_eq!(g.phase(), Phase::Running);
     let fuel_step = e_snap * rules.litres_per_joule;
     let rel = (g.fuel_l() - fuel_step).abs() / fuel_step;
     eprintln!(
-        "fuel over the 20 s cycle: {:.5} L from 60 Hz snapshots, {fuel_step:.5} L per step \
-         ({:.1} kJ at the shaft); relative difference {rel:.2e}",
+        "fuel over the 18 s cycle: {:.5} L from 60 Hz snapshots, {fuel_step:.5} L per step \
+         ({:.1} kJ at the shaft); relative difference {rel:.2e}, {d_last:.1} J net of windows \
+         {d_abs:.1} J apart in magnitude",
         g.fuel_l(),
         e_snap / 1e3
     );
-    assert!(rel < 1e-4);
+    assert!(rel < 2e-4);
 }
 
 /// The whole game of Publication VI on what `hydraulink serve models/excavator.toml` plays (the
 /// machine on its worksite, the worksite's `[game]` with its 2 t goal), at full speed and
-/// without a server: a scripted operator repeats the machine's own 20 s dig–swing–dump cycle
-/// (the joystick signals of the model, on t mod 20 s) and the game, fed a reading every 17
-/// steps as the server's 60 Hz snapshots feed it, ends the attempt as reached within three
-/// cycles, with fewer hits than allowed.
+/// without a server: a scripted operator repeats the machine's own 18 s dig–swing–dump cycle
+/// (the joystick signals of the model), aiming each pass after the first beside the trench
+/// already cut (`worksite_operator`: replayed unchanged, the cycle cuts its own trench again and
+/// brings up a fraction of the first load), and the game, fed a reading every 17 steps as the
+/// server's 60 Hz snapshots feed it, ends the attempt as reached within three cycles, with
+/// fewer hits than allowed.
 #[test]
 fn a_scripted_operator_loads_2_t_into_the_hopper_in_one_attempt() {
     use hydraulink_viewer::game::Outcome;
@@ -240,8 +279,7 @@ fn a_scripted_operator_loads_2_t_into_the_hopper_in_one_attempt() {
     assert_eq!(game.goal_kg, 2000.0, "the goal of Publication VI");
     let model = hydraulink::model::compile(&spec).expect("compiles");
     let mut sim = Simulation::new(model).expect("initializes");
-    let script = ["U_boom", "U_arm", "U_bucket", "U_swing"]
-        .map(|n| (n, sim.model().input_signal(n).expect("input").clone()));
+    let mut operator = worksite_operator::AimingOperator::new(&sim, &worksite_operator::AIMS_RAD);
     let labels = sim.output_labels();
     let bodies: Vec<String> = sim.model().bodies.iter().map(|b| b.name.clone()).collect();
     let columns = Columns::resolve(&game, &spec, &labels, &bodies).expect("columns");
@@ -255,11 +293,9 @@ fn a_scripted_operator_loads_2_t_into_the_hopper_in_one_attempt() {
     let mut row = vec![0.0; sim.n_outputs()];
     let mut poses = vec![BodyPose::default(); bodies.len()];
     let mut result = None;
-    for k in 1..=60_000_u64 {
-        let t = sim.time_s() % 20.0;
-        for (name, signal) in &script {
-            sim.set_input(name, signal.value(t)).expect("input");
-        }
+    let n = (3.0 * operator.period_s() / sim.model().step_s()).round() as u64;
+    for k in 1..=n {
+        operator.set_inputs(&mut sim);
         sim.step().expect("step");
         if k % 17 == 0 {
             sim.output_row(&mut row);
@@ -278,5 +314,6 @@ fn a_scripted_operator_loads_2_t_into_the_hopper_in_one_attempt() {
         a.outcome, a.time_s, a.hopper_kg, a.hits, a.fuel_l, a.reach_max_m, a.points
     );
     assert_eq!(a.outcome, Outcome::GoalReached, "{a:?}");
-    assert!(a.hopper_kg >= 2000.0 && a.hits <= 3, "{a:?}");
+    assert!(a.hopper_kg >= 2000.0 && a.hits <= game.max_hits, "{a:?}");
+    assert!(a.time_s <= game.time_limit_s, "{a:?}");
 }
