@@ -699,10 +699,10 @@ fn view_plays_a_finished_fourbar_run() {
 /// game panel, Enter starts the attempt (the machine and the sand are reset to the start), and
 /// the scripted input sequence, the model's own dig–swing–dump signals, played by the engine
 /// on its own clock (`--play-signals`: the signals restart with the reset), digs the pile and
-/// dumps 1280 kg into the hopper at about 12.5 s. (Sent from the test through the page, the
+/// dumps 1103 kg into the hopper at about 11 s. (Sent from the test through the page, the
 /// same sequence arrives with the page's round trips as its clock, and on a loaded machine
 /// plays another attempt; keys and `set` messages through the page are the excavator page
-/// test's.) The goal is set to 900 kg (one bucket load; the default 2 t takes two cycles,
+/// test's.) The goal is set to 900 kg (one bucket load; the default 2 t takes three aimed passes,
 /// which `tests/game.rs` plays without the browser), so the attempt ends as reached; the
 /// panel, the server's state, the log, the leaderboard and the page's drawn sand agree.
 #[test]
