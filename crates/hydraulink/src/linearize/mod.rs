@@ -566,7 +566,7 @@ fn is_held_position(e: &crate::component::Component) -> bool {
 
 /// The pumps (fixed and pressure-compensated): the elements whose valve position is a held
 /// input (their shaft speed ω), in element order. Their positions are `State::spool[nu..]`
-/// after the 4/3 spools ([`check_supported`] rejects another order). Allocates; not in a step.
+/// after the 4/3 spools (`check_supported` rejects another order). Allocates; not in a step.
 pub fn pumps(model: &Model) -> Vec<&crate::component::Component> {
     model
         .elements

@@ -68,8 +68,8 @@ fn check_tangent(el: &PcPump, p: [f64; 3], w: f64, e: f64, what: &str) {
     };
     for k in 0..4 {
         let mut at = PortState::<Dual64>::zero();
-        for i in 0..3 {
-            at.p[i] = Dual64::new(p[i], if i == k { 1.0 } else { 0.0 });
+        for (i, &pi) in p.iter().enumerate() {
+            at.p[i] = Dual64::new(pi, if i == k { 1.0 } else { 0.0 });
         }
         at.position = w;
         at.internal[0] = Dual64::new(e, if k == 3 { 1.0 } else { 0.0 });
@@ -292,8 +292,8 @@ fn shuttle_is_one_way_from_the_active_port_and_its_tangent_is_exact() {
             };
             for k in 0..3 {
                 let mut at = PortState::<Dual64>::zero();
-                for i in 0..3 {
-                    at.p[i] = Dual64::new(p[i], if i == k { 1.0 } else { 0.0 });
+                for (i, &pi) in p.iter().enumerate() {
+                    at.p[i] = Dual64::new(pi, if i == k { 1.0 } else { 0.0 });
                 }
                 at.position = u;
                 let exact = s.evaluate(&at).flow[2].eps;
