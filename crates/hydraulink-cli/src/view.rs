@@ -144,12 +144,20 @@ pub(crate) fn view_command(args: &ViewArgs) -> Result<(), Failure> {
     let viewer = Viewer::start(&spec, step_s, &args.dir, model_dir.as_deref(), args.port)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
     watch_for_interrupt();
-    println!(
-        "hydraulink viewer of the run in {} ({file}): open {}",
-        args.dir.display(),
-        viewer.url()
-    );
-    println!("(Ctrl-C stops the server)");
+    // status lines that a closed stdout (`hydraulink view DIR | head -1`) cannot end: the server
+    // serves until Ctrl-C whether or not anyone reads them
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "hydraulink viewer of the run in {} ({file}): open {}",
+            args.dir.display(),
+            viewer.url()
+        );
+        let _ = writeln!(out, "(Ctrl-C stops the server)");
+        let _ = out.flush();
+    }
     while !INTERRUPTED.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
     }

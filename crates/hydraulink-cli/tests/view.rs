@@ -118,7 +118,9 @@ fn view_of_a_run_with_scene_draws_its_worksite_and_its_own_figures() {
         if v["terrain"]["h"].is_array() {
             break v;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        // the whole terrain is on /state for one frame (1/60 s) in 60: poll faster than a frame,
+        // or most seconds pass it by (with 20 ms between polls, 2 of 5 runs saw none in 10 s)
+        std::thread::sleep(Duration::from_millis(2));
     };
     assert_eq!(frame["mode"], "view");
     assert_eq!(
