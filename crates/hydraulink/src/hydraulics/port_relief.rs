@@ -104,13 +104,20 @@ impl PortReliefSpec {
         if port == tank {
             return Err(cx.error("tank", "is the same node as `port`"));
         }
-        let p_cr = cx.positive("cracking_pressure_pa", self.cracking_pressure_pa)?;
-        let over = cx.positive("pressure_override_pa", self.pressure_override_pa)?;
-        let q = cx.positive("rated_flow_m3_s", self.rated_flow_m3_s)?;
-        let w = match self.smoothing_pa {
-            Some(w) => cx.positive("smoothing_pa", w)?,
-            None => 0.01 * p_cr,
-        };
+        // the relief is the relief valve's own law and checks (same field names), without a
+        // poppet lag
+        let relief = crate::hydraulics::relief_valve::ReliefValveSpec {
+            name: self.name.clone(),
+            inlet: self.port.clone(),
+            outlet: self.tank.clone(),
+            cracking_pressure_pa: self.cracking_pressure_pa,
+            pressure_override_pa: self.pressure_override_pa,
+            rated_flow_m3_s: self.rated_flow_m3_s,
+            smoothing_pa: self.smoothing_pa,
+            poppet_time_constant_s: None,
+        }
+        .compile(cx)?;
+        let q = self.rated_flow_m3_s;
         let m_cr = match self.makeup_cracking_pressure_pa {
             Some(x) => cx.non_negative("makeup_cracking_pressure_pa", x)?,
             None => DEFAULT_MAKEUP_CRACKING_PA,
@@ -146,15 +153,7 @@ impl PortReliefSpec {
         };
         Ok(PortRelief {
             name: self.name.clone(),
-            relief: ReliefValve {
-                name: self.name.clone(),
-                inlet: port,
-                outlet: tank,
-                cracking_pressure_pa: p_cr,
-                gradient_m3_s_pa: q / over,
-                smoothing_pa: w,
-                poppet: None,
-            },
+            relief,
             makeup: CheckValve {
                 name: self.name.clone(),
                 inlet: tank,
