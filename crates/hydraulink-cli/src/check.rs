@@ -124,7 +124,7 @@ fn holding_motors(model: &hydraulink::Model, v: usize) -> Option<String> {
         .elements
         .iter()
         .filter_map(|e| match e {
-            hydraulink::component::Component::HydraulicMotor(mo)
+            hydraulink::elements::component::Component::HydraulicMotor(mo)
                 if [mo.a, mo.b].contains(&here) =>
             {
                 Some(format!("'{}'", mo.name))
@@ -259,7 +259,7 @@ pub(crate) fn report(sim: &Simulation, file: &str) -> String {
     if !model.elements.is_empty() {
         let _ = writeln!(out, "\nelements:");
         for e in &model.elements {
-            let _ = writeln!(out, "  {}", hydraulink::element::Element::name(e));
+            let _ = writeln!(out, "  {}", hydraulink::elements::element::Element::name(e));
         }
     }
     let _ = writeln!(

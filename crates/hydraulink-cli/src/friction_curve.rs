@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use hydraulink::friction;
+use hydraulink::elements::friction;
 use hydraulink::Simulation;
 
 use crate::Failure;

@@ -913,7 +913,7 @@ impl ClippingValves {
             (0..model.elements.len())
                 .filter_map(|e| {
                     let input = model.element_input[e]?;
-                    use hydraulink::component::Component as C;
+                    use hydraulink::elements::component::Component as C;
                     matches!(model.elements[e], C::Valve43(_) | C::BridgeValve(_))
                         .then_some((e, input))
                 })
@@ -923,7 +923,7 @@ impl ClippingValves {
 
     /// How many valves clip the input values `u_used` [unit of each input] of the step just
     /// taken: its value at the step's end, once per step and valve
-    /// ([`hydraulink::component::Component::clips_input`], as `Simulation::set_input` counts).
+    /// ([`hydraulink::elements::component::Component::clips_input`], as `Simulation::set_input` counts).
     fn count(&self, model: &hydraulink::Model, u_used: &[f64]) -> u64 {
         self.0
             .iter()

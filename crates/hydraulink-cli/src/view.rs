@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clap::Args;
-use hydraulink::simulation::BodyPose;
+use hydraulink::pipeline::simulation::BodyPose;
 use hydraulink::Simulation;
 use hydraulink_io::output::poses::{PoseWriter, PosesInfo, POSES_INFO_FILE};
 use hydraulink_io::output::{step_time_s, OutputError};

@@ -939,8 +939,8 @@ fn csv_columns(dir: &Path) -> std::collections::BTreeMap<String, Vec<f64>> {
 /// - a 4/3 valve, counterbalance valve: ≥ 0 (dissipation; their P and T flows have no column).
 #[test]
 fn hydraulic_power_columns_match_pressures_and_flows() {
-    use hydraulink::component::Component as C;
-    use hydraulink::element::Element;
+    use hydraulink::elements::component::Component as C;
+    use hydraulink::elements::element::Element;
     for (model, duration) in [("pump_relief", "1.0"), ("excavator", "0.3")] {
         let dir = temp_dir(&format!("power-{model}"));
         let file = repo_file(&format!("models/{model}.toml"));
@@ -979,7 +979,7 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
             .collect();
         let node_p = |nodes: &[Option<hydraulink::model::ids::Node>; 4], r: usize| {
             let p: Vec<f64> = volume_p.iter().map(|c| c[r]).collect();
-            hydraulink::hydraulics::node_port_state(&m, &p, nodes).p
+            hydraulink::elements::hydraulics::node_port_state(&m, &p, nodes).p
         };
         let close = |a: f64, b: f64, scale: f64, what: &str| {
             assert!(
@@ -1049,8 +1049,8 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
 }
 
 /// A short name of an element's kind, for the test's tally.
-fn name_kind(e: &hydraulink::component::Component) -> &'static str {
-    use hydraulink::component::Component as C;
+fn name_kind(e: &hydraulink::elements::component::Component) -> &'static str {
+    use hydraulink::elements::component::Component as C;
     match e {
         C::FixedPump(_) | C::PcPump(_) => "pump",
         C::ReliefValve(_) => "relief",

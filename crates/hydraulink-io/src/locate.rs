@@ -403,7 +403,7 @@ fn key_of_line(text: &str, offset: usize) -> Vec<Segment> {
 }
 
 /// The noun of the `[[elements]]` entry at `segments[1]`, from its `type` as
-/// `hydraulink::component::ComponentSpec::noun` names it; `element` for a missing or unknown type.
+/// `hydraulink::elements::component::ComponentSpec::noun` names it; `element` for a missing or unknown type.
 fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
     let Some(Segment::Index(index)) = segments.get(1) else {
         return "element";

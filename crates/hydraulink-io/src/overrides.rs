@@ -531,7 +531,7 @@ mod tests {
         .unwrap();
         assert_eq!(applied[0].path, "elements[2].cracking_pressure_pa");
         assert_eq!(applied[1].path, "elements[0].max_penetration_m");
-        use hydraulink::component::ComponentSpec as C;
+        use hydraulink::elements::component::ComponentSpec as C;
         match (&s.elements[0], &s.elements[2], &s.elements[3]) {
             (C::EndStop(e), C::ReliefValve(r), C::Accumulator(a)) => {
                 assert_eq!(e.max_penetration_m, Some(0.01));
@@ -576,7 +576,7 @@ mod tests {
         )
         .unwrap();
         match &s.inputs[0].signal {
-            hydraulink::inputs::SignalSpec::Sine {
+            hydraulink::model::inputs::SignalSpec::Sine {
                 amplitude,
                 frequency_hz,
                 phase_rad,

@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hydraulink::component::ComponentSpec;
+use hydraulink::elements::component::ComponentSpec;
 use hydraulink::error::ModelError;
 use hydraulink::model::spec::{GameSpec, ModelSpec};
 use hydraulink::terrain::world::TerrainSpec;

@@ -59,7 +59,7 @@ fn check(name: &str, text: &str, kind: LoadErrorKind, element: &str, field: &str
 }
 
 /// As [`check`], for the checks that need the compiled model's names (the `[[elements]]`,
-/// compiled through `hydraulink::element::Context`): `compile_model` fails with the located
+/// compiled through `hydraulink::elements::element::Context`): `compile_model` fails with the located
 /// error; `check_model` (spec-only checks) accepts the model or reports the same error.
 fn check_compiled(name: &str, text: &str, element: &str, field: &str) {
     let file = format!("tests/bad_models/{name}.toml");
@@ -411,7 +411,7 @@ fn loop_that_cannot_close_points_at_the_cut_joint() {
         Ok(model) => model,
         Err(e) => panic!("{e}"),
     };
-    let error = match hydraulink::initialization::initialize(&model) {
+    let error = match hydraulink::pipeline::initialization::initialize(&model) {
         Err(error) => error,
         Ok(_) => panic!("a loop 10 m open was closed"),
     };
@@ -438,7 +438,7 @@ fn free_chamber_pressures_ask_for_p0() {
         Ok(model) => model,
         Err(e) => panic!("{e}"),
     };
-    let error = match hydraulink::initialization::initialize(&model) {
+    let error = match hydraulink::pipeline::initialization::initialize(&model) {
         Err(error) => error,
         Ok(_) => panic!("free chamber pressures were chosen silently"),
     };
@@ -458,7 +458,7 @@ fn free_chamber_pressures_ask_for_p0() {
     assert_eq!(locate_init_error(&text, &error), va);
     // the shipped boom (VB given) starts
     let shipped = compile_model(boom, "boom.toml").expect("boom compiles");
-    assert!(hydraulink::initialization::initialize(&shipped).is_ok());
+    assert!(hydraulink::pipeline::initialization::initialize(&shipped).is_ok());
 }
 
 #[test]
@@ -487,7 +487,7 @@ fn chamber_solved_below_zero_names_the_cylinder_and_the_other_chamber() {
     );
     for text in [text.as_str(), makeup.as_str()] {
         let model = compile_model(text, "boom.toml").unwrap_or_else(|e| panic!("{e}"));
-        let error = match hydraulink::initialization::initialize(&model) {
+        let error = match hydraulink::pipeline::initialization::initialize(&model) {
             Err(error) => error,
             Ok(state) => panic!("accepted, VB = {} Pa", state.p[2]),
         };
@@ -532,7 +532,7 @@ fn cylinder_outside_its_stroke_at_start_is_bad_input() {
         let text = DEFAULT_MODEL.replacen(from, to, 1);
         assert_ne!(text, DEFAULT_MODEL, "line `{from}` not found");
         let model = compile_model(&text, "fourbar.toml").expect("compiles");
-        let error = match hydraulink::initialization::initialize(&model) {
+        let error = match hydraulink::pipeline::initialization::initialize(&model) {
             Err(error) => error,
             Ok(_) => panic!("{to}: a piston outside its stroke was accepted"),
         };

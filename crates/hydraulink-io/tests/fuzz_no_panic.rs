@@ -338,7 +338,8 @@ fn run_briefly(text: &str, file: &str) -> Result<Outcome, TestCaseError> {
         }
     };
     let mut row = vec![0.0; sim.n_outputs()];
-    let mut poses = vec![hydraulink::simulation::BodyPose::default(); sim.model().bodies.len()];
+    let mut poses =
+        vec![hydraulink::pipeline::simulation::BodyPose::default(); sim.model().bodies.len()];
     let labels = sim.output_labels();
     // as `hydraulink run` does: a non-finite output ends the run as a failed step
     // (`Simulation::check_outputs`); `Ok(false)` then

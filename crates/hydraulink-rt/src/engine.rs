@@ -8,7 +8,7 @@ use std::sync::mpsc::{
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use hydraulink::simulation::BodyPose;
+use hydraulink::pipeline::simulation::BodyPose;
 use hydraulink::{Simulation, State, StepError};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

@@ -34,7 +34,7 @@
 use std::fmt::Write as _;
 
 use hydraulink::model::spec::{GameSpec, ModelSpec};
-use hydraulink::simulation::BodyPose;
+use hydraulink::pipeline::simulation::BodyPose;
 use hydraulink::ModelError;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

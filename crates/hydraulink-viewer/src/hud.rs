@@ -21,7 +21,7 @@
 
 use hydraulink::model::hud::{unit_scale, GaugeSpec, SensorSpec, FUEL_SENSORS};
 use hydraulink::model::spec::ModelSpec;
-use hydraulink::simulation::BodyPose;
+use hydraulink::pipeline::simulation::BodyPose;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -155,7 +155,7 @@ pub fn gauge_specs(spec: &ModelSpec, labels: &[String]) -> Vec<GaugeSpec> {
         .elements
         .iter()
         .filter_map(|e| match e {
-            hydraulink::component::ComponentSpec::ReliefValve(r) => {
+            hydraulink::elements::component::ComponentSpec::ReliefValve(r) => {
                 Some(r.cracking_pressure_pa * 1e-6)
             }
             _ => None,

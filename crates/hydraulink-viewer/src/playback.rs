@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use hydraulink::model::spec::ModelSpec;
-use hydraulink::simulation::BodyPose;
+use hydraulink::pipeline::simulation::BodyPose;
 use hydraulink_io::output::poses::read_poses;
 use hydraulink_rt::{Snapshot, Statistics};
 use thiserror::Error;

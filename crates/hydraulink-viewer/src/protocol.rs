@@ -27,7 +27,7 @@
 
 use std::fmt::Write;
 
-use hydraulink::simulation::BodyPose;
+use hydraulink::pipeline::simulation::BodyPose;
 use hydraulink_rt::{Command, Snapshot};
 use serde::Deserialize;
 

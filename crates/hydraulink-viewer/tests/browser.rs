@@ -619,7 +619,7 @@ fn write_finished_run(
     };
     let mut poses = PoseWriter::create(dir, &info).unwrap();
     let mut row = vec![0.0; labels.len()];
-    let mut p = vec![hydraulink::simulation::BodyPose::default(); bodies.len()];
+    let mut p = vec![hydraulink::pipeline::simulation::BodyPose::default(); bodies.len()];
     let n = (duration_s / step_s).round() as u64;
     let every = (every_s / step_s).round().max(1.0) as u64;
     for k in 0..=n {

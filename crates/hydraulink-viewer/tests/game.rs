@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hydraulink::model::spec::GameSpec;
-use hydraulink::simulation::BodyPose;
+use hydraulink::pipeline::simulation::BodyPose;
 use hydraulink::Simulation;
 use hydraulink_viewer::game::{Columns, Game, Phase, Rules};
 use hydraulink_viewer::game_host::GameOptions;

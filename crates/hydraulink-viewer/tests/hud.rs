@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use hydraulink::simulation::BodyPose;
+use hydraulink::pipeline::simulation::BodyPose;
 use hydraulink_rt::{Action, Event, Recording};
 use hydraulink_viewer::hud::{axis_angle, point_height, Hud, HudError};
 use hydraulink_viewer::protocol::{write_frame, FrameInfo};

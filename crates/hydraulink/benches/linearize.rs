@@ -6,12 +6,12 @@
 //! and its equilibrium are computed outside the timing.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use hydraulink::assembly::Evaluator;
 use hydraulink::linearize::eigen::{modes, EigenOptions};
 use hydraulink::linearize::equilibrium::{equilibrium, EquilibriumOptions};
 use hydraulink::linearize::exact::{linearize, linearize_with, ExactOptions};
 use hydraulink::linearize::finite_difference::{self, StepKind};
 use hydraulink::linearize::{all_inputs, all_outputs};
+use hydraulink::pipeline::assembly::Evaluator;
 use hydraulink::{model, ModelSpec};
 
 fn linearization(c: &mut Criterion) {

@@ -6,7 +6,7 @@
 //! sample runs the whole horizon from the same initial state.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use hydraulink::mechanics::kinematic_guidance::{replay_spec, Recorded};
+use hydraulink::formulations::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::Formulation;
 use hydraulink::{model, ModelSpec, Simulation};
 
@@ -34,7 +34,7 @@ const MODELS: [(&str, &str, Option<f64>); 8] = [
 /// A worksite file's tables (what `hydraulink_io::add_scene` adds to the machine).
 #[derive(serde::Deserialize)]
 struct Worksite {
-    elements: Vec<hydraulink::component::ComponentSpec>,
+    elements: Vec<hydraulink::elements::component::ComponentSpec>,
     terrain: Option<hydraulink::terrain::world::TerrainSpec>,
 }
 
@@ -179,7 +179,7 @@ fn chain_scaling(c: &mut Criterion) {
         let m = model::compile(&spec).expect("chain compiles");
         let sim = Simulation::new(m.clone()).expect("chain initializes");
         let st = sim.state().clone();
-        let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&m);
+        let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&m);
         g.bench_function(BenchmarkId::from_parameter(n), |b| {
             b.iter(|| {
                 ev.evaluate(&m, &st.z, &st.zd, &st.p, &st.spool, false);
@@ -196,12 +196,12 @@ fn chain_scaling(c: &mut Criterion) {
         let m = model::compile(&spec).expect("chain compiles");
         let sim = Simulation::new(m.clone()).expect("chain initializes");
         let mut ws = hydraulink::Workspace::new(&m);
-        hydraulink::mechanics::semirecursive::penalty::prepare(&m, sim.state(), &mut ws);
+        hydraulink::formulations::penalty::prepare(&m, sim.state(), &mut ws);
         ws.buffers.ev.x.copy_from_slice(&ws.buffers.x);
         g.bench_function(BenchmarkId::from_parameter(n), |b| {
             b.iter(|| {
                 let b = &mut ws.buffers;
-                hydraulink::mechanics::semirecursive::penalty::residual(
+                hydraulink::formulations::penalty::residual(
                     &m,
                     &mut b.ev,
                     &b.hist,

@@ -37,35 +37,22 @@
 // Index loops over matrix rows and columns read like the equations they implement.
 #![allow(clippy::needless_range_loop)]
 
-pub mod advance;
-pub mod assembly;
-pub mod buffers;
-pub mod component;
 pub mod contact;
-pub mod element;
-pub mod element_energy;
+pub mod elements;
 pub mod error;
-pub mod formulation;
-pub mod friction;
-pub mod hydraulics;
-pub mod initialization;
-pub mod inputs;
-pub mod integrator;
-pub mod linalg;
+pub mod formulations;
 pub mod linearize;
 pub mod mechanics;
 pub mod model;
-pub mod real;
-pub mod simulation;
+pub mod pipeline;
+pub mod solver;
 pub mod state;
-pub mod step;
 pub mod terrain;
-pub mod workspace;
 
 pub use error::{InitError, InputError, ModelError, StepError};
-pub use mechanics::semirecursive::penalty::StepReport;
+pub use formulations::penalty::StepReport;
 pub use model::spec::ModelSpec;
 pub use model::Model;
-pub use simulation::Simulation;
+pub use pipeline::simulation::Simulation;
+pub use pipeline::workspace::Workspace;
 pub use state::State;
-pub use workspace::Workspace;

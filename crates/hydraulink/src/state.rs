@@ -1,7 +1,7 @@
 //! `State`: everything that changes from step to step. Small and `Clone`, so a run can be
 //! rolled back or restarted (co-simulation, EKF, linearization at time T).
 
-use crate::inputs::InputValues;
+use crate::model::inputs::InputValues;
 
 impl State {
     /// Total actuator work Σ_c W_c [J].
@@ -77,8 +77,8 @@ pub struct State {
     pub internal: Vec<f64>,
     /// Their rates ė (trapezoidal) [unit of the state / s].
     pub internal_rate: Vec<f64>,
-    /// Energy accounts of the elements (`crate::element`): stored, dissipated, supplied.
-    pub elements: crate::component::ElementEnergy,
+    /// Energy accounts of the elements (`crate::elements::element`): stored, dissipated, supplied.
+    pub elements: crate::elements::component::ElementEnergy,
     /// The reusable Newton tangent of the active formulation (before factorization) and its
     /// side data: it changes the iterates of the next steps, so it travels with the state and a
     /// clone restarts bit-identically.

@@ -8,10 +8,10 @@
 mod common;
 
 use common::*;
-use hydraulink::initialization::initialize;
-use hydraulink::mechanics::semirecursive::double_step;
+use hydraulink::formulations::double_step;
 use hydraulink::model::spec::{CutJointKind, Formulation};
-use hydraulink::workspace::FormulationWorkspace;
+use hydraulink::pipeline::initialization::initialize;
+use hydraulink::pipeline::workspace::FormulationWorkspace;
 use hydraulink::{model, ModelSpec, Simulation, Workspace};
 
 fn double_step_spec(mut s: ModelSpec) -> ModelSpec {
@@ -281,7 +281,7 @@ fn tangent_check(name: &str, t_check: f64) {
     let mut ws = Workspace::new(&model);
     let n_steps = (t_check / model.step_s()).round() as u64;
     for _ in 0..n_steps {
-        hydraulink::step::step(&model, &mut st, &mut ws).unwrap();
+        hydraulink::pipeline::step::step(&model, &mut st, &mut ws).unwrap();
     }
     let Workspace {
         buffers: ws,

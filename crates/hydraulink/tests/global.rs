@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use hydraulink::mechanics::global::ali3p;
+use hydraulink::formulations::ali3p;
 use hydraulink::model::spec::Formulation;
 use hydraulink::{Model, Simulation};
 
@@ -119,10 +119,10 @@ fn global_ali3p_quickreturn_matches_penalty() {
 fn global_parts(
     ws: &mut hydraulink::Workspace,
 ) -> (
-    &mut hydraulink::buffers::Buffers,
+    &mut hydraulink::pipeline::buffers::Buffers,
     &mut hydraulink::mechanics::global::GlobalWorkspace,
 ) {
-    use hydraulink::workspace::FormulationWorkspace;
+    use hydraulink::pipeline::workspace::FormulationWorkspace;
     match ws {
         hydraulink::Workspace {
             buffers,
@@ -428,7 +428,7 @@ fn global_i1al_structured_tangent_matches_the_dual_tangent() {
         let mut ws = hydraulink::Workspace::new(&model);
         let (b, g) = global_parts(&mut ws);
         let (structured, dual) =
-            hydraulink::mechanics::global::i1al::tangent_and_dual(&model, &st, b, g);
+            hydraulink::formulations::i1al::tangent_and_dual(&model, &st, b, g);
         let worst = worst_column_error(&dual, &structured);
         eprintln!("{name}: I1AL structured vs dual tangent {worst:.2e} (worst column)");
         assert!(worst < 1e-12, "{name}: structured vs dual tangent {worst}");

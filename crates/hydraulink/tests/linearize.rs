@@ -92,7 +92,7 @@ fn paper_001_fourbar3d_equilibrium() {
         .iter()
         .position(|n| n == "M2")
         .expect("M2");
-    at_rest.inputs[m2] = hydraulink::inputs::Signal::Constant(0.0);
+    at_rest.inputs[m2] = hydraulink::model::inputs::Signal::Constant(0.0);
     let mut sim = hydraulink::Simulation::new(at_rest).expect("init");
     sim.set_state(st0);
     for _ in 0..200 {
@@ -354,7 +354,7 @@ fn exact_a_matches_nonlinear_rhs_at_equilibrium_and_in_motion() {
             .expect("linearization");
             let mut pt = eq.point.clone();
             pt.zd = (&lin0.t0 * 2.0).column(0).iter().copied().collect();
-            let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
             let mut xx = pt.z.clone();
             xx.extend_from_slice(&pt.zd);
             xx.extend_from_slice(&pt.p);
@@ -460,7 +460,7 @@ fn nonholonomic_simulation_rolling_disc_and_knife_edge() {
     }
     let st = sim.state();
     println!("disc at 1 s: z = {:?}, zd = {:?}", st.z, st.zd);
-    let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+    let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
     ev.evaluate(&model, &st.z, &st.zd, &[], &[], true);
     let psi = ev
         .nonholonomic
@@ -691,7 +691,7 @@ fn rolling_disc_linearized_about_its_motion() {
         let mut pt = OperatingPoint::from_state(sim.state());
         // z̈⁰ from the index-1 equations at (z⁰, ż⁰), so that the reference satisfies eq. 9 and
         // the constraint accelerations exactly (the run's projected z̈ does so to its tolerances)
-        let mut ev = hydraulink::assembly::Evaluator::<f64>::new(mdl);
+        let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(mdl);
         let mut xx = pt.z.clone();
         xx.extend_from_slice(&pt.zd);
         let f = index1::rhs(mdl, &mut ev, &xx, &[], &[0.0; 4]);
@@ -875,7 +875,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
                     loaded.friction[k] = 0.4 * 830.0 / (54f64.sqrt() * 1e6);
                 }
             }
-            let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
             let mut xx = loaded.z.clone();
             xx.extend_from_slice(&loaded.zd);
             xx.extend_from_slice(&loaded.p);
@@ -949,7 +949,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
         // at rest and in motion (valve opened to U = 2 V at t = 0.02 s)
         let mut moving_model = model.clone();
         let u_sig = moving_model.valves_4_3().next().unwrap().input;
-        moving_model.inputs[u_sig] = hydraulink::inputs::Signal::PiecewiseConstant {
+        moving_model.inputs[u_sig] = hydraulink::model::inputs::Signal::PiecewiseConstant {
             times: vec![0.0, 0.02],
             values: vec![0.0, 2.0],
         };
@@ -963,7 +963,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
         // z̈⁰ from the index-1 equations, so that the reference satisfies eq. 9 exactly (the
         // run's z̈ does so to its tolerances)
         {
-            let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&moving_model);
+            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&moving_model);
             let mut xx = moving.z.clone();
             xx.extend_from_slice(&moving.zd);
             xx.extend_from_slice(&moving.p);
@@ -1202,7 +1202,7 @@ fn boom_elements_linearize_against_the_nonlinear_rhs() {
 fn boom_with_poppet_lag(tau: f64) -> Model {
     let mut spec = spec_of("boom");
     for e in spec.elements.iter_mut() {
-        if let hydraulink::component::ComponentSpec::ReliefValve(r) = e {
+        if let hydraulink::elements::component::ComponentSpec::ReliefValve(r) = e {
             r.poppet_time_constant_s = Some(tau);
         }
     }
@@ -1256,7 +1256,7 @@ fn relief_poppet_lag_is_linearized() {
         .find(|e| e.name() == "relief")
         .expect("relief valve")
     {
-        hydraulink::component::Component::ReliefValve(r) => r.clone(),
+        hydraulink::elements::component::Component::ReliefValve(r) => r.clone(),
         _ => panic!("'relief' is a relief valve"),
     };
     let lag = relief.poppet.expect("poppet lag");
@@ -1288,7 +1288,7 @@ fn relief_poppet_lag_is_linearized() {
             );
         }
         {
-            let mut ev = hydraulink::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
             hydraulink::linearize::set_element_time(&model, &mut ev, pt.t_s);
             let mut xx = pt.z.clone();
             xx.extend_from_slice(&pt.zd);
@@ -1332,7 +1332,7 @@ fn relief_poppet_lag_is_linearized() {
         // the e row from the law
         let e = ns - 1;
         let pcol = ss.states.iter().position(|s| s == "Vp.p").unwrap();
-        let xs_slope = hydraulink::hydraulics::relief_valve::static_opening(
+        let xs_slope = hydraulink::elements::hydraulics::relief_valve::static_opening(
             &relief,
             &lag,
             Dual64::new(dp, 1.0),
@@ -1423,7 +1423,7 @@ fn relief_poppet_lag_is_linearized() {
 /// right-hand side along every state.
 #[test]
 fn relief_poppet_lag_at_a_static_equilibrium() {
-    use hydraulink::element::{Element, PortState};
+    use hydraulink::elements::element::{Element, PortState};
     let tau = 5e-3;
     let path = format!("{}/../../models/fourbar3d.toml", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("shipped model exists");

@@ -21,7 +21,7 @@ mod loads;
 mod contact_drop;
 
 use alloc_counter::allocations;
-use hydraulink::mechanics::kinematic_guidance::{replay_spec, Recorded};
+use hydraulink::formulations::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::{Formulation, HydraulicIntegrator};
 
 fn check(name: &str, formulation: Formulation) {
@@ -203,7 +203,7 @@ fn boom_step_loop_allocates_nothing_under_every_formulation() {
     // the relief valve's poppet lag: an internal state in x (penalty only)
     let mut spec = common::spec_of("boom");
     for e in spec.elements.iter_mut() {
-        if let hydraulink::component::ComponentSpec::ReliefValve(r) = e {
+        if let hydraulink::elements::component::ComponentSpec::ReliefValve(r) = e {
             r.poppet_time_constant_s = Some(5e-3);
         }
     }
@@ -226,8 +226,8 @@ fn pump_elements_step_loop_allocates_nothing_under_every_formulation() {
     // the pressure-compensated pump with its swash-plate lag: an internal state (penalty only)
     let mut spec = common::spec_of("pump_relief");
     for e in spec.elements.iter_mut() {
-        if let hydraulink::component::ComponentSpec::FixedPump(p) = e {
-            let pc = hydraulink::hydraulics::pc_pump::PcPumpSpec {
+        if let hydraulink::elements::component::ComponentSpec::FixedPump(p) = e {
+            let pc = hydraulink::elements::hydraulics::pc_pump::PcPumpSpec {
                 name: p.name.clone(),
                 inlet: p.inlet.clone(),
                 outlet: p.outlet.clone(),
@@ -246,7 +246,7 @@ fn pump_elements_step_loop_allocates_nothing_under_every_formulation() {
                 load_sense: None,
                 pressure_cutoff_pa: Some(1.4e7),
             };
-            *e = hydraulink::component::ComponentSpec::PcPump(pc);
+            *e = hydraulink::elements::component::ComponentSpec::PcPump(pc);
         }
     }
     check_spec("pump_relief with a pressure-compensated pump", &spec);

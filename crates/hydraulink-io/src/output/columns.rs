@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use hydraulink::element::Variable;
+use hydraulink::elements::element::Variable;
 use hydraulink::Model;
 use serde::{Deserialize, Serialize};
 
@@ -292,8 +292,8 @@ fn power_description(name: &str, meaning: &str) -> String {
 }
 
 /// What `power_w` means for element `e`.
-fn power_meaning(e: &hydraulink::component::Component) -> &'static str {
-    use hydraulink::component::Component as C;
+fn power_meaning(e: &hydraulink::elements::component::Component) -> &'static str {
+    use hydraulink::elements::component::Component as C;
     match e {
         C::FixedPump(_) | C::PcPump(_) => {
             "negative while it pumps, minus the hydraulic power it delivers, (p_out − p_in) Q"

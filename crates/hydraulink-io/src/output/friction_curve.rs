@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use hydraulink::friction::curve::SweepSample;
+use hydraulink::elements::friction::curve::SweepSample;
 use plotters::prelude::*;
 
 use super::OutputError;

@@ -22,7 +22,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use hydraulink::simulation::BodyPose;
+use hydraulink::pipeline::simulation::BodyPose;
 use serde::{Deserialize, Serialize};
 
 use super::OutputError;

@@ -31,7 +31,7 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use crate::real::{c, re, Real};
+use crate::solver::real::{c, re, Real};
 
 /// |a_i × b_j| below which two edges count as parallel and their axis is skipped [-].
 pub const PARALLEL_SIN: f64 = 1e-6;
@@ -229,8 +229,8 @@ pub fn box_plane<S: Real>(
     p0: &Vector3<f64>,
     normal: &Vector3<f64>,
 ) -> Option<Contact<S>> {
-    let n = crate::real::v3::<S>(normal);
-    let d = n.dot(&(crate::real::v3::<S>(p0) - b.center)) + b.radius(&n);
+    let n = crate::solver::real::v3::<S>(normal);
+    let d = n.dot(&(crate::solver::real::v3::<S>(p0) - b.center)) + b.radius(&n);
     if re(d) <= 0.0 {
         return None;
     }

@@ -36,13 +36,13 @@ use nalgebra::{Matrix3, Rotation3, Vector3};
 use serde::{Deserialize, Serialize};
 
 use crate::contact::obb::{box_box, manifold, Obb};
-use crate::element::{
+use crate::elements::element::{
     BodyEffort, BodyPose, Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports,
     Power, Variable, MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::Frame;
-use crate::real::{c, m3, re, v3, Real};
+use crate::solver::real::{c, m3, re, v3, Real};
 
 /// A static obstacle, in global coordinates.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -27,12 +27,12 @@
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
-use crate::assembly::Evaluator;
-use crate::element::Element;
-use crate::hydraulics::cylinder;
-use crate::linalg::pinv_solve;
+use crate::elements::element::Element;
+use crate::elements::hydraulics::cylinder;
 use crate::linearize::{friction_elements, FrictionPort, OperatingPoint, OutputSel};
 use crate::model::Model;
+use crate::pipeline::assembly::Evaluator;
+use crate::solver::linalg::pinv_solve;
 
 /// Which one-sided derivative of the valve flow in U is used at U = 0 (note E.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -161,8 +161,8 @@ fn friction_velocity_slopes(
     let vd = Dual64::new(v, 1.0);
     let wd: Vec<Dual64> = w.iter().map(|&x| Dual64::from(x)).collect();
     let mut rates = [Dual64::from(0.0); 2];
-    let f = crate::friction::force(law, Dual64::from(f_hyd), vd, &wd);
-    crate::friction::rates(law, vd, &wd, &mut rates[..k]);
+    let f = crate::elements::friction::force(law, Dual64::from(f_hyd), vd, &wd);
+    crate::elements::friction::rates(law, vd, &wd, &mut rates[..k]);
     [f.eps, rates[0].eps, rates[1].eps]
 }
 

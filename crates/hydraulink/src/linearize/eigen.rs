@@ -15,8 +15,8 @@
 
 use nalgebra::{Complex, DMatrix};
 
-use crate::linalg::eigen_real;
 use crate::linearize::{LinearizeError, StateSpace};
+use crate::solver::linalg::eigen_real;
 
 /// Kind of an eigenvalue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +128,7 @@ pub fn balance(a: &mut DMatrix<f64>) -> Vec<f64> {
 pub fn modes(ss: &StateSpace, opts: &EigenOptions) -> Result<Vec<Mode>, LinearizeError> {
     let n = ss.a.nrows();
     // a non-finite entry would never let the balancing sweeps settle
-    if let Some((i, j)) = crate::linalg::first_non_finite(&ss.a) {
+    if let Some((i, j)) = crate::solver::linalg::first_non_finite(&ss.a) {
         let name = |k: usize| ss.states.get(k).map_or("?", String::as_str);
         return Err(LinearizeError::Eigen(format!(
             "A[{i}, {j}] (∂ {}' / ∂ {}) is not finite",

@@ -24,9 +24,9 @@
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
-use crate::linalg::pinv_solve;
 use crate::linearize::{partition, LinearizeError, OperatingPoint};
 use crate::model::Model;
+use crate::solver::linalg::pinv_solve;
 
 /// What the equilibrium holds fixed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -81,7 +81,7 @@ pub fn equilibrium(
     if m > 0 {
         // tolerance 1e-13: tighter than the initialization's, for the 1e-9° equilibrium angles
         if let Err((violation, iterations)) =
-            crate::initialization::close_loops(model, &mut ev, &mut z, &free, 1e-13)
+            crate::pipeline::initialization::close_loops(model, &mut ev, &mut z, &free, 1e-13)
         {
             return Err(LinearizeError::LoopCannotClose {
                 held: held_names(),
@@ -98,7 +98,7 @@ pub fn equilibrium(
     let unknown: Vec<usize> = (0..nv)
         .filter(|&v| model.hydraulics.volumes[v].p0_pa.is_none())
         .collect();
-    let guess = crate::initialization::pressure_guess(model);
+    let guess = crate::pipeline::initialization::pressure_guess(model);
     let mut p: Vec<f64> = model
         .hydraulics
         .volumes
@@ -128,7 +128,12 @@ pub fn equilibrium(
                 .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
                 .collect();
             // 5. e = e_s(p), dual in p: the flows are the static valve's
-            crate::hydraulics::steady_internal_states(model, &pd, &spool, &mut evd.internal);
+            crate::elements::hydraulics::steady_internal_states(
+                model,
+                &pd,
+                &spool,
+                &mut evd.internal,
+            );
             evd.evaluate(model, &zdual, &zd0, &pd, &spool, false);
             for i in 0..n {
                 let mut f = evd.dynamics.force[i];
@@ -198,7 +203,7 @@ pub fn equilibrium(
     }
     // final residual at the converged point
     let zd = vec![0.0; n];
-    crate::hydraulics::steady_internal_states(model, &p, &spool, &mut internal);
+    crate::elements::hydraulics::steady_internal_states(model, &p, &spool, &mut internal);
     ev.internal.copy_from_slice(&internal);
     ev.evaluate(model, &z, &zd, &p, &spool, false);
     let mut force_res: f64 = 0.0;
@@ -252,7 +257,7 @@ pub fn equilibrium(
     // 4. friction states: pre-sliding at zero load (the statics above carried no friction)
     let mut friction = vec![0.0; model.n_friction_states()];
     for e in super::friction_elements(model) {
-        crate::friction::rest_states(e.law, 0.0, &mut friction[e.states.clone()])
+        crate::elements::friction::rest_states(e.law, 0.0, &mut friction[e.states.clone()])
             .map_err(|msg| LinearizeError::NoEquilibrium(format!("'{}': {msg}", e.name)))?;
     }
     Ok(Equilibrium {
@@ -279,7 +284,7 @@ pub fn equilibrium(
 /// (consistent accelerations, pressure rates, energies) with the positions, pressures, spools,
 /// multipliers, friction states and internal states of `eq`. This is how a run starts exactly at rest at the linearization point.
 pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, crate::InitError> {
-    let mut st = crate::initialization::initialize(model)?;
+    let mut st = crate::pipeline::initialization::initialize(model)?;
     let (n, nv) = (model.n_coords(), model.n_volumes());
     let pt = &eq.point;
     st.t_s = pt.t_s;

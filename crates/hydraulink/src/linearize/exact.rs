@@ -45,8 +45,6 @@
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
-use crate::assembly::Evaluator;
-use crate::linalg::pinv_solve;
 use crate::linearize::derivatives::{derivatives, output_matrix, Derivatives, SpoolSide};
 use crate::linearize::index1::rhs;
 use crate::linearize::{
@@ -54,6 +52,8 @@ use crate::linearize::{
     LinearizeError, OperatingPoint, OutputSel, Partition, StateSpace,
 };
 use crate::model::Model;
+use crate::pipeline::assembly::Evaluator;
+use crate::solver::linalg::pinv_solve;
 
 /// Options of the exact linearization.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -166,7 +166,7 @@ pub fn linearize_with(
             }
             let mut trial = ad_cols.clone();
             trial.push(c);
-            let sv = crate::linalg::singular_values(&bbar.select_columns(trial.iter()));
+            let sv = crate::solver::linalg::singular_values(&bbar.select_columns(trial.iter()));
             if sv.iter().filter(|&&x| x > 1e-9 * scale).count() > ad_cols.len() {
                 ad_cols = trial;
             }

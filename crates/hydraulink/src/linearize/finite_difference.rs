@@ -127,7 +127,7 @@ pub fn linearize(
     let rank = if d.jac.nrows() == 0 {
         0
     } else {
-        let sv = crate::linalg::singular_values(&d.jac);
+        let sv = crate::solver::linalg::singular_values(&d.jac);
         let smax = sv.iter().fold(0.0_f64, |m, s| m.max(*s));
         sv.iter().filter(|&&s| s > 1e-9 * smax).count()
     };

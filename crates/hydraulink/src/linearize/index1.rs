@@ -18,10 +18,10 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::assembly::Evaluator;
-use crate::element::Element;
-use crate::linalg::pinv_solve;
+use crate::elements::element::Element;
 use crate::model::Model;
+use crate::pipeline::assembly::Evaluator;
+use crate::solver::linalg::pinv_solve;
 
 /// F(X) of eq. 98 (see the module doc). `x` = (z, ż, p, U, w, e) with n, n, n_v, n_u (4/3
 /// valves), n_w (friction states) and n_e (internal states of the elements, `Layout::internal`)

@@ -235,7 +235,7 @@ pub(crate) fn friction_elements(model: &Model) -> Vec<FrictionElement<'_>> {
 }
 
 /// Names of the friction states w, `<cylinder or joint>.<state>` with the state names of
-/// [`crate::friction::state_names`] (`cylinder.bristle_m`, `cylinder.film`): the layout's.
+/// [`crate::elements::friction::state_names`] (`cylinder.bristle_m`, `cylinder.film`): the layout's.
 pub fn friction_state_names(model: &Model) -> Vec<String> {
     model.layout.friction_state_names().to_vec()
 }
@@ -287,8 +287,8 @@ pub fn all_inputs(model: &Model) -> Vec<InputSel> {
 
 /// Whether element `e` is an external load (`joint_force`, `torque`, `point_force`): a
 /// mechanical effort u·value with no port state, linear in its input u.
-fn is_external_load(e: &crate::component::Component) -> bool {
-    matches!(e, crate::component::Component::ExternalLoad(_))
+fn is_external_load(e: &crate::elements::component::Component) -> bool {
+    matches!(e, crate::elements::component::Component::ExternalLoad(_))
 }
 
 /// Input signals (indices into `Model::inputs`) that drive at least one element and no 4/3
@@ -310,22 +310,22 @@ pub fn element_signals(model: &Model) -> Vec<usize> {
 /// Sets the elements' input values of `ev` to the model's signals at time `t` [s]
 /// (`element::signal_value`): every evaluator the linearization builds reads the loads at the
 /// operating time, not at t = 0.
-pub fn set_element_time<S: crate::real::Real>(
+pub fn set_element_time<S: crate::solver::real::Real>(
     model: &Model,
-    ev: &mut crate::assembly::Evaluator<S>,
+    ev: &mut crate::pipeline::assembly::Evaluator<S>,
     t: f64,
 ) {
     for (u, e) in ev.element_u.iter_mut().zip(model.elements.iter()) {
-        *u = crate::component::signal_value(&model.inputs, e, t);
+        *u = crate::elements::component::signal_value(&model.inputs, e, t);
     }
 }
 
 /// A new evaluator with the elements' input values at time `t` [s] ([`set_element_time`]).
-pub(crate) fn evaluator_at<S: crate::real::Real>(
+pub(crate) fn evaluator_at<S: crate::solver::real::Real>(
     model: &Model,
     t: f64,
-) -> crate::assembly::Evaluator<S> {
-    let mut ev = crate::assembly::Evaluator::<S>::new(model);
+) -> crate::pipeline::assembly::Evaluator<S> {
+    let mut ev = crate::pipeline::assembly::Evaluator::<S>::new(model);
     set_element_time(model, &mut ev, t);
     ev
 }
@@ -354,10 +354,11 @@ pub(crate) fn element_signal_force(
         )));
     }
     let mut ev = evaluator_at::<f64>(model, pt.t_s);
-    let q = |ev: &mut crate::assembly::Evaluator<f64>, du: f64| -> Vec<f64> {
+    let q = |ev: &mut crate::pipeline::assembly::Evaluator<f64>, du: f64| -> Vec<f64> {
         for &i in &driven {
             ev.element_u[i] =
-                crate::component::signal_value(&model.inputs, &model.elements[i], pt.t_s) + du;
+                crate::elements::component::signal_value(&model.inputs, &model.elements[i], pt.t_s)
+                    + du;
         }
         ev.fstate.copy_from_slice(&pt.friction);
         ev.internal.copy_from_slice(&pt.internal);
@@ -495,7 +496,7 @@ fn rank_of(a: &DMatrix<f64>, scale: f64) -> usize {
     if a.nrows() == 0 || a.ncols() == 0 {
         return 0;
     }
-    let sv = crate::linalg::singular_values(a);
+    let sv = crate::solver::linalg::singular_values(a);
     sv.iter().filter(|&&s| s > 1e-9 * scale).count()
 }
 
@@ -559,15 +560,15 @@ pub(crate) fn valve_references(model: &Model, t_s: f64) -> Vec<f64> {
 
 /// Whether element `e` has a valve position without a rate law: a pump's shaft speed, set from
 /// its input and held over each step (`Element::advance_position`).
-fn is_held_position(e: &crate::component::Component) -> bool {
-    use crate::element::Element;
+fn is_held_position(e: &crate::elements::component::Component) -> bool {
+    use crate::elements::element::Element;
     e.n_position() > 0 && !e.position_has_rate()
 }
 
 /// The pumps (fixed and pressure-compensated): the elements whose valve position is a held
 /// input (their shaft speed ω), in element order. Their positions are `State::spool[nu..]`
 /// after the 4/3 spools (`check_supported` rejects another order). Allocates; not in a step.
-pub fn pumps(model: &Model) -> Vec<&crate::component::Component> {
+pub fn pumps(model: &Model) -> Vec<&crate::elements::component::Component> {
     model
         .elements
         .iter()
@@ -607,8 +608,8 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
     }
     // a pump's shaft speed is an input held over the step (`InputSel::PumpSpeed`); the other
     // elements with a position and no rate law are not covered
-    use crate::component::Component;
-    use crate::element::Element;
+    use crate::elements::component::Component;
+    use crate::elements::element::Element;
     if let Some((_, e)) = model.position_elements().find(|(_, e)| {
         !e.position_has_rate() && !matches!(e, Component::FixedPump(_) | Component::PcPump(_))
     }) {

@@ -16,7 +16,7 @@ use nalgebra::Vector3;
 
 use crate::mechanics::kinematics::{for_each_on_path, Kinematics};
 use crate::model::{ConstraintEq, Frame, Model};
-use crate::real::Real;
+use crate::solver::real::Real;
 
 /// Constraint values Φ (m entries) and the row-major Jacobian Φ_z (m × n).
 #[derive(Debug, Clone)]

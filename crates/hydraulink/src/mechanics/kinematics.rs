@@ -16,7 +16,7 @@
 use nalgebra::{Matrix3, Vector3};
 
 use crate::model::{AxisKind, Frame, FrameDir, FramePoint, Model};
-use crate::real::{v3, Real};
+use crate::solver::real::{v3, Real};
 
 /// Rotation by `angle` about the unit vector `u` (Rodrigues): R = I + sinθ ũ + (1 − cosθ) ũ².
 pub fn rotation<S: Real>(u: &Vector3<f64>, angle: S) -> Matrix3<S> {
@@ -81,7 +81,7 @@ impl<S: Real> Kinematics<S> {
             }
         }
         for (a, b) in self.rot.iter_mut().zip(base.rot.iter()) {
-            *a = crate::real::m3(b);
+            *a = crate::solver::real::m3(b);
         }
         lift_v(&mut self.pos, &base.pos);
         lift_v(&mut self.bv, &base.bv);

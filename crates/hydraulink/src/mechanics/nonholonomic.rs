@@ -19,7 +19,7 @@ use nalgebra::Vector3;
 
 use crate::mechanics::kinematics::{for_each_on_path, Kinematics};
 use crate::model::Model;
-use crate::real::{v3, Real};
+use crate::solver::real::{v3, Real};
 
 /// B (l × n, row-major), Ψ = B ż and Ḃ ż (l each).
 #[derive(Debug, Clone)]

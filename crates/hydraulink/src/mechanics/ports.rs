@@ -1,4 +1,4 @@
-//! Mechanical ports of the elements (`crate::element`) in relative coordinates: from the tree
+//! Mechanical ports of the elements (`crate::elements::element`) in relative coordinates: from the tree
 //! kinematics to the port state (s, ṡ of a line; the rate along a load), and from the efforts
 //! back to the Z-form forces [F ; r × F] of the semi-recursive accumulation (000 eqs. 11–12).
 //!
@@ -13,13 +13,13 @@
 
 use nalgebra::Vector3;
 
-use crate::component::Component;
-use crate::element::{BodyPose, Element, MechPort, PortEffort, PortState};
+use crate::elements::component::Component;
+use crate::elements::element::{BodyPose, Element, MechPort, PortEffort, PortState};
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::semirecursive::Dynamics;
 use crate::model::ids::FramePoint;
 use crate::model::Model;
-use crate::real::Real;
+use crate::solver::real::Real;
 
 /// A line port in relative coordinates: the two points, the unit direction, the length and its
 /// rate (000 eq. 45). The one place that maps relative coordinates to (s, ṡ): cylinders,
@@ -86,14 +86,14 @@ pub fn body_pose<S: Real>(kin: &Kinematics<S>, frame: crate::model::ids::Frame) 
 /// `which`: the indices of the elements to visit (those with a mechanical port, in model order;
 /// [`mechanical_elements`]), `ports` their ports in the same order. `frozen[i]`: the world
 /// values element i reads
-/// ([`crate::element::Frozen`]).
+/// ([`crate::elements::element::Frozen`]).
 #[allow(clippy::too_many_arguments)]
 pub fn body_forces<S: Real>(
     elements: &[Component],
     which: &[usize],
-    ports: &[crate::element::Ports],
+    ports: &[crate::elements::element::Ports],
     u: &[f64],
-    frozen: &[crate::element::Frozen],
+    frozen: &[crate::elements::element::Frozen],
     kin: &Kinematics<S>,
     dy: &mut Dynamics<S>,
     at: &mut [PortState<S>],
@@ -161,7 +161,7 @@ pub fn body_forces<S: Real>(
 pub fn joint_forces<S: Real>(
     model: &Model,
     which: &[usize],
-    ports: &[crate::element::Ports],
+    ports: &[crate::elements::element::Ports],
     u: &[f64],
     zd: &[S],
     z: &[S],
@@ -173,7 +173,7 @@ pub fn joint_forces<S: Real>(
     for (&i, ports) in which.iter().zip(ports.iter()) {
         let e = &model.elements[i];
         if let MechPort::Joint(a) = ports.mech {
-            let mut st = crate::hydraulics::node_port_state(model, p, &ports.nodes);
+            let mut st = crate::elements::hydraulics::node_port_state(model, p, &ports.nodes);
             st.u = u[i];
             st.s = z[a.0];
             st.sd = zd[a.0];

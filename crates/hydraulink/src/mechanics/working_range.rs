@@ -72,13 +72,13 @@
 
 use nalgebra::{DMatrix, DVector, Vector3};
 
-use crate::assembly::Evaluator;
-use crate::component::Component;
-use crate::initialization::{close_loops, close_loops_with};
-use crate::linalg::pinv_solve;
+use crate::elements::component::Component;
 use crate::mechanics::kinematics::for_each_on_path;
 use crate::mechanics::ports::Line;
 use crate::model::{AxisKind, CylinderId, Frame, FramePoint, Model, Node, VolumeId};
+use crate::pipeline::assembly::Evaluator;
+use crate::pipeline::initialization::{close_loops, close_loops_with};
+use crate::solver::linalg::pinv_solve;
 
 /// Tolerance of ‖(Φ, s − s*)‖ for a pose [m]: the initialization's loop-closure tolerance.
 const POSE_TOL: f64 = 1e-12;
@@ -1034,8 +1034,8 @@ pub fn overload_protection(model: &Model) -> (Vec<Unprotected>, Option<f64>) {
             .iter()
             .map(|(c, side)| {
                 let side = match side {
-                    crate::hydraulics::cylinder::Side::A => "piston side",
-                    crate::hydraulics::cylinder::Side::B => "rod side",
+                    crate::elements::hydraulics::cylinder::Side::A => "piston side",
+                    crate::elements::hydraulics::cylinder::Side::B => "rod side",
                 };
                 format!("{} {side}", model.hydraulics.cylinders[c.0].name)
             })

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::component::Component;
-use crate::inputs::Signal;
+use crate::elements::component::Component;
 use crate::mechanics::kinematics::Kinematics;
+use crate::model::inputs::Signal;
 use crate::model::spec::{
     CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind, Pose,
 };
@@ -291,7 +291,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
     for (i, cs) in h.cylinders.iter().enumerate() {
         let el = format!("cylinder '{}'", cs.name);
         let p = |f: &str| format!("hydraulics.cylinders[{i}].{f}");
-        cylinders.push(crate::hydraulics::cylinder::compile(
+        cylinders.push(crate::elements::hydraulics::cylinder::compile(
             cs,
             &|field, end| marker(&end.body, &end.marker, &p(field), &el),
             &|field, name| volume(name, &p(field), &el),
@@ -392,12 +392,14 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             let cyl = &model.hydraulics.cylinders[c];
             (cyl.vol_a, cyl.vol_b)
         };
-        model.hydraulics.volumes[a.0]
-            .chambers
-            .push((CylinderId(c), crate::hydraulics::cylinder::Side::A));
-        model.hydraulics.volumes[b.0]
-            .chambers
-            .push((CylinderId(c), crate::hydraulics::cylinder::Side::B));
+        model.hydraulics.volumes[a.0].chambers.push((
+            CylinderId(c),
+            crate::elements::hydraulics::cylinder::Side::A,
+        ));
+        model.hydraulics.volumes[b.0].chambers.push((
+            CylinderId(c),
+            crate::elements::hydraulics::cylinder::Side::B,
+        ));
     }
     // joint friction (003 Pub II laws on revolute and prismatic joints)
     for js in &spec.joints {
@@ -412,11 +414,11 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         model.joint_friction.push(JointFriction {
             joint: js.name.clone(),
             axis: AxisId(axis),
-            friction: crate::friction::compile::seal_friction(&js.friction),
+            friction: crate::elements::friction::compile::seal_friction(&js.friction),
         });
     }
 
-    // ---- elements (`crate::element`): each checks and compiles itself against the names
+    // ---- elements (`crate::elements::element`): each checks and compiles itself against the names
     compile_elements(spec, &mut model, &node_index, &|b: &str, m: &str| {
         marker(b, m, "", "").ok()
     })?;
@@ -656,7 +658,7 @@ fn compile_elements(
     node_index: &BTreeMap<&str, Node>,
     marker: &dyn Fn(&str, &str) -> Option<FramePoint>,
 ) -> Result<(), ModelError> {
-    use crate::element::{Context, CylinderPort};
+    use crate::elements::element::{Context, CylinderPort};
     let h = &spec.hydraulics;
     let mut taken: Vec<&str> = h
         .valves
@@ -759,7 +761,7 @@ fn compile_elements(
         taken.push(es.name());
         let e = match es {
             // a load-sensing shuttle follows a valve compiled before it
-            crate::component::ComponentSpec::LsShuttle(s) => {
+            crate::elements::component::ComponentSpec::LsShuttle(s) => {
                 Component::LsShuttle(s.compile(&cx, &elements)?)
             }
             _ => es.compile(&cx)?,
@@ -809,7 +811,7 @@ fn compile_elements(
                     ));
                 }
                 if model.hydraulics.volumes[v.0].algebraic
-                    && matches!(e, crate::component::Component::Accumulator(_))
+                    && matches!(e, crate::elements::component::Component::Accumulator(_))
                 {
                     return Err(cx.error(
                         "node",
@@ -831,19 +833,24 @@ fn compile_elements(
     model.element_input = elements.iter().map(|e| e.ports().input).collect();
     model.has_node_compliance = elements
         .iter()
-        .any(|e| matches!(e, crate::component::Component::Accumulator(_)));
+        .any(|e| matches!(e, crate::elements::component::Component::Accumulator(_)));
     // the end-stop element of each cylinder, if any (read by `advance::check_stroke` every step)
     model.cylinder_end_stop = (0..model.hydraulics.cylinders.len())
         .map(|c| {
             elements.iter().position(
-                |e| matches!(e, crate::component::Component::EndStop(s) if s.cylinder.index == c),
+                |e| matches!(e, crate::elements::component::Component::EndStop(s) if s.cylinder.index == c),
             )
         })
         .collect();
     algebraic_volume_pressure_set(model, &elements)?;
     // the terrain, and the bucket_dig elements that need it
     let diggers: Vec<usize> = (0..elements.len())
-        .filter(|&i| matches!(elements[i], crate::component::Component::BucketDig(_)))
+        .filter(|&i| {
+            matches!(
+                elements[i],
+                crate::elements::component::Component::BucketDig(_)
+            )
+        })
         .collect();
     match &spec.terrain {
         Some(t) => model.terrain = Some(t.compile(diggers, model.gravity.norm())?),
@@ -871,9 +878,9 @@ fn compile_elements(
 /// η_v < 1 (laminar leakage C_L Δp) or any valve, throttle, hose or valve element sets it.
 fn algebraic_volume_pressure_set(
     model: &Model,
-    elements: &[crate::component::Component],
+    elements: &[crate::elements::component::Component],
 ) -> Result<(), ModelError> {
-    use crate::component::Component;
+    use crate::elements::component::Component;
     for (v, volume) in model.hydraulics.volumes.iter().enumerate() {
         if !volume.algebraic || !volume.chambers.is_empty() {
             continue;
@@ -919,9 +926,9 @@ fn algebraic_volume_pressure_set(
 /// elements, valves, constraint and nonholonomic rows, and the solver tolerances; call it
 /// once these are final.
 pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
-    use crate::element::Element;
-    use crate::integrator::tolerances::Tolerances;
+    use crate::elements::element::Element;
     use crate::model::layout::{FrictionBlock, FrictionOwner};
+    use crate::solver::tolerances::Tolerances;
     let s = &model.solver;
     let mut names: Vec<String> = Vec::new();
     let mut units: Vec<&'static str> = Vec::new();
@@ -956,7 +963,7 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
     let mut friction = Vec::new();
     for (name, owner) in owners {
         let start = names.len() - p.end;
-        for state in crate::friction::state_names(owner.law(model)) {
+        for state in crate::elements::friction::state_names(owner.law(model)) {
             names.push(format!("{name}.{state}"));
             units.push(crate::model::layout::friction_state_unit(state));
         }

@@ -8,6 +8,7 @@ pub mod compile;
 pub(crate) mod field_check;
 pub mod game;
 pub mod hud;
+pub mod inputs;
 pub mod layout;
 pub mod pose;
 pub mod spec;
@@ -18,11 +19,11 @@ pub mod ids;
 pub use compile::compile;
 pub use ids::*;
 
-pub use crate::friction::Friction;
-pub use crate::hydraulics::bridge_valve::BridgeValve;
-pub use crate::hydraulics::cylinder::Cylinder;
-pub use crate::hydraulics::throttle::Throttle;
-pub use crate::hydraulics::valve_4_3::Valve43;
+pub use crate::elements::friction::Friction;
+pub use crate::elements::hydraulics::bridge_valve::BridgeValve;
+pub use crate::elements::hydraulics::cylinder::Cylinder;
+pub use crate::elements::hydraulics::throttle::Throttle;
+pub use crate::elements::hydraulics::valve_4_3::Valve43;
 
 /// One relative coordinate z_k: an elementary axis of a tree joint.
 ///
@@ -147,7 +148,7 @@ pub struct Volume {
     /// Algebraic (reduced, 002 Pub II): pressure from the flow balance, no ODE.
     pub algebraic: bool,
     /// The cylinder chambers this volume holds (derived at compile time).
-    pub chambers: Vec<(CylinderId, crate::hydraulics::cylinder::Side)>,
+    pub chambers: Vec<(CylinderId, crate::elements::hydraulics::cylinder::Side)>,
 }
 
 /// A constant-pressure boundary node.
@@ -253,7 +254,7 @@ pub struct Model {
     /// Hydraulic circuit.
     pub hydraulics: Hydraulics,
     /// Input signals.
-    pub inputs: Vec<crate::inputs::Signal>,
+    pub inputs: Vec<crate::model::inputs::Signal>,
     /// Input names.
     pub input_names: Vec<String>,
     /// Solver settings.
@@ -264,10 +265,10 @@ pub struct Model {
     pub joint_friction: Vec<JointFriction>,
     /// Nonholonomic rows B(z) ż = 0 (knife edges, rolling discs).
     pub nonholonomic: Vec<NonholonomicRow>,
-    /// Elements of the element model (`crate::element`): the hydraulics sections' 4/3 valves,
+    /// Elements of the element model (`crate::elements::element`): the hydraulics sections' 4/3 valves,
     /// bridge valves and throttles first, then the model file's `[[elements]]` in file order
     /// (relief and check valves, accumulators, end stops, spring–dampers, loads, …).
-    pub elements: Vec<crate::component::Component>,
+    pub elements: Vec<crate::elements::component::Component>,
     /// Some element adds compliance to a node (an accumulator).
     pub has_node_compliance: bool,
     /// Per element of [`Model::elements`]: evaluated at every step by the stage `elements`
@@ -302,7 +303,7 @@ impl Model {
     /// The signal that drives input `name` when nothing sets it from outside (its `signal` in
     /// the model file, compiled), or `None` for an unknown name. A script that plays the model's
     /// own inputs as an operator would (`Simulation::set_input` at every step) reads them here.
-    pub fn input_signal(&self, name: &str) -> Option<&crate::inputs::Signal> {
+    pub fn input_signal(&self, name: &str) -> Option<&crate::model::inputs::Signal> {
         let i = self.input_names.iter().position(|n| n == name)?;
         self.inputs.get(i)
     }
@@ -341,15 +342,15 @@ impl Model {
     }
     /// Number of valve positions (`State::spool`): Σ `Element::n_position` over the elements.
     pub fn n_valve_positions(&self) -> usize {
-        use crate::element::Element;
+        use crate::elements::element::Element;
         self.elements.iter().map(|e| e.n_position()).sum()
     }
     /// The elements with a valve position and their slots in `State::spool`, in element order
     /// (`Layout::element_position`).
     pub fn position_elements(
         &self,
-    ) -> impl Iterator<Item = (usize, &crate::component::Component)> + Clone {
-        use crate::element::Element;
+    ) -> impl Iterator<Item = (usize, &crate::elements::component::Component)> + Clone {
+        use crate::elements::element::Element;
         self.elements
             .iter()
             .filter(|e| e.n_position() > 0)
@@ -358,14 +359,14 @@ impl Model {
     /// The 4/3 valves among the elements, in element order.
     pub fn valves_4_3(&self) -> impl Iterator<Item = &Valve43> + Clone {
         self.elements.iter().filter_map(|e| match e {
-            crate::component::Component::Valve43(v) => Some(v),
+            crate::elements::component::Component::Valve43(v) => Some(v),
             _ => None,
         })
     }
     /// The open-centre bridge valves among the elements, in element order.
     pub fn bridge_valves(&self) -> impl Iterator<Item = &BridgeValve> + Clone {
         self.elements.iter().filter_map(|e| match e {
-            crate::component::Component::BridgeValve(v) => Some(v),
+            crate::elements::component::Component::BridgeValve(v) => Some(v),
             _ => None,
         })
     }
@@ -382,11 +383,11 @@ impl Model {
         self.hydraulics
             .cylinders
             .iter()
-            .map(|c| crate::friction::n_states(&c.friction))
+            .map(|c| crate::elements::friction::n_states(&c.friction))
             .chain(
                 self.joint_friction
                     .iter()
-                    .map(|j| crate::friction::n_states(&j.friction)),
+                    .map(|j| crate::elements::friction::n_states(&j.friction)),
             )
             .sum()
     }
@@ -395,7 +396,7 @@ impl Model {
         self.hydraulics
             .cylinders
             .iter()
-            .map(|c| crate::friction::n_states(&c.friction))
+            .map(|c| crate::elements::friction::n_states(&c.friction))
             .sum()
     }
 }

@@ -36,8 +36,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::component::ComponentSpec;
-use crate::mechanics::external_load::LoadAxes;
+use crate::elements::component::ComponentSpec;
+use crate::elements::external_load::LoadAxes;
 use crate::mechanics::kinematics::rotation;
 use crate::model::compile::elementary_axes;
 use crate::model::hud::SensorSpec;

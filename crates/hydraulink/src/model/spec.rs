@@ -22,12 +22,12 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::hydraulics::bridge_valve::{BridgeValveSpec, TrimSpec};
-pub use crate::hydraulics::throttle::ThrottleSpec;
-pub use crate::hydraulics::valve_4_3::Valve43Spec;
-pub use crate::inputs::SignalSpec;
+pub use crate::elements::hydraulics::bridge_valve::{BridgeValveSpec, TrimSpec};
+pub use crate::elements::hydraulics::throttle::ThrottleSpec;
+pub use crate::elements::hydraulics::valve_4_3::Valve43Spec;
 pub use crate::model::game::{GameSpec, VariantSpec};
 pub use crate::model::ids::AttachmentSpec;
+pub use crate::model::inputs::SignalSpec;
 use std::collections::BTreeMap;
 
 /// A whole machine: mechanism, hydraulic circuit, input signals and solver settings.
@@ -76,7 +76,7 @@ pub struct ModelSpec {
     /// Elements of the element model (`[[elements]]` with a `type`): relief and check valves,
     /// accumulators, end stops, spring–dampers, point forces, torques, joint forces.
     #[serde(default)]
-    pub elements: Vec<crate::component::ComponentSpec>,
+    pub elements: Vec<crate::elements::component::ComponentSpec>,
     /// Extra result columns.
     #[serde(default)]
     pub outputs: OutputsSpec,

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 
-use crate::component::ComponentSpec;
+use crate::elements::component::ComponentSpec;
 use crate::error::ModelError;
 use crate::model::field_check::{input_ref, one_of, volume_ref, At, NodeKind};
 use crate::model::spec::Formulation;
@@ -71,8 +71,8 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_valve_input_ranges(spec)?;
     check_internal_states(spec)?;
     check_guidance(spec)?;
-    crate::friction::compile::check_joints(spec)?;
-    crate::friction::compile::check_formulation(spec)?;
+    crate::elements::friction::compile::check_joints(spec)?;
+    crate::elements::friction::compile::check_formulation(spec)?;
     check_nonholonomic(spec, &bodies)?;
     super::hud::validate(spec)?;
     if let Some(game) = &spec.game {
@@ -113,7 +113,7 @@ fn check_valve_input_ranges(spec: &ModelSpec) -> Result<(), ModelError> {
         spec.inputs
             .iter()
             .find(|u| u.name == name)
-            .map(|input| crate::inputs::Signal::from_spec(&input.signal))
+            .map(|input| crate::model::inputs::Signal::from_spec(&input.signal))
     };
     for (at, v) in valves {
         if let Some(signal) = signal(&v.input) {
@@ -769,7 +769,7 @@ fn check_hydraulics(
             body_index,
             nodes: &nodes,
         };
-        crate::hydraulics::cylinder::check(cylinder, &checks)?;
+        crate::elements::hydraulics::cylinder::check(cylinder, &checks)?;
     }
 
     for (i, valve) in hydraulics.bridge_valves.iter().enumerate() {
@@ -832,7 +832,7 @@ struct CylinderChecks<'a> {
     nodes: &'a BTreeMap<&'a str, NodeKind>,
 }
 
-impl crate::hydraulics::cylinder::SpecChecks for CylinderChecks<'_> {
+impl crate::elements::hydraulics::cylinder::SpecChecks for CylinderChecks<'_> {
     fn path(&self, field: &str) -> String {
         self.at.path(field)
     }

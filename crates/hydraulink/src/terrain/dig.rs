@@ -34,7 +34,7 @@
 //!
 //! **What is frozen.** The terrain is world state updated at step boundaries (stage `world`,
 //! [`crate::terrain::world`]): inside a step's Newton iterations the element reads an
-//! [`crate::element::Frozen`] record written at the boundary: per force point the surface as a
+//! [`crate::elements::element::Frozen`] record written at the boundary: per force point the surface as a
 //! plane y_s = a + g_x x + g_z z through the bilinear height and slope at the point's position
 //! there; the payload mass m_p and the payload point's velocity v_c,n and acceleration a_c,n at
 //! the step start; gravity; K, C, ρ of the terrain. So the law is a smooth function of the body
@@ -56,13 +56,13 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 use crate::contact::obb_contact::normal_force;
-use crate::element::{
+use crate::elements::element::{
     BodyEffort, BodyPose, Context, Element, EnergyDomain, Frozen, MechPort, PortEffort, PortState,
     Ports, Power, Variable, MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::Frame;
-use crate::real::{c, re, v3, Real};
+use crate::solver::real::{c, re, v3, Real};
 
 /// Largest number of force points of one bucket.
 pub const MAX_DIG_POINTS: usize = 5;

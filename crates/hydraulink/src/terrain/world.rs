@@ -18,7 +18,7 @@
 //!    pressure propagation (Pub. V eqs. 12–14, [`super::pressure`]), displace material
 //!    (eq. 16) through the bounded sweep [`super::cellular::sweep_nonnegative`];
 //! 4. **freeze**: the record each bucket reads inside the next step's Newton iterations
-//!    ([`crate::element::Frozen`], slots in [`super::dig::slot`]): the surface plane at each
+//!    ([`crate::elements::element::Frozen`], slots in [`super::dig::slot`]): the surface plane at each
 //!    force point, the payload mass, the payload point's velocity and trapezoidal acceleration;
 //! 5. **energy**: the change of each bucket's stored energy at the same mechanical state (payload
 //!    picked up or dumped, surface moved under a point) is booked as supplied energy, so the
@@ -36,9 +36,9 @@ use super::cellular::{self, Automaton};
 use super::dig::{slot, BucketDig, MAX_DIG_POINTS};
 use super::heightfield::Heightfield;
 use super::pressure::{self, Kernel};
-use crate::component::Component;
-use crate::element::BodyPose;
-use crate::element::{Element, Frozen, MAX_FROZEN};
+use crate::elements::component::Component;
+use crate::elements::element::BodyPose;
+use crate::elements::element::{Element, Frozen, MAX_FROZEN};
 use crate::error::ModelError;
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::ports::body_pose;
@@ -321,7 +321,7 @@ pub struct DigState {
     pub velocity: Vector3<f64>,
     /// Its trapezoidal acceleration at the state's time, global [m/s²].
     pub acceleration: Vector3<f64>,
-    /// The record the next step reads ([`crate::element::Frozen`]).
+    /// The record the next step reads ([`crate::elements::element::Frozen`]).
     pub frozen: Frozen,
     /// The record the step that produced this state read (the output row of a restored state).
     pub frozen_used: Frozen,

@@ -6,7 +6,7 @@
 use crate::common::spec_from;
 use hydraulink::contact::obb::Obb;
 use hydraulink::contact::obb_contact::{normal_force, ObbContact, Obstacle};
-use hydraulink::element::{BodyPose, Element, PortState};
+use hydraulink::elements::element::{BodyPose, Element, PortState};
 use hydraulink::model::ids::{AxisId, Frame};
 use hydraulink::Simulation;
 use nalgebra::{Matrix3, Rotation3, Vector3};
@@ -53,7 +53,7 @@ fn edge() -> Obstacle {
 }
 
 /// A pose at parameter `t` along a rigid motion: origin o + v t, rotation exp(ω t) R.
-pub(crate) fn pose_at<S: hydraulink::real::Real>(
+pub(crate) fn pose_at<S: hydraulink::solver::real::Real>(
     t: S,
     o: V,
     v: V,

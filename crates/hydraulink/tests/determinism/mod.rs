@@ -122,10 +122,10 @@ fn issue_10_every_formulation_restarts_bit_identically_in_a_fresh_simulation() {
         times.push(unified.time_s());
         lengths.push(unified.workspace().ev.motion[0].s);
     }
-    let replay = hydraulink::mechanics::kinematic_guidance::replay_spec(
+    let replay = hydraulink::formulations::kinematic_guidance::replay_spec(
         &spec,
         &times,
-        &[hydraulink::mechanics::kinematic_guidance::Recorded {
+        &[hydraulink::formulations::kinematic_guidance::Recorded {
             cylinder: "cylinder",
             length_m: &lengths,
             velocity_m_s: None,
@@ -221,7 +221,7 @@ fn output_row_after_set_state_is_the_row_of_that_state() {
         for _ in 0..100 {
             sim.step().unwrap();
         }
-        sim.set_state(hydraulink::initialization::initialize(&model).unwrap());
+        sim.set_state(hydraulink::pipeline::initialization::initialize(&model).unwrap());
         let mut row = vec![0.0; sim.n_outputs()];
         sim.output_row(&mut row);
         for (i, (x, y)) in initial.iter().zip(&row).enumerate() {

@@ -3,10 +3,10 @@
 //! laminar / turbulent), leak-tightness and loss, and a boom that holds its load on a closed
 //! valve and lowers it when the pilot pressure rises.
 
-use hydraulink::component::{Component, ComponentSpec};
-use hydraulink::element::{PortState, MAX_INTERNAL};
-use hydraulink::hydraulics::check_valve::CheckValve;
-use hydraulink::hydraulics::counterbalance_valve::{flow, opening, CounterbalanceValve};
+use hydraulink::elements::component::{Component, ComponentSpec};
+use hydraulink::elements::element::{PortState, MAX_INTERNAL};
+use hydraulink::elements::hydraulics::check_valve::CheckValve;
+use hydraulink::elements::hydraulics::counterbalance_valve::{flow, opening, CounterbalanceValve};
 use hydraulink::model::{Node, VolumeId};
 use num_dual::Dual64;
 

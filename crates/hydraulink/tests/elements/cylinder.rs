@@ -4,11 +4,11 @@
 //! force and friction-state rates, the volume law's ṗ) at states of shipped models; its power
 //! balance; and the output columns it describes.
 
-use hydraulink::assembly::Evaluator;
-use hydraulink::element::{absorbed_power, Element, MechPort, PortState, MAX_INTERNAL};
-use hydraulink::friction::{BengisuAkay, BrownMcPhee, LuGre, ModifiedLuGre};
-use hydraulink::hydraulics::{self, fluid, volume};
+use hydraulink::elements::element::{absorbed_power, Element, MechPort, PortState, MAX_INTERNAL};
+use hydraulink::elements::friction::{BengisuAkay, BrownMcPhee, LuGre, ModifiedLuGre};
+use hydraulink::elements::hydraulics::{self, fluid, volume};
 use hydraulink::model::{CylinderId, Friction, Model, Node, VolumeId};
+use hydraulink::pipeline::assembly::Evaluator;
 use hydraulink::Simulation;
 use num_dual::Dual64;
 
@@ -92,7 +92,7 @@ fn port_state<S: Copy + From<f64>>(x: [S; 6]) -> PortState<S> {
 }
 
 /// The efforts as a vector: (F, Q_A, Q_B, ẇ₀, ẇ₁).
-fn efforts<S: Copy>(e: &hydraulink::element::PortEffort<S>) -> [S; 5] {
+fn efforts<S: Copy>(e: &hydraulink::elements::element::PortEffort<S>) -> [S; 5] {
     [
         e.force,
         e.flow[0],

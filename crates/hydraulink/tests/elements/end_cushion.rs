@@ -6,9 +6,9 @@
 //! at relief, with a cushion sized by the module's constant-deceleration rule well under 1.5
 //! times it.
 
-use hydraulink::component::Component;
-use hydraulink::element::{Context, CylinderPort, Element, PortState};
-use hydraulink::mechanics::end_stop::{self, Cushion, EndStop, EndStopSpec};
+use hydraulink::elements::component::Component;
+use hydraulink::elements::element::{Context, CylinderPort, Element, PortState};
+use hydraulink::elements::end_stop::{self, Cushion, EndStop, EndStopSpec};
 use hydraulink::model::{Frame, FramePoint, V3};
 use num_dual::Dual64;
 
@@ -93,7 +93,7 @@ fn at<S: Copy + From<f64>>(s: S, sd: S) -> PortState<S> {
         sd,
         u: 1.0,
         position: 0.0,
-        internal: [S::from(0.0); hydraulink::element::MAX_INTERNAL],
+        internal: [S::from(0.0); hydraulink::elements::element::MAX_INTERNAL],
     }
 }
 
@@ -285,7 +285,7 @@ fn cushion_force_slopes_on_each_side_of_every_switch() {
     // a² = a_n² + (a₀² − a_n²)/2
     let a0 = at(s_mid, -0.25);
     let ef = e.evaluate(&a0);
-    let mut out = [0.0; hydraulink::element::MAX_OUTPUTS];
+    let mut out = [0.0; hydraulink::elements::element::MAX_OUTPUTS];
     assert_eq!(e.outputs(&a0, &ef, &mut out), 4);
     let a2 = c.needle_area_m2.powi(2) + 0.5 * (c.entry_area_m2.powi(2) - c.needle_area_m2.powi(2));
     let dp = 0.5 * RHO * (c.area_m2 * 0.25 / c.discharge_coefficient).powi(2) / a2;

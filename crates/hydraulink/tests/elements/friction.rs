@@ -1,7 +1,7 @@
 //! Seal-friction laws of 003 Pub II: steady-state curves against the table of note 003b §1 C
 //! (values derived from Table 2), and their dual-number derivatives against central differences.
 
-use hydraulink::friction::{
+use hydraulink::elements::friction::{
     bengisu_akay, brown_mcphee, lugre, modified_lugre, BengisuAkay, BrownMcPhee, LuGre,
     ModifiedLuGre,
 };

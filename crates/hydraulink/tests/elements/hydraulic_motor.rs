@@ -4,13 +4,14 @@
 //! to steady speed with the energy balance, a motor holding a gravity torque, and the rejection
 //! by the formulations that cannot carry it.
 
-use hydraulink::component::{Component, ComponentSpec};
-use hydraulink::element::{PortState, MAX_INTERNAL};
-use hydraulink::hydraulics::hydraulic_motor::{law, power_split, HydraulicMotor};
-use hydraulink::initialization::initialize;
-use hydraulink::mechanics::semirecursive::penalty;
+use hydraulink::elements::component::{Component, ComponentSpec};
+use hydraulink::elements::element::{PortState, MAX_INTERNAL};
+use hydraulink::elements::hydraulics::hydraulic_motor::{law, power_split, HydraulicMotor};
+use hydraulink::formulations::penalty;
 use hydraulink::model::{AxisId, Node, VolumeId};
-use hydraulink::{step, Workspace};
+use hydraulink::pipeline::initialization::initialize;
+use hydraulink::pipeline::step;
+use hydraulink::Workspace;
 use num_dual::Dual64;
 
 use super::{close, fd};

@@ -1,7 +1,7 @@
 //! Element laws: the dual-number derivatives (which build the Newton tangent) agree with central
 //! differences, on both sides of every branch switch (STYLE conventions 5 and 8).
 
-use hydraulink::hydraulics::{cylinder as cylinder_law, fluid, orifice, valve_4_3};
+use hydraulink::elements::hydraulics::{cylinder as cylinder_law, fluid, orifice, valve_4_3};
 use hydraulink::model::{Cylinder, Frame, FramePoint, Friction, Node, Valve43, VolumeId, V3};
 use num_dual::Dual64;
 use proptest::prelude::*;

@@ -1,10 +1,10 @@
-//! The elements of the element model (`hydraulink::element`): each law's dual-number
+//! The elements of the element model (`hydraulink::elements::element`): each law's dual-number
 //! derivative over its port variables against central differences on both sides of every
 //! branch switch, and the energy account (stored energy rate + dissipation = port power).
 
-use hydraulink::component::Component;
-use hydraulink::element::{Element, PortState};
-use hydraulink::hydraulics::{accumulator, check_valve, relief_valve};
+use hydraulink::elements::component::Component;
+use hydraulink::elements::element::{Element, PortState};
+use hydraulink::elements::hydraulics::{accumulator, check_valve, relief_valve};
 use hydraulink::mechanics::{end_stop, spring_damper};
 use hydraulink::model::{Frame, FramePoint, Node, VolumeId, V3};
 use num_dual::Dual64;
@@ -56,7 +56,7 @@ fn point(x: f64) -> FramePoint {
 fn stop() -> end_stop::EndStop {
     end_stop::EndStop {
         name: "stops".into(),
-        cylinder: hydraulink::element::CylinderPort {
+        cylinder: hydraulink::elements::element::CylinderPort {
             index: 0,
             base: point(0.0),
             rod: point(1.0),
@@ -92,7 +92,7 @@ fn at<S: Copy>(p0: S, p1: S, s: S, sd: S) -> PortState<S> {
         sd,
         u: 1.0,
         position: 0.0,
-        internal: [p0; hydraulink::element::MAX_INTERNAL],
+        internal: [p0; hydraulink::elements::element::MAX_INTERNAL],
     }
 }
 

@@ -3,8 +3,8 @@
 //! the laws it wraps, conserves mass, dissipates, names its state, and its dual-number slopes
 //! agree with central differences.
 
-use hydraulink::element::{Element, PortState, MAX_NODES};
-use hydraulink::hydraulics::{bridge_valve, throttle, valve_4_3};
+use hydraulink::elements::element::{Element, PortState, MAX_NODES};
+use hydraulink::elements::hydraulics::{bridge_valve, throttle, valve_4_3};
 use hydraulink::model::{BridgeValve, Node, Throttle, VolumeId};
 use num_dual::Dual64;
 
@@ -42,7 +42,7 @@ fn at<S: Copy>(p: [S; MAX_NODES], position: f64, zero: S) -> PortState<S> {
         sd: zero,
         u: 1.0,
         position,
-        internal: [zero; hydraulink::element::MAX_INTERNAL],
+        internal: [zero; hydraulink::elements::element::MAX_INTERNAL],
     }
 }
 
@@ -151,7 +151,7 @@ fn valves_name_their_position_and_flows() {
     let v = valve();
     let p = PRESSURES[0];
     let e = v.evaluate(&at(p, 0.7, 0.0));
-    let mut out = [0.0; hydraulink::element::MAX_OUTPUTS];
+    let mut out = [0.0; hydraulink::elements::element::MAX_OUTPUTS];
     assert_eq!(v.outputs(&at(p, 0.7, 0.0), &e, &mut out), 3);
     assert_eq!(out[..2], [e.flow[2], e.flow[3]]);
     // its hydraulic power: what it throttles, −Σ p_i Q_i ≥ 0
@@ -174,7 +174,7 @@ fn a_throttle_in_elements_is_the_same_throttle() {
     // the four-bar's throttle moved from [[hydraulics.throttles]] to [[elements]]: the flows are
     // summed in the same order (throttles, then elements), so under every formulation every
     // shared column is bit-identical; the element adds its flow and energy columns
-    use hydraulink::component::ComponentSpec;
+    use hydraulink::elements::component::ComponentSpec;
     use hydraulink::model::spec::Formulation;
     for f in [
         Formulation::Penalty,
@@ -193,7 +193,7 @@ fn a_throttle_in_elements_is_the_same_throttle() {
         let model = hydraulink::model::compile(&spec).unwrap();
         assert!(matches!(
             model.elements.last(),
-            Some(hydraulink::component::Component::Throttle(_))
+            Some(hydraulink::elements::component::Component::Throttle(_))
         ));
         let new = crate::common::run(model);
         for label in &old.labels {
@@ -215,13 +215,15 @@ fn a_throttle_in_elements_names_its_bad_fields() {
     let mut t = spec.hydraulics.throttles.remove(0);
     t.area_m2 = -1.0;
     spec.elements
-        .push(hydraulink::component::ComponentSpec::Throttle(t.clone()));
+        .push(hydraulink::elements::component::ComponentSpec::Throttle(
+            t.clone(),
+        ));
     let e = hydraulink::model::compile(&spec).unwrap_err();
     assert_eq!(e.path, "elements[0].area_m2", "{e}");
     assert_eq!(e.element, format!("throttle '{}'", t.name));
     t.area_m2 = 1e-5;
     t.to = t.from.clone();
-    spec.elements[0] = hydraulink::component::ComponentSpec::Throttle(t);
+    spec.elements[0] = hydraulink::elements::component::ComponentSpec::Throttle(t);
     let e = hydraulink::model::compile(&spec).unwrap_err();
     assert_eq!(e.path, "elements[0].to", "{e}");
 }

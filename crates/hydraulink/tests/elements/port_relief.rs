@@ -6,10 +6,10 @@
 //! load pulls open, above the tank pressure less a bar (a plain relief lets it fall below zero
 //! absolute).
 
-use hydraulink::component::{Component, ComponentSpec};
-use hydraulink::element::PortState;
-use hydraulink::hydraulics::port_relief::PortRelief;
-use hydraulink::hydraulics::{check_valve, relief_valve};
+use hydraulink::elements::component::{Component, ComponentSpec};
+use hydraulink::elements::element::PortState;
+use hydraulink::elements::hydraulics::port_relief::PortRelief;
+use hydraulink::elements::hydraulics::{check_valve, relief_valve};
 use hydraulink::model::Node;
 use hydraulink::ModelSpec;
 use num_dual::Dual64;
@@ -65,7 +65,7 @@ fn at<S: Copy + From<f64>>(p0: S, p1: S) -> PortState<S> {
         sd: S::from(0.0),
         u: 1.0,
         position: 0.0,
-        internal: [S::from(0.0); hydraulink::element::MAX_INTERNAL],
+        internal: [S::from(0.0); hydraulink::elements::element::MAX_INTERNAL],
     }
 }
 
@@ -87,7 +87,7 @@ fn port_relief_is_the_relief_and_check_laws() {
         let q_m = check_valve::flow(&v.makeup, p_t - p);
         assert_eq!(ef.flow[1], q_r - q_m, "p {p}");
         assert_eq!(ef.flow[0], -ef.flow[1]);
-        let mut out = [0.0; hydraulink::element::MAX_OUTPUTS];
+        let mut out = [0.0; hydraulink::elements::element::MAX_OUTPUTS];
         assert_eq!(e.outputs(&at(p, p_t), &ef, &mut out), 3);
         assert_eq!((out[0], out[1]), (q_r, q_m));
         // never both at once
@@ -157,7 +157,7 @@ fn pushed_boom(kind: &str) -> ModelSpec {
     let mut s = spec_of("boom");
     s.bodies[0].markers.insert("tip".into(), [4.0, 0.0, 0.0]);
     for input in s.inputs.iter_mut() {
-        input.signal = hydraulink::inputs::SignalSpec::Constant { value: 0.0 };
+        input.signal = hydraulink::model::inputs::SignalSpec::Constant { value: 0.0 };
     }
     s.inputs.push(
         toml::from_str(

@@ -8,10 +8,10 @@
 
 use std::f64::consts::TAU;
 
-use hydraulink::element::{Element, PortState, MAX_OUTPUTS};
-use hydraulink::hydraulics::fixed_pump::PumpShaft;
-use hydraulink::hydraulics::ls_shuttle::{self, LsShuttle};
-use hydraulink::hydraulics::pc_pump::{self, PcPump, Regulators, POWER_BLEND};
+use hydraulink::elements::element::{Element, PortState, MAX_OUTPUTS};
+use hydraulink::elements::hydraulics::fixed_pump::PumpShaft;
+use hydraulink::elements::hydraulics::ls_shuttle::{self, LsShuttle};
+use hydraulink::elements::hydraulics::pc_pump::{self, PcPump, Regulators, POWER_BLEND};
 use hydraulink::model::{Node, Valve43, VolumeId};
 use num_dual::Dual64;
 

@@ -8,10 +8,10 @@
 
 use std::f64::consts::TAU;
 
-use hydraulink::element::{Element, PortState};
-use hydraulink::hydraulics::fixed_pump::{FixedPump, PumpShaft};
-use hydraulink::hydraulics::hose::{self, Hose};
-use hydraulink::hydraulics::pc_pump::{self, PcPump};
+use hydraulink::elements::element::{Element, PortState};
+use hydraulink::elements::hydraulics::fixed_pump::{FixedPump, PumpShaft};
+use hydraulink::elements::hydraulics::hose::{self, Hose};
+use hydraulink::elements::hydraulics::pc_pump::{self, PcPump};
 use hydraulink::model::spec::Formulation;
 use hydraulink::model::{Node, VolumeId};
 use num_dual::Dual64;
@@ -173,7 +173,7 @@ fn pumps_balance_shaft_hydraulic_and_loss_powers() {
     }
     // the torque output: T_i/η_hm when pumping
     let at = state(1e5, 1.5e7 + 1e5, 157.08, 0.0);
-    let mut out = [0.0; hydraulink::element::MAX_OUTPUTS];
+    let mut out = [0.0; hydraulink::elements::element::MAX_OUTPUTS];
     let e = p.evaluate(&at);
     assert_eq!(p.outputs(&at, &e, &mut out), 5);
     let ti = 2.8e-5 * 1.5e7 / TAU;
@@ -488,7 +488,7 @@ fn pump_relief_model_caps_the_pressure_and_the_hose_carries_the_pump_flow() {
             .position(|e| e.name() == "line")
             .unwrap()]
         {
-            hydraulink::component::Component::Hose(h) => h.clone(),
+            hydraulink::elements::component::Component::Hose(h) => h.clone(),
             _ => unreachable!(),
         };
         assert!(

@@ -5,8 +5,8 @@
 //! formulation, and its state in `linearize` (the linear model itself is checked in
 //! `tests/linearize.rs`, `relief_poppet_lag_is_linearized`).
 
-use hydraulink::element::{Element, PortState};
-use hydraulink::hydraulics::relief_valve::{self, PoppetLag, ReliefValve};
+use hydraulink::elements::element::{Element, PortState};
+use hydraulink::elements::hydraulics::relief_valve::{self, PoppetLag, ReliefValve};
 use hydraulink::model::spec::Formulation;
 use hydraulink::model::{Node, VolumeId};
 use hydraulink::{ModelSpec, Simulation, StepError};
@@ -40,7 +40,7 @@ fn boom(tau: Option<f64>, dt: f64, duration: f64) -> ModelSpec {
     s.solver.step_s = dt;
     s.solver.duration_s = duration;
     for e in s.elements.iter_mut() {
-        if let hydraulink::component::ComponentSpec::ReliefValve(r) = e {
+        if let hydraulink::elements::component::ComponentSpec::ReliefValve(r) = e {
             r.poppet_time_constant_s = tau;
         }
     }

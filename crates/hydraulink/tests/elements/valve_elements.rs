@@ -4,8 +4,8 @@
 //! the field; and the valve position's rate law (`Element::position_rate`, used by linearize) is
 //! the law its step (`Element::advance_position`) integrates.
 
-use hydraulink::component::Component;
-use hydraulink::element::Element;
+use hydraulink::elements::component::Component;
+use hydraulink::elements::element::Element;
 use hydraulink::model::spec::{Formulation, Valve43Spec};
 
 use super::valve;
@@ -95,7 +95,7 @@ fn valve_elements_name_their_bad_fields() {
     let error = |edit: &dyn Fn(&mut Valve43Spec)| {
         let mut s = base.clone();
         match &mut s.elements[i] {
-            hydraulink::component::ComponentSpec::Valve43(v) => edit(v),
+            hydraulink::elements::component::ComponentSpec::Valve43(v) => edit(v),
             _ => unreachable!(),
         }
         hydraulink::model::compile(&s).unwrap_err()

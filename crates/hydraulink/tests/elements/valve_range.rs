@@ -3,8 +3,8 @@
 //! clipped and counted; the open-centre P → T law matches central differences on both sides of
 //! its switches; a closed-centre valve is unchanged.
 
-use hydraulink::component::ComponentSpec;
-use hydraulink::hydraulics::valve_4_3::{self, OpenCentre, Valve43};
+use hydraulink::elements::component::ComponentSpec;
+use hydraulink::elements::hydraulics::valve_4_3::{self, OpenCentre, Valve43};
 use hydraulink::Simulation;
 use num_dual::Dual64;
 

@@ -3,7 +3,7 @@
 //! makes the same change.
 
 use crate::common::*;
-use hydraulink::inputs::Signal;
+use hydraulink::model::inputs::Signal;
 use hydraulink::model::spec::Formulation;
 use hydraulink::{InputError, Model, ModelSpec, Simulation};
 
@@ -214,10 +214,10 @@ fn a_guidance_reference_set_from_code_holds_the_cylinder() {
     record(&mut recorder, 2000, &mut rows);
     let times: Vec<f64> = rows.iter().map(|r| r[0]).collect();
     let lengths: Vec<f64> = rows.iter().map(|r| r[s]).collect();
-    let replay = hydraulink::mechanics::kinematic_guidance::replay_spec(
+    let replay = hydraulink::formulations::kinematic_guidance::replay_spec(
         &spec,
         &times,
-        &[hydraulink::mechanics::kinematic_guidance::Recorded {
+        &[hydraulink::formulations::kinematic_guidance::Recorded {
             cylinder: "cylinder",
             length_m: &lengths,
             velocity_m_s: None,

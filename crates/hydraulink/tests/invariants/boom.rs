@@ -87,7 +87,7 @@ fn boom_without_its_end_stop_stops_with_out_of_stroke() {
 fn a_stop_too_soft_for_the_load_stops_with_its_diagnosis() {
     let mut s = boom(1e-3, 3.0);
     let text = "type = \"end_stop\"\nname = \"cylinder_stops\"\ncylinder = \"cylinder\"\nstiffness_n_m = 1.0e6\nmax_penetration_m = 0.01\n";
-    let soft: hydraulink::component::ComponentSpec = toml::from_str(text).unwrap();
+    let soft: hydraulink::elements::component::ComponentSpec = toml::from_str(text).unwrap();
     for e in s.elements.iter_mut() {
         if e.name() == "cylinder_stops" {
             *e = soft.clone();

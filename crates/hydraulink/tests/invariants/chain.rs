@@ -43,7 +43,8 @@ fn fast_vs_dense(
     steps: usize,
     force_schur: bool,
 ) -> (f64, f64, f64, bool) {
-    use hydraulink::{initialization, step, Workspace};
+    use hydraulink::pipeline::{initialization, step};
+    use hydraulink::Workspace;
     let st0 = initialization::initialize(model).expect("initializes");
     let (mut fast, mut dense) = (st0.clone(), st0);
     let mut wf = Workspace::new(model);
@@ -79,7 +80,8 @@ fn one_step_fast_vs_dense(
     every: usize,
     samples: usize,
 ) -> (f64, f64, bool) {
-    use hydraulink::{initialization, step, Workspace};
+    use hydraulink::pipeline::{initialization, step};
+    use hydraulink::Workspace;
     let dense_ws = || {
         let mut w = Workspace::new(model);
         w.ev.dynamics.form_mass = true;

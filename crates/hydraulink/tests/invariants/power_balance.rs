@@ -21,7 +21,7 @@
 //! the Newton tolerance, so the row balance holds to solver tolerance, not to rounding.
 //! Algebraic volumes have no storage (their balance is Q_in = V̇).
 
-use hydraulink::hydraulics::{self, fluid, volume, CylinderMotion};
+use hydraulink::elements::hydraulics::{self, fluid, volume, CylinderMotion};
 use hydraulink::model::{Node, VolumeId};
 use hydraulink::Simulation;
 
@@ -58,8 +58,8 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
                 .unwrap_or_else(|| panic!("{name}: {} has no power_w column", e.name()));
             let pump = matches!(
                 e,
-                hydraulink::component::Component::FixedPump(_)
-                    | hydraulink::component::Component::PcPump(_)
+                hydraulink::elements::component::Component::FixedPump(_)
+                    | hydraulink::elements::component::Component::PcPump(_)
             );
             power_cols.push((c, pump));
         }
@@ -77,8 +77,8 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
         for e in &model.elements {
             let ports = e.ports();
             let at = hydraulics::node_port_state(&model, &st.p, &ports.nodes);
-            let at = hydraulink::element::PortState {
-                sd: if let hydraulink::element::MechPort::Joint(a) = ports.mech {
+            let at = hydraulink::elements::element::PortState {
+                sd: if let hydraulink::elements::element::MechPort::Joint(a) = ports.mech {
                     st.zd[a.0]
                 } else {
                     0.0
@@ -195,7 +195,7 @@ fn motor_power_column_is_its_pressure_drop_times_its_flow() {
         .elements
         .iter()
         .filter_map(|e| match e {
-            hydraulink::component::Component::HydraulicMotor(m) => Some(m),
+            hydraulink::elements::component::Component::HydraulicMotor(m) => Some(m),
             _ => None,
         })
         .collect();

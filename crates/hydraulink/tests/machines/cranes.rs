@@ -4,9 +4,9 @@
 
 use std::f64::consts::PI;
 
-use hydraulink::component::Component;
-use hydraulink::element::{CylinderPort, PortState};
-use hydraulink::mechanics::end_stop::EndStop;
+use hydraulink::elements::component::Component;
+use hydraulink::elements::element::{CylinderPort, PortState};
+use hydraulink::elements::end_stop::EndStop;
 use hydraulink::model::{Frame, FramePoint, V3};
 use hydraulink::{ModelSpec, Simulation};
 use num_dual::Dual64;
@@ -118,7 +118,7 @@ fn end_damper_law_matches_eq_31_past_its_onset() {
         sd,
         u: 0.0,
         position: 0.0,
-        internal: [0.0; hydraulink::element::MAX_INTERNAL],
+        internal: [0.0; hydraulink::elements::element::MAX_INTERNAL],
     };
     let force = |s: f64, sd: f64| e.evaluate(&at(s, sd)).force;
     // engagement at l1 = l_d (s = 0.458 m) and l2 = l_d (s = 0.742 m); the onset ends w
@@ -134,7 +134,7 @@ fn end_damper_law_matches_eq_31_past_its_onset() {
                     sd: Dual64::from(sd),
                     u: 0.0,
                     position: 0.0,
-                    internal: [Dual64::from(0.0); hydraulink::element::MAX_INTERNAL],
+                    internal: [Dual64::from(0.0); hydraulink::elements::element::MAX_INTERNAL],
                 })
                 .force
                 .eps;

@@ -6,9 +6,9 @@
 //! relief, no negative absolute pressure, no end-stop force above 1.5 times the cylinder's force
 //! at its port relief, and the pump's power at rest.
 
-use hydraulink::component::ComponentSpec;
-use hydraulink::hydraulics::pc_pump::PcPumpSpec;
-use hydraulink::hydraulics::relief_valve::ReliefValveSpec;
+use hydraulink::elements::component::ComponentSpec;
+use hydraulink::elements::hydraulics::pc_pump::PcPumpSpec;
+use hydraulink::elements::hydraulics::relief_valve::ReliefValveSpec;
 use hydraulink::ModelSpec;
 
 use crate::common::*;
@@ -458,7 +458,7 @@ fn excavator_compensator_caps_the_pump_line_and_the_main_relief_stays_shut() {
 /// The excavator with only its swing valve moving: U_swing ramps to `u` [V] over 1.0–1.2 s and
 /// closes over `end_s` − 0.2 to `end_s`, for `end_s` + 4 s.
 fn swing_alone(u: f64, end_s: f64) -> ModelSpec {
-    use hydraulink::inputs::SignalSpec;
+    use hydraulink::model::inputs::SignalSpec;
     let mut spec = spec_of("excavator");
     for i in &mut spec.inputs {
         match i.name.as_str() {
@@ -531,9 +531,10 @@ fn house_swing_speed_and_angle_follow_the_hand_estimate() {
         .find(|j| j.name == "swing")
         .unwrap();
     swing.qd0 = hydraulink::model::spec::Values::One(1.0);
-    let st =
-        hydraulink::initialization::initialize(&hydraulink::model::compile(&spinning).unwrap())
-            .unwrap();
+    let st = hydraulink::pipeline::initialization::initialize(
+        &hydraulink::model::compile(&spinning).unwrap(),
+    )
+    .unwrap();
     let inertia = 2.0 * (st.energy0_j - st.potential0_j);
     let dp_cr = crossover.cracking_pressure_pa;
     let accel = i * eta_hm * d * dp_cr / (2.0 * PI) / inertia;

@@ -6,8 +6,8 @@
 //! the bucket never upside down, with the energy balance (issue 24, item 5).
 
 use crate::common::*;
-use hydraulink::component::ComponentSpec;
-use hydraulink::inputs::SignalSpec;
+use hydraulink::elements::component::ComponentSpec;
+use hydraulink::model::inputs::SignalSpec;
 use hydraulink::ModelSpec;
 
 /// The loader with both valve commands at 0 V for `duration` [s].
@@ -36,7 +36,7 @@ fn reliefs(spec: &ModelSpec) -> Vec<(String, f64, String)> {
 }
 
 /// The fixed pump of the spec.
-fn pump(spec: &ModelSpec) -> &hydraulink::hydraulics::fixed_pump::FixedPumpSpec {
+fn pump(spec: &ModelSpec) -> &hydraulink::elements::hydraulics::fixed_pump::FixedPumpSpec {
     spec.elements
         .iter()
         .find_map(|e| match e {
@@ -352,7 +352,7 @@ fn throttle_fed(supply_pa: f64) -> hydraulink::Model {
         _ => true,
     });
     for v in &mut spec.hydraulics.valves {
-        v.centre = hydraulink::hydraulics::valve_4_3::Centre::Closed;
+        v.centre = hydraulink::elements::hydraulics::valve_4_3::Centre::Closed;
         v.open_centre_flow_constant = None;
         v.port_p = "VP".into();
         v.port_t = "T".into();
@@ -373,7 +373,7 @@ fn loader_with_a_throttle_fed_pressure_line_starts_in_equilibrium() {
     // retry (line search) finds it. A 20 MPa supply opens the relief and converged before.
     for (supply, check_exact) in [(1.6e7, true), (2.0e7, false)] {
         let model = throttle_fed(supply);
-        let st = hydraulink::initialization::initialize(&model)
+        let st = hydraulink::pipeline::initialization::initialize(&model)
             .unwrap_or_else(|e| panic!("supply {supply:e} Pa: {e}"));
         let vp = st.p[0];
         let zdd = st.zdd.iter().fold(0.0f64, |m, x| m.max(x.abs()));

@@ -5,7 +5,7 @@
 //! closes.
 
 use crate::common::spec_of;
-use hydraulink::component::ComponentSpec;
+use hydraulink::elements::component::ComponentSpec;
 use hydraulink::Simulation;
 
 /// The excavator with the worksite's elements appended and its terrain and game (what

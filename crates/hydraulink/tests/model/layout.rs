@@ -76,7 +76,7 @@ fn check(name: &str, model: Model) {
             b.name
         );
         end = b.states.end;
-        let n = hydraulink::friction::n_states(b.owner.law(m));
+        let n = hydraulink::elements::friction::n_states(b.owner.law(m));
         assert_eq!(b.states.len(), n, "{name}: {}", b.name);
         match b.owner {
             FrictionOwner::Cylinder(c) => {
@@ -94,7 +94,7 @@ fn check(name: &str, model: Model) {
         for (o, s) in b
             .states
             .clone()
-            .zip(hydraulink::friction::state_names(b.owner.law(m)))
+            .zip(hydraulink::elements::friction::state_names(b.owner.law(m)))
         {
             assert_eq!(l.names[l.w.start + o], format!("{}.{s}", b.name), "{name}");
         }
@@ -203,10 +203,11 @@ fn check_state_names_the_entry_by_its_layout_name() {
     for (poison, expected) in cases {
         let mut st = base.clone();
         poison(&mut st);
-        match hydraulink::step::check_state(sim.model(), &st) {
+        match hydraulink::pipeline::step::check_state(sim.model(), &st) {
             Err(StepError::NonFinite { equation, .. }) => assert_eq!(equation, expected),
             other => panic!("{expected}: {other:?}"),
         }
     }
-    hydraulink::step::check_state(sim.model(), &base).expect("the initial state is finite");
+    hydraulink::pipeline::step::check_state(sim.model(), &base)
+        .expect("the initial state is finite");
 }

@@ -66,7 +66,7 @@ fn a_bad_marker_name_is_an_error_naming_the_field() {
 #[test]
 fn body_poses_carry_every_marker_onto_its_column() {
     use hydraulink::model::spec::Formulation;
-    use hydraulink::simulation::BodyPose;
+    use hydraulink::pipeline::simulation::BodyPose;
     for (name, formulations) in [
         (
             "boom",

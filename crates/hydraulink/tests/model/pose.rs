@@ -6,8 +6,8 @@
 //! (`mechanics::kinematics`, the simulation's own pose code), independent of
 //! `model::pose`, which maps them back.
 
-use hydraulink::component::ComponentSpec;
-use hydraulink::mechanics::external_load::LoadAxes;
+use hydraulink::elements::component::ComponentSpec;
+use hydraulink::elements::external_load::LoadAxes;
 use hydraulink::mechanics::kinematics::Kinematics;
 use hydraulink::model::spec::{Formulation, Pose, VisualSpec};
 use hydraulink::model::{self, ConstraintEq, Frame, FrameDir, FramePoint, Model, V3};
@@ -34,7 +34,7 @@ fn drive(spec: &mut ModelSpec, inputs: &[(&str, f64)]) {
             .iter_mut()
             .find(|i| i.name == *name)
             .expect("input");
-        input.signal = hydraulink::inputs::SignalSpec::Table {
+        input.signal = hydraulink::model::inputs::SignalSpec::Table {
             times: vec![0.0, 0.2, 0.3],
             values: vec![0.0, 0.0, *value],
         };

@@ -3,7 +3,7 @@
 //! shipped `models/excavator_dig.toml`: it digs, carries and dumps into the hopper, with the
 //! terrain + payload + hopper volume constant to round-off and every column height ≥ 0.
 
-use hydraulink::element::{BodyPose, Element, Frozen, MAX_FROZEN};
+use hydraulink::elements::element::{BodyPose, Element, Frozen, MAX_FROZEN};
 use hydraulink::model::ids::{AxisId, Frame};
 use hydraulink::terrain::cellular::{sweep, sweep_nonnegative, Automaton, Scratch};
 use hydraulink::terrain::dig::{clamp_c1, earth_moving, slot, BucketDig, Cutting, RAKE_RANGE_DEG};
@@ -256,7 +256,13 @@ fn frozen(mass: f64) -> Frozen {
 }
 
 /// A pose at parameter t along a rigid motion: origin o + v t, rotation exp(ω t) R.
-fn pose_at<S: hydraulink::real::Real>(t: S, o: V, v: V, w: V, r: Matrix3<f64>) -> BodyPose<S> {
+fn pose_at<S: hydraulink::solver::real::Real>(
+    t: S,
+    o: V,
+    v: V,
+    w: V,
+    r: Matrix3<f64>,
+) -> BodyPose<S> {
     let lift = |x: V| Vector3::new(S::from(x.x), S::from(x.y), S::from(x.z));
     let th = w.norm();
     let k = w / th;
@@ -859,7 +865,7 @@ fn excavator_dig_cuts_within_the_earth_moving_band() {
         .elements
         .iter()
         .find_map(|c| match c {
-            hydraulink::component::Component::BucketDig(b) => Some(b.clone()),
+            hydraulink::elements::component::Component::BucketDig(b) => Some(b.clone()),
             _ => None,
         })
         .expect("excavator_dig has a bucket_dig");

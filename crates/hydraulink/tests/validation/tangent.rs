@@ -2,9 +2,10 @@
 //! residual, mid-motion, on both shipped models (issue 2 acceptance).
 
 use crate::common::*;
-use hydraulink::initialization::initialize;
-use hydraulink::mechanics::semirecursive::penalty;
-use hydraulink::{step, Workspace};
+use hydraulink::formulations::penalty;
+use hydraulink::pipeline::initialization::initialize;
+use hydraulink::pipeline::step;
+use hydraulink::Workspace;
 
 fn check(name: &str, t_check: f64) {
     check_model(name, model_of(name), t_check, 1e-6);
@@ -101,7 +102,7 @@ fn tangent_matches_central_differences_boom_with_poppet_lag() {
     // relief open (3.0 s)
     let mut spec = spec_of("boom");
     for e in spec.elements.iter_mut() {
-        if let hydraulink::component::ComponentSpec::ReliefValve(r) = e {
+        if let hydraulink::elements::component::ComponentSpec::ReliefValve(r) = e {
             r.poppet_time_constant_s = Some(5e-3);
         }
     }

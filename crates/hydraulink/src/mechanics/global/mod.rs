@@ -14,19 +14,17 @@
 //! these sizes (a fresh initial state) is filled from z, ż, z̈ at the first step
 //! (`ali3p::ensure_natural_state`).
 
-pub mod ali3p;
-pub mod i1al;
 pub mod natural_coordinates;
 pub mod natural_model;
 
 use nalgebra::Vector3;
 use num_dual::Dual64;
 
-use crate::hydraulics::{self, cylinder, reduced, CylinderMotion};
-use crate::linalg::{DenseCholesky, DenseLu};
+use crate::elements::hydraulics::{self, cylinder, reduced, CylinderMotion};
 use crate::mechanics::kinematics::Kinematics;
 use crate::model::Model;
-use crate::real::Real;
+use crate::solver::linalg::{DenseCholesky, DenseLu};
+use crate::solver::real::Real;
 use natural_coordinates::{NatCylinder, NaturalModel};
 
 /// Evaluation buffers of the natural-coordinate residual, in scalar type `S`.
@@ -293,7 +291,7 @@ pub fn cylinders<S: Real>(
     }
 }
 
-/// The elements' mechanical ports in natural coordinates (`crate::element`): a line port's
+/// The elements' mechanical ports in natural coordinates (`crate::elements::element`): a line port's
 /// s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base) with r = C q linear in q, its force F n on the
 /// rod point and −F n on the base point entering Q as Cᵀ F n (as the cylinders'); a point force
 /// in global axes as Cᵀ F⃗. Torques, joint forces and body-axis point forces have no port here
@@ -313,10 +311,10 @@ pub fn element_forces<S: Real>(
         .enumerate()
     {
         let Some(pts) = pts else { continue };
-        let mut at = crate::element::PortState::zero();
+        let mut at = crate::elements::element::PortState::zero();
         at.u = u[i];
         match e.ports().mech {
-            crate::element::MechPort::Line { .. } => {
+            crate::elements::element::MechPort::Line { .. } => {
                 let (n, s, sd) = line(pts, q, qd);
                 at.s = s;
                 at.sd = sd;
@@ -324,7 +322,7 @@ pub fn element_forces<S: Real>(
                 pts.rod.add_grad(1.0, &fv, force);
                 pts.base.add_grad(-1.0, &fv, force);
             }
-            crate::element::MechPort::Point { .. } => {
+            crate::elements::element::MechPort::Point { .. } => {
                 let f = e.evaluate(&at).vector;
                 pts.base.add_grad(1.0, &f, force);
             }
@@ -535,7 +533,7 @@ pub fn form_residual<S: Real>(
         nm,
         ev,
         lambda,
-        crate::integrator::newton::step_penalty(&model.solver),
+        crate::solver::newton::step_penalty(&model.solver),
     );
     for fi in ev.f[..nq].iter_mut() {
         *fi *= c;

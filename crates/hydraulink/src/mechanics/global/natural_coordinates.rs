@@ -83,7 +83,7 @@ pub use super::natural_model::{
 use crate::mechanics::kinematics::Kinematics;
 use crate::model::spec::NaturalFrames;
 use crate::model::{AxisKind, ConstraintEq, Frame, Model, V3};
-use crate::real::{v3, Real};
+use crate::solver::real::{v3, Real};
 
 impl Layout {
     /// The planar layout if every revolute axis of `model` is parallel to one normal n and
@@ -662,11 +662,11 @@ impl NaturalModel {
             .elements
             .iter()
             .map(|e| match e.ports().mech {
-                crate::element::MechPort::Line { base, rod } => Some(NatCylinder {
+                crate::elements::element::MechPort::Line { base, rod } => Some(NatCylinder {
                     base: nm.point(base.frame, &base.point_ref),
                     rod: nm.point(rod.frame, &rod.point_ref),
                 }),
-                crate::element::MechPort::Point {
+                crate::elements::element::MechPort::Point {
                     at,
                     body_axes: false,
                 } => Some(NatCylinder {

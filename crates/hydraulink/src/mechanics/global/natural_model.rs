@@ -123,7 +123,7 @@ pub struct NaturalModel {
     pub eqs: Vec<NatEq>,
     /// Cylinder pins.
     pub cylinders: Vec<NatCylinder>,
-    /// Points of the elements' mechanical ports (`crate::element`): (base, rod) of a line port,
+    /// Points of the elements' mechanical ports (`crate::elements::element`): (base, rod) of a line port,
     /// (point, point) of a point force in global axes; `None` for the others (rejected by
     /// the model compile) and for purely hydraulic elements.
     pub element_points: Vec<Option<NatCylinder>>,

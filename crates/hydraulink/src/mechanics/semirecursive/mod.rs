@@ -12,17 +12,14 @@
 //! M′_ik = b_iᵀ M̄Σ_k b_k  (i an ancestor of k or k itself),  Q′_i = b_iᵀ QΣ_i   (000 eqs. 11–12)
 //! ```
 
-pub mod double_step;
-pub mod penalty;
 pub mod recursive_mass;
 pub mod schur;
-pub mod z_only;
 
 use nalgebra::{Matrix3, Vector3};
 
 use crate::mechanics::kinematics::Kinematics;
 use crate::model::{AxisId, Frame, Model};
-use crate::real::{m3, v3, Real};
+use crate::solver::real::{m3, v3, Real};
 
 /// A Z-form (origin-referred) inertia M̄ = [[m I, −h̃], [h̃, J_O]] with h = m g (first moment)
 /// and J_O = J + m(|g|² I − g gᵀ) (000 eq. 9 with J − m g̃ g̃ expanded). Sums of body inertias

@@ -24,7 +24,7 @@ pub const MIN_COORDS: usize = 6;
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::semirecursive::Dynamics;
 use crate::model::{Frame, Model};
-use crate::real::Real;
+use crate::solver::real::Real;
 
 impl<S: Real> Dynamics<S> {
     /// M′ v into `self.mass_v` (n), from the accumulated M̄Σ and the joint vectors b_k of `kin`
@@ -78,8 +78,8 @@ pub fn kinetic_energy(model: &Model, kin: &Kinematics<f64>, dynamics: &Dynamics<
 
 #[cfg(test)]
 mod tests {
-    use crate::assembly::Evaluator;
     use crate::model;
+    use crate::pipeline::assembly::Evaluator;
     use crate::ModelSpec;
 
     /// M′ v by the tree passes equals the formed M′ times v, on a branched tree with a prismatic

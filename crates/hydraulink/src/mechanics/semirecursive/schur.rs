@@ -26,8 +26,8 @@
 //! volumes coupled by its valves, 5 % fewer instructions per run without the reduction), and for
 //! a singular D, the dense LU of J is used. Δx is the same Newton increment up to round-off.
 
-use crate::buffers::Buffers;
-use crate::linalg::DenseLu;
+use crate::pipeline::buffers::Buffers;
+use crate::solver::linalg::DenseLu;
 
 /// The Schur-reduced tangent: blocks B, C, D⁻¹ and the factors of S.
 #[derive(Debug)]
@@ -203,7 +203,7 @@ impl SchurTangent {
         }
         // r_z −= B y, then S Δz = r_z, then t = C Δz
         #[cfg(target_arch = "x86_64")]
-        if n >= crate::linalg::AVX2_MIN_N && std::arch::is_x86_feature_detected!("avx2") {
+        if n >= crate::solver::linalg::AVX2_MIN_N && std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
             unsafe { apply_b_avx2(&self.b, &self.b_ext, &self.y, rz, n) };
             self.s.solve_in_place(rz);

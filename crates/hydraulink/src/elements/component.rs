@@ -1,0 +1,518 @@
+//! The closed set of elements: [`Component`] (one arm per element kind, dispatched without
+//! `Box<dyn>` in the step) and its model-file side [`ComponentSpec`] (`[[elements]]` with a
+//! `type`). The contract every arm implements is [`crate::elements::element::Element`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::contact::obb_contact::{ObbContact, ObbContactSpec};
+use crate::elements::element::{
+    BodyEffort, BodyPose, Context, Element, EnergyDomain, Frozen, MechPort, PortEffort, PortState,
+    Ports, Power, Variable, MAX_INTERNAL, MAX_OUTPUTS,
+};
+use crate::elements::end_stop::{EndStop, EndStopSpec};
+use crate::elements::external_load::{ExternalLoad, JointForceSpec, PointForceSpec, TorqueSpec};
+use crate::elements::hydraulics::accumulator::{Accumulator, AccumulatorSpec};
+use crate::elements::hydraulics::bridge_valve::{BridgeValve, BridgeValveSpec};
+use crate::elements::hydraulics::check_valve::{CheckValve, CheckValveSpec};
+use crate::elements::hydraulics::counterbalance_valve::{
+    CounterbalanceValve, CounterbalanceValveSpec,
+};
+use crate::elements::hydraulics::fixed_pump::{FixedPump, FixedPumpSpec};
+use crate::elements::hydraulics::hose::{Hose, HoseSpec};
+use crate::elements::hydraulics::hydraulic_motor::{HydraulicMotor, HydraulicMotorSpec};
+use crate::elements::hydraulics::ls_shuttle::{LsShuttle, LsShuttleSpec};
+use crate::elements::hydraulics::pc_pump::{PcPump, PcPumpSpec};
+use crate::elements::hydraulics::port_relief::{PortRelief, PortReliefSpec};
+use crate::elements::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
+use crate::elements::hydraulics::throttle::{Throttle, ThrottleSpec};
+use crate::elements::hydraulics::valve_4_3::{Valve43, Valve43Spec};
+use crate::elements::spring_damper::{SpringDamper, SpringDamperSpec};
+use crate::error::ModelError;
+use crate::model::inputs::Signal;
+use crate::solver::real::Real;
+
+/// Every element kind: one arm each (the spec side is [`ComponentSpec`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Component {
+    /// 4/3 closed-centre directional control valve (a spool position).
+    Valve43(Valve43),
+    /// Open-centre bridge valve (an opening position).
+    BridgeValve(BridgeValve),
+    /// Direct-acting pressure-relief valve.
+    ReliefValve(ReliefValve),
+    /// Check valve.
+    CheckValve(CheckValve),
+    /// Port (overload) relief with its make-up check.
+    PortRelief(PortRelief),
+    /// Throttle (fixed orifice).
+    Throttle(Throttle),
+    /// Gas-charged hydraulic accumulator.
+    Accumulator(Accumulator),
+    /// Fixed-displacement pump driven at a shaft speed (an input).
+    FixedPump(FixedPump),
+    /// Pressure-compensated variable-displacement pump.
+    PcPump(PcPump),
+    /// Load-sensing shuttle of a 4/3 valve.
+    LsShuttle(LsShuttle),
+    /// Hose or pipe with a laminar/turbulent pressure loss.
+    Hose(Hose),
+    /// Linear spring–damper between two markers.
+    SpringDamper(SpringDamper),
+    /// Cylinder end stops.
+    EndStop(EndStop),
+    /// External load: point force, body torque or joint force.
+    ExternalLoad(ExternalLoad),
+    /// Hydraulic motor driving a revolute joint through a gear.
+    HydraulicMotor(HydraulicMotor),
+    /// Counterbalance (load-holding) valve.
+    CounterbalanceValve(CounterbalanceValve),
+    /// Penalty contact of a body's box against a static obstacle.
+    ObbContact(ObbContact),
+    /// A bucket's force points and payload against the terrain.
+    BucketDig(crate::terrain::dig::BucketDig),
+}
+
+/// Calls `$body` with `$e` bound to the element inside `$c`.
+macro_rules! dispatch {
+    ($c:expr, $e:ident => $body:expr) => {
+        match $c {
+            $crate::elements::component::Component::Valve43($e) => $body,
+            $crate::elements::component::Component::BridgeValve($e) => $body,
+            $crate::elements::component::Component::ReliefValve($e) => $body,
+            $crate::elements::component::Component::CheckValve($e) => $body,
+            $crate::elements::component::Component::PortRelief($e) => $body,
+            $crate::elements::component::Component::Throttle($e) => $body,
+            $crate::elements::component::Component::Accumulator($e) => $body,
+            $crate::elements::component::Component::FixedPump($e) => $body,
+            $crate::elements::component::Component::PcPump($e) => $body,
+            $crate::elements::component::Component::LsShuttle($e) => $body,
+            $crate::elements::component::Component::Hose($e) => $body,
+            $crate::elements::component::Component::SpringDamper($e) => $body,
+            $crate::elements::component::Component::EndStop($e) => $body,
+            $crate::elements::component::Component::ExternalLoad($e) => $body,
+            $crate::elements::component::Component::HydraulicMotor($e) => $body,
+            $crate::elements::component::Component::CounterbalanceValve($e) => $body,
+            $crate::elements::component::Component::ObbContact($e) => $body,
+            $crate::elements::component::Component::BucketDig($e) => $body,
+        }
+    };
+}
+/// [`dispatch!`] for the other modules: a loop body written once as a generic function over
+/// `E: Element` is monomorphized per arm, so the law inlines into it (the flow sum's fast path).
+pub(crate) use dispatch;
+
+/// The enum is itself an element: every method forwards to the arm (so generic code such as
+/// `hydraulics::add_flows` takes a component or a single element type alike).
+impl Element for Component {
+    fn name(&self) -> &str {
+        dispatch!(self, e => e.name())
+    }
+    #[inline]
+    fn ports(&self) -> Ports {
+        dispatch!(self, e => e.ports())
+    }
+    fn describe(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe(out))
+    }
+    #[inline]
+    fn n_position(&self) -> usize {
+        dispatch!(self, e => e.n_position())
+    }
+    fn describe_position(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe_position(out))
+    }
+    #[inline]
+    fn position_has_rate(&self) -> bool {
+        dispatch!(self, e => e.position_has_rate())
+    }
+    fn initial_position(&self, trim: f64, u0: f64) -> f64 {
+        dispatch!(self, e => e.initial_position(trim, u0))
+    }
+    #[inline]
+    fn advance_position(&self, position: f64, trim: f64, u0: f64, u1: f64, dt: f64) -> f64 {
+        dispatch!(self, e => e.advance_position(position, trim, u0, u1, dt))
+    }
+    #[inline]
+    fn position_rate<S: Real>(&self, position: S, u: S) -> S {
+        dispatch!(self, e => e.position_rate(position, u))
+    }
+    fn reads_position_of(&self) -> Option<usize> {
+        dispatch!(self, e => e.reads_position_of())
+    }
+    fn n_internal(&self) -> usize {
+        dispatch!(self, e => e.n_internal())
+    }
+    fn describe_internal(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe_internal(out))
+    }
+    #[inline]
+    fn steady_internal<S: Real>(&self, at: &PortState<S>, out: &mut [S; MAX_INTERNAL]) {
+        dispatch!(self, e => e.steady_internal(at, out))
+    }
+    #[inline]
+    fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
+        dispatch!(self, e => e.evaluate(at))
+    }
+    #[inline]
+    fn evaluate_body<S: Real>(&self, pose: &BodyPose<S>, u: f64) -> BodyEffort<S> {
+        dispatch!(self, e => e.evaluate_body(pose, u))
+    }
+    #[inline]
+    fn evaluate_body_in<S: Real>(
+        &self,
+        pose: &BodyPose<S>,
+        u: f64,
+        frozen: &Frozen,
+    ) -> BodyEffort<S> {
+        dispatch!(self, e => e.evaluate_body_in(pose, u, frozen))
+    }
+    fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        dispatch!(self, x => x.power(at, e))
+    }
+    fn domain(&self) -> EnergyDomain {
+        dispatch!(self, e => e.domain())
+    }
+    fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        dispatch!(self, x => x.outputs(at, e, out))
+    }
+}
+
+impl Component {
+    /// True when this element is a valve driven by input `input` whose input range clips the
+    /// value `u` (`Valve43::clips`, `BridgeValve::clips`): the valve uses the nearest bound.
+    pub fn clips_input(&self, input: usize, u: f64) -> bool {
+        match self {
+            Component::Valve43(v) => v.input == input && v.clips(u),
+            Component::BridgeValve(v) => v.input == input && v.clips(u),
+            _ => false,
+        }
+    }
+
+    /// [`Element::name`].
+    pub fn name(&self) -> &str {
+        dispatch!(self, e => e.name())
+    }
+    /// [`Element::ports`].
+    #[inline]
+    pub fn ports(&self) -> Ports {
+        dispatch!(self, e => e.ports())
+    }
+    /// [`Element::describe`].
+    pub fn describe(&self, out: &mut Vec<Variable>) {
+        dispatch!(self, e => e.describe(out))
+    }
+    /// Number of outputs of [`Element::describe`].
+    pub fn n_outputs(&self) -> usize {
+        let mut v = Vec::new();
+        self.describe(&mut v);
+        v.len()
+    }
+    /// [`Element::evaluate`].
+    #[inline]
+    pub fn evaluate<S: Real>(&self, at: &PortState<S>) -> PortEffort<S> {
+        dispatch!(self, e => e.evaluate(at))
+    }
+    /// [`Element::power`].
+    pub fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power {
+        dispatch!(self, x => x.power(at, e))
+    }
+    /// [`Element::domain`].
+    pub fn domain(&self) -> EnergyDomain {
+        dispatch!(self, e => e.domain())
+    }
+    /// [`Element::outputs`].
+    pub fn outputs(
+        &self,
+        at: &PortState<f64>,
+        e: &PortEffort<f64>,
+        out: &mut [f64; MAX_OUTPUTS],
+    ) -> usize {
+        dispatch!(self, x => x.outputs(at, e, out))
+    }
+    /// The separation before a new contact onset counts as a hit [s], for an element that
+    /// counts hits (a contact, [`crate::contact::hits`]); `None` for the others.
+    pub fn hit_gap_s(&self) -> Option<f64> {
+        match self {
+            Component::ObbContact(c) => Some(c.hit_gap_s),
+            _ => None,
+        }
+    }
+    /// True when the element acts on the mechanism.
+    pub fn is_mechanical(&self) -> bool {
+        !matches!(self.ports().mech, MechPort::None)
+    }
+    /// True when the natural-coordinate formulations can map its mechanical port: none, a
+    /// line, or a point force in global axes (torques, joint forces and body-axis forces need
+    /// frame rotations or joint coordinates those formulations do not carry).
+    pub fn natural_coordinate_port(&self) -> bool {
+        matches!(
+            self.ports().mech,
+            MechPort::None
+                | MechPort::Line { .. }
+                | MechPort::Point {
+                    body_axes: false,
+                    ..
+                }
+        )
+    }
+}
+
+/// An element in a model file: `[[elements]]` with a `type`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ComponentSpec {
+    /// `valve_4_3` (the fields of a `[[hydraulics.valves]]` entry).
+    #[serde(rename = "valve_4_3")]
+    Valve43(Valve43Spec),
+    /// `bridge_valve` (the fields of a `[[hydraulics.bridge_valves]]` entry).
+    BridgeValve(BridgeValveSpec),
+    /// `relief_valve`.
+    ReliefValve(ReliefValveSpec),
+    /// `check_valve`.
+    CheckValve(CheckValveSpec),
+    /// `port_relief`: the overload relief valve of a work port (from the chamber's volume
+    /// `port` to `tank`) with its make-up (anti-cavitation) check (from `tank` to `port`).
+    /// Outputs: `<name>.relief_flow` [m³/s] (port to tank), `<name>.makeup_flow` [m³/s] (tank
+    /// to port), `<name>.power_w`.
+    PortRelief(PortReliefSpec),
+    /// `throttle` (the fields of a `[[hydraulics.throttles]]` entry).
+    Throttle(ThrottleSpec),
+    /// `accumulator`.
+    Accumulator(AccumulatorSpec),
+    /// `fixed_pump`.
+    FixedPump(FixedPumpSpec),
+    /// `pc_pump`.
+    PcPump(PcPumpSpec),
+    /// `ls_shuttle`: a 4/3 valve's one-way load-sensing path from its active work port (A for
+    /// U > 0, B for U < 0) to an LS node, opened by the valve's spool. Outputs: `<name>.flow`
+    /// [m³/s] (into LS), `<name>.power_w`.
+    LsShuttle(LsShuttleSpec),
+    /// `hose`.
+    Hose(HoseSpec),
+    /// `spring_damper`.
+    SpringDamper(SpringDamperSpec),
+    /// `end_stop`.
+    EndStop(EndStopSpec),
+    /// `point_force` (`point_force`, `torque` and `joint_force` compile to one
+    /// `external_load::ExternalLoad`).
+    PointForce(PointForceSpec),
+    /// A torque on a body.
+    Torque(TorqueSpec),
+    /// A generalized force on a single-axis joint.
+    JointForce(JointForceSpec),
+    /// `hydraulic_motor`: a hydraulic motor between nodes A and B driving a revolute joint
+    /// through a gear. A higher pressure at A than at B turns the joint in its positive
+    /// direction (right-hand rule about the joint axis), oil entering at A. Outputs:
+    /// `<name>.flow` [m³/s] (out of A, into B), `<name>.torque` [N m] (on the joint, positive in
+    /// its positive direction), `<name>.speed` [rad/s] (motor shaft: gear ratio × joint rate),
+    /// `<name>.power` [W] ((p_A − p_B) × flow), `<name>.power_w` and the energy accounts
+    /// `<name>.energy_stored`, `.energy_supplied`, `.energy_dissipated` [J]. Penalty only.
+    HydraulicMotor(HydraulicMotorSpec),
+    /// `counterbalance_valve`: a load-holding valve (load, valve-side and pilot ports). Outputs:
+    /// `<name>.flow` [m³/s] (load to valve side; negative through the check), `<name>.opening`
+    /// [-] (main stage), `<name>.power_w`.
+    CounterbalanceValve(CounterbalanceValveSpec),
+    /// `obb_contact`: a box fixed in a body against a static obstacle (plane, box or pole).
+    ObbContact(ObbContactSpec),
+    /// `bucket_dig`: a bucket's cutting-edge force points against the model's `[terrain]`
+    /// (ground penalty and McKyes' cutting resistance) and the payload it digs, carries and
+    /// dumps. Outputs: `<name>.payload_kg` [kg], `.hopper_kg` [kg], `.dug_m3` [m³],
+    /// `.dig_force` [N], `.depth` [m] and the energy accounts. Penalty formulation only.
+    BucketDig(crate::terrain::dig::BucketDigSpec),
+}
+
+impl ComponentSpec {
+    /// The element's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ComponentSpec::Valve43(s) => &s.name,
+            ComponentSpec::BridgeValve(s) => &s.name,
+            ComponentSpec::ReliefValve(s) => &s.name,
+            ComponentSpec::CheckValve(s) => &s.name,
+            ComponentSpec::PortRelief(s) => &s.name,
+            ComponentSpec::Throttle(s) => &s.name,
+            ComponentSpec::Accumulator(s) => &s.name,
+            ComponentSpec::FixedPump(s) => &s.name,
+            ComponentSpec::PcPump(s) => &s.name,
+            ComponentSpec::LsShuttle(s) => &s.name,
+            ComponentSpec::Hose(s) => &s.name,
+            ComponentSpec::SpringDamper(s) => &s.name,
+            ComponentSpec::EndStop(s) => &s.name,
+            ComponentSpec::PointForce(s) => &s.name,
+            ComponentSpec::Torque(s) => &s.name,
+            ComponentSpec::JointForce(s) => &s.name,
+            ComponentSpec::HydraulicMotor(s) => &s.name,
+            ComponentSpec::CounterbalanceValve(s) => &s.name,
+            ComponentSpec::ObbContact(s) => &s.name,
+            ComponentSpec::BucketDig(s) => &s.name,
+        }
+    }
+    /// The node names of a 4/3 valve, bridge valve, throttle, pump, hose, hydraulic motor or the
+    /// flow ports of a counterbalance valve (what connects a volume for the checks of
+    /// `model::validate`); empty for the other elements.
+    pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
+        match self {
+            ComponentSpec::Valve43(v) => v.node_names().to_vec(),
+            ComponentSpec::BridgeValve(v) => v.node_names().to_vec(),
+            ComponentSpec::Throttle(t) => t.node_names().to_vec(),
+            // flow elements whose flow sets the pressures of their ends (a pump: with its
+            // leakage)
+            ComponentSpec::FixedPump(p) => vec![&p.inlet, &p.outlet],
+            ComponentSpec::PcPump(p) => vec![&p.inlet, &p.outlet],
+            ComponentSpec::LsShuttle(s) => vec![&s.ls],
+            ComponentSpec::Hose(h) => vec![&h.from, &h.to],
+            ComponentSpec::HydraulicMotor(m) => vec![m.port_a.as_str(), m.port_b.as_str()],
+            ComponentSpec::CounterbalanceValve(v) => vec![v.load.as_str(), v.valve.as_str()],
+            _ => Vec::new(),
+        }
+    }
+    /// The noun used in error messages (`relief valve 'R1'`).
+    pub fn noun(&self) -> &'static str {
+        match self {
+            ComponentSpec::Valve43(_) | ComponentSpec::BridgeValve(_) => "valve",
+            ComponentSpec::ReliefValve(_) => "relief valve",
+            ComponentSpec::CheckValve(_) => "check valve",
+            ComponentSpec::PortRelief(_) => "port relief",
+            ComponentSpec::Throttle(_) => "throttle",
+            ComponentSpec::Accumulator(_) => "accumulator",
+            ComponentSpec::FixedPump(_) => "fixed pump",
+            ComponentSpec::PcPump(_) => "pressure-compensated pump",
+            ComponentSpec::LsShuttle(_) => "load-sensing shuttle",
+            ComponentSpec::Hose(_) => "hose",
+            ComponentSpec::SpringDamper(_) => "spring-damper",
+            ComponentSpec::EndStop(_) => "end stop",
+            ComponentSpec::PointForce(_) => "point force",
+            ComponentSpec::Torque(_) => "torque",
+            ComponentSpec::JointForce(_) => "joint force",
+            ComponentSpec::HydraulicMotor(_) => "hydraulic motor",
+            ComponentSpec::CounterbalanceValve(_) => "counterbalance valve",
+            ComponentSpec::ObbContact(_) => "contact",
+            ComponentSpec::BucketDig(_) => "bucket",
+        }
+    }
+    /// The field that gives the element internal states (Newton unknowns of its own), when it
+    /// does: `poppet_time_constant_s` of a relief valve with a poppet lag. Formulations other
+    /// than the penalty one reject the element by this field (`model::validate`).
+    pub fn internal_state_field(&self) -> Option<&'static str> {
+        match self {
+            ComponentSpec::ReliefValve(s) => {
+                s.poppet_time_constant_s.map(|_| "poppet_time_constant_s")
+            }
+            ComponentSpec::PcPump(s) => s
+                .swash_plate_time_constant_s
+                .map(|_| "swash_plate_time_constant_s"),
+            _ => None,
+        }
+    }
+    /// Checks and compiles the element against the names of the model.
+    pub fn compile(&self, cx: &Context) -> Result<Component, ModelError> {
+        match self {
+            ComponentSpec::Valve43(s) => s.compile(cx).map(Component::Valve43),
+            ComponentSpec::BridgeValve(s) => s.compile(cx).map(Component::BridgeValve),
+            ComponentSpec::ReliefValve(s) => s.compile(cx).map(Component::ReliefValve),
+            ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
+            ComponentSpec::PortRelief(s) => s.compile(cx).map(Component::PortRelief),
+            ComponentSpec::Throttle(s) => s.compile(cx).map(Component::Throttle),
+            ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
+            ComponentSpec::FixedPump(s) => s.compile(cx).map(Component::FixedPump),
+            ComponentSpec::PcPump(s) => s.compile(cx).map(Component::PcPump),
+            // the valve is resolved among the elements compiled before it (`model::compile`
+            // calls `LsShuttleSpec::compile` with them); alone, none is known
+            ComponentSpec::LsShuttle(s) => s.compile(cx, &[]).map(Component::LsShuttle),
+            ComponentSpec::Hose(s) => s.compile(cx).map(Component::Hose),
+            ComponentSpec::SpringDamper(s) => s.compile(cx).map(Component::SpringDamper),
+            ComponentSpec::EndStop(s) => s.compile(cx).map(Component::EndStop),
+            ComponentSpec::PointForce(s) => s.compile(cx).map(Component::ExternalLoad),
+            ComponentSpec::Torque(s) => s.compile(cx).map(Component::ExternalLoad),
+            ComponentSpec::JointForce(s) => s.compile(cx).map(Component::ExternalLoad),
+            ComponentSpec::HydraulicMotor(s) => s.compile(cx).map(Component::HydraulicMotor),
+            ComponentSpec::CounterbalanceValve(s) => {
+                s.compile(cx).map(Component::CounterbalanceValve)
+            }
+            ComponentSpec::ObbContact(s) => s.compile(cx).map(Component::ObbContact),
+            ComponentSpec::BucketDig(s) => s.compile(cx).map(Component::BucketDig),
+        }
+    }
+}
+
+/// Energy accounts of the elements, part of the [`crate::State`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ElementEnergy {
+    /// Stored energy of each element at the state's time [J].
+    pub stored_j: Vec<f64>,
+    /// Stored energy of each element at t = 0 [J].
+    pub stored0_j: Vec<f64>,
+    /// Energy dissipated by each element since t = 0, ∫ P_d dt (trapezoidal) [J].
+    pub dissipated_j: Vec<f64>,
+    /// Energy supplied by each element to the mechanism since t = 0, ∫ P_s dt [J].
+    pub supplied_j: Vec<f64>,
+    /// Dissipated power at the state's time [W].
+    pub dissipated_w: Vec<f64>,
+    /// Supplied power at the state's time [W].
+    pub supplied_w: Vec<f64>,
+    /// Hit counter of each element (advanced for the contact elements only,
+    /// [`crate::contact::hits`]).
+    pub hits: Vec<crate::contact::hits::HitCounter>,
+}
+
+impl ElementEnergy {
+    /// Zero accounts for `n` elements.
+    pub fn new(n: usize) -> Self {
+        ElementEnergy {
+            stored_j: vec![0.0; n],
+            stored0_j: vec![0.0; n],
+            dissipated_j: vec![0.0; n],
+            supplied_j: vec![0.0; n],
+            dissipated_w: vec![0.0; n],
+            supplied_w: vec![0.0; n],
+            hits: vec![crate::contact::hits::HitCounter::default(); n],
+        }
+    }
+
+    /// The elements' share of the mechanical energy drift [J]:
+    /// Σ (E_stored − E_stored(0) − W_supplied + D) over the mechanical elements.
+    pub fn mechanical_drift_j(&self, elements: &[Component]) -> f64 {
+        let mut d = 0.0;
+        for (i, e) in elements.iter().enumerate() {
+            if e.domain() == EnergyDomain::Mechanical {
+                d += self.stored_j[i] - self.stored0_j[i] - self.supplied_j[i]
+                    + self.dissipated_j[i];
+            }
+        }
+        d
+    }
+}
+
+/// The state of every element's ports at the committed state, for outputs and energy.
+#[derive(Debug, Clone, Default)]
+pub struct ElementValues {
+    /// Port state of each element.
+    pub at: Vec<PortState<f64>>,
+    /// Efforts of each element.
+    pub effort: Vec<PortEffort<f64>>,
+}
+
+impl ElementValues {
+    /// Buffers for `n` elements.
+    pub fn new(n: usize) -> Self {
+        ElementValues {
+            at: vec![PortState::zero(); n],
+            effort: vec![PortEffort::zero(); n],
+        }
+    }
+}
+
+/// Value of element `e`'s input signal at time `t` [s] (the model's signal, no value set from
+/// outside: initialization and linearization); 1 without input.
+pub fn signal_value(signals: &[Signal], e: &Component, t: f64) -> f64 {
+    match e.ports().input {
+        Some(i) => signals[i].value(t),
+        None => 1.0,
+    }
+}

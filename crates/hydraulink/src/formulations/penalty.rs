@@ -1,0 +1,766 @@
+//! Penalty-based semi-recursive formulation: index-3 augmented Lagrangian with mass-damping-
+//! stiffness-orthogonal projections (ALI3-P, 000 §2.3), coupled monolithically with the
+//! hydraulics and integrated with the trapezoidal rule (000 §4).
+//!
+//! Unknowns x = [z ; p ; w ; e] at t_{k+1} (w: friction states, 003 Pub II Appendix A; e: the
+//! elements' internal states, `Element::n_internal`). With the trapezoidal relations (000 eqs.
+//! 33–34)
+//!
+//! ```text
+//! ż = (2/Δt) z + ẑ̇_k,   z̈ = (4/Δt²) z + ẑ̈_k,   ṗ = (2/Δt) p + p̂̇_k
+//! ẇ = (2/Δt) w + ŵ̇_k,   ė = (2/Δt) e + ê̇_k
+//! ```
+//! the residual is (000 eq. 39, with the state rows of 003 Pub II Appendix A)
+//! ```text
+//! f = (Δt²/4) [ M′ z̈ + Φ_zᵀ (α Φ + λ) − Q′(z, ż, p) ;  ṗ − h(p, z, ż, e) ;
+//!               ẇ − u(ṡ, w) ;  ė − g(e, p) ]
+//! ```
+//! solved by Newton–Raphson with the exact tangent ∂f/∂x (λ held), obtained by forward-mode dual
+//! numbers through the same code that evaluates f. After each solve λ ← λ + α Φ (000 eq. 19).
+//! After convergence ż and z̈ are projected (000 eqs. 20–21, W = M′, reference note 000-A.3):
+//! ```text
+//! [M′ + (Δt²/4) α Φ_zᵀ Φ_z] ż = M′ ż*
+//! [M′ + (Δt²/4) α Φ_zᵀ Φ_z] z̈ = M′ z̈* − (Δt²/4) α Φ_zᵀ (Φ̇_z ż)
+//! ```
+
+use num_dual::Dual64;
+
+use crate::elements::hydraulics::{self, reduced};
+use crate::formulations::Stepper;
+use crate::mechanics::semirecursive::schur::{self, SchurTangent};
+use crate::model::Model;
+use crate::pipeline::advance;
+use crate::pipeline::assembly::Evaluator;
+use crate::pipeline::buffers::{Buffers, Counters, History};
+use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
+use crate::solver::real::Real;
+use crate::state::State;
+use crate::StepError;
+
+/// Speed below which a friction element's reversal does not trigger a tangent refresh [m/s or
+/// rad/s]: the sticking seal's velocity dithers about 0.
+const REVERSAL_SPEED: f64 = 1e-4;
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepReport {
+    /// Newton iterations (linear solves).
+    pub iterations: u32,
+    /// Bit i set: volume i dropped below 0 Pa (absolute) during this step.
+    pub cavitation_onsets: u64,
+    /// Kinetic energy at the end of the step [J].
+    pub kinetic_j: f64,
+    /// Potential energy at the end of the step [J].
+    pub potential_j: f64,
+    /// ‖Φ‖ at the end of the step.
+    pub constraint_violation: f64,
+}
+
+/// The residual f(x) into `ev.f`, with x in `ev.x` (000 eq. 39): [`evaluate_at`] then
+/// [`form_residual`].
+pub fn residual<S: Real>(
+    model: &Model,
+    ev: &mut Evaluator<S>,
+    hist: &History,
+    lambda: &[f64],
+    spools: &[f64],
+) {
+    evaluate_at(model, ev, hist, spools);
+    form_residual(model, ev, lambda);
+}
+
+/// Stage `evaluate`: ż, z̈, ṗ from x by the trapezoidal relations, then every element at
+/// (z, ż, p): M′, Q′, Φ, Φ_z, h.
+pub fn evaluate_at<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History, spools: &[f64]) {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    trapezoidal_rates(model, ev, hist);
+    let x = std::mem::take(&mut ev.x);
+    let zd = std::mem::take(&mut ev.zd);
+    ev.evaluate(model, &x[..n], &zd, &x[n..n + nv], spools, false);
+    ev.x = x;
+    ev.zd = zd;
+}
+
+/// ż, z̈, ṗ of x = `ev.x` by the trapezoidal relations (000 eqs. 33–34).
+fn trapezoidal_rates<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &History) {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
+    for i in 0..n {
+        ev.zd[i] = ev.x[i] * c1 + hist.zd_hat[i];
+        ev.zdd[i] = ev.x[i] * c2 + hist.zdd_hat[i];
+    }
+    for v in 0..nv {
+        ev.pd[v] = ev.x[n + v] * c1 + hist.pd_hat[v];
+    }
+    // friction states w and ẇ = (2/Δt) w + ŵ̇ (003 Pub II Appendix A)
+    for (j, wh) in hist.wd_hat.iter().enumerate() {
+        let w = ev.x[n + nv + j];
+        ev.fstate[j] = w;
+        ev.fstate_trap[j] = w * c1 + *wh;
+    }
+    // internal states e and ė = (2/Δt) e + ê̇ (the same rule, `Layout::internal`)
+    let e0 = model.layout.internal.start;
+    for (j, eh) in hist.ed_hat.iter().enumerate() {
+        let e = ev.x[e0 + j];
+        ev.internal[j] = e;
+        ev.internal_trap[j] = e * c1 + *eh;
+    }
+}
+
+/// Stage `assemble`: f = (Δt²/4)[M′ z̈ + Φ_zᵀ(αΦ + λ) − Q′ ; ṗ − h] from an evaluated point.
+pub fn form_residual<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f64]) {
+    form_mechanism_rows(model, ev, lambda);
+    form_state_rows(model, ev);
+}
+
+/// The rows of the joint coordinates: f_z = (Δt²/4)[M′ z̈ + Φ_zᵀ(αΦ + λ) + Bᵀ(α_v Ψ + σ) − Q′].
+fn form_mechanism_rows<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[f64]) {
+    let n = model.n_coords();
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    let alpha = newton::step_penalty(&model.solver);
+    // g_r = αΦ_r + λ_r, then f_z = c (M′ z̈ + Φ_zᵀ g − Q′), row by row; on a tree without
+    // the dense M′, M′ z̈ by the tree passes (recursive_mass.rs)
+    if !ev.dynamics.form_mass {
+        if !ev.dynamics.mass_v_valid {
+            ev.dynamics.mass_times(model, &ev.kin, &ev.zdd);
+        }
+        ev.dynamics.mass_v_valid = false;
+        let (jac, phi) = (&ev.constraints.jac, &ev.constraints.phi);
+        for i in 0..n {
+            let mut acc = ev.dynamics.mass_v[i] - ev.dynamics.force[i];
+            for (r, (ph, l)) in phi.iter().zip(lambda.iter()).enumerate() {
+                acc += jac[r * n + i] * (*ph * alpha + *l);
+            }
+            ev.f[i] = acc * c;
+        }
+    } else {
+        let (mass, jac, phi) = (&ev.dynamics.mass, &ev.constraints.jac, &ev.constraints.phi);
+        for (i, (row, q)) in mass
+            .chunks_exact(n.max(1))
+            .zip(ev.dynamics.force.iter())
+            .enumerate()
+        {
+            let mut acc = -*q;
+            for (mij, a) in row.iter().zip(ev.zdd.iter()) {
+                acc += *mij * *a;
+            }
+            for (r, (ph, l)) in phi.iter().zip(lambda.iter()).enumerate() {
+                acc += jac[r * n + i] * (*ph * alpha + *l);
+            }
+            ev.f[i] = acc * c;
+        }
+    }
+    // nonholonomic rows (docs/theory 9.8): + Bᵀ(α_v Ψ + σ), α_v = α Δt/2, σ after λ
+    let m = model.n_constraints();
+    let nh = &ev.nonholonomic;
+    let av = alpha * dt / 2.0;
+    for (r, (psi, sg)) in nh.psi.iter().zip(lambda[m..].iter()).enumerate() {
+        let g = (*psi * av + *sg) * c;
+        for (fi, bi) in ev.f[..n].iter_mut().zip(nh.b[r * n..(r + 1) * n].iter()) {
+            *fi += *bi * g;
+        }
+    }
+}
+
+/// The rows of the first-order states: (Δt²/4)(ṗ − h) (or the scaled flow balance of an
+/// algebraic volume), (Δt²/4)(ẇ − u), (Δt²/4)(ė − g).
+fn form_state_rows<S: Real>(model: &Model, ev: &mut Evaluator<S>) {
+    let n = model.n_coords();
+    let dt = model.solver.step_s;
+    let c = dt * dt / 4.0;
+    // ODE rows ṗ − h, or the scaled flow balance −h of algebraic volumes (002 Pub II)
+    for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
+        ev.f[n + v] = reduced::pressure_row(vol, ev.pd[v], ev.h[v]) * c;
+    }
+    // friction-state rows (Δt²/4)(ẇ − u(ṡ, w)) (003 Pub II Appendix A)
+    let nv = model.n_volumes();
+    for (j, (wt, u)) in ev.fstate_trap.iter().zip(ev.fstate_rate.iter()).enumerate() {
+        ev.f[n + nv + j] = (*wt - *u) * c;
+    }
+    // internal-state rows (Δt²/4)(ė − g(e, ports)), scaled like the friction-state rows
+    let e0 = model.layout.internal.start;
+    for (j, (et, g)) in ev
+        .internal_trap
+        .iter()
+        .zip(ev.internal_rate.iter())
+        .enumerate()
+    {
+        ev.f[e0 + j] = (*et - *g) * c;
+    }
+}
+
+/// Exact tangent ∂f/∂x into `ws.tangent`: one forward-mode dual pass of the residual per
+/// unknown (λ held). Pressure columns reuse the p-independent part (kinematics, body terms,
+/// constraints) of an f64 evaluation at the same point.
+pub fn tangent(model: &Model, ws: &mut Buffers) {
+    // the f64 evaluation at x the pressure columns build on (f is left untouched)
+    ws.ev.x.copy_from_slice(&ws.x);
+    evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+    tangent_at_evaluated(model, ws);
+}
+
+/// [`tangent`] when `ws.ev` already holds the f64 evaluation at `ws.x` (with `ws.hist` and
+/// `ws.spool_new`): the Newton solve refreshes its tangent right after evaluating the iterate
+/// (`PenaltyNewton::evaluate`), so that evaluation is not repeated. Bit-identical to [`tangent`]:
+/// the evaluation is deterministic and `form_residual` changes none of its outputs the columns
+/// read (M′ z̈ is formed again below).
+fn tangent_at_evaluated(model: &Model, ws: &mut Buffers) {
+    let n = model.n_coords();
+    let nx = ws.x.len();
+    debug_assert!(ws.ev.x == ws.x, "the evaluation is at x");
+    if !ws.ev.dynamics.form_mass {
+        // M′ z̈ at x for the pressure columns (`Evaluator::evaluate_pressures`)
+        ws.ev.dynamics.mass_times(model, &ws.ev.kin, &ws.ev.zdd);
+        ws.ev.dynamics.mass_v_valid = true;
+    }
+    let nv = model.n_volumes();
+    let c = model.solver.step_s * model.solver.step_s / 4.0;
+    for j in 0..nx {
+        for k in 0..nx {
+            ws.evd.x[k] = Dual64::new(ws.x[k], if k == j { 1.0 } else { 0.0 });
+        }
+        if j < n {
+            residual(model, &mut ws.evd, &ws.hist, &ws.lambda, &ws.spool_new);
+        } else {
+            if j == n {
+                // kinematics, Φ, Φ_z, B, Ψ do not depend on p, w, e: lifted once for the
+                // remaining columns
+                ws.evd.lift_pressure_base(&ws.ev);
+            }
+            trapezoidal_rates(model, &mut ws.evd, &ws.hist);
+            let p = std::mem::take(&mut ws.evd.x);
+            // a friction or internal state may act on the mechanism (seal friction)
+            let mechanism = j >= n + nv || ws.evd.pressure_moves_mechanism[j - n];
+            ws.evd
+                .evaluate_pressure_column(model, &ws.ev, &p[n..n + nv], &ws.spool_new, mechanism);
+            ws.evd.x = p;
+            // ∂f_z/∂p = −(Δt²/4) ∂Q′/∂p: M′, z̈, Φ, Φ_z, B, Ψ do not depend on p, w, e (the
+            // derivative of `form_mechanism_rows`), and ∂Q′/∂p = 0 where p moves nothing
+            for i in 0..n {
+                ws.evd.f[i] = if mechanism {
+                    -ws.evd.dynamics.force[i] * c
+                } else {
+                    Dual64::from(0.0)
+                };
+            }
+            form_state_rows(model, &mut ws.evd);
+        }
+        let mut a = ws.tangent.matrix_mut();
+        for i in 0..nx {
+            a[(i, j)] = ws.evd.f[i].eps;
+        }
+        ws.diag[j] = ws.evd.f[j].eps;
+    }
+    // the friction elements' directions at this linearization point (see `step`)
+    let nc = model.hydraulics.cylinders.len();
+    for (c, m) in ws.ev.motion.iter().enumerate() {
+        ws.friction_tangent_sign[c] = m.sd.signum();
+    }
+    for (j, v) in ws.ev.joint_velocity.iter().enumerate() {
+        ws.friction_tangent_sign[nc + j] = v.signum();
+    }
+}
+
+pub(crate) fn newton_failure(
+    model: &Model,
+    st: &State,
+    ws: &Buffers,
+    iterations: u32,
+    reason: &str,
+) -> StepError {
+    crate::solver::newton::failure(
+        st.t_s,
+        st.step,
+        iterations,
+        &ws.ev.f,
+        &ws.diag,
+        |i| model.layout.atol(i),
+        &model.layout.names,
+        reason,
+    )
+}
+
+/// Stage `predict`: spool positions at t_k+1, history terms, predictor x⁰ and λ⁰ = λ_k.
+pub fn prepare(model: &Model, st: &State, ws: &mut Buffers) {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
+    // Stage `advance valves`: every element's valve position at t_k+1, by its own law
+    hydraulics::advance_positions(model, st, dt, &mut ws.spool_new);
+    // History terms (000 eqs. 33–34) and predictors (000 §4).
+    for i in 0..n {
+        ws.hist.zd_hat[i] = -(c1 * st.z[i] + st.zd[i]);
+        ws.hist.zdd_hat[i] = -(c2 * st.z[i] + 4.0 / dt * st.zd[i] + st.zdd[i]);
+        ws.x[i] = st.z[i] + dt * st.zd[i] + 0.5 * dt * dt * st.zdd[i];
+    }
+    for v in 0..nv {
+        ws.hist.pd_hat[v] = -(c1 * st.p[v] + st.pd[v]);
+        // second-order predictor, like the positions' (000 §4 uses p + Δt ṗ; this one starts
+        // closer to the solution and saves iterations while the oil column oscillates)
+        ws.x[n + v] = st.p[v] + dt * st.pd[v] + 0.5 * dt * dt * st.pdd[v];
+    }
+    // friction states: ŵ̇_k and the local trapezoidal predictor (`friction::predict`)
+    for j in 0..st.friction.len() {
+        ws.hist.wd_hat[j] = -(c1 * st.friction[j] + st.friction_rate[j]);
+    }
+    let w0 = model.layout.w.start;
+    for (e, b) in model.layout.friction.iter().enumerate() {
+        let r = b.states.clone();
+        crate::elements::friction::predict(
+            b.owner.law(model),
+            st.friction_velocity_m_s[e],
+            &st.friction[r.clone()],
+            &st.friction_rate[r.clone()],
+            dt,
+            &mut ws.x[w0 + r.start..w0 + r.end],
+        );
+    }
+    // internal states: ê̇_k and the predictor e_k + Δt ė_k
+    let e0 = model.layout.internal.start;
+    for (j, (e, ed)) in st.internal.iter().zip(st.internal_rate.iter()).enumerate() {
+        ws.hist.ed_hat[j] = -(c1 * e + ed);
+        ws.x[e0 + j] = e + dt * ed;
+    }
+    ws.lambda.copy_from_slice(&st.lambda);
+}
+
+/// P = M′ + (Δt²/4) α Σ_r Φ_r,zᵀ Φ_r,z, the matrix of the projections (000 eqs. 20–21), from
+/// the row-major M′ and constraint-Jacobian `rows`; `ca` = (Δt²/4) α. P is symmetric, so the
+/// row-major fill is also the column-major one `a` expects.
+pub(crate) fn projection_matrix<'a>(
+    a: &mut [f64],
+    mass: &[f64],
+    rows: impl Iterator<Item = &'a [f64]>,
+    ca: f64,
+) {
+    let n = (mass.len() as f64).sqrt().round() as usize;
+    a.copy_from_slice(mass);
+    for jr in rows {
+        for (i, ji) in jr.iter().enumerate() {
+            if *ji != 0.0 {
+                let s = ca * ji;
+                for (aij, jj) in a[i * n..(i + 1) * n].iter_mut().zip(jr.iter()) {
+                    *aij += s * jj;
+                }
+            }
+        }
+    }
+}
+
+/// out = A v for the row-major n × n matrix `a` (n = v.len()); `out` may be longer.
+pub(crate) fn mat_vec(out: &mut [f64], a: &[f64], v: &[f64]) {
+    if v.is_empty() {
+        return;
+    }
+    for (t, row) in out.iter_mut().zip(a.chunks_exact(v.len())) {
+        *t = row.iter().zip(v.iter()).map(|(x, y)| x * y).sum();
+    }
+}
+
+/// P of the evaluation `ev` into `a` ([`projection_matrix`] with M′ and the rows Φ_z and B of
+/// `ev`), n × n; `ca` = (Δt²/4) α.
+fn fill_projection(
+    a: &mut [f64],
+    ev: &crate::pipeline::assembly::Evaluator<f64>,
+    n: usize,
+    ca: f64,
+) {
+    projection_matrix(
+        a,
+        &ev.dynamics.mass,
+        ev.constraints
+            .jac
+            .chunks_exact(n.max(1))
+            .chain(ev.nonholonomic.b.chunks_exact(n.max(1))),
+        ca,
+    );
+}
+
+/// Which right-hand side of the projections: `Buffers::tmp` (ż) or `Buffers::tmp2` (z̈).
+enum Rhs {
+    Velocity,
+    Acceleration,
+}
+
+/// P x = b in place in the right-hand side's buffer, with the Cholesky factors (`cholesky`) or the
+/// LU of P.
+fn solve_projection(ws: &mut Buffers, cholesky: bool, rhs: Rhs) {
+    let n = ws.projection.n();
+    let b = match rhs {
+        Rhs::Velocity => &mut ws.tmp[..n],
+        Rhs::Acceleration => &mut ws.tmp2[..n],
+    };
+    match ws.projection_chol.as_ref() {
+        Some(ch) if cholesky => ch.solve_in_place(b),
+        _ => ws.projection.solve_in_place(b),
+    }
+}
+
+/// The penalty step's Newton problem: x = [z; p; w; e] in `ws.x`, f in `ws.ev.f`, the tangent in
+/// `ws.tangent` (or its Schur reduction).
+struct PenaltyNewton<'a> {
+    model: &'a Model,
+    st: &'a State,
+    ws: &'a mut Buffers,
+    schur: &'a mut SchurTangent,
+}
+
+impl NewtonProblem for PenaltyNewton<'_> {
+    type Error = StepError;
+
+    fn evaluate(&mut self) -> Result<(), StepError> {
+        let (model, ws) = (self.model, &mut *self.ws);
+        let n = model.n_coords();
+        ws.ev.x.copy_from_slice(&ws.x);
+        evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+        // algebraic volumes (002 Pub II): their pressures eliminated at this (z, ż, p), then
+        // the point re-evaluated (`reduced::solve_algebraic`)
+        if reduced::solve_algebraic(
+            model,
+            &mut ws.x[n..],
+            &ws.ev.motion,
+            &ws.spool_new,
+            &mut ws.ev.inflow,
+        ) {
+            ws.ev.x.copy_from_slice(&ws.x);
+            evaluate_at(model, &mut ws.ev, &ws.hist, &ws.spool_new);
+        }
+        Ok(())
+    }
+
+    fn after_increment(&mut self) {
+        let (model, ws) = (self.model, &mut *self.ws);
+        let alpha = newton::step_penalty(&model.solver);
+        let dt = model.solver.step_s;
+        // λ ← λ + α Φ(z) after each solve (000 eq. 19), with Φ of this evaluation
+        for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
+            *l += alpha * phi;
+        }
+        // σ ← σ + α_v Ψ (nonholonomic rows, docs/theory 9.8)
+        let m = model.n_constraints();
+        for (sg, psi) in ws.lambda[m..].iter_mut().zip(ws.ev.nonholonomic.psi.iter()) {
+            *sg += alpha * dt / 2.0 * psi;
+        }
+    }
+
+    fn form_residual(&mut self) -> Result<(), StepError> {
+        let ws = &mut *self.ws;
+        form_residual(self.model, &mut ws.ev, &ws.lambda);
+        newton::check_finite(
+            self.st.t_s,
+            self.st.step,
+            &ws.ev.f,
+            &self.model.layout.names,
+        )
+    }
+
+    fn tangent_reusable(&self) -> bool {
+        let ws = &*self.ws;
+        // A friction element whose velocity reversed since the tangent was evaluated sits on the
+        // other side of the |v| kink of its law (LuGre: ∂q̇/∂v = 1 ∓ σ0 q/g): refresh first.
+        let reversed = self.model.n_friction_states() > 0
+            && ws
+                .friction_tangent_sign
+                .iter()
+                .zip(self.st.friction_velocity_m_s.iter())
+                .any(|(s, v)| v.abs() > REVERSAL_SPEED && v.signum() != *s);
+        ws.tangent_valid && !reversed
+    }
+
+    fn refresh_tangent(&mut self) -> Result<bool, StepError> {
+        let ws = &mut *self.ws;
+        // `evaluate` left the evaluation at this x_h in `ws.ev` (`newton::solve` always evaluates
+        // before it refreshes)
+        tangent_at_evaluated(self.model, ws);
+        ws.tangent_id = ws.tangent_pending.record(
+            self.st.tangent.id,
+            ws.tangent.values(),
+            &ws.friction_tangent_sign,
+        );
+        Ok(schur::factor_tangent(ws, self.schur))
+    }
+
+    fn solve_increment(&mut self) {
+        let ws = &mut *self.ws;
+        for (d, f) in ws.dx.iter_mut().zip(ws.ev.f.iter()) {
+            *d = -f;
+        }
+        schur::solve_in_place(ws, self.schur);
+    }
+
+    fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+        (&mut self.ws.x, &self.ws.dx)
+    }
+
+    fn tolerances(&self) -> Tolerances {
+        // x = [z; p; w; e] (`model::layout`)
+        self.model.layout.tolerances
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.ws.counters
+    }
+
+    fn failure(&mut self, iterations: u32, reason: &str) -> StepError {
+        newton_failure(self.model, self.st, self.ws, iterations, reason)
+    }
+}
+
+/// Stage `restore`: when the workspace does not hold the state's tangent (a fresh simulation
+/// given a cloned state, or a step that failed after refreshing), its factors are rebuilt from
+/// `State::tangent` (or dropped when the state carries none), so the iterates depend on the state
+/// alone.
+fn restore_tangent(st: &State, ws: &mut Buffers, schur: &mut SchurTangent) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    let nx = ws.x.len();
+    if cache.id == 0
+        || cache.matrix.len() != nx * nx
+        || cache.side.len() != ws.friction_tangent_sign.len()
+    {
+        return;
+    }
+    ws.tangent.values_mut().copy_from_slice(&cache.matrix);
+    for (j, d) in ws.diag.iter_mut().enumerate() {
+        *d = cache.matrix[j * nx + j];
+    }
+    ws.friction_tangent_sign.copy_from_slice(&cache.side);
+    ws.counters.factorizations += 1;
+    schur::factor_tangent(ws, schur);
+}
+
+/// The penalty formulation's own buffers.
+#[derive(Debug)]
+pub struct PenaltyWorkspace {
+    /// The tangent reduced to the joint coordinates (Schur complement of its pressure and
+    /// friction-state block; `mechanics/semirecursive/schur.rs`), when there are enough unknowns.
+    pub schur: SchurTangent,
+}
+
+/// The monolithic penalty formulation (ALI3-P, 000 §2.3): the reference [`Stepper`].
+pub struct Penalty;
+
+impl Stepper for Penalty {
+    type Workspace = PenaltyWorkspace;
+
+    fn workspace(model: &Model) -> PenaltyWorkspace {
+        let (n, nv, nw, ne) = (
+            model.n_coords(),
+            model.n_volumes(),
+            model.n_friction_states(),
+            model.layout.internal.len(),
+        );
+        PenaltyWorkspace {
+            schur: SchurTangent::new(n, nv + nw + ne, n + nv + nw + ne >= schur::MIN_UNKNOWNS),
+        }
+    }
+
+    /// Nothing: the penalty formulation works on the relative state alone.
+    fn initialize(_: &Model, _: &mut State, _: &mut Buffers, _: &mut PenaltyWorkspace) {}
+
+    fn step(
+        model: &Model,
+        st: &mut State,
+        ws: &mut Buffers,
+        own: &mut PenaltyWorkspace,
+    ) -> Result<StepReport, StepError> {
+        step(model, st, ws, &mut own.schur)
+    }
+}
+
+/// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
+pub fn step(
+    model: &Model,
+    st: &mut State,
+    ws: &mut Buffers,
+    schur: &mut SchurTangent,
+) -> Result<StepReport, StepError> {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
+    let dt = model.solver.step_s;
+    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
+    let alpha = newton::step_penalty(&model.solver);
+
+    restore_tangent(st, ws, schur);
+    prepare(model, st, ws);
+
+    // Newton–Raphson (`integrator::newton::solve`). Jacobian-reuse policy (modified Newton):
+    // the factored exact tangent of an earlier iteration or step is reused while it contracts
+    // well; it is recomputed when no valid factors exist, or when it contracts by less than ×5
+    // per iteration (so a tangent of this step is also refreshed when it contracts poorly: full
+    // Newton where the problem changes fast, e.g. at valve switching with large steps) unless
+    // its own contraction predicts convergence within `newton::REFRESH_HORIZON` iterations and
+    // the tangent has enough columns for a refresh to cost far more than those evaluations
+    // (`newton::refresh_horizon`). On such large systems a stalled increment is also damped
+    // (`newton::large_system`).
+    let iterations = newton::solve(
+        &mut PenaltyNewton {
+            model,
+            st,
+            ws,
+            schur,
+        },
+        TangentPolicy {
+            refresh_horizon: newton::refresh_horizon(n + nv),
+            damp_stalls: newton::large_system(n + nv),
+            ..TangentPolicy::MODIFIED
+        },
+        model.solver.max_iterations,
+    )?;
+
+    // ---- projections (000 eqs. 20–21)
+    let z = &ws.x[..n];
+    for i in 0..n {
+        ws.ev.zd[i] = c1 * z[i] + ws.hist.zd_hat[i];
+        ws.ev.zdd[i] = c2 * z[i] + ws.hist.zdd_hat[i];
+    }
+    let zd_star = std::mem::take(&mut ws.ev.zd);
+    // The projections use M′ and Φ_z of the last Newton evaluation, at x_h = x − Δx_h: the
+    // accepted iterate differs from it by one converged increment (below the Newton
+    // tolerances), so re-evaluating the model there would change the projected rates by
+    // O(tolerance) only. Φ is carried to the accepted z to first order, Φ(z) = Φ(z_h) + Φ_z Δz_h
+    // (exact to O(Δz_h²) ≈ 1e-14), for the last multiplier update λ ← λ + α Φ (000 eq. 19)
+    // and the reported violation. Energies and cylinder rates below use the same positions.
+    let m0 = model.n_constraints();
+    for r in 0..m0 {
+        let mut v = ws.ev.constraints.phi[r];
+        for j in 0..n {
+            v += ws.ev.constraints.jac[r * n + j] * ws.dx[j];
+        }
+        ws.ev.constraints.phi[r] = v;
+    }
+    for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
+        *l += alpha * phi;
+    }
+    for (sg, psi) in ws.lambda[m0..]
+        .iter_mut()
+        .zip(ws.ev.nonholonomic.psi.iter())
+    {
+        *sg += alpha * dt / 2.0 * psi;
+    }
+    // without constraints P = M′ and the projections are the identity: skipped (a tree). The
+    // nonholonomic rows B join the loop-closure rows Φ_z in both projections (B ż = 0,
+    // B z̈ + Ḃ ż = 0), so a tree with nonholonomic rows is projected.
+    let project = m0 + model.n_nonholonomic() > 0;
+    // P is symmetric positive definite (M′ > 0, the penalty term ≥ 0): factored by Cholesky where
+    // the buffers keep one (large systems, `Buffers::new`), by LU otherwise or when round-off
+    // makes a Cholesky pivot non-positive
+    let mut cholesky = false;
+    if project {
+        ws.counters.factorizations += 1;
+        if let Some(ch) = ws.projection_chol.as_mut() {
+            fill_projection(ch.values_mut(), &ws.ev, n, c * alpha);
+            cholesky = ch.factor().is_ok();
+        }
+        if !cholesky {
+            fill_projection(ws.projection.values_mut(), &ws.ev, n, c * alpha);
+        }
+    }
+    if project && !cholesky && ws.projection.factor().is_err() {
+        ws.ev.zd = zd_star;
+        return Err(newton_failure(
+            model,
+            st,
+            ws,
+            iterations,
+            "singular projection matrix",
+        ));
+    }
+    if project {
+        mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
+        solve_projection(ws, cholesky, Rhs::Velocity);
+    } else {
+        ws.tmp[..n].copy_from_slice(&zd_star[..n]);
+    }
+    ws.ev.zd = zd_star;
+    // ż projected in tmp; velocity terms (Φ̇_z ż, cylinder rates) with it, at the same positions
+    let zd_proj = std::mem::take(&mut ws.tmp);
+    // friction states of the accepted iterate for the cylinder forces at the projected ż
+    ws.ev.fstate.copy_from_slice(&ws.x[model.layout.w.clone()]);
+    ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..n + nv]);
+    if !project {
+        ws.tmp2[..n].copy_from_slice(&ws.ev.zdd[..n]);
+    } else {
+        mat_vec(&mut ws.tmp2, &ws.ev.dynamics.mass, &ws.ev.zdd);
+    }
+    for (jr, a0) in ws
+        .ev
+        .constraints
+        .jac
+        .chunks_exact(n.max(1))
+        .zip(ws.ev.constraints.acc0.iter())
+        .chain(
+            ws.ev
+                .nonholonomic
+                .b
+                .chunks_exact(n.max(1))
+                .zip(ws.ev.nonholonomic.acc0.iter()),
+        )
+    {
+        let s = c * alpha * a0;
+        for (t, ji) in ws.tmp2.iter_mut().zip(jr.iter()) {
+            *t -= s * ji;
+        }
+    }
+    if project {
+        solve_projection(ws, cholesky, Rhs::Acceleration);
+    }
+
+    // ---- end stops
+    if let Err(e) = advance::check_stroke(model, st, &ws.ev.motion) {
+        ws.tmp = zd_proj;
+        return Err(e);
+    }
+
+    // ---- commit
+    let mut report = StepReport {
+        iterations,
+        ..Default::default()
+    };
+    report.cavitation_onsets = advance::commit_pressures(model, st, dt, |v| {
+        let p_new = ws.x[n + v];
+        (p_new, c1 * p_new + ws.hist.pd_hat[v])
+    });
+    for i in 0..n {
+        st.z[i] = ws.x[i];
+        st.zd[i] = zd_proj[i];
+        st.zdd[i] = ws.tmp2[i];
+    }
+    ws.tmp = zd_proj;
+    st.spool.copy_from_slice(&ws.spool_new);
+    st.lambda.copy_from_slice(&ws.lambda);
+    for j in 0..st.friction.len() {
+        let w = ws.x[n + nv + j];
+        let wd = c1 * w + ws.hist.wd_hat[j];
+        st.friction[j] = w;
+        st.friction_rate[j] = wd;
+    }
+    let e0 = model.layout.internal.start;
+    for (j, (e, ed)) in st
+        .internal
+        .iter_mut()
+        .zip(st.internal_rate.iter_mut())
+        .enumerate()
+    {
+        *e = ws.x[e0 + j];
+        *ed = c1 * *e + ws.hist.ed_hat[j];
+    }
+    for (v, m) in st.friction_velocity_m_s.iter_mut().zip(ws.ev.motion.iter()) {
+        *v = m.sd;
+    }
+    advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
+    advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
+    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
+    advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
+    Ok(report)
+}

@@ -1,5 +1,0 @@
-//! Time integrators other than the monolithic trapezoidal rule of the penalty formulation.
-
-pub mod multirate;
-pub mod newton;
-pub mod tolerances;
