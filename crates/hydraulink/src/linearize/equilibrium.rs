@@ -26,7 +26,9 @@ use num_dual::Dual64;
 
 use crate::linearize::{partition, LinearizeError, OperatingPoint};
 use crate::model::Model;
+use crate::pipeline::assembly::Evaluator;
 use crate::solver::linalg::pinv_solve;
+use crate::solver::newton::{self, Counters, NewtonProblem, TangentPolicy, Tolerances};
 
 /// What the equilibrium holds fixed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -116,90 +118,33 @@ pub fn equilibrium(
     let mut internal = vec![0.0; model.layout.internal.len()];
     let nu = ml + unknown.len();
     let neq = n + nv;
-    let mut jm = DMatrix::<f64>::zeros(neq, nu);
-    let mut r = DVector::<f64>::zeros(neq);
-    let mut converged = false;
-    for _ in 0..50 {
-        // residual and pressure columns: one dual pass per unknown pressure (or one f64 pass)
-        let passes = unknown.len().max(1);
-        for pass in 0..passes {
-            let seed = unknown.get(pass).copied();
-            let pd: Vec<Dual64> = (0..nv)
-                .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
-                .collect();
-            // 5. e = e_s(p), dual in p: the flows are the static valve's
-            crate::elements::hydraulics::steady_internal_states(
-                model,
-                &pd,
-                &spool,
-                &mut evd.internal,
-            );
-            evd.evaluate(model, &zdual, &zd0, &pd, &spool, false);
-            for i in 0..n {
-                let mut f = evd.dynamics.force[i];
-                for (k, lk) in lambda.iter().enumerate() {
-                    let row = if k < m {
-                        evd.constraints.jac[k * n + i]
-                    } else {
-                        evd.nonholonomic.b[(k - m) * n + i]
-                    };
-                    f -= row * *lk;
-                }
-                r[i] = f.re;
-                if seed.is_some() {
-                    jm[(i, ml + pass)] = f.eps;
-                }
-            }
-            for v in 0..nv {
-                r[n + v] = evd.inflow[v].re;
-                if seed.is_some() {
-                    jm[(n + v, ml + pass)] = evd.inflow[v].eps;
-                }
-            }
-        }
-        for k in 0..ml {
-            for i in 0..n {
-                jm[(i, k)] = if k < m {
-                    -evd.constraints.jac[k * n + i].re
-                } else {
-                    -evd.nonholonomic.b[(k - m) * n + i].re
-                };
-            }
-        }
-        // equilibrate rows and columns (N, Pa and m³/s live in one system)
-        let mut a = jm.clone();
-        let mut rv = r.clone();
-        for i in 0..neq {
-            let s = a.row(i).amax();
-            if s > 0.0 {
-                a.row_mut(i).scale_mut(1.0 / s);
-                rv[i] /= s;
-            }
-        }
-        let mut cs = vec![1.0; nu];
-        for (j, c) in cs.iter_mut().enumerate() {
-            let s = a.column(j).amax();
-            if s > 0.0 {
-                *c = 1.0 / s;
-                a.column_mut(j).scale_mut(*c);
-            }
-        }
-        let d = pinv_solve(&a, &(-rv));
-        let mut small = true;
-        for k in 0..ml {
-            let dk = d[k] * cs[k];
-            lambda[k] += dk;
-            small &= dk.abs() <= 1e-12 * (lambda[k].abs() + 1.0);
-        }
-        for (i, &v) in unknown.iter().enumerate() {
-            let dp = d[ml + i] * cs[ml + i];
-            p[v] += dp;
-            small &= dp.abs() <= 1e-12 * (p[v].abs() + 1e5);
-        }
-        if small {
-            converged = true;
-            break;
-        }
+    // the one Newton, full (a tangent at every iteration), at most 50 increments, judged by the
+    // residual below whether or not its increment test was met
+    let mut x = lambda.clone();
+    x.extend(unknown.iter().map(|&v| p[v]));
+    let mut statics = Statics {
+        model,
+        spool: &spool,
+        unknown: &unknown,
+        zdual: &zdual,
+        zd0: &zd0,
+        evd: &mut evd,
+        p: &mut p,
+        ml,
+        x,
+        dx: vec![0.0; nu],
+        jm: DMatrix::<f64>::zeros(neq, nu),
+        r: DVector::<f64>::zeros(neq),
+        a: DMatrix::<f64>::zeros(neq, nu),
+        rv: DVector::<f64>::zeros(neq),
+        cs: vec![1.0; nu],
+        counters: Default::default(),
+    };
+    let converged = newton::solve(&mut statics, TangentPolicy::FULL, 50).is_ok();
+    let x = std::mem::take(&mut statics.x);
+    lambda.copy_from_slice(&x[..ml]);
+    for (i, &v) in unknown.iter().enumerate() {
+        p[v] = x[ml + i];
     }
     // final residual at the converged point
     let zd = vec![0.0; n];
@@ -311,4 +256,139 @@ pub fn initial_state(model: &Model, eq: &Equilibrium) -> Result<crate::State, cr
     st.potential0_j = pe;
     st.actuator_power_w = vec![0.0; st.actuator_power_w.len()];
     Ok(st)
+}
+
+/// The statics of [`equilibrium`] as a problem of the one Newton (`solver::newton::solve`):
+/// unknowns y = (λ, free pressures), equations Q′ − Φ_zᵀλ − Bᵀσ = 0 (one per coordinate) and zero
+/// net inflow (one per volume), the pressure columns exact by dual numbers; increments by the
+/// pseudo-inverse of the row- and column-equilibrated tangent (N, Pa and m³/s live in one system).
+struct Statics<'a> {
+    model: &'a Model,
+    spool: &'a [f64],
+    unknown: &'a [usize],
+    zdual: &'a [Dual64],
+    zd0: &'a [Dual64],
+    evd: &'a mut Evaluator<Dual64>,
+    /// Every volume's pressure: the unknown ones follow x.
+    p: &'a mut [f64],
+    /// Multipliers: m loop-closure rows, then the nonholonomic ones.
+    ml: usize,
+    /// y = (λ, the unknown pressures) and its increment.
+    x: Vec<f64>,
+    dx: Vec<f64>,
+    /// The tangent and residual at the iterate, and their equilibrated copies with the column
+    /// scales.
+    jm: DMatrix<f64>,
+    r: DVector<f64>,
+    a: DMatrix<f64>,
+    rv: DVector<f64>,
+    cs: Vec<f64>,
+    counters: Counters,
+}
+
+impl NewtonProblem for Statics<'_> {
+    type Error = ();
+    fn evaluate(&mut self) -> Result<(), ()> {
+        let (model, ml) = (self.model, self.ml);
+        let (n, m, nv) = (model.n_coords(), model.n_constraints(), model.n_volumes());
+        for (i, &v) in self.unknown.iter().enumerate() {
+            self.p[v] = self.x[ml + i];
+        }
+        let lambda = &self.x[..ml];
+        let evd = &mut *self.evd;
+        // residual and pressure columns: one dual pass per unknown pressure (or one f64 pass)
+        let passes = self.unknown.len().max(1);
+        for pass in 0..passes {
+            let seed = self.unknown.get(pass).copied();
+            let pd: Vec<Dual64> = (0..nv)
+                .map(|v| Dual64::new(self.p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
+                .collect();
+            // 5. e = e_s(p), dual in p: the flows are the static valve's
+            crate::elements::hydraulics::steady_internal_states(
+                model,
+                &pd,
+                self.spool,
+                &mut evd.internal,
+            );
+            evd.evaluate(model, self.zdual, self.zd0, &pd, self.spool, false);
+            for i in 0..n {
+                let mut f = evd.dynamics.force[i];
+                for (k, lk) in lambda.iter().enumerate() {
+                    let row = if k < m {
+                        evd.constraints.jac[k * n + i]
+                    } else {
+                        evd.nonholonomic.b[(k - m) * n + i]
+                    };
+                    f -= row * *lk;
+                }
+                self.r[i] = f.re;
+                if seed.is_some() {
+                    self.jm[(i, ml + pass)] = f.eps;
+                }
+            }
+            for v in 0..nv {
+                self.r[n + v] = evd.inflow[v].re;
+                if seed.is_some() {
+                    self.jm[(n + v, ml + pass)] = evd.inflow[v].eps;
+                }
+            }
+        }
+        for k in 0..ml {
+            for i in 0..n {
+                self.jm[(i, k)] = if k < m {
+                    -evd.constraints.jac[k * n + i].re
+                } else {
+                    -evd.nonholonomic.b[(k - m) * n + i].re
+                };
+            }
+        }
+        Ok(())
+    }
+    fn form_residual(&mut self) -> Result<(), ()> {
+        Ok(())
+    }
+    fn tangent_reusable(&self) -> bool {
+        false
+    }
+    fn refresh_tangent(&mut self) -> Result<bool, ()> {
+        // equilibrate rows and columns (N, Pa and m³/s live in one system)
+        self.a.copy_from(&self.jm);
+        self.rv.copy_from(&self.r);
+        for i in 0..self.a.nrows() {
+            let s = self.a.row(i).amax();
+            if s > 0.0 {
+                self.a.row_mut(i).scale_mut(1.0 / s);
+                self.rv[i] /= s;
+            }
+        }
+        for (j, c) in self.cs.iter_mut().enumerate() {
+            *c = 1.0;
+            let s = self.a.column(j).amax();
+            if s > 0.0 {
+                *c = 1.0 / s;
+                self.a.column_mut(j).scale_mut(*c);
+            }
+        }
+        Ok(true)
+    }
+    fn solve_increment(&mut self) {
+        let d = pinv_solve(&self.a, &(-&self.rv));
+        for (k, dk) in self.dx.iter_mut().enumerate() {
+            *dk = d[k] * self.cs[k];
+        }
+    }
+    fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+        (&mut self.x, &self.dx)
+    }
+    fn tolerances(&self) -> Tolerances {
+        // |Δλ| ≤ 1e-12 (|λ| + 1) and |Δp| ≤ 1e-12 (|p| + 1e5 Pa)
+        Tolerances::new(&[(self.ml, 1e-12), (self.x.len() - self.ml, 1e-7)], 1e-12)
+    }
+    fn fails_on_growth(&self) -> bool {
+        false
+    }
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.counters
+    }
+    fn failure(&mut self, _iterations: u32, _reason: &str) {}
 }

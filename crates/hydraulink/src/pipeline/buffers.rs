@@ -24,23 +24,7 @@ pub struct History {
     pub ed_hat: Vec<f64>,
 }
 
-/// Counters of the numerical work (reported, never used for control except the reuse policy).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Residual evaluations.
-    pub residuals: u64,
-    /// Tangent evaluations.
-    pub tangents: u64,
-    /// LU factorizations.
-    pub factorizations: u64,
-    /// Newton iterations.
-    pub iterations: u64,
-    /// Newton increments damped because a fresh tangent stalled (`integrator::newton::DAMPING`).
-    pub damped: u64,
-    /// Solves that diverged and were continued as damped full Newton
-    /// (`integrator::newton::solve`, the rescue of a large system).
-    pub rescues: u64,
-}
+pub use crate::solver::newton::Counters;
 
 /// Scratch memory of the step shared by every formulation.
 #[derive(Debug)]

@@ -37,6 +37,7 @@ use crate::model::inputs::InputValues;
 use crate::model::{CylinderId, Model, Node};
 use crate::pipeline::assembly::Evaluator;
 use crate::solver::linalg::{pinv_solve, try_pinv_solve, KernelError};
+use crate::solver::newton::{self, Counters, NewtonProblem, TangentPolicy, Tolerances};
 use crate::state::State;
 use crate::InitError;
 
@@ -117,30 +118,101 @@ pub(crate) fn close_loops_with(
     extra: &mut ExtraRows,
 ) -> Result<(), (f64, u32)> {
     let n = model.n_coords();
-    let (mut g, mut g_z) = (Vec::new(), Vec::new());
-    let mut it = 0;
-    loop {
-        ev.positions(model, z);
-        g.clear();
-        g.extend_from_slice(&ev.constraints.phi);
-        g_z.clear();
-        g_z.extend_from_slice(&ev.constraints.jac);
-        extra(ev, &mut g, &mut g_z);
-        let phi = DVector::from_column_slice(&g);
-        let norm = phi.norm();
-        if norm < tol {
-            return Ok(());
+    let mut problem = LoopClosure {
+        model,
+        ev,
+        z,
+        free,
+        tol,
+        extra,
+        g: Vec::new(),
+        g_z: Vec::new(),
+        norm: f64::INFINITY,
+        j: DMatrix::zeros(0, 0),
+        dz: vec![-0.0; n],
+        counters: Counters::default(),
+    };
+    // full Newton (a tangent at every iteration), converged on ‖Φ‖ < tol, at most 50 increments
+    newton::solve(&mut problem, TangentPolicy::FULL, 50).map(|_| ())
+}
+
+/// The loop closure of [`close_loops_with`] as a problem of the one Newton
+/// (`solver::newton::solve`): minimum-norm increments over the free coordinates, converged on the
+/// residual norm.
+struct LoopClosure<'a, 'e> {
+    model: &'a Model,
+    ev: &'a mut Evaluator<f64>,
+    z: &'a mut [f64],
+    free: &'a [usize],
+    tol: f64,
+    extra: &'a mut ExtraRows<'e>,
+    /// Φ (and the extra rows) at the iterate, and their Jacobian rows (row-major, n columns).
+    g: Vec<f64>,
+    g_z: Vec<f64>,
+    /// ‖g‖ at the iterate.
+    norm: f64,
+    /// J_f: the free columns of the Jacobian at the iterate.
+    j: DMatrix<f64>,
+    /// The increment over all n coordinates: −Δz_f on the free ones, −0.0 (the exact identity of
+    /// addition) on the held ones.
+    dz: Vec<f64>,
+    counters: Counters,
+}
+
+impl NewtonProblem for LoopClosure<'_, '_> {
+    type Error = (f64, u32);
+    fn evaluate(&mut self) -> Result<(), (f64, u32)> {
+        self.ev.positions(self.model, self.z);
+        Ok(())
+    }
+    fn form_residual(&mut self) -> Result<(), (f64, u32)> {
+        self.g.clear();
+        self.g.extend_from_slice(&self.ev.constraints.phi);
+        self.g_z.clear();
+        self.g_z.extend_from_slice(&self.ev.constraints.jac);
+        (self.extra)(self.ev, &mut self.g, &mut self.g_z);
+        self.norm = DVector::from_column_slice(&self.g).norm();
+        if !self.norm.is_finite() {
+            return Err((self.norm, self.counters.iterations as u32));
         }
-        if it >= 50 || !norm.is_finite() {
-            return Err((norm, it));
+        Ok(())
+    }
+    fn converges_on_residual(&self) -> bool {
+        true
+    }
+    fn residual_converged(&self) -> bool {
+        self.norm < self.tol
+    }
+    fn tangent_reusable(&self) -> bool {
+        false
+    }
+    fn refresh_tangent(&mut self) -> Result<bool, (f64, u32)> {
+        let n = self.model.n_coords();
+        self.j =
+            DMatrix::from_row_slice(self.g.len(), n, &self.g_z).select_columns(self.free.iter());
+        Ok(true)
+    }
+    fn solve_increment(&mut self) {
+        // Δz_f = J_fᵀ (J_f J_fᵀ)⁺ Φ, taken with the minus sign
+        let phi = DVector::from_column_slice(&self.g);
+        let y = pinv_solve(&(&self.j * self.j.transpose()), &phi);
+        let dz = self.j.transpose() * y;
+        for (i, &k) in self.free.iter().enumerate() {
+            self.dz[k] = -dz[i];
         }
-        let j = DMatrix::from_row_slice(g.len(), n, &g_z).select_columns(free.iter());
-        let y = pinv_solve(&(&j * j.transpose()), &phi);
-        let dz = j.transpose() * y;
-        for (i, &k) in free.iter().enumerate() {
-            z[k] -= dz[i];
-        }
-        it += 1;
+        self.counters.iterations += 1;
+    }
+    fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+        (self.z, &self.dz)
+    }
+    fn tolerances(&self) -> Tolerances {
+        Tolerances::new(&[(self.dz.len(), 0.0)], 0.0)
+    }
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.counters
+    }
+    fn failure(&mut self, iterations: u32, _reason: &str) -> (f64, u32) {
+        (self.norm, iterations)
     }
 }
 

@@ -29,7 +29,6 @@
 //! resolution of its own value.
 
 use crate::model::SolverOptions;
-use crate::pipeline::buffers::Counters;
 
 /// The step Δt_α [s] at which the model's penalty factor α is taken as given (000 §2.3: α = 1e11
 /// with Δt = 1 ms). Below it, [`step_penalty`] scales α by (Δt_α/Δt)².
@@ -55,6 +54,24 @@ pub fn penalty_at(alpha: f64, dt: f64) -> f64 {
 }
 
 pub use super::tolerances::{weight, Tolerances, ROUNDOFF_ULPS};
+
+/// Counters of the numerical work (reported, never used for control except the reuse policy).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Residual evaluations.
+    pub residuals: u64,
+    /// Tangent evaluations.
+    pub tangents: u64,
+    /// LU factorizations.
+    pub factorizations: u64,
+    /// Newton iterations.
+    pub iterations: u64,
+    /// Newton increments damped because a fresh tangent stalled ([`DAMPING`]).
+    pub damped: u64,
+    /// Solves that diverged and were continued as damped full Newton
+    /// ([`solve`], the rescue of a large system).
+    pub rescues: u64,
+}
 
 /// When the tangent is (re)computed: the explicit, counted Jacobian-reuse policy.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -136,6 +153,27 @@ pub trait NewtonProblem {
     fn implied_norm(&self) -> f64 {
         0.0
     }
+    /// Whether the solve converges on the residual ([`residual_converged`]) rather than on the
+    /// weighted increment: the increment is then added to x without the weighted test (a
+    /// minimum-norm Gauss–Newton iteration on an underdetermined system, such as loop closure
+    /// over free coordinates, whose increments need not vanish at a solution). False by default.
+    ///
+    /// [`residual_converged`]: NewtonProblem::residual_converged
+    fn converges_on_residual(&self) -> bool {
+        false
+    }
+    /// Whether the residual formed at x_h meets the problem's own test; checked right after
+    /// [`form_residual`](NewtonProblem::form_residual), before the iteration cap. False by
+    /// default (convergence on the increment).
+    fn residual_converged(&self) -> bool {
+        false
+    }
+    /// Whether increments growing over three iterations end the solve ([`DIVERGING`]). True by
+    /// default; a solve that must run to its cap whatever the increments do (the static
+    /// equilibrium of `linearize`, judged by its residual afterwards) says false.
+    fn fails_on_growth(&self) -> bool {
+        true
+    }
     /// The work counters to add to.
     fn counters(&mut self) -> &mut Counters;
     /// The error of a failed solve after `iterations` iterations, for `reason`.
@@ -167,6 +205,9 @@ pub fn solve<P: NewtonProblem>(
         }
         problem.form_residual()?;
         problem.counters().residuals += 1;
+        if problem.residual_converged() {
+            break;
+        }
         if iterations >= max_iter {
             return Err(problem.failure(
                 iterations,
@@ -190,6 +231,13 @@ pub fn solve<P: NewtonProblem>(
         }
         problem.solve_increment();
         iterations += 1;
+        if problem.converges_on_residual() {
+            let (x, dx) = problem.iterate();
+            for (xi, di) in x.iter_mut().zip(dx.iter()) {
+                *xi += di;
+            }
+            continue;
+        }
         let tol = problem.tolerances();
         let (x, dx) = problem.iterate();
         let norm = tol.add_and_measure(x, dx);
@@ -252,6 +300,7 @@ pub fn solve<P: NewtonProblem>(
                 rescue = true;
                 problem.counters().rescues += 1;
             }
+            Verdict::Fail(reason) if reason == DIVERGING && !problem.fails_on_growth() => {}
             Verdict::Fail(reason) => return Err(problem.failure(iterations, reason)),
         }
     }
