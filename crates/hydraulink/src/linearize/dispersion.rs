@@ -274,6 +274,21 @@ mod tests {
             // the small-step estimate ω³h²T/12 agrees
             assert!(w.powi(3) * h * h * t / 12.0 <= 1.01 * PHASE_ERROR_LIMIT_RAD);
         }
+        // several modes: the step of the fastest one, which keeps the slower ones below too
+        let modes: Vec<Dispersion> = [2.0, 29.5, 68.6]
+            .iter()
+            .map(|f| Dispersion::new(Complex::new(-0.1, 2.0 * PI * f), 1e-3))
+            .collect();
+        let h = suggested_step_for(&modes, 8.0, PHASE_ERROR_LIMIT_RAD).unwrap();
+        assert_eq!(
+            Some(h),
+            suggested_step(modes[2].lambda, 8.0, PHASE_ERROR_LIMIT_RAD)
+        );
+        for d in &modes {
+            let e = Dispersion::new(d.lambda, h).phase_error_over(8.0);
+            assert!(e <= PHASE_ERROR_LIMIT_RAD, "{d:?}: {e}");
+        }
+        assert_eq!(suggested_step_for(&[], 8.0, 1.0), None);
         assert_eq!(suggested_step(Complex::new(0.0, 1.0), 0.0, 1.0), None);
         assert_eq!(suggested_step(Complex::new(-1.0, 0.0), 1.0, 1.0), None);
     }
