@@ -1,6 +1,7 @@
 //! `hydraulink check MODEL`: validates the model, assembles it, solves the statics and prints
 //! the initial state, without running. What an engineer reads before a first run: the pose,
-//! every pressure and where it comes from, the cylinder forces and how far out each piston is.
+//! every pressure and where it comes from, the cylinder forces and how far out each piston is;
+//! and the lightly damped modes with the phase error of the fixed step (`crate::modes`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -38,7 +39,11 @@ pub(crate) fn check_command(args: &CheckArgs) -> Result<(), Failure> {
     )?;
     let sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;
     print!("{}", report(&sim, &file));
-    for w in warnings(sim.model()) {
+    // the lightly damped modes about the static equilibrium and the phase error of the fixed
+    // step (issue 25); one line when the model cannot be linearized
+    let (modes, mode_warnings) = crate::modes::check_section(sim.model());
+    print!("\n{modes}");
+    for w in warnings(sim.model()).into_iter().chain(mode_warnings) {
         eprintln!("warning: {w}");
     }
     Ok(())

@@ -381,6 +381,9 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
         "zero eigenvalues: {nz} physical, {ns} spurious (formulation adds {})",
         ss.n_spurious_zero
     );
+    // what the model's fixed step does to the lightly damped modes (issue 25)
+    let light = crate::modes::light_modes(&model, &m);
+    print!("{}", crate::modes::table(&model, &light));
     let dir = args
         .out
         .clone()
@@ -403,7 +406,8 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
         &m,
         &names,
         json!({"model": model.name(), "method": method, "operating_point": op,
-               "rhs_check": check}),
+               "rhs_check": check,
+               "lightly_damped_modes": crate::modes::json(&model, &light)}),
         &format!("{}: poles ({method})", model.name()),
     )?;
     println!(

@@ -21,6 +21,7 @@ mod check;
 mod compare;
 mod friction_curve;
 mod linearize;
+mod modes;
 mod panic_boundary;
 mod realtime;
 mod serve;

@@ -21,6 +21,8 @@
 //!   finite-difference method differentiates and that A is checked against.
 //! * [`eigen`]: eigenvalues, natural frequencies, damping ratios, mode shapes mapped back to every
 //!   coordinate, rate, pressure and spool; zero eigenvalues counted and the spurious ones labelled.
+//! * [`dispersion`]: what a fixed trapezoidal step does to the lightly damped modes (frequency
+//!   warping, phase error per period and over a run) and a step that bounds it.
 //!
 //! Every state, input and output has a name: `phi2`, `phi2.rate`, `V1.p`, `DCV.spool`,
 //! `cylinder.bristle_m`, `cylinder.film`, `relief.poppet`, `DCV.u_ref`, `phi2.force`,
@@ -36,6 +38,7 @@
 //! `State::internal`.
 
 pub mod derivatives;
+pub mod dispersion;
 pub mod eigen;
 pub mod equilibrium;
 pub mod exact;
