@@ -2,4 +2,5 @@
 
 pub mod multirate;
 pub mod newton;
+pub mod step_control;
 pub mod tolerances;
