@@ -35,10 +35,10 @@
 //! An unknown name is an [`InputError::Unknown`] that lists the model's input names.
 
 use crate::element::{PortEffort, PortState};
+use crate::integrator::step_control;
 use crate::model::Model;
 use crate::state::State;
 use crate::workspace::Workspace;
-use crate::integrator::step_control;
 use crate::{initialization, step, InitError, InputError, StepError, StepReport};
 
 /// A running simulation.
@@ -705,13 +705,10 @@ fn row_at(
             Source::Partition => {
                 crate::mechanics::semirecursive::double_step::first_independent(m, st)
             }
-            Source::Marker(i, axis) => {
-                ws.buffers.element_kin.point(&m.output_markers[i].1)[axis]
-            }
+            Source::Marker(i, axis) => ws.buffers.element_kin.point(&m.output_markers[i].1)[axis],
         };
     }
 }
-
 
 /// [`Simulation::energy_drift_j`] of state `st` with diagnostics `last` [J].
 fn drift_j(model: &Model, st: &State, last: &StepReport) -> f64 {

@@ -77,6 +77,9 @@ pub const FAC_MAX: f64 = 2.0;
 pub const FAC_MIN: f64 = 0.2;
 /// A proposed growth factor in [1, KEEP_MAX] keeps h (and its tangent) [-].
 pub const KEEP_MAX: f64 = 1.2;
+/// A step that would end within this fraction of itself before an input's switch is stretched
+/// to end on it [-].
+pub const BREAKPOINT_STRETCH: f64 = 0.01;
 /// The step after a failed Newton solve, as a fraction of the failed one [-].
 pub const NEWTON_SHRINK: f64 = 0.25;
 
@@ -101,7 +104,10 @@ pub fn check_spec(spec: &ModelSpec) -> Result<(), ModelError> {
         if min > s.step_s {
             return Err(at.error(
                 "min_step_s",
-                format!("{min:?} s is longer than the first step step_s = {:?} s", s.step_s),
+                format!(
+                    "{min:?} s is longer than the first step step_s = {:?} s",
+                    s.step_s
+                ),
             ));
         }
     }
@@ -110,7 +116,10 @@ pub fn check_spec(spec: &ModelSpec) -> Result<(), ModelError> {
         if max < s.step_s {
             return Err(at.error(
                 "max_step_s",
-                format!("{max:?} s is shorter than the first step step_s = {:?} s", s.step_s),
+                format!(
+                    "{max:?} s is shorter than the first step step_s = {:?} s",
+                    s.step_s
+                ),
             ));
         }
         if max > s.duration_s {
@@ -171,7 +180,8 @@ pub fn hermite(s: f64, h: f64, y0: f64, d0: f64, y1: f64, d1: f64) -> (f64, f64)
         + (s3 - 2.0 * s2 + s) * h * d0
         + (-2.0 * s3 + 3.0 * s2) * y1
         + (s3 - s2) * h * d1;
-    let yd = (6.0 * s2 - 6.0 * s) / h * (y0 - y1) + (3.0 * s2 - 4.0 * s + 1.0) * d0
+    let yd = (6.0 * s2 - 6.0 * s) / h * (y0 - y1)
+        + (3.0 * s2 - 4.0 * s + 1.0) * d0
         + (3.0 * s2 - 2.0 * s) * d1;
     (y, yd)
 }
@@ -308,7 +318,21 @@ impl Controller {
         ws: &mut Workspace,
     ) -> Result<StepReport, StepError> {
         loop {
-            let h = self.h.min(self.opts.max_step_s);
+            let t0 = st.t_s;
+            let mut h = self.h.min(self.opts.max_step_s);
+            // a step ends on the next switch of a piecewise-constant or step input, or corner
+            // of a table, at the switch's own time: the interval form of the step's input values
+            // (`Signal::step_values`) holds u(t_n) over the whole step, so a step across a
+            // switch would move it to its end
+            let mut t1 = t0 + h;
+            let proposed = h;
+            if let Some(ts) = next_breakpoint(model, st, t0) {
+                // within 1 % past the end, the step is stretched to it: no sliver of a step
+                // (a step of round-off size makes 2/Δt amplify the round-off of y_n+1 − y_n)
+                if ts <= t0 + (1.0 + BREAKPOINT_STRETCH) * h {
+                    (h, t1) = (ts - t0, ts);
+                }
+            }
             model.solver.step_s = h;
             if h != self.tangent_h {
                 // the tangent holds 2/Δt, 4/Δt² and α_Δt: a new step needs a new one
@@ -318,7 +342,6 @@ impl Controller {
                 self.tangent_h = h;
             }
             self.start.clone_from(st);
-            let t0 = st.t_s;
             let result = crate::step::step(model, st, ws);
             let report = match result {
                 Ok(r) => r,
@@ -331,10 +354,15 @@ impl Controller {
                     continue;
                 }
             };
-            fix_clock(model, st, t0 + h, &mut self.u_used);
+            fix_clock(model, st, t1, &mut self.u_used);
             let (err, worst) = self.error_norm(h, st);
             if err <= 1.0 {
                 self.accept(h, err);
+                if h < proposed && self.h > h {
+                    // a step cut short to land on a switch: the next is the step proposed
+                    // before the cut (not one grown from the short step)
+                    self.h = proposed;
+                }
                 return Ok(report);
             }
             self.reject(st, ws);
@@ -441,7 +469,12 @@ impl Controller {
         for v in 0..end.p.len() {
             (out.p[v], out.pd[v]) = hermite(s, h, a.p[v], a.pd[v], end.p[v], end.pd[v]);
         }
-        for (o, (x, r)) in out.friction.iter_mut().zip(&mut out.friction_rate).enumerate() {
+        for (o, (x, r)) in out
+            .friction
+            .iter_mut()
+            .zip(&mut out.friction_rate)
+            .enumerate()
+        {
             (*x, *r) = hermite(
                 s,
                 h,
@@ -451,7 +484,12 @@ impl Controller {
                 end.friction_rate[o],
             );
         }
-        for (o, (x, r)) in out.internal.iter_mut().zip(&mut out.internal_rate).enumerate() {
+        for (o, (x, r)) in out
+            .internal
+            .iter_mut()
+            .zip(&mut out.internal_rate)
+            .enumerate()
+        {
             (*x, *r) = hermite(
                 s,
                 h,
@@ -514,6 +552,29 @@ impl Controller {
             *u = end.inputs.value_at(&model.inputs, i, t_s);
         }
     }
+}
+
+/// The first time after `t0` [s] at which an input the signal drives (no value set from
+/// outside) switches (piecewise-constant, step) or has a corner (table), if any.
+fn next_breakpoint(model: &Model, st: &State, t0: f64) -> Option<f64> {
+    use crate::inputs::Signal;
+    let mut next: Option<f64> = None;
+    for (i, signal) in model.inputs.iter().enumerate() {
+        if st.inputs.overrides[i].is_some() {
+            continue;
+        }
+        let t = match signal {
+            Signal::PiecewiseConstant { times, .. } | Signal::Table { times, .. } => {
+                times.iter().copied().find(|&t| t > t0)
+            }
+            Signal::Step { time_s, .. } => (*time_s > t0).then_some(*time_s),
+            Signal::Constant(_) | Signal::Sine { .. } => None,
+        };
+        if let Some(t) = t {
+            next = Some(next.map_or(t, |n: f64| n.min(t)));
+        }
+    }
+    next
 }
 
 /// The clock after a step of h from t_0: t = `t_s` (the formulation's commit writes

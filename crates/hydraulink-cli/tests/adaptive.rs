@@ -1,0 +1,119 @@
+//! Adaptive step-size control (`solver.step_control = "adaptive"`) through the real binary:
+//! `run` at rtol 1e-6 against a fine fixed-step run of the same model, row by row (the dense
+//! output puts both on the same output times), and the step counts in summary.json.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use support::{hydraulink, repo_file, temp_dir};
+
+/// `hydraulink run MODEL ARGS --out DIR`, which must succeed: the header and rows of
+/// results.csv.
+fn run(model: &str, args: &[&str], dir: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let model = repo_file(model);
+    let mut all = vec!["run", model.to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", dir.to_str().unwrap()]);
+    let output = hydraulink(&all);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let csv = fs::read_to_string(dir.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+/// summary.json of the run in `dir`.
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Largest |a − b| over every row of the columns `names`, the rows taken at the same times.
+fn max_deviation(
+    (ha, ra): &(Vec<String>, Vec<Vec<f64>>),
+    (hb, rb): &(Vec<String>, Vec<Vec<f64>>),
+    names: &[&str],
+) -> f64 {
+    assert_eq!(ra.len(), rb.len(), "the same output rows");
+    let mut worst: f64 = 0.0;
+    for name in names {
+        let ca = ha.iter().position(|h| h == name).expect("column");
+        let cb = hb.iter().position(|h| h == name).expect("column");
+        for (a, b) in ra.iter().zip(rb) {
+            assert_eq!(a[0], b[0], "rows at the same time");
+            worst = worst.max((a[ca] - b[cb]).abs());
+        }
+    }
+    worst
+}
+
+/// The step counts of an adaptive run: present, with rejections counted and steps in range.
+fn check_counts(dir: &Path) -> serde_json::Value {
+    let s = summary(dir);
+    assert_eq!(s["status"], "completed", "{s}");
+    let a = &s["adaptive_steps"];
+    assert!(a["accepted"].as_u64().unwrap() > 0, "{s}");
+    assert!(a["rejected"].as_u64().is_some(), "{s}");
+    let (min, max) = (
+        a["min_step_s"].as_f64().unwrap(),
+        a["max_step_s"].as_f64().unwrap(),
+    );
+    assert!(0.0 < min && min <= max, "{s}");
+    s
+}
+
+const ADAPTIVE: &[&str] = &[
+    "--set",
+    "solver.step_control=\"adaptive\"",
+    "--set",
+    "solver.rtol=1e-6",
+];
+
+/// The crane of 002 Publication III after an impulse on its valve (no seal friction): its
+/// almost undamped 29.5 Hz oil-column mode rings on after the valve closes at 0.7 s. Adaptive at
+/// rtol 1e-6 keeps every chamber pressure within 0.5 % of the supply pressure (7.6 MPa) of a
+/// fixed 0.01 ms run at every output row (issue 25's acceptance, over CRANE_DURATION_S here;
+/// the 8 s of the acceptance were run by hand, see the issue's closing note).
+#[test]
+fn crane_impulse_adaptive_keeps_the_pressures_of_a_fine_fixed_run() {
+    let base = [
+        "--set",
+        "DCV.input=\"impulse\"",
+        "--set",
+        "cylinder.friction.type=\"none\"",
+        "--duration",
+        CRANE_DURATION_S,
+        "--output-interval",
+        "0.001",
+    ];
+    let (fine_dir, adaptive_dir) = (temp_dir("crane-fine"), temp_dir("crane-adaptive"));
+    let mut fine_args = base.to_vec();
+    fine_args.extend_from_slice(&["--step", "1e-5"]);
+    let fine = run("models/crane1.toml", &fine_args, &fine_dir);
+    let mut adaptive_args = base.to_vec();
+    adaptive_args.extend_from_slice(ADAPTIVE);
+    let adaptive = run("models/crane1.toml", &adaptive_args, &adaptive_dir);
+    let dev = max_deviation(&adaptive, &fine, &["V1.p", "V2.p", "V3.p"]);
+    // 0.5 % of the supply pressure p_P = 7.6 MPa (issue 25)
+    assert!(
+        dev <= 0.005 * 7.6e6,
+        "largest chamber pressure deviation {dev} Pa"
+    );
+    check_counts(&adaptive_dir);
+}
+
+/// Duration of the crane test [s]: the pulse (0.3–0.7 s) and the ringing after it.
+const CRANE_DURATION_S: &str = "2";
