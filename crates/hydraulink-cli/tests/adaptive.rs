@@ -117,3 +117,74 @@ fn crane_impulse_adaptive_keeps_the_pressures_of_a_fine_fixed_run() {
 
 /// Duration of the crane test [s]: the pulse (0.3–0.7 s) and the ringing after it.
 const CRANE_DURATION_S: &str = "2";
+
+/// The four-bar of 000 (10 s, valve up, hold, down): adaptive at rtol 1e-6 against a fixed
+/// 0.1 ms run at every 1 ms output row. Tolerances: 1e-5 rad on the joint angles and 0.2 % of
+/// the supply pressure (7.6 MPa) on the pressures; measured 2.1e-6 rad and 6.0 kPa against a
+/// 0.01 ms run (the fixed 1 ms step: 4.6e-6 rad and 36 kPa), so they hold the controller to
+/// better than the shipped fixed step with a margin of about 2.5 for the reference's own error.
+#[test]
+fn fourbar_adaptive_matches_a_fine_fixed_run() {
+    let (fine_dir, adaptive_dir) = (temp_dir("fourbar-fine"), temp_dir("fourbar-adaptive"));
+    let fine = run(
+        "models/fourbar.toml",
+        &["--step", "1e-4", "--output-interval", "0.001"],
+        &fine_dir,
+    );
+    let mut args = vec!["--output-interval", "0.001"];
+    args.extend_from_slice(ADAPTIVE);
+    let adaptive = run("models/fourbar.toml", &args, &adaptive_dir);
+    let dz = max_deviation(&adaptive, &fine, &["z1.q", "z2.q", "z3.q"]);
+    assert!(dz <= 1e-5, "largest joint deviation {dz} rad");
+    let dp = max_deviation(&adaptive, &fine, &["V1.p", "V2.p", "V3.p"]);
+    assert!(dp <= 0.002 * 7.6e6, "largest pressure deviation {dp} Pa");
+    check_counts(&adaptive_dir);
+}
+
+/// The excavator (its first 6 s: boom, arm and bucket strokes through the load-sensing
+/// circuit): adaptive at rtol 1e-6 against a fixed 0.1 ms run at every 1 ms output row.
+/// Tolerances: 3e-5 rad on the joint angles and 10 kPa on the pressures (the circuit works at
+/// 1–35 MPa); measured 1.1e-5 rad and 4.2 kPa, about what the fixed 1 ms step gives against the
+/// same reference (1.5e-5 rad, 5.6 kPa): at this accuracy the reference's own error counts.
+#[test]
+fn excavator_adaptive_matches_a_fine_fixed_run() {
+    let (fine_dir, adaptive_dir) = (temp_dir("excavator-fine"), temp_dir("excavator-adaptive"));
+    let base = ["--duration", "6", "--output-interval", "0.001"];
+    let mut fine_args = base.to_vec();
+    fine_args.extend_from_slice(&["--step", "1e-4"]);
+    let fine = run("models/excavator.toml", &fine_args, &fine_dir);
+    let mut args = base.to_vec();
+    args.extend_from_slice(ADAPTIVE);
+    let adaptive = run("models/excavator.toml", &args, &adaptive_dir);
+    let dz = max_deviation(
+        &adaptive,
+        &fine,
+        &["swing.q", "z_boom.q", "z_arm.q", "z_bucket.q"],
+    );
+    assert!(dz <= 3e-5, "largest joint deviation {dz} rad");
+    let pressures: Vec<String> = fine
+        .0
+        .iter()
+        .filter(|h| h.ends_with(".p"))
+        .cloned()
+        .collect();
+    let names: Vec<&str> = pressures.iter().map(String::as_str).collect();
+    let dp = max_deviation(&adaptive, &fine, &names);
+    assert!(dp <= 1e4, "largest pressure deviation {dp} Pa");
+    check_counts(&adaptive_dir);
+}
+
+/// Real time steps at a fixed step: an adaptive model is refused with a clear message.
+#[test]
+fn realtime_refuses_adaptive_steps() {
+    let model = repo_file("models/fourbar.toml");
+    let out = hydraulink(&[
+        "realtime",
+        model.to_str().unwrap(),
+        "--set",
+        "solver.step_control=\"adaptive\"",
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("fixed step"), "{stderr}");
+}
