@@ -110,12 +110,22 @@ impl Run {
     /// Takes the current state into the statistics and the plot copy.
     fn record(&mut self) {
         let Some(sim) = &self.sim else { return };
-        sim.output_row(&mut self.out);
-        let (z, p) = (&sim.state().z, &sim.state().p);
         self.plot_row.clear();
-        self.plot_row.push(sim.time_s());
-        self.plot_row.extend_from_slice(z);
-        self.plot_row.extend_from_slice(p);
+        if sim.is_adaptive() && self.row.steps > 0 {
+            // the row `advance_to` interpolated at the grid time k Δt: its time, z (the `.q`
+            // columns after `time`, each with its `.qd`) and p (after them)
+            let (n, nv) = (sim.state().z.len(), sim.state().p.len());
+            self.plot_row.push(self.out[0]);
+            self.plot_row.extend((0..n).map(|i| self.out[1 + 2 * i]));
+            self.plot_row
+                .extend_from_slice(&self.out[1 + 2 * n..1 + 2 * n + nv]);
+        } else {
+            sim.output_row(&mut self.out);
+            let (z, p) = (&sim.state().z, &sim.state().p);
+            self.plot_row.push(sim.time_s());
+            self.plot_row.extend_from_slice(z);
+            self.plot_row.extend_from_slice(p);
+        }
         self.plot.push(&self.plot_row);
         if let Some(c) = self.viol_col {
             self.row.peak_constraint_violation =
@@ -130,7 +140,14 @@ impl Run {
     fn step(&mut self) {
         let Some(sim) = &mut self.sim else { return };
         let started = Instant::now();
-        match sim.step() {
+        // adaptive steps: to the next time of the grid k Δt, the row interpolated there
+        let stepped = if sim.is_adaptive() {
+            let t = hydraulink_io::output::step_time_s(self.row.steps + 1, self.row.step_s);
+            sim.advance_to(t, &mut self.out)
+        } else {
+            sim.step()
+        };
+        match stepped {
             Ok(r) => {
                 for v in (0..self.volume_names.len().min(u64::BITS as usize))
                     .filter(|v| (r.cavitation_onsets >> v) & 1 == 1)
@@ -382,7 +399,12 @@ fn run_step_size(
     let replays = formulations[1..]
         .iter()
         .any(|&f| f == Formulation::KinematicGuidance && spec.solver.guidance.is_empty());
-    let n_steps = |run: &Run| run.sim.as_ref().map_or(0, |sim| sim.model().n_steps());
+    // on the grid of the compare step (an adaptive run's own steps vary)
+    let n_steps = |run: &Run| {
+        run.sim.as_ref().map_or(0, |sim| {
+            hydraulink::model::steps_covering(sim.model().duration_s(), run.row.step_s)
+        })
+    };
     let recording = replays.then(|| {
         let run = reference(None);
         let n = n_steps(&run);

@@ -31,8 +31,8 @@ mod workspace;
 use clap::{Args, Parser, Subcommand};
 use hydraulink::{InitError, ModelSpec, Simulation, StepError};
 use hydraulink_io::output::{
-    describe_columns, duration_note, snap_output_interval, OutputError, RunInfo, RunRecorder,
-    RunStop, Summary, MAX_STEPS, MAX_STEPS_WITHOUT_PERMISSION,
+    describe_columns, duration_note, snap_output_interval, step_time_s, AdaptiveSteps, OutputError,
+    RunInfo, RunRecorder, RunStop, Summary, MAX_STEPS, MAX_STEPS_WITHOUT_PERMISSION,
 };
 use hydraulink_io::{Scene, SceneChoice};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -620,12 +620,19 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let (spec, applied, scene) = load_spec(&text, &file, args)?;
     let formulation = formulation_name(&spec);
     let model = compile(&spec, &text, &file, args, &applied, scene.as_ref())?;
-    check_step_count(model.step_s(), model.duration_s(), args.allow_long_run)?;
-    if let Some(note) = duration_note(model.step_s(), model.duration_s()) {
+    // adaptive steps: the recorder counts output intervals (each row is interpolated at k times
+    // the interval, `Simulation::advance_to`)
+    let adaptive = model.solver.adaptive.is_some();
+    let row_step_s = if adaptive {
+        model.output_interval_s()
+    } else {
+        model.step_s()
+    };
+    check_step_count(row_step_s, model.duration_s(), args.allow_long_run)?;
+    if let Some(note) = duration_note(row_step_s, model.duration_s()) {
         eprintln!("{note}");
     }
-    let (output_interval_s, snapped) =
-        snap_output_interval(model.step_s(), model.output_interval_s());
+    let (output_interval_s, snapped) = snap_output_interval(row_step_s, model.output_interval_s());
     if snapped {
         eprintln!(
             "note: output interval {} s snapped to {output_interval_s} s, a whole number of steps \
@@ -640,7 +647,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let info = RunInfo {
         model: model.name().to_string(),
         formulation,
-        step_s: model.step_s(),
+        step_s: row_step_s,
         duration_s: model.duration_s(),
         output_interval_s,
         volume_names: model.volume_names().to_vec(),
@@ -870,15 +877,30 @@ fn step_all(
     // a hidden bar (not a terminal, or CI) is not counted: its `inc` costs as much per step as
     // recording the row
     let shown = !progress.is_hidden();
-    for _ in 0..recorder.n_steps() {
+    let interval_s = sim.model().output_interval_s();
+    for k in 1..=recorder.n_steps() {
         if INTERRUPTED.load(Ordering::Relaxed) {
             return Stopped::Interrupted;
         }
-        let report = match sim.step() {
+        // adaptive steps: to the next output time, with the row interpolated there
+        let report = match sim.is_adaptive() {
+            false => sim.step(),
+            true => sim.advance_to(step_time_s(k, interval_s), row),
+        };
+        let report = match report {
             Ok(report) => report,
             Err(e) => return Stopped::Step(e),
         };
-        sim.output_row(row);
+        if let Some(s) = sim.step_statistics() {
+            recorder.set_adaptive_steps(AdaptiveSteps {
+                accepted: s.accepted,
+                rejected: s.rejected,
+                min_step_s: s.min_step_s,
+                max_step_s: s.max_step_s,
+            });
+        } else {
+            sim.output_row(row);
+        }
         if let Err(e) = sim.check_outputs(row) {
             return Stopped::Step(e);
         }
@@ -1076,6 +1098,13 @@ fn print_summary(summary: &Summary, dir: &Path) {
         summary.simulated_time_s,
         summary.wall_clock_s,
     );
+    if let Some(a) = &summary.adaptive_steps {
+        println!(
+            "adaptive steps: {} accepted, {} rejected, step {:e} s to {:e} s (the rows above are \
+             output intervals)",
+            a.accepted, a.rejected, a.min_step_s, a.max_step_s
+        );
+    }
     if let Some(mean) = summary.newton_iterations_mean {
         println!(
             "Newton iterations per step: mean {mean:.2}, max {}",

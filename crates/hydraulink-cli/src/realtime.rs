@@ -89,6 +89,12 @@ pub(crate) fn realtime_command(args: &RealtimeArgs) -> Result<(), Failure> {
         hydraulink_io::SceneChoice::Model
     };
     let (model, text, file) = load_compiled(args.model.as_ref(), &args.set, &scene)?;
+    if model.solver.adaptive.is_some() {
+        return Err(Failure::invalid_input(format!(
+            "{file}: real time steps at a fixed step; this model asks for adaptive steps \
+             (solver.step_control = \"adaptive\"): use --set solver.step_control=\"fixed\""
+        )));
+    }
     let duration_s = args.duration.unwrap_or(model.duration_s());
     if !(duration_s.is_finite() && duration_s >= 0.0) {
         return Err(Failure::invalid_input(format!(

@@ -192,6 +192,15 @@ bad_models! {
     // rolling disc lying flat (its contact direction undefined).
     hydraulic_substeps_too_large: Model, "solver", "solver.hydraulic_substeps";
     max_iterations_too_large: Model, "solver", "solver.max_iterations";
+    // Adaptive step-size control (`solver.step_control = "adaptive"`).
+    adaptive_zero_rtol: Model, "solver", "solver.rtol";
+    adaptive_rtol_not_below_one: Model, "solver", "solver.rtol";
+    adaptive_negative_atol: Model, "solver", "solver.atol";
+    adaptive_min_step_above_step: Model, "solver", "solver.min_step_s";
+    adaptive_max_step_below_step: Model, "solver", "solver.max_step_s";
+    adaptive_max_step_above_duration: Model, "solver", "solver.max_step_s";
+    adaptive_under_double_step: Model, "solver", "solver.step_control";
+    adaptive_with_terrain: Model, "solver", "solver.step_control";
     piston_area_overflows: Model, "cylinder 'cylinder'", "hydraulics.cylinders[0].piston_diameter_m";
     rolling_disc_axis_missing: Model, "nonholonomic constraint 'wheel'", "nonholonomic[0].axis";
     rolling_disc_axis_along_normal: Model, "nonholonomic constraint 'wheel'", "nonholonomic[0].axis";

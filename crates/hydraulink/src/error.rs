@@ -97,6 +97,21 @@ pub enum StepError {
         /// Label of the unknown or equation.
         equation: String,
     },
+    /// Adaptive steps (`solver.step_control = "adaptive"`): the local error estimate stays
+    /// above the tolerances at the smallest step `solver.min_step_s`.
+    #[error("step-size control failed at t = {time_s:.6} s (step {step}): the local error estimate is {value:.3e} times the tolerance at the smallest step {step_s:e} s (solver.min_step_s), largest in `{equation}`; loosen solver.rtol/atol or lower min_step_s")]
+    StepTooSmall {
+        /// Time at the start of the failed step [s].
+        time_s: f64,
+        /// Index of the failed step (0-based).
+        step: u64,
+        /// The step tried [s].
+        step_s: f64,
+        /// Label of the unknown with the largest weighted error estimate.
+        equation: String,
+        /// The weighted error norm [-] (≤ 1 accepts).
+        value: f64,
+    },
 }
 
 /// Failure of the consistent initialization.

@@ -46,7 +46,7 @@ pub use friction_curve::write_friction_curve;
 pub use plots::{
     write_overlay, write_plots, OverlayLine, OverlayPanel, MAX_POINTS_PER_FIGURE, PLOT_FILES,
 };
-pub use summary::{RunStatistics, RunStatus, Summary};
+pub use summary::{AdaptiveSteps, RunStatistics, RunStatus, Summary};
 
 /// Most steps a run may take without an explicit permission (`hydraulink run --allow-long-run`):
 /// 10 million, e.g. 10 000 s at Δt = 1 ms. Such a run writes gigabytes of CSV at an output every
@@ -261,6 +261,7 @@ fn starting_summary(info: &RunInfo) -> Summary {
         newton_iterations_max: None,
         cavitation_warnings: 0,
         clipped_inputs: 0,
+        adaptive_steps: None,
     }
 }
 
@@ -317,6 +318,8 @@ pub struct RunRecorder {
     written: Vec<f64>,
     /// Whether the first column is the time (then written as k Δt).
     time_column: bool,
+    /// The counts of adaptive step-size control ([`RunRecorder::set_adaptive_steps`]).
+    adaptive_steps: Option<AdaptiveSteps>,
 }
 
 impl RunRecorder {
@@ -374,6 +377,7 @@ impl RunRecorder {
             last_time_s: 0.0,
             written: vec![0.0; labels.len()],
             time_column,
+            adaptive_steps: None,
         };
         recorder.record(initial_row, true)?;
         Ok(recorder)
@@ -424,6 +428,12 @@ impl RunRecorder {
         self.stats.observe_step(iterations, cavitation_onsets);
         let write = self.schedule.is_output(self.n_recorded);
         self.record(row, write)
+    }
+
+    /// Sets the counts of adaptive step-size control that the summary reports (a run with
+    /// `solver.step_control = "adaptive"`: then each recorded "step" is an output interval).
+    pub fn set_adaptive_steps(&mut self, steps: AdaptiveSteps) {
+        self.adaptive_steps = Some(steps);
     }
 
     /// Counts `n` input values that a valve clipped to its input range (in the step just
@@ -509,6 +519,7 @@ impl RunRecorder {
             newton_iterations_max: self.stats.newton_iterations_max(),
             cavitation_warnings: self.stats.cavitation_warnings,
             clipped_inputs: self.stats.clipped_inputs,
+            adaptive_steps: self.adaptive_steps,
         }
     }
 

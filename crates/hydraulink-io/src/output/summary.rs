@@ -87,6 +87,24 @@ pub struct Summary {
     /// none was clipped. Absent from summaries written before it existed (read as 0).
     #[serde(default)]
     pub clipped_inputs: u64,
+    /// Adaptive steps (`solver.step_control = "adaptive"`): the counts of the step-size
+    /// control; absent at fixed steps. With adaptive steps `step_s` is the output interval and
+    /// `step_count` counts the output intervals (each row is interpolated at its time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive_steps: Option<AdaptiveSteps>,
+}
+
+/// The counts of adaptive step-size control in `summary.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AdaptiveSteps {
+    /// Accepted steps.
+    pub accepted: u64,
+    /// Rejected steps (local error above the tolerance, or a failed Newton solve).
+    pub rejected: u64,
+    /// Smallest accepted step \[s\].
+    pub min_step_s: f64,
+    /// Largest accepted step \[s\].
+    pub max_step_s: f64,
 }
 
 impl Summary {
@@ -250,6 +268,7 @@ mod tests {
             newton_iterations_max: Some(4),
             cavitation_warnings: 0,
             clipped_inputs: 3,
+            adaptive_steps: None,
         };
         let json = serde_json::to_value(&summary).unwrap();
         let keys: Vec<&str> = json

@@ -348,6 +348,12 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             tol_friction_state: s.tolerance_friction_state,
             natural_frames: s.natural_frames,
             hydraulic_element_energy: s.hydraulic_element_energy,
+            adaptive: (s.step_control == spec::StepControl::Adaptive).then(|| AdaptiveOptions {
+                rtol: s.rtol,
+                atol_scale: s.atol,
+                min_step_s: s.min_step_s.unwrap_or(DEFAULT_MIN_STEP_S),
+                max_step_s: largest_step_s(s),
+            }),
             guidance: s
                 .guidance
                 .iter()
@@ -715,7 +721,9 @@ fn compile_elements(
         cylinder: &cylinder,
         oil_bulk_pa: model.hydraulics.oil_bulk_pa,
         density_kg_m3: model.hydraulics.density_kg_m3,
-        step_s: spec.solver.step_s,
+        // an element that needs Δt small enough (a relief valve's lag τ ≥ Δt/2) is checked
+        // against the largest step the run can take
+        step_s: largest_step_s(&spec.solver),
     };
     // the hydraulics sections first (valves, bridge valves, throttles), so the flow sums keep
     // their order; `model::validate` has checked their names
@@ -1076,4 +1084,18 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
     };
     layout.tolerances = layout.tolerances_with(layout.z.len(), s.tol_position, s.tol_relative);
     layout
+}
+
+/// Default smallest adaptive step [s] (`solver.min_step_s`).
+pub const DEFAULT_MIN_STEP_S: f64 = 1e-9;
+
+/// The largest step a run takes [s]: `step_s` at fixed steps; with adaptive steps
+/// `max_step_s`, by default the larger of `step_s` and the output interval.
+pub fn largest_step_s(s: &spec::SolverSpec) -> f64 {
+    match s.step_control {
+        spec::StepControl::Fixed => s.step_s,
+        spec::StepControl::Adaptive => s
+            .max_step_s
+            .unwrap_or_else(|| s.step_s.max(s.output_interval_s.unwrap_or(s.step_s))),
+    }
 }

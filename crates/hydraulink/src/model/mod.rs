@@ -219,6 +219,21 @@ pub struct SolverOptions {
     pub natural_frames: spec::NaturalFrames,
     /// Energy accounts of the hydraulic elements at every step (`hydraulic_element_energy`).
     pub hydraulic_element_energy: bool,
+    /// Adaptive step-size control (`step_control = "adaptive"`), or `None` for fixed steps.
+    pub adaptive: Option<AdaptiveOptions>,
+}
+
+/// The settings of adaptive step-size control (`crate::pipeline::step_control`), validated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdaptiveOptions {
+    /// Relative tolerance of the local error [-].
+    pub rtol: f64,
+    /// Absolute tolerance of the local error as a multiple of each unknown's Newton tolerance [-].
+    pub atol_scale: f64,
+    /// Smallest step [s].
+    pub min_step_s: f64,
+    /// Largest step [s].
+    pub max_step_s: f64,
 }
 
 /// A cylinder length prescribed by an input signal (kinematic guidance, 004 eq. 39).

@@ -951,6 +951,46 @@ pub struct SolverSpec {
     /// part of the energy balance.
     #[serde(default)]
     pub hydraulic_element_energy: bool,
+    /// Step-size control: `fixed` (every step is `step_s`, the default) or `adaptive` (the step
+    /// follows an estimate of the trapezoidal rule's local error, `step_s` is the first step;
+    /// penalty formulation only; `crate::pipeline::step_control`).
+    #[serde(default)]
+    pub step_control: StepControl,
+    /// Adaptive steps: relative tolerance of the local error [-] (default 1e-4).
+    #[serde(default = "default_rtol")]
+    pub rtol: f64,
+    /// Adaptive steps: absolute tolerance of the local error, as a multiple of each unknown's
+    /// Newton tolerance (`tolerance_position` for z and ż, `tolerance_pressure_pa` for p,
+    /// `tolerance_friction_state` for the friction and internal states) [-] (default 10).
+    #[serde(default = "default_atol")]
+    pub atol: f64,
+    /// Adaptive steps: the smallest step [s] (default 1e-9 s); a step that fails below it is
+    /// an error.
+    #[serde(default)]
+    pub min_step_s: Option<f64>,
+    /// Adaptive steps: the largest step [s] (default: the larger of `step_s` and the output
+    /// interval).
+    #[serde(default)]
+    pub max_step_s: Option<f64>,
+}
+
+/// How the step size is chosen.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum StepControl {
+    /// Every step is `step_s`.
+    #[default]
+    Fixed,
+    /// The step follows the local error estimate of the trapezoidal rule (`rtol`, `atol`).
+    Adaptive,
+}
+
+fn default_rtol() -> f64 {
+    1e-4
+}
+fn default_atol() -> f64 {
+    10.0
 }
 
 fn default_tol_friction() -> f64 {
@@ -1039,6 +1079,11 @@ impl Default for SolverSpec {
             tolerance_friction_state: default_tol_friction(),
             natural_frames: NaturalFrames::default(),
             hydraulic_element_energy: false,
+            step_control: StepControl::Fixed,
+            rtol: default_rtol(),
+            atol: default_atol(),
+            min_step_s: None,
+            max_step_s: None,
         }
     }
 }

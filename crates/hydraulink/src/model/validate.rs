@@ -67,6 +67,7 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_algebraic_volumes(spec)?;
     check_inputs(&spec.inputs)?;
     check_solver(&spec.solver)?;
+    crate::pipeline::step_control::check_spec(spec)?;
     // needs the solver's duration (a later section: checked right after it)
     check_valve_input_ranges(spec)?;
     check_internal_states(spec)?;

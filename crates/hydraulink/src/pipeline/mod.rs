@@ -11,4 +11,5 @@ pub mod element_energy;
 pub mod initialization;
 pub mod simulation;
 pub mod step;
+pub mod step_control;
 pub mod workspace;

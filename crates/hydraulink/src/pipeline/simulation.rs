@@ -35,6 +35,7 @@
 //! An unknown name is an [`InputError::Unknown`] that lists the model's input names.
 
 use crate::elements::element::{PortEffort, PortState};
+use crate::pipeline::step_control;
 use crate::model::Model;
 use crate::pipeline::workspace::Workspace;
 use crate::pipeline::{initialization, step};
@@ -52,6 +53,19 @@ pub struct Simulation {
     columns: Vec<Column>,
     /// Values set by [`Simulation::set_input`] that a 4/3 valve clips to its input range.
     clipped_inputs: u64,
+    /// Adaptive steps (`solver.step_control = "adaptive"`): the controller and the dense
+    /// output's own state and workspace; `None` at fixed steps.
+    adaptive: Option<Box<Adaptive>>,
+}
+
+/// The adaptive-step part of a [`Simulation`].
+#[derive(Debug)]
+struct Adaptive {
+    control: step_control::Controller,
+    /// The interpolated state of the last dense-output row.
+    out_state: State,
+    /// The workspace the dense-output rows are evaluated in (the stepping one is not touched).
+    out_ws: Workspace,
 }
 
 /// The global pose of a body ([`Simulation::body_poses`]): a point with reference-configuration
@@ -278,6 +292,13 @@ impl Simulation {
             false,
         );
         let last = evaluate_reported(&model, &mut state, &mut ws);
+        let adaptive = model.solver.adaptive.map(|opts| {
+            Box::new(Adaptive {
+                control: step_control::Controller::new(&model, opts, &state),
+                out_state: state.clone(),
+                out_ws: Workspace::new(&model),
+            })
+        });
         Ok(Simulation {
             columns: columns(&model),
             model,
@@ -285,12 +306,19 @@ impl Simulation {
             ws,
             last,
             clipped_inputs: 0,
+            adaptive,
         })
     }
 
-    /// Advances one step Δt.
+    /// Advances one step Δt; with adaptive steps, one accepted step of the controlled size
+    /// (`model().solver.step_s` is then the step of the last attempt).
     pub fn step(&mut self) -> Result<StepReport, StepError> {
-        let r = step::step(&self.model, &mut self.state, &mut self.ws)?;
+        let r = match &mut self.adaptive {
+            None => step::step(&self.model, &mut self.state, &mut self.ws)?,
+            Some(a) => a
+                .control
+                .step(&mut self.model, &mut self.state, &mut self.ws)?,
+        };
         self.last = r;
         report_into_state(&self.ws, &r, &mut self.state);
         Ok(r)
@@ -305,6 +333,9 @@ impl Simulation {
     /// row the state had when it was current, bit for bit.
     pub fn set_state(&mut self, state: State) {
         self.state = state;
+        if let Some(a) = &mut self.adaptive {
+            a.control.restart(&self.state);
+        }
         self.ws.tangent_valid = false;
         self.ws.tangent_id = u64::MAX;
         // a state that no simulation has reported on (built by `initialization::initialize`):
@@ -427,16 +458,7 @@ impl Simulation {
     /// Energy drift KE + PE − W_act + D_μ − (KE + PE)(0) [J], with W_act the hydraulic work
     /// ∫ (p_A A_A − p_B A_B) ṡ dt and D_μ the friction work ∫ F_μ ṡ dt (003 Pub II §4).
     pub fn energy_drift_j(&self) -> f64 {
-        // only mechanical elements have a share (read every step: skip the walk without one)
-        let elements_j = if self.model.has_mechanical_elements {
-            self.state.elements.mechanical_drift_j(&self.model.elements)
-        } else {
-            0.0
-        };
-        self.last.kinetic_j + self.last.potential_j - self.state.total_actuator_work_j()
-            + self.state.total_friction_dissipated_j()
-            + elements_j
-            - self.state.energy0_j
+        drift_j(&self.model, &self.state, &self.last)
     }
     /// Name of volume `i`.
     pub fn volume_name(&self, i: usize) -> &str {
@@ -472,81 +494,77 @@ impl Simulation {
         }
     }
 
+    /// Whether the steps are adaptive (`solver.step_control = "adaptive"`).
+    pub fn is_adaptive(&self) -> bool {
+        self.adaptive.is_some()
+    }
+
+    /// The counts of the adaptive steps (accepted, rejected, smallest and largest step);
+    /// `None` at fixed steps.
+    pub fn step_statistics(&self) -> Option<step_control::StepStatistics> {
+        self.adaptive.as_ref().map(|a| a.control.statistics())
+    }
+
+    /// Advances to time `t_s` [s] and writes the output row at `t_s` into `row` (in the order
+    /// of [`Simulation::output_labels`]). With adaptive steps, it steps until the state's time
+    /// reaches `t_s` and interpolates the row by the dense output
+    /// (`pipeline::step_control`), so the rows do not depend on the steps taken; `t_s` must
+    /// not be before the start of the last accepted step. At fixed steps, it steps while the
+    /// time is more than half a step before `t_s` and writes the row of the state reached.
+    /// Returns the report of the last step taken, with the cavitation onsets of every step
+    /// taken (the initial diagnostics when no step was needed).
+    pub fn advance_to(&mut self, t_s: f64, row: &mut [f64]) -> Result<StepReport, StepError> {
+        let mut report = self.last;
+        report.cavitation_onsets = 0;
+        let mut onsets = 0;
+        let reached = |sim: &Simulation| match &sim.adaptive {
+            Some(_) => sim.state.t_s >= t_s,
+            None => sim.state.t_s >= t_s - 0.5 * sim.model.solver.step_s,
+        };
+        while !reached(self) {
+            report = self.step()?;
+            onsets |= report.cavitation_onsets;
+        }
+        report.cavitation_onsets = onsets;
+        match &mut self.adaptive {
+            None => self.output_row(row),
+            Some(a) => {
+                let Adaptive {
+                    control,
+                    out_state,
+                    out_ws,
+                } = &mut **a;
+                let m = &self.model;
+                control.interpolate(m, &self.state, t_s, out_state);
+                // the output's own evaluation at the interpolated state, as `set_state` does
+                step::sample_element_inputs(m, out_state, out_ws);
+                let mut last = evaluate_reported(m, out_state, out_ws);
+                last.iterations = self.last.iterations;
+                out_state.reported.iterations = self.last.iterations;
+                let b = &mut out_ws.buffers;
+                crate::pipeline::element_energy::refresh(
+                    m,
+                    out_state,
+                    &mut b.element_kin,
+                    &mut b.element_values,
+                    &b.ev.mechanical_elements,
+                );
+                row_at(m, &self.columns, out_state, out_ws, &last, row);
+            }
+        }
+        Ok(report)
+    }
+
     /// One output row in the order of [`Simulation::output_labels`].
     pub fn output_row(&self, row: &mut [f64]) {
-        let (m, st, ws) = (&self.model, &self.state, &self.ws);
-        let (vals, acc) = (&self.ws.element_values, &st.elements);
-        // the outputs of one element at a time, computed at its first column
-        let mut buf = [0.0; crate::elements::element::MAX_OUTPUTS];
-        let mut buffered = None;
-        let (mut cylinder_buf, mut cylinder_buffered) =
-            ([0.0; crate::elements::element::MAX_OUTPUTS], None);
-        for (out, c) in row.iter_mut().zip(&self.columns) {
-            *out = match c.source {
-                Source::Time => st.t_s,
-                Source::Coordinate(i) => st.z[i],
-                Source::Rate(i) => st.zd[i],
-                Source::Pressure(v) => st.p[v],
-                Source::ValvePosition(i) => st.spool[i],
-                Source::Input(i) => st.inputs.u_used[i],
-                Source::CylinderOutput { cylinder, k } => {
-                    if cylinder_buffered != Some(cylinder) {
-                        // the port state and force of the formulation's last evaluation
-                        let [s, sd, force] = st.reported.cylinder[cylinder];
-                        let mut e = PortEffort::zero();
-                        e.force = force;
-                        let cyl = &m.hydraulics.cylinders[cylinder];
-                        // the chamber pressures, for its `power_w`
-                        let nodes = crate::elements::element::Element::ports(cyl).nodes;
-                        let at = PortState {
-                            s,
-                            sd,
-                            ..crate::elements::hydraulics::node_port_state(m, &st.p, &nodes)
-                        };
-                        crate::elements::element::Element::outputs(cyl, &at, &e, &mut cylinder_buf);
-                        cylinder_buffered = Some(cylinder);
-                    }
-                    cylinder_buf[k]
-                }
-                Source::CylinderWork(c) => st.actuator_work_j[c],
-                Source::KineticEnergy => self.last.kinetic_j,
-                Source::PotentialEnergy => self.last.potential_j - self.initial_potential(),
-                Source::ActuatorWork => st.total_actuator_work_j(),
-                Source::Drift => self.energy_drift_j(),
-                Source::ConstraintViolation => self.last.constraint_violation,
-                Source::Iterations => self.last.iterations as f64,
-                Source::FrictionDissipated => st.total_friction_dissipated_j(),
-                Source::CylinderFriction(c) => st.reported.cylinder_friction_n[c],
-                Source::JointFriction(j) => st.reported.joint_friction[j],
-                Source::FrictionState(o) => st.friction[o],
-                Source::ElementOutput { element, k } => {
-                    if buffered != Some(element) {
-                        let e = &m.elements[element];
-                        if m.element_every_step[element] {
-                            e.outputs(&vals.at[element], &vals.effort[element], &mut buf);
-                        } else {
-                            // a hydraulic element: evaluated here, at the state
-                            let at = crate::pipeline::element_energy::hydraulic_port_state(
-                                m, st, element,
-                            );
-                            e.outputs(&at, &e.evaluate(&at), &mut buf);
-                        }
-                        buffered = Some(element);
-                    }
-                    buf[k]
-                }
-                Source::ElementStored(i) => acc.stored_j[i],
-                Source::ElementDissipated(i) => acc.dissipated_j[i],
-                Source::ElementSupplied(i) => acc.supplied_j[i],
-                Source::ElementHits(i) => f64::from(acc.hits[i].hits),
-                Source::ElementHitForce(i) => acc.hits[i].last_hit_force_n,
-                Source::ElementPeakForce(i) => acc.hits[i].peak_force_n,
-                Source::Partition => crate::formulations::double_step::first_independent(m, st),
-                Source::Marker(i, axis) => {
-                    ws.buffers.element_kin.point(&m.output_markers[i].1)[axis]
-                }
-            };
-        }
+        row_at(
+            &self.model,
+            &self.columns,
+            &self.state,
+            &self.ws,
+            &self.last,
+            row,
+        );
     }
 
     /// The global pose of every body at the current state, in model order (`Model::bodies`),
@@ -570,10 +588,6 @@ impl Simulation {
                 ],
             };
         }
-    }
-
-    fn initial_potential(&self) -> f64 {
-        self.state.potential0_j
     }
 }
 
@@ -612,4 +626,101 @@ fn report_into_state(ws: &Workspace, report: &StepReport, st: &mut State) {
     r.cylinder_friction_n.copy_from_slice(&ws.ev.friction_force);
     r.joint_friction
         .copy_from_slice(&ws.ev.joint_friction_force);
+}
+
+/// The output row of state `st` (with the workspace `ws` that evaluated it and its diagnostics
+/// `last`) in the order of `columns`: [`Simulation::output_row`], and the dense-output rows of
+/// [`Simulation::advance_to`].
+fn row_at(
+    model: &Model,
+    columns: &[Column],
+    st: &State,
+    ws: &Workspace,
+    last: &StepReport,
+    row: &mut [f64],
+) {
+    let m = model;
+    let (vals, acc) = (&ws.element_values, &st.elements);
+    // the outputs of one element at a time, computed at its first column
+    let mut buf = [0.0; crate::elements::element::MAX_OUTPUTS];
+    let mut buffered = None;
+    let (mut cylinder_buf, mut cylinder_buffered) = ([0.0; crate::elements::element::MAX_OUTPUTS], None);
+    for (out, c) in row.iter_mut().zip(columns) {
+        *out = match c.source {
+            Source::Time => st.t_s,
+            Source::Coordinate(i) => st.z[i],
+            Source::Rate(i) => st.zd[i],
+            Source::Pressure(v) => st.p[v],
+            Source::ValvePosition(i) => st.spool[i],
+            Source::Input(i) => st.inputs.u_used[i],
+            Source::CylinderOutput { cylinder, k } => {
+                if cylinder_buffered != Some(cylinder) {
+                    // the port state and force of the formulation's last evaluation
+                    let [s, sd, force] = st.reported.cylinder[cylinder];
+                    let mut e = PortEffort::zero();
+                    e.force = force;
+                    let cyl = &m.hydraulics.cylinders[cylinder];
+                    // the chamber pressures, for its `power_w`
+                    let nodes = crate::elements::element::Element::ports(cyl).nodes;
+                    let at = PortState {
+                        s,
+                        sd,
+                        ..crate::elements::hydraulics::node_port_state(m, &st.p, &nodes)
+                    };
+                    crate::elements::element::Element::outputs(cyl, &at, &e, &mut cylinder_buf);
+                    cylinder_buffered = Some(cylinder);
+                }
+                cylinder_buf[k]
+            }
+            Source::CylinderWork(c) => st.actuator_work_j[c],
+            Source::KineticEnergy => last.kinetic_j,
+            Source::PotentialEnergy => last.potential_j - st.potential0_j,
+            Source::ActuatorWork => st.total_actuator_work_j(),
+            Source::Drift => drift_j(m, st, last),
+            Source::ConstraintViolation => last.constraint_violation,
+            Source::Iterations => last.iterations as f64,
+            Source::FrictionDissipated => st.total_friction_dissipated_j(),
+            Source::CylinderFriction(c) => st.reported.cylinder_friction_n[c],
+            Source::JointFriction(j) => st.reported.joint_friction[j],
+            Source::FrictionState(o) => st.friction[o],
+            Source::ElementOutput { element, k } => {
+                if buffered != Some(element) {
+                    let e = &m.elements[element];
+                    if m.element_every_step[element] {
+                        e.outputs(&vals.at[element], &vals.effort[element], &mut buf);
+                    } else {
+                        // a hydraulic element: evaluated here, at the state
+                        let at = crate::pipeline::element_energy::hydraulic_port_state(m, st, element);
+                        e.outputs(&at, &e.evaluate(&at), &mut buf);
+                    }
+                    buffered = Some(element);
+                }
+                buf[k]
+            }
+            Source::ElementStored(i) => acc.stored_j[i],
+            Source::ElementDissipated(i) => acc.dissipated_j[i],
+            Source::ElementSupplied(i) => acc.supplied_j[i],
+            Source::ElementHits(i) => f64::from(acc.hits[i].hits),
+            Source::ElementHitForce(i) => acc.hits[i].last_hit_force_n,
+            Source::ElementPeakForce(i) => acc.hits[i].peak_force_n,
+            Source::Partition => {
+                crate::formulations::double_step::first_independent(m, st)
+            }
+            Source::Marker(i, axis) => ws.buffers.element_kin.point(&m.output_markers[i].1)[axis],
+        };
+    }
+}
+
+/// [`Simulation::energy_drift_j`] of state `st` with diagnostics `last` [J].
+fn drift_j(model: &Model, st: &State, last: &StepReport) -> f64 {
+    // only mechanical elements have a share (read every step: skip the walk without one)
+    let elements_j = if model.has_mechanical_elements {
+        st.elements.mechanical_drift_j(&model.elements)
+    } else {
+        0.0
+    };
+    last.kinetic_j + last.potential_j - st.total_actuator_work_j()
+        + st.total_friction_dissipated_j()
+        + elements_j
+        - st.energy0_j
 }
