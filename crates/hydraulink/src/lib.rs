@@ -50,9 +50,9 @@ pub mod state;
 pub mod terrain;
 
 pub use error::{InitError, InputError, ModelError, StepError};
-pub use formulations::penalty::StepReport;
 pub use model::spec::ModelSpec;
 pub use model::Model;
 pub use pipeline::simulation::Simulation;
+pub use pipeline::step::StepReport;
 pub use pipeline::workspace::Workspace;
 pub use state::State;

@@ -50,7 +50,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::formulations::Stepper;
+use crate::formulations::LegacyStepper as Stepper;
 use crate::mechanics::global::natural_coordinates::{NatEq, NaturalModel};
 use crate::mechanics::global::{
     add_port_columns, constraint_values, cylinders, dense_columns, dual_columns, evaluate,

@@ -70,8 +70,8 @@
 use num_dual::Dual64;
 
 use crate::elements::hydraulics::reduced;
-use crate::formulations::penalty::{self, StepReport};
-use crate::formulations::Stepper;
+use crate::formulations::penalty;
+use crate::formulations::LegacyStepper as Stepper;
 use crate::model::Model;
 use crate::pipeline::advance;
 use crate::pipeline::assembly::Evaluator;
@@ -80,6 +80,7 @@ use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::{re, Real};
 use crate::state::{FormulationState, Partition, State};
 use crate::StepError;
+use crate::StepReport;
 
 /// Full-pivot elimination stops at a pivot below this fraction of max|Φ_z|: the remaining rows
 /// are redundant [-].

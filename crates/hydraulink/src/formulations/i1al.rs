@@ -41,7 +41,7 @@ use crate::elements::hydraulics::{self, reduced};
 use crate::formulations::ali3p::{
     add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure, prepare,
 };
-use crate::formulations::Stepper;
+use crate::formulations::LegacyStepper as Stepper;
 use crate::mechanics::global::natural_coordinates::NaturalModel;
 use crate::mechanics::global::{
     add_port_columns, cylinders, dense_columns, dual_columns, natural, GlobalWorkspace, NatEval,

@@ -45,7 +45,7 @@ use num_dual::Dual64;
 
 use crate::elements::hydraulics::CylinderMotion;
 use crate::formulations::z_only::{self, ZOnly};
-use crate::formulations::Stepper;
+use crate::formulations::LegacyStepper as Stepper;
 use crate::mechanics::constraints;
 use crate::mechanics::kinematics::for_each_on_path;
 use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, SignalSpec};

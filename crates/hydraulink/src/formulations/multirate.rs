@@ -43,7 +43,7 @@ use num_dual::Dual64;
 use crate::elements::element::Element;
 use crate::elements::hydraulics::{self, fluid, reduced, volume, CylinderMotion};
 use crate::formulations::z_only::{self, ZOnly};
-use crate::formulations::Stepper;
+use crate::formulations::LegacyStepper as Stepper;
 use crate::model::spec::HydraulicIntegrator;
 use crate::model::Model;
 use crate::model::VolumeId;

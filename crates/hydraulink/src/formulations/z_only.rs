@@ -19,7 +19,7 @@
 
 use num_dual::Dual64;
 
-use crate::formulations::penalty::{self, StepReport};
+use crate::formulations::penalty;
 use crate::mechanics::constraints;
 use crate::model::Model;
 use crate::pipeline::advance;
@@ -29,6 +29,7 @@ use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;
 use crate::StepError;
+use crate::StepReport;
 
 /// What a z-only formulation adds to the shared step: the cylinder forces of its residual, its
 /// rheonomic rows, and its part of the commit. The provided methods are the "none" answers.
