@@ -132,23 +132,3 @@ pub trait Stepper {
         report: &mut StepReport,
     );
 }
-
-/// A formulation not yet split into the stages of [`Stepper`] (transitional).
-pub trait LegacyStepper {
-    /// The formulation's own buffers (scratch, allocated once).
-    type Workspace;
-
-    /// Allocates the formulation's buffers for `model`.
-    fn workspace(model: &Model) -> Self::Workspace;
-
-    /// See [`Stepper::initialize`].
-    fn initialize(model: &Model, st: &mut State, ws: &mut Buffers, own: &mut Self::Workspace);
-
-    /// One step Δt. On error `st` is left at the last converged step.
-    fn step(
-        model: &Model,
-        st: &mut State,
-        ws: &mut Buffers,
-        own: &mut Self::Workspace,
-    ) -> Result<StepReport, StepError>;
-}

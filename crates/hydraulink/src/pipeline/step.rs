@@ -21,9 +21,9 @@
 use crate::elements::hydraulics;
 use crate::formulations::kinematic_guidance::KinematicGuidance;
 use crate::formulations::multirate::Multirate;
+use crate::formulations::Stepper;
 use crate::formulations::{ali3p::Ali3p, i1al::I1al};
 use crate::formulations::{double_step::DoubleStep, penalty::Penalty};
-use crate::formulations::{LegacyStepper, Stepper};
 use crate::model::inputs;
 use crate::model::Model;
 use crate::pipeline::advance;
@@ -212,17 +212,6 @@ fn newton_and_project<F: Stepper>(
     Ok(iterations)
 }
 
-/// A formulation still stepping on its own (transitional).
-fn legacy_step<F: LegacyStepper>(
-    model: &Model,
-    st: &mut State,
-    ws: &mut Buffers,
-    own: &mut F::Workspace,
-) -> Result<StepReport, StepError> {
-    F::initialize(model, st, ws, own);
-    F::step(model, st, ws, own)
-}
-
 /// Advances `st` by one step. On error `st` is left at the last converged step.
 pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepReport, StepError> {
     check_state(model, st)?;
@@ -234,13 +223,15 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     } = ws;
     let report = match formulation {
         FormulationWorkspace::Penalty(w) => formulation_step::<Penalty>(model, st, buffers, w),
-        FormulationWorkspace::DoubleStep(w) => legacy_step::<DoubleStep>(model, st, buffers, w),
-        FormulationWorkspace::GlobalAli3p(w) => legacy_step::<Ali3p>(model, st, buffers, w),
-        FormulationWorkspace::GlobalI1al(w) => legacy_step::<I1al>(model, st, buffers, w),
-        FormulationWorkspace::KinematicGuidance(w) => {
-            legacy_step::<KinematicGuidance>(model, st, buffers, w)
+        FormulationWorkspace::DoubleStep(w) => {
+            formulation_step::<DoubleStep>(model, st, buffers, w)
         }
-        FormulationWorkspace::Multirate(w) => legacy_step::<Multirate>(model, st, buffers, w),
+        FormulationWorkspace::GlobalAli3p(w) => formulation_step::<Ali3p>(model, st, buffers, w),
+        FormulationWorkspace::GlobalI1al(w) => formulation_step::<I1al>(model, st, buffers, w),
+        FormulationWorkspace::KinematicGuidance(w) => {
+            formulation_step::<KinematicGuidance>(model, st, buffers, w)
+        }
+        FormulationWorkspace::Multirate(w) => formulation_step::<Multirate>(model, st, buffers, w),
     }?;
     // stage `elements`: element outputs and energy accounts at the committed state, with the
     // input values of the step just taken

@@ -8,7 +8,7 @@ use crate::formulations::i1al::I1al;
 use crate::formulations::kinematic_guidance::{GuidanceWorkspace, KinematicGuidance};
 use crate::formulations::multirate::{Multirate, MultirateWorkspace};
 use crate::formulations::penalty::{Penalty, PenaltyWorkspace};
-use crate::formulations::{LegacyStepper, Stepper};
+use crate::formulations::Stepper;
 use crate::mechanics::global::GlobalWorkspace;
 use crate::model::spec::Formulation;
 use crate::model::Model;
