@@ -1,9 +1,13 @@
 //! The [`Stepper`] trait: what a formulation is to the step pipeline (STYLE: each formulation is
-//! one implementation). A formulation owns its buffers (`Stepper::Workspace`, built only for the
-//! selected formulation by `Workspace::new`), fills its part of the state
-//! (`State::formulation`) from the relative state once, and advances the state by one step with
-//! the shared buffers (`crate::pipeline::buffers::Buffers`). `crate::pipeline::step::step` dispatches to the
-//! implementations through the closed enum `crate::pipeline::workspace::FormulationWorkspace`.
+//! one implementation). A formulation supplies its equations only: its buffers
+//! (`Stepper::Workspace`, built only for the selected formulation by `Workspace::new`), its part
+//! of the state (`State::formulation`, filled from the relative state once), its prediction, its
+//! Newton problem (`Stepper::Problem`, a `solver::newton::NewtonProblem`: unknowns, residual,
+//! tangent) with its tangent policy, its projection and the write-back of its unknowns. The
+//! sequence restore → valves → predict → Newton → project → end stops → commit, the
+//! tangent restore and the iteration loop are the pipeline's (`crate::pipeline::step`, one
+//! generic `formulation_step`, statically dispatched through the closed enum
+//! `crate::pipeline::workspace::FormulationWorkspace`).
 //!
 //! The implementations: `penalty::Penalty` (000 §2.3, the reference),
 //! `double_step::DoubleStep` (000 §2.2), `ali3p::Ali3p` (004 §2–3),

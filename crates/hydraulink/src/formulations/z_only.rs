@@ -19,7 +19,6 @@
 
 use num_dual::Dual64;
 
-use crate::elements::hydraulics;
 use crate::formulations::penalty;
 use crate::formulations::Stepper;
 use crate::mechanics::constraints;
@@ -286,7 +285,12 @@ impl<F: ZOnly> NewtonProblem for ZOnlyNewton<'_, F> {
 /// the pressures held in x, then the formulation's.
 #[cfg(test)]
 pub(crate) fn prepare<F: ZOnly>(model: &Model, st: &State, ws: &mut Buffers, f: &mut F) {
-    hydraulics::advance_positions(model, st, model.solver.step_s, &mut ws.spool_new);
+    crate::elements::hydraulics::advance_positions(
+        model,
+        st,
+        model.solver.step_s,
+        &mut ws.spool_new,
+    );
     predict(model, st, ws, f);
 }
 

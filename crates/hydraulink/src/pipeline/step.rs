@@ -3,14 +3,15 @@
 //! 1. `check_state`: NaN/Inf in the state is an error, never a reset;
 //! 2. `sample_inputs`: (u(t_k), u(t_k+1)) of every input into the state (a value set from
 //!    outside, or the signal), then `sample_element_inputs` into the evaluators;
-//! 3. the formulation (`formulation::Stepper`, dispatched through the closed enum
-//!    `workspace::FormulationWorkspace`): its stage `initialize` (its own state from the
-//!    relative one, at the first step), then its step (see `mechanics::semirecursive::penalty`
-//!    for the reference one): advance valves (every element's valve position at t_k+1 by its
-//!    own `Element::advance_position`, `hydraulics::advance_positions`) → history and
-//!    predictor → the one Newton solver
-//!    (`integrator::newton`: residual of every element through its ports, exact tangent,
-//!    solve, λ update) → projections → end stops and commit;
+//! 3. [`formulation_step`], the same for every formulation (`formulations::Stepper`,
+//!    dispatched through the closed enum `workspace::FormulationWorkspace`, statically): its
+//!    stage `initialize` (its own state from the relative one, at the first step) →
+//!    [`restore_tangent`] → advance valves (every element's valve position at t_k+1 by its own
+//!    `Element::advance_position`, `hydraulics::advance_positions`) → predict (history,
+//!    predictor, λ⁰) → the one Newton solver (`solver::newton::solve` on the formulation's
+//!    `NewtonProblem`: residual of every element through its ports, exact tangent, solve, λ
+//!    update; in the formulation's attempts from the same predictor) → project → end stops
+//!    → commit (its unknowns, then spools, actuator work and clock, energies, tangent);
 //! 4. stage `elements` (`element::commit`): element outputs and energy accounts at the
 //!    committed state;
 //! 5. stage `world` (`terrain::world::advance`, with a `[terrain]` only): the terrain and
