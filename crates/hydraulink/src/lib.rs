@@ -9,10 +9,10 @@
 //! 1. [`model::compile`]: `ModelSpec` → validated, immutable [`Model`].
 //! 2. [`initialization::initialize`]: loop closure, statics, consistent pressures → [`State`].
 //! 3. [`Workspace::new`]: every buffer, once.
-//! 4. [`step::step`]: one Δt: check state → sample inputs → the formulation
-//!    ([`formulation::Stepper`]: its `initialize`, then its step: valves, predictor, the one
-//!    Newton solver, projections, commit) → element outputs and energy accounts (see `step.rs`
-//!    for the stages).
+//! 4. [`step::step`]: one Δt: check state → sample inputs → the one formulation step
+//!    (`step::formulation_step`: restore, valves, predict, the one Newton solver on the
+//!    formulation's equations ([`formulations::Stepper`]), project, end stops, commit) → element
+//!    outputs and energy accounts (see `step.rs` for the stages).
 //!
 //! Elements (valves, accumulators, end stops, springs, loads) plug in through one trait and
 //! ports ([`element`]); every formulation maps the ports to its own coordinates.
@@ -50,9 +50,9 @@ pub mod state;
 pub mod terrain;
 
 pub use error::{InitError, InputError, ModelError, StepError};
-pub use formulations::penalty::StepReport;
 pub use model::spec::ModelSpec;
 pub use model::Model;
 pub use pipeline::simulation::Simulation;
+pub use pipeline::step::StepReport;
 pub use pipeline::workspace::Workspace;
 pub use state::State;

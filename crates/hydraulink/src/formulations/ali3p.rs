@@ -122,15 +122,20 @@ pub fn ensure_natural_state(model: &Model, st: &mut State, g: &mut GlobalWorkspa
     st.formulation = FormulationState::Natural(ns);
 }
 
-/// Stage `predict`: spools at t_{n+1}, history terms, predictor x⁰ = [q + Δt q̇ + ½Δt² q̈ ;
-/// p + Δt ṗ + ½Δt² p̈] and λ⁰ = λ_n.
+/// Stages `advance valves` (every element's valve position at t_n+1, by its own law) and
+/// `predict` ([`predict`]).
 pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_new: &mut [f64]) {
+    crate::elements::hydraulics::advance_positions(model, st, model.solver.step_s, spool_new);
+    predict(model, st, g);
+}
+
+/// Stage `predict`: history terms, predictor x⁰ = [q + Δt q̇ + ½Δt² q̈ ; p + Δt ṗ + ½Δt² p̈]
+/// and λ⁰ = λ_n.
+pub(super) fn predict(model: &Model, st: &State, g: &mut GlobalWorkspace) {
     let nq = natural(model).nq;
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
-    // stage `advance valves`: every element's valve position at t_n+1, by its own law
-    crate::elements::hydraulics::advance_positions(model, st, dt, spool_new);
     let ns = natural_state(st);
     let (q, qd, qdd) = (&ns.q, &ns.qd, &ns.qdd);
     for i in 0..nq {
@@ -276,97 +281,9 @@ pub(super) fn newton_failure(
     )
 }
 
-/// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25), in up to two
-/// attempts from the same predictor and multipliers ([`Tangents`]): a tangent at the first
-/// iteration, refreshed when the increments do not shrink (`NewtonControl`); when
-/// this simplified iteration fails, full Newton (a tangent at every iteration).
-///
-/// No tangent is reused across steps. The (Δt²/4) α Φ_qᵀ Φ_q block turns with the bodies, and
-/// every iterate feeds a multiplier update λ ← λ + αΦ: the poor iterates of a stale tangent
-/// leave λ, hence the constraint satisfaction and the energy balance, measurably worse even
-/// when the increments converge (tried: a slider pendulum at 0.5 ms drifted 4× more, and lost
-/// its second-order energy error, with the tangent of the previous step kept while it
-/// contracted by ×5 and Hairer and Wanner's θ/(1 − θ) stopping rule). Reused within a step it
-/// let a spherical pendulum near its Cardan singularity diverge: the full-Newton retry covers
-/// that case. Returns the iteration count of the accepted solve.
-fn newton(
-    model: &Model,
-    st: &State,
-    ws: &mut Buffers,
-    g: &mut GlobalWorkspace,
-) -> Result<u32, StepError> {
-    g.x_predictor.copy_from_slice(&g.x);
-    g.lambda_predictor.copy_from_slice(&g.lambda);
-    let mut result = Err(StepError::Unavailable {
-        formulation: String::new(),
-    });
-    for tangents in [Tangents::Simplified, Tangents::Full] {
-        // every attempt starts from the same predictor and multipliers
-        g.x.copy_from_slice(&g.x_predictor);
-        g.lambda.copy_from_slice(&g.lambda_predictor);
-        result = newton_with(model, st, ws, g, tangents);
-        if result.is_ok() {
-            break;
-        }
-    }
-    result
-}
-
-/// Tangent policy of one Newton attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tangents {
-    /// A tangent at the first iteration, refreshed when the increments do not shrink.
-    Simplified,
-    /// A tangent at every iteration.
-    Full,
-}
-
-/// One Newton solve under the tangent policy `tangents`.
-fn newton_with(
-    model: &Model,
-    st: &State,
-    ws: &mut Buffers,
-    g: &mut GlobalWorkspace,
-    tangents: Tangents,
-) -> Result<u32, StepError> {
-    // After a multiplier update λ ← λ + αΦ the next increment carries the position correction
-    // for the new λ (of the order of Φ(x_h)/tolerance, ≈ the previous increment near the
-    // solution), whatever the tangent: the ×5 contraction test of the other formulations would
-    // refresh a good tangent at every second iteration (measured: 1.38 tangents per step on the
-    // four-bar, against 1.02 with refreshes only when the increments do not shrink, with the
-    // same iterations and results).
-    let policy = match tangents {
-        Tangents::Simplified => TangentPolicy {
-            reuse_across_steps: false,
-            refresh_ratio: 1.0,
-            every_iteration: false,
-            keep_fresh: false,
-            refresh_horizon: 0,
-            damp_stalls: false,
-        },
-        Tangents::Full => TangentPolicy::FULL,
-    };
-    let Buffers {
-        spool_new,
-        counters,
-        ..
-    } = ws;
-    newton::solve(
-        &mut Ali3pNewton {
-            model,
-            st,
-            g,
-            spools: spool_new,
-            counters,
-        },
-        policy,
-        model.solver.max_iterations,
-    )
-}
-
 /// The global ALI3-P Newton problem: x = [q; p] in `g.x`, f in `g.ev.f`, the tangent in
 /// `g.tangent`.
-struct Ali3pNewton<'a> {
+pub struct Ali3pNewton<'a> {
     model: &'a Model,
     st: &'a State,
     g: &'a mut GlobalWorkspace,
@@ -476,149 +393,266 @@ fn factor_projection(
     lu.factor().map(|_| true)
 }
 
-/// The global ALI3-P formulation with unified hydraulics (004 §2–3) as a [`Stepper`].
-pub struct Ali3p;
-
-impl Stepper for Ali3p {
-    type Workspace = GlobalWorkspace;
-
-    fn workspace(model: &Model) -> GlobalWorkspace {
-        GlobalWorkspace::new(model)
-    }
-
-    /// The natural state from the relative one ([`ensure_natural_state`]).
-    fn initialize(model: &Model, st: &mut State, _: &mut Buffers, own: &mut GlobalWorkspace) {
-        if own.active {
-            ensure_natural_state(model, st, own);
-        }
-    }
-
-    fn step(
-        model: &Model,
-        st: &mut State,
-        ws: &mut Buffers,
-        own: &mut GlobalWorkspace,
-    ) -> Result<StepReport, StepError> {
-        step(model, st, ws, own)
+/// Stage `initialize` of the natural-coordinate formulations (ALI3-P, I1AL): the natural state
+/// from the relative one ([`ensure_natural_state`]), when the workspace is active.
+pub(crate) fn initialize_natural(model: &Model, st: &mut State, own: &mut GlobalWorkspace) {
+    if own.active {
+        ensure_natural_state(model, st, own);
     }
 }
 
-/// One step Δt of the global ALI3-P formulation, from a state whose natural part
-/// [`ensure_natural_state`] has filled. On error the state is unchanged (except for the
-/// one-time conversion of the initial state into `State::formulation`).
-pub fn step(
+/// Whether a natural-coordinate formulation can step `model` (its workspace is active).
+pub(crate) fn natural_available(model: &Model, own: &GlobalWorkspace) -> Result<(), StepError> {
+    if own.active {
+        return Ok(());
+    }
+    Err(StepError::Unavailable {
+        formulation: model.solver.formulation.name().to_string(),
+    })
+}
+
+/// Back to the predictor and its multipliers (a second Newton attempt).
+pub(crate) fn restart_natural(g: &mut GlobalWorkspace) {
+    g.x.copy_from_slice(&g.x_predictor);
+    g.lambda.copy_from_slice(&g.lambda_predictor);
+}
+
+/// Commit of the natural-coordinate formulations: p and ṗ (`pd` of volume v), the natural state
+/// [q | q̇ | q̈ | λ] and the relative one recovered from it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn commit_natural(
     model: &Model,
     st: &mut State,
-    ws: &mut Buffers,
-    g: &mut GlobalWorkspace,
-) -> Result<StepReport, StepError> {
-    if !g.active {
-        return Err(StepError::Unavailable {
-            formulation: model.solver.formulation.name().to_string(),
-        });
-    }
+    report: &mut StepReport,
+    (q, qd, qdd): (&[f64], &[f64], &[f64]),
+    lambda: &[f64],
+    pd: impl Fn(usize) -> (f64, f64),
+) {
     let dt = model.solver.step_s;
-    let c1 = 2.0 / dt;
-    let c = dt * dt / 4.0;
-    let alpha = crate::solver::newton::step_penalty(&model.solver);
-
-    prepare(model, st, g, &mut ws.spool_new);
-    let iterations = newton(model, st, ws, g)?;
-    let nm = natural(model);
-    let nq = nm.nq;
-    // ---- the accepted point: Φ, q̇*, q̈*, and the last multiplier update (004 eq. 6)
-    // (only the rates and Φ: the forces of this point are not needed)
-    g.ev.x.copy_from_slice(&g.x);
-    trapezoidal_rates(model, nm, &mut g.ev, &g.hist);
-    constraint_values(nm, &mut g.ev);
-    for (l, phi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
-        *l += alpha * phi;
-    }
-    let violation = g.ev.phi.iter().map(|p| p * p).sum::<f64>().sqrt();
-
-    // ---- projections (004 eqs. 14–15, W = M)
-    jacobian_at(nm, &g.ev, &mut g.jac);
-    let Ok(use_lu) = factor_projection(model, g, &mut ws.counters) else {
-        return Err(newton_failure(
-            model,
-            st,
-            g,
-            iterations,
-            "singular projection matrix",
-        ));
-    };
-    let nm = natural(model);
-    let q = &g.x[..nq];
-    let solve = |g_chol: &DenseCholesky, g_lu: &mut Option<DenseLu>, v: &mut [f64]| {
-        if use_lu {
-            g_lu.as_mut()
-                .expect("global workspace is active")
-                .solve_in_place(v);
-        } else {
-            g_chol.solve_in_place(v);
-        }
-    };
-    nm.mass_times(&g.ev.qd, &mut g.tmp);
-    solve(&g.projection_chol, &mut g.projection, &mut g.tmp);
-    for (a0, eq) in g.tmp_m.iter_mut().zip(nm.eqs.iter()) {
-        *a0 = eq.acc0(&g.tmp);
-    }
-    nm.mass_times(&g.ev.qdd, &mut g.tmp2);
-    for (row, a0) in g.jac.chunks_exact(nq).zip(g.tmp_m.iter()) {
-        let s = c * alpha * a0;
-        if s != 0.0 {
-            for (t, j) in g.tmp2.iter_mut().zip(row.iter()) {
-                *t -= s * j;
-            }
-        }
-    }
-    solve(&g.projection_chol, &mut g.projection, &mut g.tmp2);
-
-    // ---- cylinder ports with the projected q̇ (outputs, actuator power)
-    cylinders(
-        model,
-        nm,
-        q,
-        &g.tmp,
-        &g.x[nq..],
-        &mut ws.ev.motion,
-        &mut ws.ev.cylinder_force,
-        &mut g.ev.force,
-    );
-    advance::check_stroke(model, st, &ws.ev.motion)?;
-
-    // ---- commit
-    let mut report = StepReport {
-        iterations,
-        ..Default::default()
-    };
-    report.cavitation_onsets = advance::commit_pressures(model, st, dt, |v| {
-        let p_new = g.x[nq + v];
-        (p_new, c1 * p_new + g.hist.pd_hat[v])
-    });
+    report.cavitation_onsets = advance::commit_pressures(model, st, dt, pd);
     let ns = st
         .formulation
         .natural_mut()
         .expect("the natural state is filled by ensure_natural_state before the step");
     ns.q.copy_from_slice(q);
-    ns.qd.copy_from_slice(&g.tmp);
-    ns.qdd.copy_from_slice(&g.tmp2);
-    ns.lambda.copy_from_slice(&g.lambda);
-    nm.to_relative(
-        model,
-        q,
-        &g.tmp,
-        &g.tmp2,
-        &mut st.z,
-        &mut st.zd,
-        &mut st.zdd,
-    );
-    st.spool.copy_from_slice(&ws.spool_new);
-    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
-    report.kinetic_j = nm.kinetic_energy(&g.tmp);
-    report.potential_j = nm.potential_energy(model, q);
-    report.constraint_violation = violation;
-    Ok(report)
+    ns.qd.copy_from_slice(qd);
+    ns.qdd.copy_from_slice(qdd);
+    ns.lambda.copy_from_slice(lambda);
+    natural(model).to_relative(model, q, qd, qdd, &mut st.z, &mut st.zd, &mut st.zdd);
+}
+
+/// The global ALI3-P formulation with unified hydraulics (004 §2–3) as a [`Stepper`]. Stages:
+/// natural state (first step: from z, ż, z̈) → history, predictor → Newton (evaluate, λ update,
+/// residual, exact tangent, solve) → λ update at the accepted point → projections → commit
+/// (q, q̇, q̈, λ into `State::formulation`; z, ż, z̈ recovered; p, ṗ).
+pub struct Ali3p;
+
+impl Stepper for Ali3p {
+    type Workspace = GlobalWorkspace;
+    type Failure = StepError;
+    type Problem<'a> = Ali3pNewton<'a>;
+
+    fn workspace(model: &Model) -> GlobalWorkspace {
+        GlobalWorkspace::new(model)
+    }
+
+    fn initialize(model: &Model, st: &mut State, _: &mut Buffers, own: &mut GlobalWorkspace) {
+        initialize_natural(model, st, own);
+    }
+
+    fn available(model: &Model, own: &GlobalWorkspace) -> Result<(), StepError> {
+        natural_available(model, own)
+    }
+
+    /// None: no tangent is kept across steps (see [`Stepper::policy`] below).
+    fn load_tangent(
+        _: &mut Buffers,
+        _: &mut GlobalWorkspace,
+        _: &[f64],
+        _: &[f64],
+    ) -> Option<bool> {
+        None
+    }
+
+    /// [`predict`], and the predictor kept for a second attempt.
+    fn predict(model: &Model, st: &State, _: &mut Buffers, g: &mut GlobalWorkspace) {
+        predict(model, st, g);
+        g.x_predictor.copy_from_slice(&g.x);
+        g.lambda_predictor.copy_from_slice(&g.lambda);
+    }
+
+    /// Newton–Raphson on f(x) = 0 with the multiplier update (004 eqs. 6, 24–25), in up to two
+    /// attempts from the same predictor and multipliers: a tangent at the first iteration,
+    /// refreshed when the increments do not shrink; when this simplified iteration fails, full
+    /// Newton (a tangent at every iteration).
+    ///
+    /// After a multiplier update λ ← λ + αΦ the next increment carries the position correction
+    /// for the new λ (of the order of Φ(x_h)/tolerance, ≈ the previous increment near the
+    /// solution), whatever the tangent: the ×5 contraction test of the other formulations would
+    /// refresh a good tangent at every second iteration (measured: 1.38 tangents per step on the
+    /// four-bar, against 1.02 with refreshes only when the increments do not shrink, with the
+    /// same iterations and results).
+    ///
+    /// No tangent is reused across steps. The (Δt²/4) α Φ_qᵀ Φ_q block turns with the bodies, and
+    /// every iterate feeds a multiplier update λ ← λ + αΦ: the poor iterates of a stale tangent
+    /// leave λ, hence the constraint satisfaction and the energy balance, measurably worse even
+    /// when the increments converge (tried: a slider pendulum at 0.5 ms drifted 4× more, and lost
+    /// its second-order energy error, with the tangent of the previous step kept while it
+    /// contracted by ×5 and Hairer and Wanner's θ/(1 − θ) stopping rule). Reused within a step it
+    /// let a spherical pendulum near its Cardan singularity diverge: the full-Newton retry covers
+    /// that case.
+    fn policy(_: &Model, attempt: u32) -> Option<TangentPolicy> {
+        match attempt {
+            0 => Some(TangentPolicy {
+                reuse_across_steps: false,
+                refresh_ratio: 1.0,
+                every_iteration: false,
+                keep_fresh: false,
+                refresh_horizon: 0,
+                damp_stalls: false,
+            }),
+            1 => Some(TangentPolicy::FULL),
+            _ => None,
+        }
+    }
+
+    fn restart(_: &mut Buffers, g: &mut GlobalWorkspace) {
+        restart_natural(g);
+    }
+
+    fn problem<'a>(
+        model: &'a Model,
+        st: &'a State,
+        ws: &'a mut Buffers,
+        g: &'a mut GlobalWorkspace,
+    ) -> Ali3pNewton<'a> {
+        let Buffers {
+            spool_new,
+            counters,
+            ..
+        } = ws;
+        Ali3pNewton {
+            model,
+            st,
+            g,
+            spools: spool_new,
+            counters,
+        }
+    }
+
+    /// The accepted point (Φ, q̇*, q̈*, the last multiplier update, 004 eq. 6), the projections
+    /// (004 eqs. 14–15, W = M) into `g.tmp` (q̇) and `g.tmp2` (q̈), the cylinder ports.
+    fn project(
+        model: &Model,
+        st: &State,
+        ws: &mut Buffers,
+        g: &mut GlobalWorkspace,
+        iterations: u32,
+    ) -> Result<(), StepError> {
+        let dt = model.solver.step_s;
+        let c = dt * dt / 4.0;
+        let alpha = crate::solver::newton::step_penalty(&model.solver);
+        let nm = natural(model);
+        let nq = nm.nq;
+        // (only the rates and Φ: the forces of this point are not needed)
+        g.ev.x.copy_from_slice(&g.x);
+        trapezoidal_rates(model, nm, &mut g.ev, &g.hist);
+        constraint_values(nm, &mut g.ev);
+        for (l, phi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
+            *l += alpha * phi;
+        }
+
+        // ---- projections (004 eqs. 14–15, W = M)
+        jacobian_at(nm, &g.ev, &mut g.jac);
+        let Ok(use_lu) = factor_projection(model, g, &mut ws.counters) else {
+            return Err(newton_failure(
+                model,
+                st,
+                g,
+                iterations,
+                "singular projection matrix",
+            ));
+        };
+        let nm = natural(model);
+        let q = &g.x[..nq];
+        let solve = |g_chol: &DenseCholesky, g_lu: &mut Option<DenseLu>, v: &mut [f64]| {
+            if use_lu {
+                g_lu.as_mut()
+                    .expect("global workspace is active")
+                    .solve_in_place(v);
+            } else {
+                g_chol.solve_in_place(v);
+            }
+        };
+        nm.mass_times(&g.ev.qd, &mut g.tmp);
+        solve(&g.projection_chol, &mut g.projection, &mut g.tmp);
+        for (a0, eq) in g.tmp_m.iter_mut().zip(nm.eqs.iter()) {
+            *a0 = eq.acc0(&g.tmp);
+        }
+        nm.mass_times(&g.ev.qdd, &mut g.tmp2);
+        for (row, a0) in g.jac.chunks_exact(nq).zip(g.tmp_m.iter()) {
+            let s = c * alpha * a0;
+            if s != 0.0 {
+                for (t, j) in g.tmp2.iter_mut().zip(row.iter()) {
+                    *t -= s * j;
+                }
+            }
+        }
+        solve(&g.projection_chol, &mut g.projection, &mut g.tmp2);
+
+        // ---- cylinder ports with the projected q̇ (outputs, actuator power)
+        cylinders(
+            model,
+            nm,
+            q,
+            &g.tmp,
+            &g.x[nq..],
+            &mut ws.ev.motion,
+            &mut ws.ev.cylinder_force,
+            &mut g.ev.force,
+        );
+        Ok(())
+    }
+
+    fn error(_: &Model, _: &State, failure: StepError) -> StepError {
+        failure
+    }
+
+    fn commit(
+        model: &Model,
+        st: &mut State,
+        _: &mut Buffers,
+        g: &mut GlobalWorkspace,
+        report: &mut StepReport,
+    ) {
+        let nq = natural(model).nq;
+        let c1 = 2.0 / model.solver.step_s;
+        commit_natural(
+            model,
+            st,
+            report,
+            (&g.x[..nq], &g.tmp, &g.tmp2),
+            &g.lambda,
+            |v| {
+                let p_new = g.x[nq + v];
+                (p_new, c1 * p_new + g.hist.pd_hat[v])
+            },
+        );
+    }
+
+    /// At the committed q and q̇; ‖Φ‖ at the accepted point (before the projections).
+    fn energies(
+        model: &Model,
+        _: &State,
+        _: &Buffers,
+        g: &GlobalWorkspace,
+        report: &mut StepReport,
+    ) {
+        let nm = natural(model);
+        report.kinetic_j = nm.kinetic_energy(&g.tmp);
+        report.potential_j = nm.potential_energy(model, &g.x[..nm.nq]);
+        report.constraint_violation = g.ev.phi.iter().map(|p| p * p).sum::<f64>().sqrt();
+    }
 }
 
 /// Diagnostics for tests: the production (structured) tangent, the full dual-number tangent

@@ -70,16 +70,17 @@
 use num_dual::Dual64;
 
 use crate::elements::hydraulics::reduced;
-use crate::formulations::penalty::{self, StepReport};
+use crate::formulations::penalty;
 use crate::formulations::Stepper;
 use crate::model::Model;
 use crate::pipeline::advance;
 use crate::pipeline::assembly::Evaluator;
 use crate::pipeline::buffers::{Buffers, Counters, History};
-use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
+use crate::solver::newton::{NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::{re, Real};
 use crate::state::{FormulationState, Partition, State};
 use crate::StepError;
+use crate::StepReport;
 
 /// Full-pivot elimination stops at a pivot below this fraction of max|Φ_z|: the remaining rows
 /// are redundant [-].
@@ -228,6 +229,9 @@ pub struct DoubleStepWorkspace {
     sel_cols: Vec<usize>,
     /// Work counters.
     pub counters: DoubleStepCounters,
+    /// Whether this step's partition was carried over from the last step (not selected in its
+    /// stage `predict`): a failed position problem then selects anew and solves again, once.
+    reselect_on_failure: bool,
 }
 
 impl DoubleStepWorkspace {
@@ -252,6 +256,7 @@ impl DoubleStepWorkspace {
             sel_rows: vec![0; m],
             sel_cols: vec![0; n],
             counters: DoubleStepCounters::default(),
+            reselect_on_failure: false,
         }
     }
 
@@ -280,14 +285,16 @@ impl DoubleStepWorkspace {
 
 /// Why the position problem failed: the worst constraint row and its |Φ| [m or -].
 #[derive(Debug, Clone, Copy)]
-struct PositionFailure {
+pub struct PositionFailure {
     row: usize,
     value: f64,
 }
 
 /// A failed attempt of a step.
-enum Failure {
+pub enum Failure {
+    /// A failure with its step error.
     Step(StepError),
+    /// The position problem Φ(z_d, z_i) = 0 did not converge.
     Position(PositionFailure),
 }
 
@@ -634,6 +641,15 @@ pub fn prepare(model: &Model, st: &State, ws: &mut Buffers, ds: &mut DoubleStepW
     selected
 }
 
+/// [`prepare`] after the valves (the stage `predict` of the step), remembering whether a failed
+/// position problem may select anew.
+fn predict(model: &Model, st: &State, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) {
+    let selected = check_partition(model, st, ws, ds);
+    penalty::predict(model, st, ws);
+    gather_predictor(model, ws, ds);
+    ds.reselect_on_failure = !selected;
+}
+
 fn gather_predictor(model: &Model, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) {
     let n = model.n_coords();
     let fi = ds.part.independent().len();
@@ -788,72 +804,128 @@ fn position_error(model: &Model, st: &State, pf: PositionFailure) -> StepError {
 // ---------------------------------------------------------------------------------------------
 // the step
 
-/// Stage `restore`: the state's tangent (`State::tangent`, row-major nx × nx of the partition
-/// the state carries) factored again when the workspace does not hold it (see
-/// `penalty::restore_tangent`).
-fn restore_tangent(st: &State, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) {
-    let cache = &st.tangent;
-    if !cache.needs_restore(ws.tangent_id) {
-        return;
-    }
-    ws.tangent_id = cache.id;
-    ws.tangent_valid = false;
-    let len = cache.matrix.len();
-    let nx = (len as f64).sqrt().round() as usize;
-    if cache.id == 0 || nx * nx != len || len > ds.tangent.len() {
-        return;
-    }
-    ds.tangent[..len].copy_from_slice(&cache.matrix);
-    ds.tangent_lu[..len].copy_from_slice(&cache.matrix);
-    ws.counters.factorizations += 1;
-    ws.tangent_valid =
-        lu_factor(&mut ds.tangent_lu[..len], nx, &mut ds.tangent_ipiv[..nx]).is_some();
-}
-
-/// The double-step semi-recursive formulation (000 §2.2) as a [`Stepper`].
+/// The double-step semi-recursive formulation (000 §2.2) as a [`Stepper`]. Its partition is
+/// selected by the first step's stage `predict` (`check_partition`), which also re-selects it
+/// later.
 pub struct DoubleStep;
 
 impl Stepper for DoubleStep {
     type Workspace = DoubleStepWorkspace;
+    type Failure = Failure;
+    type Problem<'a> = DoubleStepNewton<'a>;
 
     fn workspace(model: &Model) -> DoubleStepWorkspace {
         DoubleStepWorkspace::sized(model)
     }
 
-    /// Nothing here: the partition is selected by the first step's stage `partition`
-    /// (`check_partition`), which also re-selects it later.
+    /// Nothing here: the partition is selected in the stage `predict`.
     fn initialize(_: &Model, _: &mut State, _: &mut Buffers, _: &mut DoubleStepWorkspace) {}
 
-    fn step(
+    /// The row-major nx × nx tangent of the partition the state carries, and its LU factors.
+    fn load_tangent(
+        _: &mut Buffers,
+        ds: &mut DoubleStepWorkspace,
+        matrix: &[f64],
+        _: &[f64],
+    ) -> Option<bool> {
+        let len = matrix.len();
+        let nx = (len as f64).sqrt().round() as usize;
+        if nx * nx != len || len > ds.tangent.len() {
+            return None;
+        }
+        ds.tangent[..len].copy_from_slice(matrix);
+        ds.tangent_lu[..len].copy_from_slice(matrix);
+        Some(lu_factor(&mut ds.tangent_lu[..len], nx, &mut ds.tangent_ipiv[..nx]).is_some())
+    }
+
+    fn predict(model: &Model, st: &State, ws: &mut Buffers, ds: &mut DoubleStepWorkspace) {
+        predict(model, st, ws, ds);
+    }
+
+    /// The reuse policy of the penalty step: the factored exact tangent of an earlier iteration
+    /// or step is reused while it contracts by ×5 or more per iteration, and recomputed when no
+    /// valid factors exist or it contracts less. One attempt.
+    fn policy(_: &Model, attempt: u32) -> Option<TangentPolicy> {
+        (attempt == 0).then_some(TangentPolicy::MODIFIED)
+    }
+
+    fn problem<'a>(
+        model: &'a Model,
+        st: &'a State,
+        ws: &'a mut Buffers,
+        ds: &'a mut DoubleStepWorkspace,
+    ) -> DoubleStepNewton<'a> {
+        DoubleStepNewton { model, st, ws, ds }
+    }
+
+    /// The accepted x: z_d from the position problem, ż, z̈ (000 eqs. 13–15), every element.
+    fn project(
+        model: &Model,
+        _: &State,
+        ws: &mut Buffers,
+        ds: &mut DoubleStepWorkspace,
+        _: u32,
+    ) -> Result<(), Failure> {
+        residual_inner(model, ws, ds).map_err(Failure::Position)?;
+        ws.counters.residuals += 1;
+        Ok(())
+    }
+
+    /// The position problem failed with a partition carried over from the last step: select
+    /// anew at z_k, predict again, and solve again (once).
+    fn retry(
+        model: &Model,
+        st: &State,
+        ws: &mut Buffers,
+        ds: &mut DoubleStepWorkspace,
+        failure: &Failure,
+    ) -> bool {
+        if !matches!(failure, Failure::Position(_)) || !ds.reselect_on_failure {
+            return false;
+        }
+        ds.reselect_on_failure = false;
+        select(model, &st.z, &mut ws.ev, ds);
+        ws.tangent_valid = false;
+        penalty::predict(model, st, ws);
+        gather_predictor(model, ws, ds);
+        true
+    }
+
+    fn error(model: &Model, st: &State, failure: Failure) -> StepError {
+        failure_error(model, st, failure)
+    }
+
+    /// p and ṗ, z, ż, z̈ of the accepted point, the partition, the friction work.
+    fn commit(
         model: &Model,
         st: &mut State,
         ws: &mut Buffers,
-        own: &mut DoubleStepWorkspace,
-    ) -> Result<StepReport, StepError> {
-        step(model, st, ws, own)
+        ds: &mut DoubleStepWorkspace,
+        report: &mut StepReport,
+    ) {
+        let dt = model.solver.step_s;
+        let c1 = 2.0 / dt;
+        let fi = ds.part.independent().len();
+        report.cavitation_onsets = advance::commit_pressures(model, st, dt, |v| {
+            let p_new = ds.x[fi + v];
+            (p_new, c1 * p_new + ws.hist.pd_hat[v])
+        });
+        st.z.copy_from_slice(&ds.re.z);
+        st.zd.copy_from_slice(&ds.re.zd);
+        st.zdd.copy_from_slice(&ds.re.zdd);
+        store_partition(&ds.part, st);
+        advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
+        advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     }
-}
 
-/// One step Δt of the monolithic double-step formulation. On error the state is unchanged.
-pub fn step(
-    model: &Model,
-    st: &mut State,
-    ws: &mut Buffers,
-    ds: &mut DoubleStepWorkspace,
-) -> Result<StepReport, StepError> {
-    restore_tangent(st, ws, ds);
-    let selected = prepare(model, st, ws, ds);
-    match attempt(model, st, ws, ds) {
-        Ok(r) => Ok(r),
-        Err(Failure::Position(_)) if !selected => {
-            // the position problem failed with the old partition: select anew at z_k and retry
-            select(model, &st.z, &mut ws.ev, ds);
-            ws.tangent_valid = false;
-            penalty::prepare(model, st, ws);
-            gather_predictor(model, ws, ds);
-            attempt(model, st, ws, ds).map_err(|e| failure_error(model, st, e))
-        }
-        Err(e) => Err(failure_error(model, st, e)),
+    fn energies(
+        model: &Model,
+        st: &State,
+        ws: &Buffers,
+        _: &DoubleStepWorkspace,
+        report: &mut StepReport,
+    ) {
+        advance::energies_and_violation(model, &ws.ev, &st.zd, report);
     }
 }
 
@@ -899,7 +971,7 @@ fn full_index(model: &Model, ds: &DoubleStepWorkspace, j: usize) -> usize {
 /// The double-step Newton problem: x = [z_i ; p] in `ds.x`, f in `ds.f`, the tangent and its
 /// factors in `ds.tangent` / `ds.tangent_lu`; every evaluation solves the position problem
 /// Φ(z_d, z_i) = 0 first.
-struct DoubleStepNewton<'a> {
+pub struct DoubleStepNewton<'a> {
     model: &'a Model,
     st: &'a State,
     ws: &'a mut Buffers,
@@ -989,54 +1061,4 @@ impl NewtonProblem for DoubleStepNewton<'_> {
     fn failure(&mut self, iterations: u32, reason: &str) -> Failure {
         newton_failure(self.model, self.st, self.ws, self.ds, iterations, reason)
     }
-}
-
-/// Newton on x = [z_i ; p] from the predictor in the workspace, then the commit.
-fn attempt(
-    model: &Model,
-    st: &mut State,
-    ws: &mut Buffers,
-    ds: &mut DoubleStepWorkspace,
-) -> Result<StepReport, Failure> {
-    let dt = model.solver.step_s;
-    let c1 = 2.0 / dt;
-    let fi = ds.part.independent().len();
-
-    // Newton–Raphson (`integrator::newton::solve`) with the reuse policy of the penalty step:
-    // the factored exact tangent of an earlier iteration or step is reused while it contracts
-    // by ×5 or more per iteration, and recomputed when no valid factors exist or it contracts
-    // less.
-    let iterations = newton::solve(
-        &mut DoubleStepNewton { model, st, ws, ds },
-        TangentPolicy::MODIFIED,
-        model.solver.max_iterations,
-    )?;
-
-    // ---- the accepted x: z_d from the position problem, ż, z̈ (000 eqs. 13–15), every element
-    residual_inner(model, ws, ds).map_err(Failure::Position)?;
-    ws.counters.residuals += 1;
-
-    // ---- end stops
-    advance::check_stroke(model, st, &ws.ev.motion).map_err(Failure::Step)?;
-
-    // ---- commit
-    let mut report = StepReport {
-        iterations,
-        ..Default::default()
-    };
-    report.cavitation_onsets = advance::commit_pressures(model, st, dt, |v| {
-        let p_new = ds.x[fi + v];
-        (p_new, c1 * p_new + ws.hist.pd_hat[v])
-    });
-    st.z.copy_from_slice(&ds.re.z);
-    st.zd.copy_from_slice(&ds.re.zd);
-    st.zdd.copy_from_slice(&ds.re.zdd);
-    st.spool.copy_from_slice(&ws.spool_new);
-    store_partition(&ds.part, st);
-    advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
-    advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
-    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
-    advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
-    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
-    Ok(report)
 }

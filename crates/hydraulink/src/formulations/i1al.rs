@@ -39,7 +39,7 @@
 
 use crate::elements::hydraulics::{self, reduced};
 use crate::formulations::ali3p::{
-    add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure, prepare,
+    self, add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure,
 };
 use crate::formulations::Stepper;
 use crate::mechanics::global::natural_coordinates::NaturalModel;
@@ -47,7 +47,6 @@ use crate::mechanics::global::{
     add_port_columns, cylinders, dense_columns, dual_columns, natural, GlobalWorkspace, NatEval,
 };
 use crate::model::Model;
-use crate::pipeline::advance;
 use crate::pipeline::buffers::Buffers;
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
@@ -82,12 +81,14 @@ impl<'a> Prev<'a> {
     }
 }
 
-/// Stage `predict`: spools, pressure predictor and λ*, and
-/// x = [q̈⁰; p⁰] with q̈⁰ = q̈_n.
-fn begin_step(model: &Model, st: &mut State, ws: &mut Buffers, g: &mut GlobalWorkspace) {
-    prepare(model, st, g, &mut ws.spool_new);
+/// Stage `predict`: pressure predictor and λ*, and x = [q̈⁰; p⁰] with q̈⁰ = q̈_n; the
+/// predictor kept for a second attempt.
+fn predict(model: &Model, st: &State, g: &mut GlobalWorkspace) {
+    ali3p::predict(model, st, g);
     let nq = natural(model).nq;
     g.x[..nq].copy_from_slice(&natural_state(st).qdd);
+    g.x_predictor.copy_from_slice(&g.x);
+    g.lambda_predictor.copy_from_slice(&g.lambda);
 }
 
 /// Evaluates at x = `ev.x` = [q̈; p]: q, q̇ (Newmark), ṗ, Ψ (into `ev.phi`), Q, h, and the
@@ -264,7 +265,8 @@ pub fn tangent_and_dual(
 ) -> (Vec<f64>, Vec<f64>) {
     let mut st = st.clone();
     ensure_natural_state(model, &mut st, g);
-    begin_step(model, &mut st, ws, g);
+    hydraulics::advance_positions(model, &st, model.solver.step_s, &mut ws.spool_new);
+    predict(model, &st, g);
     let prev = Prev::of(&st);
     g.ev.x.copy_from_slice(&g.x);
     residual(
@@ -295,54 +297,12 @@ fn tolerances(model: &Model, nq: usize) -> Tolerances {
         .tolerances_with(nq, s.tol_position / (dt * dt / 4.0), s.tol_relative)
 }
 
-/// Newton–Raphson with the multiplier update from x = `g.x`, λ* = `g.lambda`.
-/// Tangent policy: the tangent of an earlier step is reused while the increments contract by
-/// ×5 per iteration (recomputed otherwise); `full`: a tangent at every iteration. Returns the
-/// iteration count.
-fn newton(
-    model: &Model,
-    st: &State,
-    ws: &mut Buffers,
-    g: &mut GlobalWorkspace,
-    prev: &Prev<'_>,
-    full: bool,
-) -> Result<u32, StepError> {
-    let policy = if full {
-        TangentPolicy::FULL
-    } else {
-        TangentPolicy::MODIFIED
-    };
-    let Buffers {
-        spool_new,
-        counters,
-        tangent_valid,
-        tangent_id,
-        tangent_pending,
-        ..
-    } = ws;
-    newton::solve(
-        &mut I1alNewton {
-            model,
-            st,
-            prev,
-            g,
-            spools: spool_new,
-            counters,
-            tangent_valid,
-            tangent_id,
-            tangent_pending,
-        },
-        policy,
-        model.solver.max_iterations,
-    )
-}
-
 /// The I1AL Newton problem: x = [q̈; p] in `g.x`, f in `g.ev.f`, the tangent in `g.tangent`
 /// (reused across steps while `tangent_valid`).
-struct I1alNewton<'a, 'p> {
+pub struct I1alNewton<'a> {
     model: &'a Model,
     st: &'a State,
-    prev: &'a Prev<'p>,
+    prev: Prev<'a>,
     g: &'a mut GlobalWorkspace,
     spools: &'a [f64],
     counters: &'a mut crate::pipeline::buffers::Counters,
@@ -351,7 +311,7 @@ struct I1alNewton<'a, 'p> {
     tangent_pending: &'a mut crate::state::TangentCache,
 }
 
-impl NewtonProblem for I1alNewton<'_, '_> {
+impl NewtonProblem for I1alNewton<'_> {
     type Error = StepError;
 
     fn evaluate(&mut self) -> Result<(), StepError> {
@@ -361,7 +321,7 @@ impl NewtonProblem for I1alNewton<'_, '_> {
             self.model,
             natural(self.model),
             &mut g.ev,
-            self.prev,
+            &self.prev,
             &g.lambda,
             self.spools,
         );
@@ -444,142 +404,156 @@ impl NewtonProblem for I1alNewton<'_, '_> {
     }
 }
 
-/// Stage `restore`: the state's tangent (`State::tangent`) factored again when the workspace
-/// does not hold it (see `penalty::restore_tangent`).
-fn restore_tangent(st: &State, ws: &mut Buffers, g: &mut GlobalWorkspace) {
-    let cache = &st.tangent;
-    if !cache.needs_restore(ws.tangent_id) {
-        return;
-    }
-    ws.tangent_id = cache.id;
-    ws.tangent_valid = false;
-    let Some(lu) = g.tangent.as_mut() else {
-        return;
-    };
-    if cache.id == 0 || cache.matrix.len() != lu.values().len() {
-        return;
-    }
-    lu.values_mut().copy_from_slice(&cache.matrix);
-    ws.counters.factorizations += 1;
-    ws.tangent_valid = lu.factor().is_ok();
-}
-
 /// The global index-1 augmented Lagrangian formulation (002) as a [`Stepper`].
 pub struct I1al;
 
 impl Stepper for I1al {
     type Workspace = GlobalWorkspace;
+    type Failure = StepError;
+    type Problem<'a> = I1alNewton<'a>;
 
     fn workspace(model: &Model) -> GlobalWorkspace {
         GlobalWorkspace::new(model)
     }
 
-    /// The natural state from the relative one (`ali3p::ensure_natural_state`).
     fn initialize(model: &Model, st: &mut State, _: &mut Buffers, own: &mut GlobalWorkspace) {
-        if own.active {
-            ensure_natural_state(model, st, own);
+        ali3p::initialize_natural(model, st, own);
+    }
+
+    fn available(model: &Model, own: &GlobalWorkspace) -> Result<(), StepError> {
+        ali3p::natural_available(model, own)
+    }
+
+    /// The LU tangent of x = [q̈; p], when the workspace has one of the matrix's size.
+    fn load_tangent(
+        _: &mut Buffers,
+        g: &mut GlobalWorkspace,
+        matrix: &[f64],
+        _: &[f64],
+    ) -> Option<bool> {
+        let lu = g.tangent.as_mut()?;
+        if matrix.len() != lu.values().len() {
+            return None;
+        }
+        lu.values_mut().copy_from_slice(matrix);
+        Some(lu.factor().is_ok())
+    }
+
+    fn predict(model: &Model, st: &State, _: &mut Buffers, g: &mut GlobalWorkspace) {
+        predict(model, st, g);
+    }
+
+    /// Newton–Raphson with the multiplier update: the tangent is reused across steps while it
+    /// contracts the increments by ×5; if that fails, the step is solved again from its
+    /// predictor with a tangent at every iteration (a reused tangent let the spatial double
+    /// pendulum diverge).
+    fn policy(_: &Model, attempt: u32) -> Option<TangentPolicy> {
+        match attempt {
+            0 => Some(TangentPolicy::MODIFIED),
+            1 => Some(TangentPolicy::FULL),
+            _ => None,
         }
     }
 
-    fn step(
+    fn restart(_: &mut Buffers, g: &mut GlobalWorkspace) {
+        ali3p::restart_natural(g);
+    }
+
+    fn problem<'a>(
+        model: &'a Model,
+        st: &'a State,
+        ws: &'a mut Buffers,
+        g: &'a mut GlobalWorkspace,
+    ) -> I1alNewton<'a> {
+        let Buffers {
+            spool_new,
+            counters,
+            tangent_valid,
+            tangent_id,
+            tangent_pending,
+            ..
+        } = ws;
+        I1alNewton {
+            model,
+            st,
+            prev: Prev::of(st),
+            g,
+            spools: spool_new,
+            counters,
+            tangent_valid,
+            tangent_id,
+            tangent_pending,
+        }
+    }
+
+    /// The accepted point: q, q̇, Ψ, the last multiplier update, the cylinder ports (no
+    /// projection: the index-1 combination Ψ holds the velocities and accelerations).
+    fn project(
+        model: &Model,
+        st: &State,
+        ws: &mut Buffers,
+        g: &mut GlobalWorkspace,
+        _: u32,
+    ) -> Result<(), StepError> {
+        let dt = model.solver.step_s;
+        let alpha = model.solver.penalty * dt * dt / 4.0;
+        let prev = Prev::of(st);
+        // ---- the accepted point: q, q̇, Ψ, the last multiplier update, the cylinder ports
+        g.ev.x.copy_from_slice(&g.x);
+        residual(
+            model,
+            natural(model),
+            &mut g.ev,
+            &prev,
+            &g.lambda,
+            &ws.spool_new,
+        );
+        for (l, psi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
+            *l += alpha * psi;
+        }
+        ws.ev.motion.copy_from_slice(&g.ev.motion);
+        ws.ev.cylinder_force.copy_from_slice(&g.ev.cylinder_force);
+        Ok(())
+    }
+
+    fn error(_: &Model, _: &State, failure: StepError) -> StepError {
+        failure
+    }
+
+    fn commit(
         model: &Model,
         st: &mut State,
-        ws: &mut Buffers,
-        own: &mut GlobalWorkspace,
-    ) -> Result<StepReport, StepError> {
-        step(model, st, ws, own)
+        _: &mut Buffers,
+        g: &mut GlobalWorkspace,
+        report: &mut StepReport,
+    ) {
+        let nq = natural(model).nq;
+        ali3p::commit_natural(
+            model,
+            st,
+            report,
+            (&g.ev.q, &g.ev.qd, &g.ev.qdd),
+            &g.lambda,
+            |v| (g.x[nq + v], g.ev.pd[v]),
+        );
     }
-}
 
-/// One step Δt of the global I1AL formulation, from a state whose natural part
-/// `ali3p::ensure_natural_state` has filled. On error the state is unchanged (except for the
-/// one-time conversion of the initial state into `State::formulation`).
-pub fn step(
-    model: &Model,
-    st: &mut State,
-    ws: &mut Buffers,
-    g: &mut GlobalWorkspace,
-) -> Result<StepReport, StepError> {
-    if !g.active {
-        return Err(StepError::Unavailable {
-            formulation: model.solver.formulation.name().to_string(),
-        });
+    /// At the committed q and q̇; ‖Φ(q)‖ of the natural constraints.
+    fn energies(
+        model: &Model,
+        _: &State,
+        _: &Buffers,
+        g: &GlobalWorkspace,
+        report: &mut StepReport,
+    ) {
+        let nm = natural(model);
+        report.kinetic_j = nm.kinetic_energy(&g.ev.qd);
+        report.potential_j = nm.potential_energy(model, &g.ev.q);
+        report.constraint_violation = nm
+            .eqs
+            .iter()
+            .map(|eq| eq.phi(&g.ev.q).powi(2))
+            .sum::<f64>()
+            .sqrt();
     }
-    let dt = model.solver.step_s;
-    let alpha = model.solver.penalty * dt * dt / 4.0;
-    restore_tangent(st, ws, g);
-    begin_step(model, st, ws, g);
-    let nq = natural(model).nq;
-    let prev = Prev::of(st);
-
-    // ---- Newton–Raphson with the multiplier update: the tangent is reused across steps while
-    // it contracts the increments by ×5; if that fails, the step is solved again from its
-    // predictor with a tangent at every iteration (a reused tangent let the spatial double
-    // pendulum diverge)
-    g.x_predictor.copy_from_slice(&g.x);
-    g.lambda_predictor.copy_from_slice(&g.lambda);
-    let iterations = match newton(model, st, ws, g, &prev, false) {
-        Ok(it) => it,
-        Err(_) => {
-            g.x.copy_from_slice(&g.x_predictor);
-            g.lambda.copy_from_slice(&g.lambda_predictor);
-            newton(model, st, ws, g, &prev, true)?
-        }
-    };
-
-    // ---- the accepted point: q, q̇, Ψ, the last multiplier update, the cylinder ports
-    g.ev.x.copy_from_slice(&g.x);
-    residual(
-        model,
-        natural(model),
-        &mut g.ev,
-        &prev,
-        &g.lambda,
-        &ws.spool_new,
-    );
-    for (l, psi) in g.lambda.iter_mut().zip(g.ev.phi.iter()) {
-        *l += alpha * psi;
-    }
-    let nm = natural(model);
-    let violation = nm
-        .eqs
-        .iter()
-        .map(|eq| eq.phi(&g.ev.q).powi(2))
-        .sum::<f64>()
-        .sqrt();
-    ws.ev.motion.copy_from_slice(&g.ev.motion);
-    ws.ev.cylinder_force.copy_from_slice(&g.ev.cylinder_force);
-    advance::check_stroke(model, st, &ws.ev.motion)?;
-
-    // ---- commit
-    let mut report = StepReport {
-        iterations,
-        ..Default::default()
-    };
-    report.cavitation_onsets =
-        advance::commit_pressures(model, st, dt, |v| (g.x[nq + v], g.ev.pd[v]));
-    let ns = st
-        .formulation
-        .natural_mut()
-        .expect("the natural state is filled by ensure_natural_state before the step");
-    ns.q.copy_from_slice(&g.ev.q);
-    ns.qd.copy_from_slice(&g.ev.qd);
-    ns.qdd.copy_from_slice(&g.ev.qdd);
-    ns.lambda.copy_from_slice(&g.lambda);
-    nm.to_relative(
-        model,
-        &g.ev.q,
-        &g.ev.qd,
-        &g.ev.qdd,
-        &mut st.z,
-        &mut st.zd,
-        &mut st.zdd,
-    );
-    st.spool.copy_from_slice(&ws.spool_new);
-    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
-    report.kinetic_j = nm.kinetic_energy(&g.ev.qd);
-    report.potential_j = nm.potential_energy(model, &g.ev.q);
-    report.constraint_violation = violation;
-    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
-    Ok(report)
 }

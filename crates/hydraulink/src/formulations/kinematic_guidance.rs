@@ -45,7 +45,6 @@ use num_dual::Dual64;
 
 use crate::elements::hydraulics::CylinderMotion;
 use crate::formulations::z_only::{self, ZOnly};
-use crate::formulations::Stepper;
 use crate::mechanics::constraints;
 use crate::mechanics::kinematics::for_each_on_path;
 use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, SignalSpec};
@@ -55,7 +54,7 @@ use crate::pipeline::buffers::Buffers;
 use crate::solver::newton;
 use crate::solver::real::Real;
 use crate::state::{FormulationState, GuidanceState, State};
-use crate::{StepError, StepReport};
+use crate::StepReport;
 
 /// Buffers of the kinematic-guidance formulation.
 #[derive(Debug, Clone, Default)]
@@ -302,6 +301,14 @@ fn guidance_terms(model: &Model, ev: &Evaluator<f64>, gw: &mut GuidanceWorkspace
 /// Kinematic guidance's part of the z-only step (`semirecursive::z_only`): the rheonomic
 /// constraint forces and rows.
 impl ZOnly for GuidanceWorkspace {
+    fn new(model: &Model) -> Self {
+        GuidanceWorkspace::new(model)
+    }
+
+    fn initialize(&mut self, model: &Model, st: &mut State, ws: &mut Buffers) {
+        initialize_guidance(model, st, ws, self);
+    }
+
     fn prepare(&mut self, model: &Model, st: &State, _ws: &mut Buffers) {
         prepare_guidance(model, st, self);
     }
@@ -380,29 +387,9 @@ impl ZOnly for GuidanceWorkspace {
     }
 }
 
-/// Kinematic guidance (004 §4) as a [`Stepper`]: the z-only step with the guidance rows.
-pub struct KinematicGuidance;
-
-impl Stepper for KinematicGuidance {
-    type Workspace = GuidanceWorkspace;
-
-    fn workspace(model: &Model) -> GuidanceWorkspace {
-        GuidanceWorkspace::new(model)
-    }
-
-    fn initialize(model: &Model, st: &mut State, ws: &mut Buffers, own: &mut GuidanceWorkspace) {
-        initialize_guidance(model, st, ws, own);
-    }
-
-    fn step(
-        model: &Model,
-        st: &mut State,
-        ws: &mut Buffers,
-        own: &mut GuidanceWorkspace,
-    ) -> Result<StepReport, StepError> {
-        z_only::step(model, st, ws, own)
-    }
-}
+/// Kinematic guidance (004 §4): the z-only formulation (`z_only::ZOnlyStep`) with the
+/// guidance rows.
+pub type KinematicGuidance = z_only::ZOnlyStep<GuidanceWorkspace>;
 
 #[cfg(test)]
 mod tests {

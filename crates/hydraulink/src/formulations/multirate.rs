@@ -43,7 +43,6 @@ use num_dual::Dual64;
 use crate::elements::element::Element;
 use crate::elements::hydraulics::{self, fluid, reduced, volume, CylinderMotion};
 use crate::formulations::z_only::{self, ZOnly};
-use crate::formulations::Stepper;
 use crate::model::spec::HydraulicIntegrator;
 use crate::model::Model;
 use crate::model::VolumeId;
@@ -52,7 +51,7 @@ use crate::pipeline::buffers::Buffers;
 use crate::solver::newton;
 use crate::solver::real::Real;
 use crate::state::State;
-use crate::{StepError, StepReport};
+use crate::StepReport;
 
 /// Buffers of one hydraulic sub-integration in scalar type `S`.
 #[derive(Debug, Clone)]
@@ -565,6 +564,10 @@ fn solve_factored<S: Real>(a: &[f64], piv: &[usize], b: &mut [S], n: usize) {
 /// Multi-rate's part of the z-only step (`mechanics::semirecursive::z_only`): the cylinder forces
 /// of p_k+1(z) from the hydraulic sub-integration.
 impl ZOnly for MultirateWorkspace {
+    fn new(model: &Model) -> Self {
+        MultirateWorkspace::new(model)
+    }
+
     fn prepare(&mut self, model: &Model, st: &State, ws: &mut Buffers) {
         prepare(model, st, ws, &mut self.plan);
     }
@@ -638,29 +641,9 @@ impl ZOnly for MultirateWorkspace {
     }
 }
 
-/// Multi-rate co-integration (004 §4) as a [`Stepper`]: the z-only step with the hydraulics
-/// sub-integrated inside every residual.
-pub struct Multirate;
-
-impl Stepper for Multirate {
-    type Workspace = MultirateWorkspace;
-
-    fn workspace(model: &Model) -> MultirateWorkspace {
-        MultirateWorkspace::new(model)
-    }
-
-    /// Nothing: multi-rate works on the relative state alone.
-    fn initialize(_: &Model, _: &mut State, _: &mut Buffers, _: &mut MultirateWorkspace) {}
-
-    fn step(
-        model: &Model,
-        st: &mut State,
-        ws: &mut Buffers,
-        own: &mut MultirateWorkspace,
-    ) -> Result<StepReport, StepError> {
-        z_only::step(model, st, ws, own)
-    }
-}
+/// Multi-rate co-integration (004 §4): the z-only formulation (`z_only::ZOnlyStep`) with the
+/// hydraulics sub-integrated inside every residual.
+pub type Multirate = z_only::ZOnlyStep<MultirateWorkspace>;
 
 #[cfg(test)]
 mod tests {

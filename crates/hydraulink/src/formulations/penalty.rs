@@ -35,26 +35,11 @@ use crate::pipeline::buffers::{Buffers, Counters, History};
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;
-use crate::StepError;
+use crate::{StepError, StepReport};
 
 /// Speed below which a friction element's reversal does not trigger a tangent refresh [m/s or
 /// rad/s]: the sticking seal's velocity dithers about 0.
 const REVERSAL_SPEED: f64 = 1e-4;
-
-/// What one step did.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct StepReport {
-    /// Newton iterations (linear solves).
-    pub iterations: u32,
-    /// Bit i set: volume i dropped below 0 Pa (absolute) during this step.
-    pub cavitation_onsets: u64,
-    /// Kinetic energy at the end of the step [J].
-    pub kinetic_j: f64,
-    /// Potential energy at the end of the step [J].
-    pub potential_j: f64,
-    /// ‖Φ‖ at the end of the step.
-    pub constraint_violation: f64,
-}
 
 /// The residual f(x) into `ev.f`, with x in `ev.x` (000 eq. 39): [`evaluate_at`] then
 /// [`form_residual`].
@@ -284,14 +269,19 @@ pub(crate) fn newton_failure(
     )
 }
 
-/// Stage `predict`: spool positions at t_k+1, history terms, predictor x⁰ and λ⁰ = λ_k.
+/// Stages `advance valves` and `predict`: spool positions at t_k+1 (every element's by its own
+/// law), then [`predict`].
 pub fn prepare(model: &Model, st: &State, ws: &mut Buffers) {
+    hydraulics::advance_positions(model, st, model.solver.step_s, &mut ws.spool_new);
+    predict(model, st, ws);
+}
+
+/// Stage `predict`: history terms, predictor x⁰ and λ⁰ = λ_k.
+pub(crate) fn predict(model: &Model, st: &State, ws: &mut Buffers) {
     let n = model.n_coords();
     let nv = model.n_volumes();
     let dt = model.solver.step_s;
     let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
-    // Stage `advance valves`: every element's valve position at t_k+1, by its own law
-    hydraulics::advance_positions(model, st, dt, &mut ws.spool_new);
     // History terms (000 eqs. 33–34) and predictors (000 §4).
     for i in 0..n {
         ws.hist.zd_hat[i] = -(c1 * st.z[i] + st.zd[i]);
@@ -403,7 +393,7 @@ fn solve_projection(ws: &mut Buffers, cholesky: bool, rhs: Rhs) {
 
 /// The penalty step's Newton problem: x = [z; p; w; e] in `ws.x`, f in `ws.ev.f`, the tangent in
 /// `ws.tangent` (or its Schur reduction).
-struct PenaltyNewton<'a> {
+pub struct PenaltyNewton<'a> {
     model: &'a Model,
     st: &'a State,
     ws: &'a mut Buffers,
@@ -511,33 +501,6 @@ impl NewtonProblem for PenaltyNewton<'_> {
     }
 }
 
-/// Stage `restore`: when the workspace does not hold the state's tangent (a fresh simulation
-/// given a cloned state, or a step that failed after refreshing), its factors are rebuilt from
-/// `State::tangent` (or dropped when the state carries none), so the iterates depend on the state
-/// alone.
-fn restore_tangent(st: &State, ws: &mut Buffers, schur: &mut SchurTangent) {
-    let cache = &st.tangent;
-    if !cache.needs_restore(ws.tangent_id) {
-        return;
-    }
-    ws.tangent_id = cache.id;
-    ws.tangent_valid = false;
-    let nx = ws.x.len();
-    if cache.id == 0
-        || cache.matrix.len() != nx * nx
-        || cache.side.len() != ws.friction_tangent_sign.len()
-    {
-        return;
-    }
-    ws.tangent.values_mut().copy_from_slice(&cache.matrix);
-    for (j, d) in ws.diag.iter_mut().enumerate() {
-        *d = cache.matrix[j * nx + j];
-    }
-    ws.friction_tangent_sign.copy_from_slice(&cache.side);
-    ws.counters.factorizations += 1;
-    schur::factor_tangent(ws, schur);
-}
-
 /// The penalty formulation's own buffers.
 #[derive(Debug)]
 pub struct PenaltyWorkspace {
@@ -551,6 +514,8 @@ pub struct Penalty;
 
 impl Stepper for Penalty {
     type Workspace = PenaltyWorkspace;
+    type Failure = StepError;
+    type Problem<'a> = PenaltyNewton<'a>;
 
     fn workspace(model: &Model) -> PenaltyWorkspace {
         let (n, nv, nw, ne) = (
@@ -567,200 +532,233 @@ impl Stepper for Penalty {
     /// Nothing: the penalty formulation works on the relative state alone.
     fn initialize(_: &Model, _: &mut State, _: &mut Buffers, _: &mut PenaltyWorkspace) {}
 
-    fn step(
-        model: &Model,
-        st: &mut State,
+    /// The nx × nx tangent, its diagonal, and the friction elements' directions at its point.
+    fn load_tangent(
         ws: &mut Buffers,
         own: &mut PenaltyWorkspace,
-    ) -> Result<StepReport, StepError> {
-        step(model, st, ws, &mut own.schur)
+        matrix: &[f64],
+        side: &[f64],
+    ) -> Option<bool> {
+        let nx = ws.x.len();
+        if matrix.len() != nx * nx || side.len() != ws.friction_tangent_sign.len() {
+            return None;
+        }
+        ws.tangent.values_mut().copy_from_slice(matrix);
+        for (j, d) in ws.diag.iter_mut().enumerate() {
+            *d = matrix[j * nx + j];
+        }
+        ws.friction_tangent_sign.copy_from_slice(side);
+        Some(schur::factor_tangent(ws, &mut own.schur))
     }
-}
 
-/// One step Δt of the monolithic penalty formulation. On error the state is unchanged.
-pub fn step(
-    model: &Model,
-    st: &mut State,
-    ws: &mut Buffers,
-    schur: &mut SchurTangent,
-) -> Result<StepReport, StepError> {
-    let n = model.n_coords();
-    let nv = model.n_volumes();
-    let dt = model.solver.step_s;
-    let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
-    let alpha = newton::step_penalty(&model.solver);
+    fn predict(model: &Model, st: &State, ws: &mut Buffers, _: &mut PenaltyWorkspace) {
+        predict(model, st, ws);
+    }
 
-    restore_tangent(st, ws, schur);
-    prepare(model, st, ws);
-
-    // Newton–Raphson (`integrator::newton::solve`). Jacobian-reuse policy (modified Newton):
-    // the factored exact tangent of an earlier iteration or step is reused while it contracts
-    // well; it is recomputed when no valid factors exist, or when it contracts by less than ×5
-    // per iteration (so a tangent of this step is also refreshed when it contracts poorly: full
-    // Newton where the problem changes fast, e.g. at valve switching with large steps) unless
-    // its own contraction predicts convergence within `newton::REFRESH_HORIZON` iterations and
-    // the tangent has enough columns for a refresh to cost far more than those evaluations
-    // (`newton::refresh_horizon`). On such large systems a stalled increment is also damped
-    // (`newton::large_system`).
-    let iterations = newton::solve(
-        &mut PenaltyNewton {
-            model,
-            st,
-            ws,
-            schur,
-        },
-        TangentPolicy {
+    /// Jacobian-reuse policy (modified Newton): the factored exact tangent of an earlier
+    /// iteration or step is reused while it contracts well; it is recomputed when no valid
+    /// factors exist, or when it contracts by less than ×5 per iteration (so a tangent of this
+    /// step is also refreshed when it contracts poorly: full Newton where the problem changes
+    /// fast, e.g. at valve switching with large steps) unless its own contraction predicts
+    /// convergence within `newton::REFRESH_HORIZON` iterations and the tangent has enough
+    /// columns for a refresh to cost far more than those evaluations
+    /// (`newton::refresh_horizon`). On such large systems a stalled increment is also damped
+    /// (`newton::large_system`). One attempt.
+    fn policy(model: &Model, attempt: u32) -> Option<TangentPolicy> {
+        let (n, nv) = (model.n_coords(), model.n_volumes());
+        (attempt == 0).then_some(TangentPolicy {
             refresh_horizon: newton::refresh_horizon(n + nv),
             damp_stalls: newton::large_system(n + nv),
             ..TangentPolicy::MODIFIED
-        },
-        model.solver.max_iterations,
-    )?;
+        })
+    }
 
-    // ---- projections (000 eqs. 20–21)
-    let z = &ws.x[..n];
-    for i in 0..n {
-        ws.ev.zd[i] = c1 * z[i] + ws.hist.zd_hat[i];
-        ws.ev.zdd[i] = c2 * z[i] + ws.hist.zdd_hat[i];
-    }
-    let zd_star = std::mem::take(&mut ws.ev.zd);
-    // The projections use M′ and Φ_z of the last Newton evaluation, at x_h = x − Δx_h: the
-    // accepted iterate differs from it by one converged increment (below the Newton
-    // tolerances), so re-evaluating the model there would change the projected rates by
-    // O(tolerance) only. Φ is carried to the accepted z to first order, Φ(z) = Φ(z_h) + Φ_z Δz_h
-    // (exact to O(Δz_h²) ≈ 1e-14), for the last multiplier update λ ← λ + α Φ (000 eq. 19)
-    // and the reported violation. Energies and cylinder rates below use the same positions.
-    let m0 = model.n_constraints();
-    for r in 0..m0 {
-        let mut v = ws.ev.constraints.phi[r];
-        for j in 0..n {
-            v += ws.ev.constraints.jac[r * n + j] * ws.dx[j];
-        }
-        ws.ev.constraints.phi[r] = v;
-    }
-    for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
-        *l += alpha * phi;
-    }
-    for (sg, psi) in ws.lambda[m0..]
-        .iter_mut()
-        .zip(ws.ev.nonholonomic.psi.iter())
-    {
-        *sg += alpha * dt / 2.0 * psi;
-    }
-    // without constraints P = M′ and the projections are the identity: skipped (a tree). The
-    // nonholonomic rows B join the loop-closure rows Φ_z in both projections (B ż = 0,
-    // B z̈ + Ḃ ż = 0), so a tree with nonholonomic rows is projected.
-    let project = m0 + model.n_nonholonomic() > 0;
-    // P is symmetric positive definite (M′ > 0, the penalty term ≥ 0): factored by Cholesky where
-    // the buffers keep one (large systems, `Buffers::new`), by LU otherwise or when round-off
-    // makes a Cholesky pivot non-positive
-    let mut cholesky = false;
-    if project {
-        ws.counters.factorizations += 1;
-        if let Some(ch) = ws.projection_chol.as_mut() {
-            fill_projection(ch.values_mut(), &ws.ev, n, c * alpha);
-            cholesky = ch.factor().is_ok();
-        }
-        if !cholesky {
-            fill_projection(ws.projection.values_mut(), &ws.ev, n, c * alpha);
-        }
-    }
-    if project && !cholesky && ws.projection.factor().is_err() {
-        ws.ev.zd = zd_star;
-        return Err(newton_failure(
+    fn problem<'a>(
+        model: &'a Model,
+        st: &'a State,
+        ws: &'a mut Buffers,
+        own: &'a mut PenaltyWorkspace,
+    ) -> PenaltyNewton<'a> {
+        PenaltyNewton {
             model,
             st,
             ws,
-            iterations,
-            "singular projection matrix",
-        ));
-    }
-    if project {
-        mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
-        solve_projection(ws, cholesky, Rhs::Velocity);
-    } else {
-        ws.tmp[..n].copy_from_slice(&zd_star[..n]);
-    }
-    ws.ev.zd = zd_star;
-    // ż projected in tmp; velocity terms (Φ̇_z ż, cylinder rates) with it, at the same positions
-    let zd_proj = std::mem::take(&mut ws.tmp);
-    // friction states of the accepted iterate for the cylinder forces at the projected ż
-    ws.ev.fstate.copy_from_slice(&ws.x[model.layout.w.clone()]);
-    ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..n + nv]);
-    if !project {
-        ws.tmp2[..n].copy_from_slice(&ws.ev.zdd[..n]);
-    } else {
-        mat_vec(&mut ws.tmp2, &ws.ev.dynamics.mass, &ws.ev.zdd);
-    }
-    for (jr, a0) in ws
-        .ev
-        .constraints
-        .jac
-        .chunks_exact(n.max(1))
-        .zip(ws.ev.constraints.acc0.iter())
-        .chain(
-            ws.ev
-                .nonholonomic
-                .b
-                .chunks_exact(n.max(1))
-                .zip(ws.ev.nonholonomic.acc0.iter()),
-        )
-    {
-        let s = c * alpha * a0;
-        for (t, ji) in ws.tmp2.iter_mut().zip(jr.iter()) {
-            *t -= s * ji;
+            schur: &mut own.schur,
         }
     }
-    if project {
-        solve_projection(ws, cholesky, Rhs::Acceleration);
-    }
 
-    // ---- end stops
-    if let Err(e) = advance::check_stroke(model, st, &ws.ev.motion) {
+    /// The last multiplier update and the projections of ż and z̈ (000 eqs. 19–21); ż
+    /// projected into `ws.tmp`, z̈ into `ws.tmp2`, the cylinder ports at them in `ws.ev`.
+    fn project(
+        model: &Model,
+        st: &State,
+        ws: &mut Buffers,
+        _: &mut PenaltyWorkspace,
+        iterations: u32,
+    ) -> Result<(), StepError> {
+        let n = model.n_coords();
+        let nv = model.n_volumes();
+        let dt = model.solver.step_s;
+        let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
+        let alpha = newton::step_penalty(&model.solver);
+        // ---- projections (000 eqs. 20–21)
+        let z = &ws.x[..n];
+        for i in 0..n {
+            ws.ev.zd[i] = c1 * z[i] + ws.hist.zd_hat[i];
+            ws.ev.zdd[i] = c2 * z[i] + ws.hist.zdd_hat[i];
+        }
+        let zd_star = std::mem::take(&mut ws.ev.zd);
+        // The projections use M′ and Φ_z of the last Newton evaluation, at x_h = x − Δx_h: the
+        // accepted iterate differs from it by one converged increment (below the Newton
+        // tolerances), so re-evaluating the model there would change the projected rates by
+        // O(tolerance) only. Φ is carried to the accepted z to first order, Φ(z) = Φ(z_h) + Φ_z Δz_h
+        // (exact to O(Δz_h²) ≈ 1e-14), for the last multiplier update λ ← λ + α Φ (000 eq. 19)
+        // and the reported violation. Energies and cylinder rates below use the same positions.
+        let m0 = model.n_constraints();
+        for r in 0..m0 {
+            let mut v = ws.ev.constraints.phi[r];
+            for j in 0..n {
+                v += ws.ev.constraints.jac[r * n + j] * ws.dx[j];
+            }
+            ws.ev.constraints.phi[r] = v;
+        }
+        for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
+            *l += alpha * phi;
+        }
+        for (sg, psi) in ws.lambda[m0..]
+            .iter_mut()
+            .zip(ws.ev.nonholonomic.psi.iter())
+        {
+            *sg += alpha * dt / 2.0 * psi;
+        }
+        // without constraints P = M′ and the projections are the identity: skipped (a tree). The
+        // nonholonomic rows B join the loop-closure rows Φ_z in both projections (B ż = 0,
+        // B z̈ + Ḃ ż = 0), so a tree with nonholonomic rows is projected.
+        let project = m0 + model.n_nonholonomic() > 0;
+        // P is symmetric positive definite (M′ > 0, the penalty term ≥ 0): factored by Cholesky where
+        // the buffers keep one (large systems, `Buffers::new`), by LU otherwise or when round-off
+        // makes a Cholesky pivot non-positive
+        let mut cholesky = false;
+        if project {
+            ws.counters.factorizations += 1;
+            if let Some(ch) = ws.projection_chol.as_mut() {
+                fill_projection(ch.values_mut(), &ws.ev, n, c * alpha);
+                cholesky = ch.factor().is_ok();
+            }
+            if !cholesky {
+                fill_projection(ws.projection.values_mut(), &ws.ev, n, c * alpha);
+            }
+        }
+        if project && !cholesky && ws.projection.factor().is_err() {
+            ws.ev.zd = zd_star;
+            return Err(newton_failure(
+                model,
+                st,
+                ws,
+                iterations,
+                "singular projection matrix",
+            ));
+        }
+        if project {
+            mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
+            solve_projection(ws, cholesky, Rhs::Velocity);
+        } else {
+            ws.tmp[..n].copy_from_slice(&zd_star[..n]);
+        }
+        ws.ev.zd = zd_star;
+        // ż projected in tmp; velocity terms (Φ̇_z ż, cylinder rates) with it, at the same positions
+        let zd_proj = std::mem::take(&mut ws.tmp);
+        // friction states of the accepted iterate for the cylinder forces at the projected ż
+        ws.ev.fstate.copy_from_slice(&ws.x[model.layout.w.clone()]);
+        ws.ev.velocity_terms(model, &zd_proj[..n], &ws.x[n..n + nv]);
+        if !project {
+            ws.tmp2[..n].copy_from_slice(&ws.ev.zdd[..n]);
+        } else {
+            mat_vec(&mut ws.tmp2, &ws.ev.dynamics.mass, &ws.ev.zdd);
+        }
+        for (jr, a0) in ws
+            .ev
+            .constraints
+            .jac
+            .chunks_exact(n.max(1))
+            .zip(ws.ev.constraints.acc0.iter())
+            .chain(
+                ws.ev
+                    .nonholonomic
+                    .b
+                    .chunks_exact(n.max(1))
+                    .zip(ws.ev.nonholonomic.acc0.iter()),
+            )
+        {
+            let s = c * alpha * a0;
+            for (t, ji) in ws.tmp2.iter_mut().zip(jr.iter()) {
+                *t -= s * ji;
+            }
+        }
+        if project {
+            solve_projection(ws, cholesky, Rhs::Acceleration);
+        }
         ws.tmp = zd_proj;
-        return Err(e);
+        Ok(())
     }
 
-    // ---- commit
-    let mut report = StepReport {
-        iterations,
-        ..Default::default()
-    };
-    report.cavitation_onsets = advance::commit_pressures(model, st, dt, |v| {
-        let p_new = ws.x[n + v];
-        (p_new, c1 * p_new + ws.hist.pd_hat[v])
-    });
-    for i in 0..n {
-        st.z[i] = ws.x[i];
-        st.zd[i] = zd_proj[i];
-        st.zdd[i] = ws.tmp2[i];
+    fn error(_: &Model, _: &State, failure: StepError) -> StepError {
+        failure
     }
-    ws.tmp = zd_proj;
-    st.spool.copy_from_slice(&ws.spool_new);
-    st.lambda.copy_from_slice(&ws.lambda);
-    for j in 0..st.friction.len() {
-        let w = ws.x[n + nv + j];
-        let wd = c1 * w + ws.hist.wd_hat[j];
-        st.friction[j] = w;
-        st.friction_rate[j] = wd;
+
+    /// z, ż, z̈ (the projected rates), p and ṗ, λ, the friction and internal states, the
+    /// friction velocities and friction work.
+    fn commit(
+        model: &Model,
+        st: &mut State,
+        ws: &mut Buffers,
+        _: &mut PenaltyWorkspace,
+        report: &mut StepReport,
+    ) {
+        let n = model.n_coords();
+        let nv = model.n_volumes();
+        let dt = model.solver.step_s;
+        let c1 = 2.0 / dt;
+        report.cavitation_onsets = advance::commit_pressures(model, st, dt, |v| {
+            let p_new = ws.x[n + v];
+            (p_new, c1 * p_new + ws.hist.pd_hat[v])
+        });
+        for i in 0..n {
+            st.z[i] = ws.x[i];
+            st.zd[i] = ws.tmp[i];
+            st.zdd[i] = ws.tmp2[i];
+        }
+        st.lambda.copy_from_slice(&ws.lambda);
+        for j in 0..st.friction.len() {
+            let w = ws.x[n + nv + j];
+            let wd = c1 * w + ws.hist.wd_hat[j];
+            st.friction[j] = w;
+            st.friction_rate[j] = wd;
+        }
+        let e0 = model.layout.internal.start;
+        for (j, (e, ed)) in st
+            .internal
+            .iter_mut()
+            .zip(st.internal_rate.iter_mut())
+            .enumerate()
+        {
+            *e = ws.x[e0 + j];
+            *ed = c1 * *e + ws.hist.ed_hat[j];
+        }
+        for (v, m) in st.friction_velocity_m_s.iter_mut().zip(ws.ev.motion.iter()) {
+            *v = m.sd;
+        }
+        advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
+        advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
     }
-    let e0 = model.layout.internal.start;
-    for (j, (e, ed)) in st
-        .internal
-        .iter_mut()
-        .zip(st.internal_rate.iter_mut())
-        .enumerate()
-    {
-        *e = ws.x[e0 + j];
-        *ed = c1 * *e + ws.hist.ed_hat[j];
+
+    fn energies(
+        model: &Model,
+        st: &State,
+        ws: &Buffers,
+        _: &PenaltyWorkspace,
+        report: &mut StepReport,
+    ) {
+        advance::energies_and_violation(model, &ws.ev, &st.zd, report);
     }
-    for (v, m) in st.friction_velocity_m_s.iter_mut().zip(ws.ev.motion.iter()) {
-        *v = m.sd;
-    }
-    advance::friction_work(st, &ws.ev.friction_force, &ws.ev.motion, dt);
-    advance::joint_friction_work(st, model, &ws.ev.joint_friction_force, dt);
-    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
-    advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
-    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
-    Ok(report)
 }

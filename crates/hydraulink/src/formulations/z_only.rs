@@ -19,7 +19,8 @@
 
 use num_dual::Dual64;
 
-use crate::formulations::penalty::{self, StepReport};
+use crate::formulations::penalty;
+use crate::formulations::Stepper;
 use crate::mechanics::constraints;
 use crate::model::Model;
 use crate::pipeline::advance;
@@ -29,10 +30,18 @@ use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;
 use crate::StepError;
+use crate::StepReport;
 
 /// What a z-only formulation adds to the shared step: the cylinder forces of its residual, its
 /// rheonomic rows, and its part of the commit. The provided methods are the "none" answers.
-pub trait ZOnly {
+pub trait ZOnly: Sized {
+    /// Allocates the formulation's buffers for `model`.
+    fn new(model: &Model) -> Self;
+
+    /// Stage `initialize` (see `Stepper::initialize`): nothing unless the formulation keeps a
+    /// state of its own.
+    fn initialize(&mut self, _model: &Model, _st: &mut State, _ws: &mut Buffers) {}
+
     /// Stage `predict`, after `penalty::prepare`: the step's data that do not depend on z_k+1.
     fn prepare(&mut self, model: &Model, st: &State, ws: &mut Buffers);
 
@@ -190,7 +199,7 @@ fn failure(model: &Model, st: &State, ws: &Buffers, iterations: u32, reason: &st
 
 /// The Newton problem of guidance and multi-rate: x = z in `ws.x[..n]` (the pressures are not
 /// unknowns), f in `ws.ev.f`, the tangent in `ws.tangent`.
-struct ZOnlyNewton<'a, F: ZOnly> {
+pub struct ZOnlyNewton<'a, F: ZOnly> {
     model: &'a Model,
     st: &'a State,
     ws: &'a mut Buffers,
@@ -272,196 +281,226 @@ impl<F: ZOnly> NewtonProblem for ZOnlyNewton<'_, F> {
     }
 }
 
-/// Stage `restore`: the state's tangent (`State::tangent`, with the formulation's side data)
-/// factored again when the workspace does not hold it (see `penalty::restore_tangent`).
-fn restore_tangent<F: ZOnly>(st: &State, ws: &mut Buffers, f: &mut F) {
-    let cache = &st.tangent;
-    if !cache.needs_restore(ws.tangent_id) {
-        return;
-    }
-    ws.tangent_id = cache.id;
-    ws.tangent_valid = false;
-    if cache.id == 0
-        || cache.matrix.len() != ws.tangent.values().len()
-        || cache.side.len() != f.tangent_side().len()
-    {
-        return;
-    }
-    ws.tangent.values_mut().copy_from_slice(&cache.matrix);
-    f.tangent_side_mut().copy_from_slice(&cache.side);
-    ws.counters.factorizations += 1;
-    ws.factor_tangent();
-}
-
 /// Stage `predict` of the z-only step: the penalty step's (spools, history, predictors, λ⁰),
 /// the pressures held in x, then the formulation's.
+#[cfg(test)]
 pub(crate) fn prepare<F: ZOnly>(model: &Model, st: &State, ws: &mut Buffers, f: &mut F) {
+    crate::elements::hydraulics::advance_positions(
+        model,
+        st,
+        model.solver.step_s,
+        &mut ws.spool_new,
+    );
+    predict(model, st, ws, f);
+}
+
+/// Stage `predict` after the valves: the penalty step's history, predictors and λ⁰, the
+/// pressures held in x, then the formulation's.
+fn predict<F: ZOnly>(model: &Model, st: &State, ws: &mut Buffers, f: &mut F) {
     let n = model.n_coords();
-    penalty::prepare(model, st, ws);
+    penalty::predict(model, st, ws);
     ws.x[n..].copy_from_slice(&st.p);
     f.prepare(model, st, ws);
 }
 
-/// One step of an ALI3-P formulation whose Newton unknowns are z only. Newton (modified, with
-/// the penalty formulation's tangent-reuse policy), then the projections (000 eqs. 20–21, with
-/// the rheonomic terms of 004 eqs. 14–15), then commit. On error the state is unchanged.
-pub fn step<F: ZOnly>(
-    model: &Model,
-    st: &mut State,
-    ws: &mut Buffers,
-    f: &mut F,
-) -> Result<StepReport, StepError> {
-    let n = model.n_coords();
-    let dt = model.solver.step_s;
-    let c = dt * dt / 4.0;
-    let alpha = newton::step_penalty(&model.solver);
+/// An ALI3-P formulation whose Newton unknowns are z only, parametrized by what differs
+/// ([`ZOnly`]: the cylinder forces, the rheonomic rows, its part of the commit): kinematic
+/// guidance and multi-rate co-integration are this formulation with their `ZOnly`. Newton
+/// (modified, with the penalty formulation's tangent-reuse policy), then the projections
+/// (000 eqs. 20–21, with the rheonomic terms of 004 eqs. 14–15), then commit.
+pub struct ZOnlyStep<F>(std::marker::PhantomData<F>);
 
-    restore_tangent(st, ws, f);
-    prepare(model, st, ws, f);
+impl<F: ZOnly> Stepper for ZOnlyStep<F> {
+    type Workspace = F;
+    type Failure = StepError;
+    type Problem<'a>
+        = ZOnlyNewton<'a, F>
+    where
+        Self: 'a;
 
-    // Jacobian reuse as in the penalty formulation: a tangent of an earlier step is refreshed
-    // when it contracts by less than ×5, at most once per step: the multiplier updates converge
-    // linearly whatever the tangent, so a second fresh tangent would not speed them up (measured:
-    // no fewer iterations). (With ×2 instead of ×5: 2.16 instead of 1.88 iterations per step on
-    // the multi-rate quick-return.)
-    let iterations = newton::solve(
-        &mut ZOnlyNewton {
+    fn workspace(model: &Model) -> F {
+        F::new(model)
+    }
+
+    fn initialize(model: &Model, st: &mut State, ws: &mut Buffers, f: &mut F) {
+        f.initialize(model, st, ws);
+    }
+
+    /// The tangent ∂f/∂z and the formulation's side data.
+    fn load_tangent(ws: &mut Buffers, f: &mut F, matrix: &[f64], side: &[f64]) -> Option<bool> {
+        if matrix.len() != ws.tangent.values().len() || side.len() != f.tangent_side().len() {
+            return None;
+        }
+        ws.tangent.values_mut().copy_from_slice(matrix);
+        f.tangent_side_mut().copy_from_slice(side);
+        Some(ws.factor_tangent())
+    }
+
+    fn predict(model: &Model, st: &State, ws: &mut Buffers, f: &mut F) {
+        predict(model, st, ws, f);
+    }
+
+    /// Jacobian reuse as in the penalty formulation: a tangent of an earlier step is refreshed
+    /// when it contracts by less than ×5, at most once per step: the multiplier updates converge
+    /// linearly whatever the tangent, so a second fresh tangent would not speed them up
+    /// (measured: no fewer iterations). (With ×2 instead of ×5: 2.16 instead of 1.88 iterations
+    /// per step on the multi-rate quick-return.) One attempt.
+    fn policy(_: &Model, attempt: u32) -> Option<TangentPolicy> {
+        (attempt == 0).then_some(TangentPolicy {
+            keep_fresh: true,
+            ..TangentPolicy::MODIFIED
+        })
+    }
+
+    fn problem<'a>(
+        model: &'a Model,
+        st: &'a State,
+        ws: &'a mut Buffers,
+        f: &'a mut F,
+    ) -> ZOnlyNewton<'a, F> {
+        ZOnlyNewton {
             model,
             st,
             ws,
             f,
             evaluations: 0,
-        },
-        TangentPolicy {
-            keep_fresh: true,
-            ..TangentPolicy::MODIFIED
-        },
-        model.solver.max_iterations,
-    )?;
-
-    // ---- the last Newton evaluation, at x_h = x − Δx_h, serves the projections, as in the
-    // penalty formulation: the accepted iterate differs from it by one converged increment.
-    // Φ and Φ_g are carried to the accepted z to first order, Φ(z) = Φ(z_h) + Φ_z Δz_h, for the
-    // last multiplier update λ ← λ + αΦ (000 eq. 19); the multi-rate pressures are p_k+1(z_h),
-    // within the pressure tolerance of p_k+1(z) (convergence test above).
-    let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
-    for i in 0..n {
-        ws.ev.zd[i] = c1 * ws.x[i] + ws.hist.zd_hat[i];
-        ws.ev.zdd[i] = c2 * ws.x[i] + ws.hist.zdd_hat[i];
-    }
-    let m0 = model.n_constraints();
-    for r in 0..m0 {
-        let mut v = ws.ev.constraints.phi[r];
-        for j in 0..n {
-            v += ws.ev.constraints.jac[r * n + j] * ws.dx[j];
         }
-        ws.ev.constraints.phi[r] = v;
-    }
-    for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
-        *l += alpha * phi;
     }
 
-    // ---- projections (000 eqs. 20–21; 004 eqs. 14–15 for the rheonomic rows)
-    let zd_star = std::mem::take(&mut ws.ev.zd);
-    let ng = f.n_rows();
-    if ng > 0 {
-        f.rheonomic_terms(model, &ws.ev, &zd_star);
-        f.last_multiplier_update(alpha, &ws.dx, n);
-    }
-    penalty::projection_matrix(
-        ws.projection.values_mut(),
-        &ws.ev.dynamics.mass,
-        ws.ev
+    /// The last multiplier update and the projections of ż (into `ws.tmp`) and z̈ (into
+    /// `ws.tmp2`), the cylinder ports at them.
+    fn project(
+        model: &Model,
+        st: &State,
+        ws: &mut Buffers,
+        f: &mut F,
+        iterations: u32,
+    ) -> Result<(), StepError> {
+        let n = model.n_coords();
+        let dt = model.solver.step_s;
+        let c = dt * dt / 4.0;
+        let alpha = newton::step_penalty(&model.solver);
+        let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
+        // ---- the last Newton evaluation, at x_h = x − Δx_h, serves the projections, as in the
+        // penalty formulation: the accepted iterate differs from it by one converged increment.
+        // Φ and Φ_g are carried to the accepted z to first order, Φ(z) = Φ(z_h) + Φ_z Δz_h, for the
+        // last multiplier update λ ← λ + αΦ (000 eq. 19); the multi-rate pressures are p_k+1(z_h),
+        // within the pressure tolerance of p_k+1(z) (convergence test above).
+        for i in 0..n {
+            ws.ev.zd[i] = c1 * ws.x[i] + ws.hist.zd_hat[i];
+            ws.ev.zdd[i] = c2 * ws.x[i] + ws.hist.zdd_hat[i];
+        }
+        let m0 = model.n_constraints();
+        for r in 0..m0 {
+            let mut v = ws.ev.constraints.phi[r];
+            for j in 0..n {
+                v += ws.ev.constraints.jac[r * n + j] * ws.dx[j];
+            }
+            ws.ev.constraints.phi[r] = v;
+        }
+        for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
+            *l += alpha * phi;
+        }
+
+        // ---- projections (000 eqs. 20–21; 004 eqs. 14–15 for the rheonomic rows)
+        let zd_star = std::mem::take(&mut ws.ev.zd);
+        let ng = f.n_rows();
+        if ng > 0 {
+            f.rheonomic_terms(model, &ws.ev, &zd_star);
+            f.last_multiplier_update(alpha, &ws.dx, n);
+        }
+        penalty::projection_matrix(
+            ws.projection.values_mut(),
+            &ws.ev.dynamics.mass,
+            ws.ev
+                .constraints
+                .jac
+                .chunks_exact(n)
+                .chain(f.rows_jacobian()[..ng * n].chunks_exact(n)),
+            c * alpha,
+        );
+        ws.counters.factorizations += 1;
+        if ws.projection.factor().is_err() {
+            ws.ev.zd = zd_star;
+            return Err(failure(
+                model,
+                st,
+                ws,
+                iterations,
+                "singular projection matrix",
+            ));
+        }
+        penalty::mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
+        // − cα Φ_g,zᵀ Φ_t = + cα Φ_g,zᵀ ṡ_ref
+        for k in 0..ng {
+            let s = c * alpha * f.velocity_rhs(k);
+            for (t, ji) in ws
+                .tmp
+                .iter_mut()
+                .zip(f.rows_jacobian()[k * n..(k + 1) * n].iter())
+            {
+                *t += s * ji;
+            }
+        }
+        ws.projection.solve_in_place(&mut ws.tmp[..n]);
+        ws.ev.zd = zd_star;
+        let zd_proj = std::mem::take(&mut ws.tmp);
+        // velocity-product terms at the projected velocities
+        ws.ev.kin.velocities(model, &zd_proj[..n]);
+        constraints::evaluate_acc0(model, &ws.ev.kin, &mut ws.ev.constraints);
+        if ng > 0 {
+            f.rheonomic_terms(model, &ws.ev, &zd_proj[..n]);
+        }
+        penalty::mat_vec(&mut ws.tmp2, &ws.ev.dynamics.mass, &ws.ev.zdd);
+        for (jr, a0) in ws
+            .ev
             .constraints
             .jac
             .chunks_exact(n)
-            .chain(f.rows_jacobian()[..ng * n].chunks_exact(n)),
-        c * alpha,
-    );
-    ws.counters.factorizations += 1;
-    if ws.projection.factor().is_err() {
-        ws.ev.zd = zd_star;
-        return Err(failure(
-            model,
-            st,
-            ws,
-            iterations,
-            "singular projection matrix",
-        ));
-    }
-    penalty::mat_vec(&mut ws.tmp, &ws.ev.dynamics.mass, &zd_star);
-    // − cα Φ_g,zᵀ Φ_t = + cα Φ_g,zᵀ ṡ_ref
-    for k in 0..ng {
-        let s = c * alpha * f.velocity_rhs(k);
-        for (t, ji) in ws
-            .tmp
-            .iter_mut()
-            .zip(f.rows_jacobian()[k * n..(k + 1) * n].iter())
+            .zip(ws.ev.constraints.acc0.iter())
         {
-            *t += s * ji;
+            let s = c * alpha * a0;
+            for (t, ji) in ws.tmp2.iter_mut().zip(jr.iter()) {
+                *t -= s * ji;
+            }
         }
-    }
-    ws.projection.solve_in_place(&mut ws.tmp[..n]);
-    ws.ev.zd = zd_star;
-    let zd_proj = std::mem::take(&mut ws.tmp);
-    // velocity-product terms at the projected velocities
-    ws.ev.kin.velocities(model, &zd_proj[..n]);
-    constraints::evaluate_acc0(model, &ws.ev.kin, &mut ws.ev.constraints);
-    if ng > 0 {
-        f.rheonomic_terms(model, &ws.ev, &zd_proj[..n]);
-    }
-    penalty::mat_vec(&mut ws.tmp2, &ws.ev.dynamics.mass, &ws.ev.zdd);
-    for (jr, a0) in ws
-        .ev
-        .constraints
-        .jac
-        .chunks_exact(n)
-        .zip(ws.ev.constraints.acc0.iter())
-    {
-        let s = c * alpha * a0;
-        for (t, ji) in ws.tmp2.iter_mut().zip(jr.iter()) {
-            *t -= s * ji;
+        for k in 0..ng {
+            let s = c * alpha * f.acceleration_rhs(k);
+            for (t, ji) in ws
+                .tmp2
+                .iter_mut()
+                .zip(f.rows_jacobian()[k * n..(k + 1) * n].iter())
+            {
+                *t -= s * ji;
+            }
         }
-    }
-    for k in 0..ng {
-        let s = c * alpha * f.acceleration_rhs(k);
-        for (t, ji) in ws
-            .tmp2
-            .iter_mut()
-            .zip(f.rows_jacobian()[k * n..(k + 1) * n].iter())
-        {
-            *t -= s * ji;
-        }
-    }
-    ws.projection.solve_in_place(&mut ws.tmp2[..n]);
+        ws.projection.solve_in_place(&mut ws.tmp2[..n]);
 
-    // cylinder ports at the projected velocities
-    f.ports(model, ws, &zd_proj[..n]);
-
-    // ---- end stops
-    if let Err(e) = advance::check_stroke(model, st, &ws.ev.motion) {
+        // cylinder ports at the projected velocities
+        f.ports(model, ws, &zd_proj[..n]);
         ws.tmp = zd_proj;
-        return Err(e);
+        Ok(())
     }
 
-    // ---- commit
-    let mut report = StepReport {
-        iterations,
-        ..Default::default()
-    };
-    f.commit(model, st, &mut report);
-    for i in 0..n {
-        st.z[i] = ws.x[i];
-        st.zd[i] = zd_proj[i];
-        st.zdd[i] = ws.tmp2[i];
+    fn error(_: &Model, _: &State, failure: StepError) -> StepError {
+        failure
     }
-    ws.tmp = zd_proj;
-    st.spool.copy_from_slice(&ws.spool_new);
-    st.lambda.copy_from_slice(&ws.lambda);
-    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
-    advance::energies_and_violation(model, &ws.ev, &st.zd, &mut report);
-    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
-    Ok(report)
+
+    /// The formulation's part, then z, ż, z̈ (the projected rates) and λ.
+    fn commit(model: &Model, st: &mut State, ws: &mut Buffers, f: &mut F, report: &mut StepReport) {
+        let n = model.n_coords();
+        f.commit(model, st, report);
+        for i in 0..n {
+            st.z[i] = ws.x[i];
+            st.zd[i] = ws.tmp[i];
+            st.zdd[i] = ws.tmp2[i];
+        }
+        st.lambda.copy_from_slice(&ws.lambda);
+    }
+
+    fn energies(model: &Model, st: &State, ws: &Buffers, _: &F, report: &mut StepReport) {
+        advance::energies_and_violation(model, &ws.ev, &st.zd, report);
+    }
 }
 
 /// Test support: the dual tangent ∂f/∂z of the z-only residual against central differences of

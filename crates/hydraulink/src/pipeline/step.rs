@@ -3,14 +3,15 @@
 //! 1. `check_state`: NaN/Inf in the state is an error, never a reset;
 //! 2. `sample_inputs`: (u(t_k), u(t_k+1)) of every input into the state (a value set from
 //!    outside, or the signal), then `sample_element_inputs` into the evaluators;
-//! 3. the formulation (`formulation::Stepper`, dispatched through the closed enum
-//!    `workspace::FormulationWorkspace`): its stage `initialize` (its own state from the
-//!    relative one, at the first step), then its step (see `mechanics::semirecursive::penalty`
-//!    for the reference one): advance valves (every element's valve position at t_k+1 by its
-//!    own `Element::advance_position`, `hydraulics::advance_positions`) → history and
-//!    predictor → the one Newton solver
-//!    (`integrator::newton`: residual of every element through its ports, exact tangent,
-//!    solve, λ update) → projections → end stops and commit;
+//! 3. [`formulation_step`], the same for every formulation (`formulations::Stepper`,
+//!    dispatched through the closed enum `workspace::FormulationWorkspace`, statically): its
+//!    stage `initialize` (its own state from the relative one, at the first step) →
+//!    [`restore_tangent`] → advance valves (every element's valve position at t_k+1 by its own
+//!    `Element::advance_position`, `hydraulics::advance_positions`) → predict (history,
+//!    predictor, λ⁰) → the one Newton solver (`solver::newton::solve` on the formulation's
+//!    `NewtonProblem`: residual of every element through its ports, exact tangent, solve, λ
+//!    update; in the formulation's attempts from the same predictor) → project → end stops
+//!    → commit (its unknowns, then spools, actuator work and clock, energies, tangent);
 //! 4. stage `elements` (`element::commit`): element outputs and energy accounts at the
 //!    committed state;
 //! 5. stage `world` (`terrain::world::advance`, with a `[terrain]` only): the terrain and
@@ -18,6 +19,7 @@
 //!    the next step;
 //! 6. `sample_inputs` again, so a state read between steps holds its next step's inputs.
 
+use crate::elements::hydraulics;
 use crate::formulations::kinematic_guidance::KinematicGuidance;
 use crate::formulations::multirate::Multirate;
 use crate::formulations::Stepper;
@@ -25,10 +27,27 @@ use crate::formulations::{ali3p::Ali3p, i1al::I1al};
 use crate::formulations::{double_step::DoubleStep, penalty::Penalty};
 use crate::model::inputs;
 use crate::model::Model;
+use crate::pipeline::advance;
 use crate::pipeline::buffers::Buffers;
 use crate::pipeline::workspace::{FormulationWorkspace, Workspace};
+use crate::solver::newton;
 use crate::state::State;
-use crate::{StepError, StepReport};
+use crate::StepError;
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepReport {
+    /// Newton iterations (linear solves).
+    pub iterations: u32,
+    /// Bit i set: volume i dropped below 0 Pa (absolute) during this step.
+    pub cavitation_onsets: u64,
+    /// Kinetic energy at the end of the step [J].
+    pub kinetic_j: f64,
+    /// Potential energy at the end of the step [J].
+    pub potential_j: f64,
+    /// ‖Φ‖ at the end of the step.
+    pub constraint_violation: f64,
+}
 
 /// Rejects NaN/Inf in the state before a step (an error, never a reset), naming the entry by
 /// its layout name (`model::layout`).
@@ -107,16 +126,91 @@ pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
     }
 }
 
-/// Stage `formulation`: the formulation's `initialize` (its own state, at the first step), then
-/// its step.
-fn formulation_step<F: Stepper>(
+/// Stage `restore`: when the workspace does not hold the state's tangent (a fresh simulation
+/// given a cloned state, or a step that failed after refreshing), the formulation's factors are
+/// rebuilt from `State::tangent` (or dropped when the state carries none, or one of other
+/// sizes), so the iterates depend on the state alone. The one tangent-restore policy of every
+/// formulation; the formulation only loads and factors (`Stepper::load_tangent`).
+pub fn restore_tangent<F: Stepper>(st: &State, ws: &mut Buffers, own: &mut F::Workspace) {
+    let cache = &st.tangent;
+    if !cache.needs_restore(ws.tangent_id) {
+        return;
+    }
+    ws.tangent_id = cache.id;
+    ws.tangent_valid = false;
+    if cache.id == 0 {
+        return;
+    }
+    if let Some(factored) = F::load_tangent(ws, own, &cache.matrix, &cache.side) {
+        ws.counters.factorizations += 1;
+        ws.tangent_valid = factored;
+    }
+}
+
+/// Stage `formulation`: one step Δt of formulation `F`, top-down. On error `st` is left at the
+/// last converged step (except for the one-time filling of the formulation's own state).
+pub fn formulation_step<F: Stepper>(
     model: &Model,
     st: &mut State,
     ws: &mut Buffers,
     own: &mut F::Workspace,
 ) -> Result<StepReport, StepError> {
+    let dt = model.solver.step_s;
+    // its own state from the relative one (the first step)
     F::initialize(model, st, ws, own);
-    F::step(model, st, ws, own)
+    F::available(model, own)?;
+    // restore → advance valves → predict
+    restore_tangent::<F>(st, ws, own);
+    hydraulics::advance_positions(model, st, dt, &mut ws.spool_new);
+    F::predict(model, st, ws, own);
+    // Newton → project; predicted anew and solved again when the formulation asks
+    let iterations = loop {
+        match newton_and_project::<F>(model, st, ws, own) {
+            Ok(iterations) => break iterations,
+            Err(failure) if F::retry(model, st, ws, own, &failure) => {}
+            Err(failure) => return Err(F::error(model, st, failure)),
+        }
+    };
+    // end stops
+    advance::check_stroke(model, st, &ws.ev.motion)?;
+    // commit: the formulation's unknowns, the spools, the actuator work and the clock, the
+    // energies, the tangent
+    let mut report = StepReport {
+        iterations,
+        ..Default::default()
+    };
+    F::commit(model, st, ws, own, &mut report);
+    st.spool.copy_from_slice(&ws.spool_new);
+    advance::work_and_clock(st, &ws.ev.cylinder_force, &ws.ev.motion, dt);
+    F::energies(model, st, ws, own, &mut report);
+    st.tangent.commit(ws.tangent_id, &ws.tangent_pending);
+    Ok(report)
+}
+
+/// The one Newton (`solver::newton::solve`) on the formulation's problem, in its attempts from
+/// the same predictor (`Stepper::policy`), then its projection. Returns the iterations of the
+/// accepted solve.
+fn newton_and_project<F: Stepper>(
+    model: &Model,
+    st: &State,
+    ws: &mut Buffers,
+    own: &mut F::Workspace,
+) -> Result<u32, F::Failure> {
+    let mut attempt = 0;
+    let iterations = loop {
+        let policy = F::policy(model, attempt).expect("a formulation has a first attempt");
+        if attempt > 0 {
+            F::restart(ws, own);
+        }
+        let problem = &mut F::problem(model, st, ws, own);
+        match newton::solve(problem, policy, model.solver.max_iterations) {
+            Ok(iterations) => break iterations,
+            Err(e) if F::policy(model, attempt + 1).is_none() => return Err(e),
+            Err(_) => attempt += 1,
+        }
+    };
+    F::project(model, st, ws, own, iterations)?;
+    Ok(iterations)
 }
 
 /// Advances `st` by one step. On error `st` is left at the last converged step.
