@@ -5,7 +5,7 @@
 use hydraulink::elements::component::Component;
 use hydraulink::elements::element::{Element, PortState};
 use hydraulink::elements::hydraulics::{accumulator, check_valve, relief_valve};
-use hydraulink::mechanics::{end_stop, spring_damper};
+use hydraulink::elements::{end_stop, spring_damper};
 use hydraulink::model::{Frame, FramePoint, Node, VolumeId, V3};
 use num_dual::Dual64;
 use proptest::prelude::*;
