@@ -128,13 +128,14 @@ fn holding_motors(model: &hydraulink::Model, v: usize) -> Option<String> {
     let names: Vec<String> = model
         .elements
         .iter()
-        .filter_map(|e| match e {
-            hydraulink::elements::component::Component::HydraulicMotor(mo)
-                if [mo.a, mo.b].contains(&here) =>
-            {
-                Some(format!("'{}'", mo.name))
-            }
-            _ => None,
+        .filter_map(|e| {
+            // an element that turns its joint with the pressures of its nodes: a motor
+            let ports = e.ports();
+            let holds = matches!(
+                ports.mech,
+                hydraulink::elements::element::MechPort::Joint(_)
+            ) && ports.nodes.contains(&Some(here));
+            holds.then(|| format!("'{}'", e.name()))
         })
         .collect();
     match names.as_slice() {

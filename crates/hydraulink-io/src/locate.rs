@@ -403,7 +403,7 @@ fn key_of_line(text: &str, offset: usize) -> Vec<Segment> {
 }
 
 /// The noun of the `[[elements]]` entry at `segments[1]`, from its `type` as
-/// `hydraulink::elements::component::ComponentSpec::noun` names it; `element` for a missing or unknown type.
+/// `hydraulink::elements::component::ComponentSpec::noun_of_type` names it; `element` for a missing or unknown type.
 fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
     let Some(Segment::Index(index)) = segments.get(1) else {
         return "element";
@@ -416,28 +416,8 @@ fn element_noun(doc: &DeTable<'_>, segments: &[Segment]) -> &'static str {
         .and_then(|element| element.get_ref().as_table())
         .and_then(|table| table.get("type"))
         .and_then(|kind| kind.get_ref().as_str());
-    match kind {
-        // the 4/3 and bridge valves are named `valve`, as in their hydraulics sections
-        Some("valve_4_3") | Some("bridge_valve") => "valve",
-        Some("relief_valve") => "relief valve",
-        Some("check_valve") => "check valve",
-        Some("port_relief") => "port relief",
-        Some("throttle") => "throttle",
-        Some("accumulator") => "accumulator",
-        Some("fixed_pump") => "fixed pump",
-        Some("pc_pump") => "pressure-compensated pump",
-        Some("hose") => "hose",
-        Some("spring_damper") => "spring-damper",
-        Some("end_stop") => "end stop",
-        Some("point_force") => "point force",
-        Some("torque") => "torque",
-        Some("joint_force") => "joint force",
-        Some("hydraulic_motor") => "hydraulic motor",
-        Some("counterbalance_valve") => "counterbalance valve",
-        Some("obb_contact") => "contact",
-        Some("bucket_dig") => "bucket",
-        _ => "element",
-    }
+    kind.and_then(hydraulink::elements::component::ComponentSpec::noun_of_type)
+        .unwrap_or("element")
 }
 
 /// The element a path belongs to, named as `hydraulink::ModelError` names it: `body 'body2'`,

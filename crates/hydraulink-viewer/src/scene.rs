@@ -265,10 +265,7 @@ pub fn obstacles(model: &hydraulink::Model) -> Vec<SceneObstacle> {
     use hydraulink::contact::obb_contact::Obstacle;
     let mut out: Vec<SceneObstacle> = Vec::new();
     for e in &model.elements {
-        let hydraulink::elements::component::Component::ObbContact(c) = e else {
-            continue;
-        };
-        for o in &c.obstacles {
+        for o in e.obstacles() {
             let s = match o {
                 Obstacle::Plane { point, normal } => SceneObstacle {
                     kind: "plane".into(),

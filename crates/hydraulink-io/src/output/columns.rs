@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use hydraulink::elements::element::Variable;
+use hydraulink::elements::element::{Element as _, Variable};
 use hydraulink::Model;
 use serde::{Deserialize, Serialize};
 
@@ -234,7 +234,7 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
         for v in vars.drain(..) {
             let quantity = v.name.rsplit('.').next().unwrap_or_default().to_string();
             let description = if quantity == "power_w" {
-                power_description(e.name(), power_meaning(e))
+                power_description(e.name(), e.power_meaning())
             } else {
                 format!("{} of element '{}'", quantity.replace('_', " "), e.name())
             };
@@ -289,16 +289,4 @@ fn power_description(name: &str, meaning: &str) -> String {
         "hydraulic power taken from the circuit by '{name}', −Σ p_i Q_i over its ports (Q_i the \
          flow it sends into port i): {meaning}"
     )
-}
-
-/// What `power_w` means for element `e`.
-fn power_meaning(e: &hydraulink::elements::component::Component) -> &'static str {
-    use hydraulink::elements::component::Component as C;
-    match e {
-        C::FixedPump(_) | C::PcPump(_) => {
-            "negative while it pumps, minus the hydraulic power it delivers, (p_out − p_in) Q"
-        }
-        C::HydraulicMotor(_) => "the hydraulic power that drives it, ≥ 0 while it motors",
-        _ => "the power it dissipates (Δp Q), ≥ 0",
-    }
 }

@@ -172,6 +172,9 @@ impl Element for Component {
     fn domain(&self) -> EnergyDomain {
         dispatch!(self, e => e.domain())
     }
+    fn power_meaning(&self) -> &'static str {
+        dispatch!(self, e => e.power_meaning())
+    }
     fn outputs(
         &self,
         at: &PortState<f64>,
@@ -240,6 +243,14 @@ impl Component {
         match self {
             Component::ObbContact(c) => Some(c.hit_gap_s),
             _ => None,
+        }
+    }
+    /// The static obstacles the element tests contact against, for the scene of the viewer
+    /// (a contact, [`crate::contact::obb_contact`]); empty for the others.
+    pub fn obstacles(&self) -> &[crate::contact::obb_contact::Obstacle] {
+        match self {
+            Component::ObbContact(c) => &c.obstacles,
+            _ => &[],
         }
     }
     /// True when the element acts on the mechanism.
@@ -395,6 +406,33 @@ impl ComponentSpec {
             ComponentSpec::ObbContact(_) => "contact",
             ComponentSpec::BucketDig(_) => "bucket",
         }
+    }
+    /// The noun of an `[[elements]]` entry of `type = "<tag>"` (as [`ComponentSpec::noun`]
+    /// names the parsed entry), for the errors located on a model file that does not parse;
+    /// `None` for an unknown tag.
+    pub fn noun_of_type(tag: &str) -> Option<&'static str> {
+        Some(match tag {
+            "valve_4_3" | "bridge_valve" => "valve",
+            "relief_valve" => "relief valve",
+            "check_valve" => "check valve",
+            "port_relief" => "port relief",
+            "throttle" => "throttle",
+            "accumulator" => "accumulator",
+            "fixed_pump" => "fixed pump",
+            "pc_pump" => "pressure-compensated pump",
+            "ls_shuttle" => "load-sensing shuttle",
+            "hose" => "hose",
+            "spring_damper" => "spring-damper",
+            "end_stop" => "end stop",
+            "point_force" => "point force",
+            "torque" => "torque",
+            "joint_force" => "joint force",
+            "hydraulic_motor" => "hydraulic motor",
+            "counterbalance_valve" => "counterbalance valve",
+            "obb_contact" => "contact",
+            "bucket_dig" => "bucket",
+            _ => return None,
+        })
     }
     /// The field that gives the element internal states (Newton unknowns of its own), when it
     /// does: `poppet_time_constant_s` of a relief valve with a poppet lag. Formulations other

@@ -345,6 +345,12 @@ pub trait Element {
     fn power(&self, at: &PortState<f64>, e: &PortEffort<f64>) -> Power;
     /// Which balance its energy belongs to.
     fn domain(&self) -> EnergyDomain;
+    /// What its `<name>.power_w` column ([`describe_power`], −Σ p_i Q_i) means for this kind of
+    /// element, in the words of the output columns' descriptions (`hydraulink-io`'s
+    /// `columns.json`): by default the power it dissipates.
+    fn power_meaning(&self) -> &'static str {
+        "the power it dissipates (Δp Q), ≥ 0"
+    }
     /// Output values at `at`, `e`, in the order of [`Element::describe`], into `out`; returns
     /// how many (at most [`MAX_OUTPUTS`]).
     fn outputs(

@@ -40,13 +40,12 @@
 //! (`integrator::multirate`), which feeds the cylinder forces from a sub-integrated hydraulics
 //! instead; this module supplies the guidance rows through `z_only::ZOnly`.
 
-use nalgebra::Vector3;
 use num_dual::Dual64;
 
 use crate::elements::hydraulics::CylinderMotion;
 use crate::formulations::z_only::{self, ZOnly};
 use crate::mechanics::constraints;
-use crate::mechanics::kinematics::for_each_on_path;
+use crate::mechanics::ports::Line;
 use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, SignalSpec};
 use crate::model::Model;
 use crate::pipeline::assembly::Evaluator;
@@ -145,16 +144,6 @@ pub fn replay_spec(spec: &ModelSpec, times: &[f64], recorded: &[Recorded]) -> Mo
     out
 }
 
-/// Pin geometry of cylinder `cyl`: (r_base, r_rod, n, s).
-#[inline]
-fn pins<S: Real>(
-    ev: &Evaluator<S>,
-    cyl: &crate::model::Cylinder,
-) -> (Vector3<S>, Vector3<S>, Vector3<S>, S) {
-    let line = crate::mechanics::ports::Line::at(&ev.kin, &cyl.base, &cyl.rod);
-    (line.rb, line.rr, line.n, line.s)
-}
-
 /// Guided evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`): kinematics, body terms, the guidance
 /// forces F_c = −(α(s_c − s_ref,c) + λ_g,c), M′, Q′, Φ, Φ_z.
 fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceWorkspace) {
@@ -179,16 +168,12 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
     ev.dynamics.save_body_terms();
     for (k, g) in model.solver.guidance.iter().enumerate() {
         let cyl = &model.hydraulics.cylinders[g.cylinder.0];
-        let (rb, rr, nv, s) = pins(ev, cyl);
-        let vb = ev.kin.point_velocity(cyl.base.frame, &rb);
-        let vr = ev.kin.point_velocity(cyl.rod.frame, &rr);
-        let sd = nv.dot(&(vr - vb));
+        let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
+        let (s, sd) = (line.s, line.rate(&ev.kin, &cyl.base, &cyl.rod));
         ev.motion[g.cylinder.0] = CylinderMotion { s, sd };
         let f = -((s - gw.s_ref[k]) * alpha + gw.lambda[k]);
         ev.cylinder_force[g.cylinder.0] = f;
-        let fv = nv * f;
-        ev.dynamics.add_point_force(cyl.rod.frame, &rr, &fv);
-        ev.dynamics.add_point_force(cyl.base.frame, &rb, &(-fv));
+        line.apply(&mut ev.dynamics, &cyl.base, &cyl.rod, f);
     }
     ev.dynamics.accumulate(model, &ev.kin);
     if model.has_mechanical_elements {
@@ -278,23 +263,16 @@ fn guidance_terms(model: &Model, ev: &Evaluator<f64>, gw: &mut GuidanceWorkspace
     let n = model.n_coords();
     for (k, g) in model.solver.guidance.iter().enumerate() {
         let cyl = &model.hydraulics.cylinders[g.cylinder.0];
-        let (rb, rr, nv, s) = pins(ev, cyl);
-        gw.phi[k] = s - gw.s_ref[k];
+        let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
+        gw.phi[k] = line.s - gw.s_ref[k];
         let row = &mut gw.jac[k * n..(k + 1) * n];
-        row.fill(0.0);
-        for_each_on_path(model, cyl.rod.frame, |i| {
-            row[i] += nv.dot(&ev.kin.point_jacobian_col(i, &rr))
-        });
-        for_each_on_path(model, cyl.base.frame, |i| {
-            row[i] -= nv.dot(&ev.kin.point_jacobian_col(i, &rb))
-        });
-        let vb = ev.kin.point_velocity(cyl.base.frame, &rb);
-        let vr = ev.kin.point_velocity(cyl.rod.frame, &rr);
-        let dd = vr - vb;
+        line.jacobian_row(model, &ev.kin, &cyl.base, &cyl.rod, row);
+        let (vb, vr) = line.velocities(&ev.kin, &cyl.base, &cyl.rod);
+        // ṡ = Φ_g,z ż, the row's own product (not n·(ṙ₂ − ṙ₁): the same up to rounding)
         let sd: f64 = row.iter().zip(zd.iter()).map(|(a, b)| a * b).sum();
-        let ab = ev.kin.point_acc0(cyl.base.frame, &rb, &vb);
-        let ar = ev.kin.point_acc0(cyl.rod.frame, &rr, &vr);
-        gw.acc0[k] = nv.dot(&(ar - ab)) + (dd.dot(&dd) - sd * sd) / s;
+        let ab = ev.kin.point_acc0(cyl.base.frame, &line.rb, &vb);
+        let ar = ev.kin.point_acc0(cyl.rod.frame, &line.rr, &vr);
+        gw.acc0[k] = line.acceleration_bias(&vb, &vr, &ab, &ar, sd);
     }
 }
 
@@ -325,7 +303,8 @@ impl ZOnly for GuidanceWorkspace {
         let n = model.n_coords();
         ev.kin.positions(model, &x[..n]);
         for (k, g) in model.solver.guidance.iter().enumerate() {
-            let (_, _, _, s) = pins(ev, &model.hydraulics.cylinders[g.cylinder.0]);
+            let cyl = &model.hydraulics.cylinders[g.cylinder.0];
+            let s = Line::at(&ev.kin, &cyl.base, &cyl.rod).s;
             self.lambda[k] += alpha * (s - self.s_ref[k]);
         }
     }

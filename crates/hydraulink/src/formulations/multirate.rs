@@ -43,6 +43,7 @@ use num_dual::Dual64;
 use crate::elements::element::Element;
 use crate::elements::hydraulics::{self, fluid, reduced, volume, CylinderMotion};
 use crate::formulations::z_only::{self, ZOnly};
+use crate::mechanics::ports::Line;
 use crate::model::spec::HydraulicIntegrator;
 use crate::model::Model;
 use crate::model::VolumeId;
@@ -197,8 +198,7 @@ fn prepare(model: &Model, st: &State, ws: &mut Buffers, plan: &mut Plan) {
     plan.p0.copy_from_slice(&st.p);
     ws.ev.kin.positions(model, &st.z);
     for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        let d = ws.ev.kin.point(&cyl.rod) - ws.ev.kin.point(&cyl.base);
-        plan.s0[c] = d.norm();
+        plan.s0[c] = Line::at(&ws.ev.kin, &cyl.base, &cyl.rod).s;
     }
     let nvp = model.n_valve_positions();
     let nsub = model.solver.hydraulic_substeps as usize;
@@ -239,8 +239,7 @@ pub(crate) fn evaluate<S: Real>(
     let n = model.n_coords();
     ev.kin.positions(model, &ev.x[..n]);
     for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-        let d = ev.kin.point(&cyl.rod) - ev.kin.point(&cyl.base);
-        sub.s1[c] = d.dot(&d).sqrt();
+        sub.s1[c] = Line::at(&ev.kin, &cyl.base, &cyl.rod).s;
     }
     integrate(model, sub, plan);
     let nvp = model.n_valve_positions();

@@ -21,9 +21,21 @@ use crate::model::ids::FramePoint;
 use crate::model::Model;
 use crate::solver::real::Real;
 
-/// A line port in relative coordinates: the two points, the unit direction, the length and its
-/// rate (000 eq. 45). The one place that maps relative coordinates to (s, ṡ): cylinders,
-/// kinematic guidance and the elements' line ports all use it.
+/// A line port between two points, the one mapping of point positions and velocities to the
+/// port state (000 eq. 45):
+///
+/// ```text
+///   s = ‖r₂ − r₁‖,  n = (r₂ − r₁)/s,  ṡ = n·(ṙ₂ − ṙ₁),  ∂s/∂r₂ = nᵀ = −∂s/∂r₁
+///   s̈ = n·(r̈₂ − r̈₁) + (‖ṙ₂ − ṙ₁‖² − ṡ²)/s
+///   force F (positive pushes apart): F n on r₂, −F n on r₁
+/// ```
+///
+/// Written once for every coordinate set: [`Line::between`] and [`Line::rate_of`] take the two
+/// points' positions and velocities, whoever computes them. Relative coordinates get them from
+/// the tree kinematics ([`Line::at`], [`Line::rate`], [`Line::jacobian_row`]), natural
+/// coordinates from r = C q + c (`mechanics::global::line`). Its users: the cylinders (the
+/// `Evaluator`'s fast path, natural coordinates, kinematic guidance, multi-rate's s_k), and every
+/// element with a line port (`body_forces`, `element_energy`, `global::element_forces`).
 #[derive(Debug, Clone, Copy)]
 pub struct Line<S: Real> {
     /// Base point r₁ [m].
@@ -37,10 +49,9 @@ pub struct Line<S: Real> {
 }
 
 impl<S: Real> Line<S> {
-    /// The line between `base` and `rod` at the positions of `kin`.
+    /// The line from the base point `rb` to the rod point `rr`: s = ‖r₂ − r₁‖, n = (r₂ − r₁)/s.
     #[inline]
-    pub fn at(kin: &Kinematics<S>, base: &FramePoint, rod: &FramePoint) -> Self {
-        let (rb, rr) = (kin.point(base), kin.point(rod));
+    pub fn between(rb: Vector3<S>, rr: Vector3<S>) -> Self {
         let d = rr - rb;
         let s = d.dot(&d).sqrt();
         Line {
@@ -51,20 +62,88 @@ impl<S: Real> Line<S> {
         }
     }
 
+    /// ṡ = n·(ṙ₂ − ṙ₁) from the base point's velocity `vb` and the rod point's `vr` [m/s].
+    #[inline]
+    pub fn rate_of(&self, vb: &Vector3<S>, vr: &Vector3<S>) -> S {
+        self.n.dot(&(vr - vb))
+    }
+
+    /// s̈ without the accelerations' z̈ part: n·(a₂ − a₁) + (‖ṙ₂ − ṙ₁‖² − ṡ²)/s from the
+    /// velocities `vb`, `vr`, the velocity-only accelerations `ab`, `ar` and the rate `sd`
+    /// (the derivative of ṡ = n·(ṙ₂ − ṙ₁) with ṅ = ((ṙ₂ − ṙ₁) − n ṡ)/s).
+    #[inline]
+    pub fn acceleration_bias(
+        &self,
+        vb: &Vector3<S>,
+        vr: &Vector3<S>,
+        ab: &Vector3<S>,
+        ar: &Vector3<S>,
+        sd: S,
+    ) -> S {
+        let dd = vr - vb;
+        self.n.dot(&(ar - ab)) + (dd.dot(&dd) - sd * sd) / self.s
+    }
+
+    /// The force F n the line applies to the rod point (−F n to the base point).
+    #[inline(always)]
+    pub fn force(&self, f: S) -> Vector3<S> {
+        self.n * f
+    }
+
+    /// The line between `base` and `rod` at the positions of `kin`.
+    #[inline]
+    pub fn at(kin: &Kinematics<S>, base: &FramePoint, rod: &FramePoint) -> Self {
+        Line::between(kin.point(base), kin.point(rod))
+    }
+
+    /// The velocities ṙ₁, ṙ₂ of the two points at the velocities of `kin` [m/s].
+    #[inline]
+    pub fn velocities(
+        &self,
+        kin: &Kinematics<S>,
+        base: &FramePoint,
+        rod: &FramePoint,
+    ) -> (Vector3<S>, Vector3<S>) {
+        (
+            kin.point_velocity(base.frame, &self.rb),
+            kin.point_velocity(rod.frame, &self.rr),
+        )
+    }
+
     /// ṡ = n·(ṙ₂ − ṙ₁) at the velocities of `kin` [m/s].
     #[inline]
     pub fn rate(&self, kin: &Kinematics<S>, base: &FramePoint, rod: &FramePoint) -> S {
-        let vb = kin.point_velocity(base.frame, &self.rb);
-        let vr = kin.point_velocity(rod.frame, &self.rr);
-        self.n.dot(&(vr - vb))
+        let (vb, vr) = self.velocities(kin, base, rod);
+        self.rate_of(&vb, &vr)
     }
 
     /// Adds the line force F (positive pushes apart): F n on the rod point, −F n on the base.
     #[inline(always)]
     pub fn apply(&self, dy: &mut Dynamics<S>, base: &FramePoint, rod: &FramePoint, f: S) {
-        let fv = self.n * f;
+        let fv = self.force(f);
         dy.add_point_force(rod.frame, &self.rr, &fv);
         dy.add_point_force(base.frame, &self.rb, &(-fv));
+    }
+}
+
+impl Line<f64> {
+    /// The row ∂s/∂z = n·∂r₂/∂z − n·∂r₁/∂z at the positions of `kin` into `row` (zeroed first;
+    /// the columns on the paths of the two frames).
+    pub fn jacobian_row(
+        &self,
+        model: &Model,
+        kin: &Kinematics<f64>,
+        base: &FramePoint,
+        rod: &FramePoint,
+        row: &mut [f64],
+    ) {
+        row.fill(0.0);
+        crate::mechanics::kinematics::for_each_on_path(model, rod.frame, |i| {
+            row[i] += self.n.dot(&kin.point_jacobian_col(i, &self.rr))
+        });
+        crate::mechanics::kinematics::for_each_on_path(model, base.frame, |i| {
+            row[i] -= self.n.dot(&kin.point_jacobian_col(i, &self.rb))
+        });
     }
 }
 

@@ -294,6 +294,10 @@ impl Element for HydraulicMotor {
     fn domain(&self) -> EnergyDomain {
         EnergyDomain::Mechanical
     }
+    /// The hydraulic power that drives it.
+    fn power_meaning(&self) -> &'static str {
+        "the hydraulic power that drives it, ≥ 0 while it motors"
+    }
     fn outputs(
         &self,
         at: &PortState<f64>,

@@ -408,6 +408,10 @@ impl Element for PcPump {
     fn domain(&self) -> EnergyDomain {
         EnergyDomain::Hydraulic
     }
+    /// Minus the hydraulic power it delivers.
+    fn power_meaning(&self) -> &'static str {
+        "negative while it pumps, minus the hydraulic power it delivers, (p_out − p_in) Q"
+    }
     fn outputs(
         &self,
         at: &PortState<f64>,

@@ -22,6 +22,7 @@ use num_dual::Dual64;
 
 use crate::elements::hydraulics::{self, cylinder, reduced, CylinderMotion};
 use crate::mechanics::kinematics::Kinematics;
+use crate::mechanics::ports::Line;
 use crate::model::Model;
 use crate::solver::linalg::{DenseCholesky, DenseLu};
 use crate::solver::real::Real;
@@ -249,16 +250,14 @@ pub fn natural(model: &Model) -> &NaturalModel {
 }
 
 /// The line port in natural coordinates, the one mapping of (q, q̇) to (n, s, ṡ) for
-/// cylinders and elements: r = C q + c is linear, s = ‖r_rod − r_base‖, n = (r_rod − r_base)/s,
-/// ṡ = n·(ṙ_rod − ṙ_base) (000 eq. 45). The force F n maps back as Cᵀ F n (`Lin::add_grad`).
+/// cylinders and elements: r = C q + c is linear, and the line port of these two points
+/// (`mechanics::ports::Line`: s = ‖r_rod − r_base‖, n = (r_rod − r_base)/s,
+/// ṡ = n·(ṙ_rod − ṙ_base), 000 eq. 45). The force F n maps back as Cᵀ F n (`Lin::add_grad`).
 #[inline]
 pub fn line<S: Real>(pts: &NatCylinder, q: &[S], qd: &[S]) -> (Vector3<S>, S, S) {
-    let (rb, rr) = (pts.base.eval(q), pts.rod.eval(q));
-    let d = rr - rb;
-    let s = d.dot(&d).sqrt();
-    let n: Vector3<S> = d / s;
-    let sd = n.dot(&(pts.rod.rate(qd) - pts.base.rate(qd)));
-    (n, s, sd)
+    let line = Line::between(pts.base.eval(q), pts.rod.eval(q));
+    let sd = line.rate_of(&pts.base.rate(qd), &pts.rod.rate(qd));
+    (line.n, line.s, sd)
 }
 
 /// Cylinder ports in natural coordinates: s = |r_rod − r_base|, ṡ = n·(ṙ_rod − ṙ_base)
