@@ -35,8 +35,8 @@
 //! An unknown name is an [`InputError::Unknown`] that lists the model's input names.
 
 use crate::elements::element::{PortEffort, PortState};
-use crate::pipeline::step_control;
 use crate::model::Model;
+use crate::pipeline::step_control;
 use crate::pipeline::workspace::Workspace;
 use crate::pipeline::{initialization, step};
 use crate::state::State;
@@ -644,7 +644,8 @@ fn row_at(
     // the outputs of one element at a time, computed at its first column
     let mut buf = [0.0; crate::elements::element::MAX_OUTPUTS];
     let mut buffered = None;
-    let (mut cylinder_buf, mut cylinder_buffered) = ([0.0; crate::elements::element::MAX_OUTPUTS], None);
+    let (mut cylinder_buf, mut cylinder_buffered) =
+        ([0.0; crate::elements::element::MAX_OUTPUTS], None);
     for (out, c) in row.iter_mut().zip(columns) {
         *out = match c.source {
             Source::Time => st.t_s,
@@ -690,7 +691,8 @@ fn row_at(
                         e.outputs(&vals.at[element], &vals.effort[element], &mut buf);
                     } else {
                         // a hydraulic element: evaluated here, at the state
-                        let at = crate::pipeline::element_energy::hydraulic_port_state(m, st, element);
+                        let at =
+                            crate::pipeline::element_energy::hydraulic_port_state(m, st, element);
                         e.outputs(&at, &e.evaluate(&at), &mut buf);
                     }
                     buffered = Some(element);
@@ -703,9 +705,7 @@ fn row_at(
             Source::ElementHits(i) => f64::from(acc.hits[i].hits),
             Source::ElementHitForce(i) => acc.hits[i].last_hit_force_n,
             Source::ElementPeakForce(i) => acc.hits[i].peak_force_n,
-            Source::Partition => {
-                crate::formulations::double_step::first_independent(m, st)
-            }
+            Source::Partition => crate::formulations::double_step::first_independent(m, st),
             Source::Marker(i, axis) => ws.buffers.element_kin.point(&m.output_markers[i].1)[axis],
         };
     }

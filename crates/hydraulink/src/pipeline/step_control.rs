@@ -65,8 +65,8 @@
 
 use crate::model::spec::{Formulation, ModelSpec, StepControl};
 use crate::model::{AdaptiveOptions, Model};
-use crate::state::State;
 use crate::pipeline::workspace::Workspace;
+use crate::state::State;
 use crate::{ModelError, StepError, StepReport};
 
 /// Safety factor of the step proposal [-] (Hairer, Nørsett & Wanner §II.4: 0.8–0.9).
