@@ -474,7 +474,7 @@ impl Stepper for Ali3p {
         None
     }
 
-    /// [`predict`], and the predictor kept for a second attempt.
+    /// `predict`, and the predictor kept for a second attempt.
     fn predict(model: &Model, st: &State, _: &mut Buffers, g: &mut GlobalWorkspace) {
         predict(model, st, g);
         g.x_predictor.copy_from_slice(&g.x);

@@ -270,7 +270,7 @@ pub(crate) fn newton_failure(
 }
 
 /// Stages `advance valves` and `predict`: spool positions at t_k+1 (every element's by its own
-/// law), then [`predict`].
+/// law), then `predict`.
 pub fn prepare(model: &Model, st: &State, ws: &mut Buffers) {
     hydraulics::advance_positions(model, st, model.solver.step_s, &mut ws.spool_new);
     predict(model, st, ws);

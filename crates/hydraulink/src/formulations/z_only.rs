@@ -211,7 +211,7 @@ pub struct ZOnlyNewton<'a, F: ZOnly> {
 impl<F: ZOnly> NewtonProblem for ZOnlyNewton<'_, F> {
     type Error = StepError;
 
-    /// The evaluation with the multiplier updates of [`residual_f64`] after an increment: the
+    /// The evaluation with the multiplier updates of `residual_f64` after an increment: the
     /// guidance multipliers λ_g change the cylinder forces, so they are updated before the
     /// evaluation, and λ with the Φ of it.
     fn evaluate(&mut self) -> Result<(), StepError> {
