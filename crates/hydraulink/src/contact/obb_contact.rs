@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::contact::obb::{box_box, manifold, Obb};
 use crate::elements::element::{
-    BodyEffort, BodyPose, Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports,
-    Power, Variable, MAX_NODES, MAX_OUTPUTS,
+    BodyEffort, BodyPose, Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort,
+    PortState, Ports, Power, Variable, MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::Frame;
@@ -300,6 +300,17 @@ impl ObstacleSpec {
             }
         });
         Ok(())
+    }
+}
+
+impl ElementSpec for ObbContactSpec {
+    type Law = ObbContact;
+    const NOUN: &'static str = "contact";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<ObbContact, ModelError> {
+        ObbContactSpec::compile(self, cx)
     }
 }
 

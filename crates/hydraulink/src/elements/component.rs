@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::contact::obb_contact::{ObbContact, ObbContactSpec};
 use crate::elements::element::{
-    BodyEffort, BodyPose, Context, Element, EnergyDomain, Frozen, MechPort, PortEffort, PortState,
-    Ports, Power, Variable, MAX_INTERNAL, MAX_OUTPUTS,
+    BodyEffort, BodyPose, Context, Element, ElementSpec, EnergyDomain, Frozen, MechPort,
+    PortEffort, PortState, Ports, Power, Variable, MAX_INTERNAL, MAX_OUTPUTS,
 };
 use crate::elements::end_stop::{EndStop, EndStopSpec};
 use crate::elements::external_load::{ExternalLoad, JointForceSpec, PointForceSpec, TorqueSpec};
@@ -31,72 +31,191 @@ use crate::error::ModelError;
 use crate::model::inputs::Signal;
 use crate::solver::real::Real;
 
-/// Every element kind: one arm each (the spec side is [`ComponentSpec`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Component {
-    /// 4/3 closed-centre directional control valve (a spool position).
-    Valve43(Valve43),
-    /// Open-centre bridge valve (an opening position).
-    BridgeValve(BridgeValve),
-    /// Direct-acting pressure-relief valve.
-    ReliefValve(ReliefValve),
-    /// Check valve.
-    CheckValve(CheckValve),
-    /// Port (overload) relief with its make-up check.
-    PortRelief(PortRelief),
-    /// Throttle (fixed orifice).
-    Throttle(Throttle),
-    /// Gas-charged hydraulic accumulator.
-    Accumulator(Accumulator),
-    /// Fixed-displacement pump driven at a shaft speed (an input).
-    FixedPump(FixedPump),
-    /// Pressure-compensated variable-displacement pump.
-    PcPump(PcPump),
-    /// Load-sensing shuttle of a 4/3 valve.
-    LsShuttle(LsShuttle),
-    /// Hose or pipe with a laminar/turbulent pressure loss.
-    Hose(Hose),
-    /// Linear spring–damper between two markers.
-    SpringDamper(SpringDamper),
-    /// Cylinder end stops.
-    EndStop(EndStop),
-    /// External load: point force, body torque or joint force.
-    ExternalLoad(ExternalLoad),
-    /// Hydraulic motor driving a revolute joint through a gear.
-    HydraulicMotor(HydraulicMotor),
-    /// Counterbalance (load-holding) valve.
-    CounterbalanceValve(CounterbalanceValve),
-    /// Penalty contact of a body's box against a static obstacle.
-    ObbContact(ObbContact),
-    /// A bucket's force points and payload against the terrain.
-    BucketDig(crate::terrain::dig::BucketDig),
-}
+/// The registry: every element kind once, as its law (an arm of [`Component`]) and as its
+/// model-file entry (an arm of [`ComponentSpec`]: its `type` tag and the law it compiles to).
+/// It writes both enums, the [`dispatch!`] over the laws and the forwarding of
+/// [`ComponentSpec`] to each entry's [`ElementSpec`], so a new element is one line in each list.
+/// (`$d` is a `$` passed in, so that this macro can write the macro `dispatch!`.)
+macro_rules! registry {
+    (
+        ($d:tt)
+        laws { $( $(#[$law_doc:meta])* $law:ident($law_ty:ty), )* }
+        specs { $( $(#[$spec_doc:meta])* $spec:ident($spec_ty:ty) = $tag:literal => $to:ident, )* }
+    ) => {
+        /// Every element kind: one arm each (the model-file side is [`ComponentSpec`]).
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Component {
+            $( $(#[$law_doc])* $law($law_ty), )*
+        }
 
-/// Calls `$body` with `$e` bound to the element inside `$c`.
-macro_rules! dispatch {
-    ($c:expr, $e:ident => $body:expr) => {
-        match $c {
-            $crate::elements::component::Component::Valve43($e) => $body,
-            $crate::elements::component::Component::BridgeValve($e) => $body,
-            $crate::elements::component::Component::ReliefValve($e) => $body,
-            $crate::elements::component::Component::CheckValve($e) => $body,
-            $crate::elements::component::Component::PortRelief($e) => $body,
-            $crate::elements::component::Component::Throttle($e) => $body,
-            $crate::elements::component::Component::Accumulator($e) => $body,
-            $crate::elements::component::Component::FixedPump($e) => $body,
-            $crate::elements::component::Component::PcPump($e) => $body,
-            $crate::elements::component::Component::LsShuttle($e) => $body,
-            $crate::elements::component::Component::Hose($e) => $body,
-            $crate::elements::component::Component::SpringDamper($e) => $body,
-            $crate::elements::component::Component::EndStop($e) => $body,
-            $crate::elements::component::Component::ExternalLoad($e) => $body,
-            $crate::elements::component::Component::HydraulicMotor($e) => $body,
-            $crate::elements::component::Component::CounterbalanceValve($e) => $body,
-            $crate::elements::component::Component::ObbContact($e) => $body,
-            $crate::elements::component::Component::BucketDig($e) => $body,
+        /// Calls `$body` with `$e` bound to the element inside `$c`.
+        macro_rules! dispatch {
+            ($d c:expr, $d e:ident => $d body:expr) => {
+                match $d c {
+                    $( $crate::elements::component::Component::$law($d e) => $d body, )*
+                }
+            };
+        }
+
+        /// An element in a model file: `[[elements]]` with a `type`.
+        #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+        #[serde(tag = "type", deny_unknown_fields)]
+        pub enum ComponentSpec {
+            $( $(#[$spec_doc])* #[serde(rename = $tag)] $spec($spec_ty), )*
+        }
+
+        impl ComponentSpec {
+            /// The element's name.
+            pub fn name(&self) -> &str {
+                match self {
+                    $( ComponentSpec::$spec(s) => ElementSpec::name(s), )*
+                }
+            }
+            /// The nodes whose pressures the element's flow sets (a valve's, throttle's, pump's,
+            /// hose's, hydraulic motor's or counterbalance valve's flow ports: what connects a
+            /// volume for the checks of `model::validate`); empty for the other elements.
+            pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
+                match self {
+                    $( ComponentSpec::$spec(s) => ElementSpec::flow_nodes(s), )*
+                }
+            }
+            /// The noun used in error messages (`relief valve 'R1'`).
+            pub fn noun(&self) -> &'static str {
+                match self {
+                    $( ComponentSpec::$spec(_) => <$spec_ty as ElementSpec>::NOUN, )*
+                }
+            }
+            /// The noun of an `[[elements]]` entry of `type = "<tag>"` (as
+            /// [`ComponentSpec::noun`] names the parsed entry), for the errors located on a model
+            /// file that does not parse; `None` for an unknown tag.
+            pub fn noun_of_type(tag: &str) -> Option<&'static str> {
+                match tag {
+                    $( $tag => Some(<$spec_ty as ElementSpec>::NOUN), )*
+                    _ => None,
+                }
+            }
+            /// The field that gives the element internal states (Newton unknowns of its own), when
+            /// it does (`poppet_time_constant_s` of a relief valve with a poppet lag). Formulations
+            /// other than the penalty one reject the element by this field (`model::validate`).
+            pub fn internal_state_field(&self) -> Option<&'static str> {
+                match self {
+                    $( ComponentSpec::$spec(s) => ElementSpec::internal_state_field(s), )*
+                }
+            }
+            /// Checks and compiles the element against the names of the model.
+            pub fn compile(&self, cx: &Context) -> Result<Component, ModelError> {
+                match self {
+                    $( ComponentSpec::$spec(s) => ElementSpec::compile(s, cx).map(Component::$to), )*
+                }
+            }
+            /// Every `type` tag, in the registry's order.
+            pub const TYPES: &'static [&'static str] = &[$( $tag, )*];
         }
     };
 }
+
+registry! {
+    ($)
+    laws {
+    /// 4/3 closed-centre directional control valve (a spool position).
+        Valve43(Valve43),
+    /// Open-centre bridge valve (an opening position).
+        BridgeValve(BridgeValve),
+    /// Direct-acting pressure-relief valve.
+        ReliefValve(ReliefValve),
+    /// Check valve.
+        CheckValve(CheckValve),
+    /// Port (overload) relief with its make-up check.
+        PortRelief(PortRelief),
+    /// Throttle (fixed orifice).
+        Throttle(Throttle),
+    /// Gas-charged hydraulic accumulator.
+        Accumulator(Accumulator),
+    /// Fixed-displacement pump driven at a shaft speed (an input).
+        FixedPump(FixedPump),
+    /// Pressure-compensated variable-displacement pump.
+        PcPump(PcPump),
+    /// Load-sensing shuttle of a 4/3 valve.
+        LsShuttle(LsShuttle),
+    /// Hose or pipe with a laminar/turbulent pressure loss.
+        Hose(Hose),
+    /// Linear spring–damper between two markers.
+        SpringDamper(SpringDamper),
+    /// Cylinder end stops.
+        EndStop(EndStop),
+    /// External load: point force, body torque or joint force.
+        ExternalLoad(ExternalLoad),
+    /// Hydraulic motor driving a revolute joint through a gear.
+        HydraulicMotor(HydraulicMotor),
+    /// Counterbalance (load-holding) valve.
+        CounterbalanceValve(CounterbalanceValve),
+    /// Penalty contact of a body's box against a static obstacle.
+        ObbContact(ObbContact),
+    /// A bucket's force points and payload against the terrain.
+        BucketDig(crate::terrain::dig::BucketDig),
+    }
+    specs {
+        /// `valve_4_3` (the fields of a `[[hydraulics.valves]]` entry).
+        Valve43(Valve43Spec) = "valve_4_3" => Valve43,
+        /// `bridge_valve` (the fields of a `[[hydraulics.bridge_valves]]` entry).
+        BridgeValve(BridgeValveSpec) = "bridge_valve" => BridgeValve,
+        /// `relief_valve`.
+        ReliefValve(ReliefValveSpec) = "relief_valve" => ReliefValve,
+        /// `check_valve`.
+        CheckValve(CheckValveSpec) = "check_valve" => CheckValve,
+        /// `port_relief`: the overload relief valve of a work port (from the chamber's volume
+        /// `port` to `tank`) with its make-up (anti-cavitation) check (from `tank` to `port`).
+        /// Outputs: `<name>.relief_flow` [m³/s] (port to tank), `<name>.makeup_flow` [m³/s] (tank
+        /// to port), `<name>.power_w`.
+        PortRelief(PortReliefSpec) = "port_relief" => PortRelief,
+        /// `throttle` (the fields of a `[[hydraulics.throttles]]` entry).
+        Throttle(ThrottleSpec) = "throttle" => Throttle,
+        /// `accumulator`.
+        Accumulator(AccumulatorSpec) = "accumulator" => Accumulator,
+        /// `fixed_pump`.
+        FixedPump(FixedPumpSpec) = "fixed_pump" => FixedPump,
+        /// `pc_pump`.
+        PcPump(PcPumpSpec) = "pc_pump" => PcPump,
+        /// `ls_shuttle`: a 4/3 valve's one-way load-sensing path from its active work port (A for
+        /// U > 0, B for U < 0) to an LS node, opened by the valve's spool. Outputs: `<name>.flow`
+        /// [m³/s] (into LS), `<name>.power_w`.
+        LsShuttle(LsShuttleSpec) = "ls_shuttle" => LsShuttle,
+        /// `hose`.
+        Hose(HoseSpec) = "hose" => Hose,
+        /// `spring_damper`.
+        SpringDamper(SpringDamperSpec) = "spring_damper" => SpringDamper,
+        /// `end_stop`.
+        EndStop(EndStopSpec) = "end_stop" => EndStop,
+        /// `point_force` (`point_force`, `torque` and `joint_force` compile to one
+        /// `external_load::ExternalLoad`).
+        PointForce(PointForceSpec) = "point_force" => ExternalLoad,
+        /// A torque on a body.
+        Torque(TorqueSpec) = "torque" => ExternalLoad,
+        /// A generalized force on a single-axis joint.
+        JointForce(JointForceSpec) = "joint_force" => ExternalLoad,
+        /// `hydraulic_motor`: a hydraulic motor between nodes A and B driving a revolute joint
+        /// through a gear. A higher pressure at A than at B turns the joint in its positive
+        /// direction (right-hand rule about the joint axis), oil entering at A. Outputs:
+        /// `<name>.flow` [m³/s] (out of A, into B), `<name>.torque` [N m] (on the joint, positive in
+        /// its positive direction), `<name>.speed` [rad/s] (motor shaft: gear ratio × joint rate),
+        /// `<name>.power` [W] ((p_A − p_B) × flow), `<name>.power_w` and the energy accounts
+        /// `<name>.energy_stored`, `.energy_supplied`, `.energy_dissipated` [J]. Penalty only.
+        HydraulicMotor(HydraulicMotorSpec) = "hydraulic_motor" => HydraulicMotor,
+        /// `counterbalance_valve`: a load-holding valve (load, valve-side and pilot ports). Outputs:
+        /// `<name>.flow` [m³/s] (load to valve side; negative through the check), `<name>.opening`
+        /// [-] (main stage), `<name>.power_w`.
+        CounterbalanceValve(CounterbalanceValveSpec) = "counterbalance_valve" => CounterbalanceValve,
+        /// `obb_contact`: a box fixed in a body against a static obstacle (plane, box or pole).
+        ObbContact(ObbContactSpec) = "obb_contact" => ObbContact,
+        /// `bucket_dig`: a bucket's cutting-edge force points against the model's `[terrain]`
+        /// (ground penalty and McKyes' cutting resistance) and the payload it digs, carries and
+        /// dumps. Outputs: `<name>.payload_kg` [kg], `.hopper_kg` [kg], `.dug_m3` [m³],
+        /// `.dig_force` [N], `.depth` [m] and the energy accounts. Penalty formulation only.
+        BucketDig(crate::terrain::dig::BucketDigSpec) = "bucket_dig" => BucketDig,
+    }
+}
+
 /// [`dispatch!`] for the other modules: a loop body written once as a generic function over
 /// `E: Element` is monomorphized per arm, so the law inlines into it (the flow sum's fast path).
 pub(crate) use dispatch;
@@ -270,212 +389,6 @@ impl Component {
                     ..
                 }
         )
-    }
-}
-
-/// An element in a model file: `[[elements]]` with a `type`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum ComponentSpec {
-    /// `valve_4_3` (the fields of a `[[hydraulics.valves]]` entry).
-    #[serde(rename = "valve_4_3")]
-    Valve43(Valve43Spec),
-    /// `bridge_valve` (the fields of a `[[hydraulics.bridge_valves]]` entry).
-    BridgeValve(BridgeValveSpec),
-    /// `relief_valve`.
-    ReliefValve(ReliefValveSpec),
-    /// `check_valve`.
-    CheckValve(CheckValveSpec),
-    /// `port_relief`: the overload relief valve of a work port (from the chamber's volume
-    /// `port` to `tank`) with its make-up (anti-cavitation) check (from `tank` to `port`).
-    /// Outputs: `<name>.relief_flow` [m³/s] (port to tank), `<name>.makeup_flow` [m³/s] (tank
-    /// to port), `<name>.power_w`.
-    PortRelief(PortReliefSpec),
-    /// `throttle` (the fields of a `[[hydraulics.throttles]]` entry).
-    Throttle(ThrottleSpec),
-    /// `accumulator`.
-    Accumulator(AccumulatorSpec),
-    /// `fixed_pump`.
-    FixedPump(FixedPumpSpec),
-    /// `pc_pump`.
-    PcPump(PcPumpSpec),
-    /// `ls_shuttle`: a 4/3 valve's one-way load-sensing path from its active work port (A for
-    /// U > 0, B for U < 0) to an LS node, opened by the valve's spool. Outputs: `<name>.flow`
-    /// [m³/s] (into LS), `<name>.power_w`.
-    LsShuttle(LsShuttleSpec),
-    /// `hose`.
-    Hose(HoseSpec),
-    /// `spring_damper`.
-    SpringDamper(SpringDamperSpec),
-    /// `end_stop`.
-    EndStop(EndStopSpec),
-    /// `point_force` (`point_force`, `torque` and `joint_force` compile to one
-    /// `external_load::ExternalLoad`).
-    PointForce(PointForceSpec),
-    /// A torque on a body.
-    Torque(TorqueSpec),
-    /// A generalized force on a single-axis joint.
-    JointForce(JointForceSpec),
-    /// `hydraulic_motor`: a hydraulic motor between nodes A and B driving a revolute joint
-    /// through a gear. A higher pressure at A than at B turns the joint in its positive
-    /// direction (right-hand rule about the joint axis), oil entering at A. Outputs:
-    /// `<name>.flow` [m³/s] (out of A, into B), `<name>.torque` [N m] (on the joint, positive in
-    /// its positive direction), `<name>.speed` [rad/s] (motor shaft: gear ratio × joint rate),
-    /// `<name>.power` [W] ((p_A − p_B) × flow), `<name>.power_w` and the energy accounts
-    /// `<name>.energy_stored`, `.energy_supplied`, `.energy_dissipated` [J]. Penalty only.
-    HydraulicMotor(HydraulicMotorSpec),
-    /// `counterbalance_valve`: a load-holding valve (load, valve-side and pilot ports). Outputs:
-    /// `<name>.flow` [m³/s] (load to valve side; negative through the check), `<name>.opening`
-    /// [-] (main stage), `<name>.power_w`.
-    CounterbalanceValve(CounterbalanceValveSpec),
-    /// `obb_contact`: a box fixed in a body against a static obstacle (plane, box or pole).
-    ObbContact(ObbContactSpec),
-    /// `bucket_dig`: a bucket's cutting-edge force points against the model's `[terrain]`
-    /// (ground penalty and McKyes' cutting resistance) and the payload it digs, carries and
-    /// dumps. Outputs: `<name>.payload_kg` [kg], `.hopper_kg` [kg], `.dug_m3` [m³],
-    /// `.dig_force` [N], `.depth` [m] and the energy accounts. Penalty formulation only.
-    BucketDig(crate::terrain::dig::BucketDigSpec),
-}
-
-impl ComponentSpec {
-    /// The element's name.
-    pub fn name(&self) -> &str {
-        match self {
-            ComponentSpec::Valve43(s) => &s.name,
-            ComponentSpec::BridgeValve(s) => &s.name,
-            ComponentSpec::ReliefValve(s) => &s.name,
-            ComponentSpec::CheckValve(s) => &s.name,
-            ComponentSpec::PortRelief(s) => &s.name,
-            ComponentSpec::Throttle(s) => &s.name,
-            ComponentSpec::Accumulator(s) => &s.name,
-            ComponentSpec::FixedPump(s) => &s.name,
-            ComponentSpec::PcPump(s) => &s.name,
-            ComponentSpec::LsShuttle(s) => &s.name,
-            ComponentSpec::Hose(s) => &s.name,
-            ComponentSpec::SpringDamper(s) => &s.name,
-            ComponentSpec::EndStop(s) => &s.name,
-            ComponentSpec::PointForce(s) => &s.name,
-            ComponentSpec::Torque(s) => &s.name,
-            ComponentSpec::JointForce(s) => &s.name,
-            ComponentSpec::HydraulicMotor(s) => &s.name,
-            ComponentSpec::CounterbalanceValve(s) => &s.name,
-            ComponentSpec::ObbContact(s) => &s.name,
-            ComponentSpec::BucketDig(s) => &s.name,
-        }
-    }
-    /// The node names of a 4/3 valve, bridge valve, throttle, pump, hose, hydraulic motor or the
-    /// flow ports of a counterbalance valve (what connects a volume for the checks of
-    /// `model::validate`); empty for the other elements.
-    pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
-        match self {
-            ComponentSpec::Valve43(v) => v.node_names().to_vec(),
-            ComponentSpec::BridgeValve(v) => v.node_names().to_vec(),
-            ComponentSpec::Throttle(t) => t.node_names().to_vec(),
-            // flow elements whose flow sets the pressures of their ends (a pump: with its
-            // leakage)
-            ComponentSpec::FixedPump(p) => vec![&p.inlet, &p.outlet],
-            ComponentSpec::PcPump(p) => vec![&p.inlet, &p.outlet],
-            ComponentSpec::LsShuttle(s) => vec![&s.ls],
-            ComponentSpec::Hose(h) => vec![&h.from, &h.to],
-            ComponentSpec::HydraulicMotor(m) => vec![m.port_a.as_str(), m.port_b.as_str()],
-            ComponentSpec::CounterbalanceValve(v) => vec![v.load.as_str(), v.valve.as_str()],
-            _ => Vec::new(),
-        }
-    }
-    /// The noun used in error messages (`relief valve 'R1'`).
-    pub fn noun(&self) -> &'static str {
-        match self {
-            ComponentSpec::Valve43(_) | ComponentSpec::BridgeValve(_) => "valve",
-            ComponentSpec::ReliefValve(_) => "relief valve",
-            ComponentSpec::CheckValve(_) => "check valve",
-            ComponentSpec::PortRelief(_) => "port relief",
-            ComponentSpec::Throttle(_) => "throttle",
-            ComponentSpec::Accumulator(_) => "accumulator",
-            ComponentSpec::FixedPump(_) => "fixed pump",
-            ComponentSpec::PcPump(_) => "pressure-compensated pump",
-            ComponentSpec::LsShuttle(_) => "load-sensing shuttle",
-            ComponentSpec::Hose(_) => "hose",
-            ComponentSpec::SpringDamper(_) => "spring-damper",
-            ComponentSpec::EndStop(_) => "end stop",
-            ComponentSpec::PointForce(_) => "point force",
-            ComponentSpec::Torque(_) => "torque",
-            ComponentSpec::JointForce(_) => "joint force",
-            ComponentSpec::HydraulicMotor(_) => "hydraulic motor",
-            ComponentSpec::CounterbalanceValve(_) => "counterbalance valve",
-            ComponentSpec::ObbContact(_) => "contact",
-            ComponentSpec::BucketDig(_) => "bucket",
-        }
-    }
-    /// The noun of an `[[elements]]` entry of `type = "<tag>"` (as [`ComponentSpec::noun`]
-    /// names the parsed entry), for the errors located on a model file that does not parse;
-    /// `None` for an unknown tag.
-    pub fn noun_of_type(tag: &str) -> Option<&'static str> {
-        Some(match tag {
-            "valve_4_3" | "bridge_valve" => "valve",
-            "relief_valve" => "relief valve",
-            "check_valve" => "check valve",
-            "port_relief" => "port relief",
-            "throttle" => "throttle",
-            "accumulator" => "accumulator",
-            "fixed_pump" => "fixed pump",
-            "pc_pump" => "pressure-compensated pump",
-            "ls_shuttle" => "load-sensing shuttle",
-            "hose" => "hose",
-            "spring_damper" => "spring-damper",
-            "end_stop" => "end stop",
-            "point_force" => "point force",
-            "torque" => "torque",
-            "joint_force" => "joint force",
-            "hydraulic_motor" => "hydraulic motor",
-            "counterbalance_valve" => "counterbalance valve",
-            "obb_contact" => "contact",
-            "bucket_dig" => "bucket",
-            _ => return None,
-        })
-    }
-    /// The field that gives the element internal states (Newton unknowns of its own), when it
-    /// does: `poppet_time_constant_s` of a relief valve with a poppet lag. Formulations other
-    /// than the penalty one reject the element by this field (`model::validate`).
-    pub fn internal_state_field(&self) -> Option<&'static str> {
-        match self {
-            ComponentSpec::ReliefValve(s) => {
-                s.poppet_time_constant_s.map(|_| "poppet_time_constant_s")
-            }
-            ComponentSpec::PcPump(s) => s
-                .swash_plate_time_constant_s
-                .map(|_| "swash_plate_time_constant_s"),
-            _ => None,
-        }
-    }
-    /// Checks and compiles the element against the names of the model.
-    pub fn compile(&self, cx: &Context) -> Result<Component, ModelError> {
-        match self {
-            ComponentSpec::Valve43(s) => s.compile(cx).map(Component::Valve43),
-            ComponentSpec::BridgeValve(s) => s.compile(cx).map(Component::BridgeValve),
-            ComponentSpec::ReliefValve(s) => s.compile(cx).map(Component::ReliefValve),
-            ComponentSpec::CheckValve(s) => s.compile(cx).map(Component::CheckValve),
-            ComponentSpec::PortRelief(s) => s.compile(cx).map(Component::PortRelief),
-            ComponentSpec::Throttle(s) => s.compile(cx).map(Component::Throttle),
-            ComponentSpec::Accumulator(s) => s.compile(cx).map(Component::Accumulator),
-            ComponentSpec::FixedPump(s) => s.compile(cx).map(Component::FixedPump),
-            ComponentSpec::PcPump(s) => s.compile(cx).map(Component::PcPump),
-            // the valve is resolved among the elements compiled before it (`model::compile`
-            // calls `LsShuttleSpec::compile` with them); alone, none is known
-            ComponentSpec::LsShuttle(s) => s.compile(cx, &[]).map(Component::LsShuttle),
-            ComponentSpec::Hose(s) => s.compile(cx).map(Component::Hose),
-            ComponentSpec::SpringDamper(s) => s.compile(cx).map(Component::SpringDamper),
-            ComponentSpec::EndStop(s) => s.compile(cx).map(Component::EndStop),
-            ComponentSpec::PointForce(s) => s.compile(cx).map(Component::ExternalLoad),
-            ComponentSpec::Torque(s) => s.compile(cx).map(Component::ExternalLoad),
-            ComponentSpec::JointForce(s) => s.compile(cx).map(Component::ExternalLoad),
-            ComponentSpec::HydraulicMotor(s) => s.compile(cx).map(Component::HydraulicMotor),
-            ComponentSpec::CounterbalanceValve(s) => {
-                s.compile(cx).map(Component::CounterbalanceValve)
-            }
-            ComponentSpec::ObbContact(s) => s.compile(cx).map(Component::ObbContact),
-            ComponentSpec::BucketDig(s) => s.compile(cx).map(Component::BucketDig),
-        }
     }
 }
 

@@ -471,6 +471,32 @@ pub mod valve_element {
     }
 }
 
+/// The model-file side of one element kind (an `[[elements]]` entry), implemented in the
+/// element's own file next to its law. The registry (`elements::component`) reaches every
+/// kind through it, so adding an element adds one line to the registry and nothing else
+/// outside its file.
+pub trait ElementSpec {
+    /// The compiled element (its law and resolved ports).
+    type Law;
+    /// The noun of error messages (`relief valve 'R1'`).
+    const NOUN: &'static str;
+    /// The element's name.
+    fn name(&self) -> &str;
+    /// The nodes whose pressures its flow sets (a valve's or throttle's ports, a pump's inlet
+    /// and outlet, …), for the volume checks of `model::validate`; empty by default.
+    fn flow_nodes(&self) -> Vec<&str> {
+        Vec::new()
+    }
+    /// The field that gives the element internal states (Newton unknowns of its own) when it
+    /// does; formulations other than the penalty one reject the element by it. `None` by
+    /// default.
+    fn internal_state_field(&self) -> Option<&'static str> {
+        None
+    }
+    /// Checks the fields against the model's names and compiles the element.
+    fn compile(&self, cx: &Context) -> Result<Self::Law, ModelError>;
+}
+
 /// What an element's compile step may look up in the model being compiled; every lookup names
 /// the element and the field `elements[i].<field>` in its error.
 pub struct Context<'a> {

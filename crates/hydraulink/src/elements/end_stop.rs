@@ -82,8 +82,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    Context, CylinderPort, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
-    Variable, MAX_NODES, MAX_OUTPUTS,
+    Context, CylinderPort, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState,
+    Ports, Power, Variable, MAX_NODES, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::relief_valve::smooth_ramp;
 use crate::error::ModelError;
@@ -212,6 +212,17 @@ pub fn cushion_design_pressure(
 
 /// Contact time constant of the default damping, c = k τ [s].
 const DEFAULT_CONTACT_TIME_S: f64 = 1e-3;
+
+impl ElementSpec for EndStopSpec {
+    type Law = EndStop;
+    const NOUN: &'static str = "end stop";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<EndStop, ModelError> {
+        EndStopSpec::compile(self, cx)
+    }
+}
 
 impl EndStopSpec {
     /// Checks the fields, resolves the cylinder and derives the defaults.

@@ -14,8 +14,8 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_NODES, MAX_OUTPUTS,
+    Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
+    Variable, MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::solver::real::Real;
@@ -108,6 +108,17 @@ fn vector(cx: &Context, field: &str, v: [f64; 3]) -> Result<Vector3<f64>, ModelE
     Ok(Vector3::new(v[0], v[1], v[2]))
 }
 
+impl ElementSpec for PointForceSpec {
+    type Law = ExternalLoad;
+    const NOUN: &'static str = "point force";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<ExternalLoad, ModelError> {
+        PointForceSpec::compile(self, cx)
+    }
+}
+
 impl PointForceSpec {
     /// Checks the fields and resolves the marker and input.
     pub fn compile(&self, cx: &Context) -> Result<ExternalLoad, ModelError> {
@@ -121,6 +132,17 @@ impl PointForceSpec {
             vector: vector(cx, "force_n", self.force_n)?,
             input: cx.input("input", &self.input)?,
         })
+    }
+}
+
+impl ElementSpec for TorqueSpec {
+    type Law = ExternalLoad;
+    const NOUN: &'static str = "torque";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<ExternalLoad, ModelError> {
+        TorqueSpec::compile(self, cx)
     }
 }
 
@@ -138,6 +160,17 @@ impl TorqueSpec {
             vector: vector(cx, "torque_n_m", self.torque_n_m)?,
             input: cx.input("input", &self.input)?,
         })
+    }
+}
+
+impl ElementSpec for JointForceSpec {
+    type Law = ExternalLoad;
+    const NOUN: &'static str = "joint force";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<ExternalLoad, ModelError> {
+        JointForceSpec::compile(self, cx)
     }
 }
 

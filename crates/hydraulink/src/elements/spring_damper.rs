@@ -9,8 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_NODES, MAX_OUTPUTS,
+    Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
+    Variable, MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::{AttachmentSpec, FramePoint};
@@ -51,6 +51,17 @@ pub struct SpringDamper {
     pub damping_n_s_m: f64,
     /// s₀ [m].
     pub free_length_m: f64,
+}
+
+impl ElementSpec for SpringDamperSpec {
+    type Law = SpringDamper;
+    const NOUN: &'static str = "spring-damper";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<SpringDamper, ModelError> {
+        SpringDamperSpec::compile(self, cx)
+    }
 }
 
 impl SpringDamperSpec {

@@ -57,8 +57,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::contact::obb_contact::normal_force;
 use crate::elements::element::{
-    BodyEffort, BodyPose, Context, Element, EnergyDomain, Frozen, MechPort, PortEffort, PortState,
-    Ports, Power, Variable, MAX_NODES, MAX_OUTPUTS,
+    BodyEffort, BodyPose, Context, Element, ElementSpec, EnergyDomain, Frozen, MechPort,
+    PortEffort, PortState, Ports, Power, Variable, MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::Frame;
@@ -231,6 +231,17 @@ pub struct BucketDig {
     pub dump_rate_m3_s: f64,
     /// Δt of the solver [s] (the payload's trapezoidal acceleration).
     pub step_s: f64,
+}
+
+impl ElementSpec for BucketDigSpec {
+    type Law = BucketDig;
+    const NOUN: &'static str = "bucket";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<BucketDig, ModelError> {
+        BucketDigSpec::compile(self, cx)
+    }
 }
 
 impl BucketDigSpec {

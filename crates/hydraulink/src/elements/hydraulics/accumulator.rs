@@ -16,8 +16,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::Node;
@@ -54,6 +54,17 @@ pub struct Accumulator {
     pub gas_volume_m3: f64,
     /// n [-].
     pub exponent: f64,
+}
+
+impl ElementSpec for AccumulatorSpec {
+    type Law = Accumulator;
+    const NOUN: &'static str = "accumulator";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<Accumulator, ModelError> {
+        AccumulatorSpec::compile(self, cx)
+    }
 }
 
 impl AccumulatorSpec {

@@ -30,8 +30,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    valve_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    valve_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports,
+    Power, Variable, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::orifice;
 use crate::elements::hydraulics::valve_4_3::{clip_input, InputRange};
@@ -106,6 +106,20 @@ fn default_bridge_laminar() -> f64 {
 
 fn default_trim() -> TrimSpec {
     TrimSpec::Value(0.0)
+}
+
+impl ElementSpec for BridgeValveSpec {
+    type Law = BridgeValve;
+    const NOUN: &'static str = "valve";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn flow_nodes(&self) -> Vec<&str> {
+        self.node_names().to_vec()
+    }
+    fn compile(&self, cx: &Context) -> Result<BridgeValve, ModelError> {
+        BridgeValveSpec::compile(self, cx)
+    }
 }
 
 impl BridgeValveSpec {

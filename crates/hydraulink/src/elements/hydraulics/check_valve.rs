@@ -14,8 +14,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    flow_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::orifice;
 use crate::error::ModelError;
@@ -66,6 +66,17 @@ pub struct CheckValve {
     pub flow_constant: f64,
     /// Δp_tr [Pa].
     pub laminar_dp_pa: f64,
+}
+
+impl ElementSpec for CheckValveSpec {
+    type Law = CheckValve;
+    const NOUN: &'static str = "check valve";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<CheckValve, ModelError> {
+        CheckValveSpec::compile(self, cx)
+    }
 }
 
 impl CheckValveSpec {

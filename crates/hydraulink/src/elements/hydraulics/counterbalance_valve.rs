@@ -29,8 +29,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::check_valve::{self, CheckValve};
 use crate::elements::hydraulics::orifice;
@@ -98,6 +98,20 @@ pub struct CounterbalanceValve {
     pub laminar_dp_pa: f64,
     /// The integrated check (inlet: valve side, outlet: load).
     pub check: CheckValve,
+}
+
+impl ElementSpec for CounterbalanceValveSpec {
+    type Law = CounterbalanceValve;
+    const NOUN: &'static str = "counterbalance valve";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn flow_nodes(&self) -> Vec<&str> {
+        vec![self.load.as_str(), self.valve.as_str()]
+    }
+    fn compile(&self, cx: &Context) -> Result<CounterbalanceValve, ModelError> {
+        CounterbalanceValveSpec::compile(self, cx)
+    }
 }
 
 impl CounterbalanceValveSpec {

@@ -43,8 +43,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    flow_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::Node;
@@ -267,6 +267,20 @@ pub fn variable(name: &str, quantity: &str, unit: &'static str) -> Variable {
     Variable {
         name: format!("{name}.{quantity}"),
         unit,
+    }
+}
+
+impl ElementSpec for FixedPumpSpec {
+    type Law = FixedPump;
+    const NOUN: &'static str = "fixed pump";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn flow_nodes(&self) -> Vec<&str> {
+        vec![&self.inlet, &self.outlet]
+    }
+    fn compile(&self, cx: &Context) -> Result<FixedPump, ModelError> {
+        FixedPumpSpec::compile(self, cx)
     }
 }
 

@@ -42,8 +42,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    flow_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::Node;
@@ -89,6 +89,20 @@ pub struct Hose {
     pub loss_scale_pa: f64,
     /// π d μ/(4ρ) [m³/s]: Q = Re times this.
     pub flow_per_reynolds_m3_s: f64,
+}
+
+impl ElementSpec for HoseSpec {
+    type Law = Hose;
+    const NOUN: &'static str = "hose";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn flow_nodes(&self) -> Vec<&str> {
+        vec![&self.from, &self.to]
+    }
+    fn compile(&self, cx: &Context) -> Result<Hose, ModelError> {
+        HoseSpec::compile(self, cx)
+    }
 }
 
 impl HoseSpec {

@@ -45,8 +45,8 @@ use crate::elements::hydraulics::fixed_pump::{efficiency, rated_point};
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::{AxisId, Node};
@@ -112,6 +112,20 @@ pub struct HydraulicMotor {
     pub hydromechanical_efficiency: f64,
     /// P_s [W].
     pub blend_power_w: f64,
+}
+
+impl ElementSpec for HydraulicMotorSpec {
+    type Law = HydraulicMotor;
+    const NOUN: &'static str = "hydraulic motor";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn flow_nodes(&self) -> Vec<&str> {
+        vec![self.port_a.as_str(), self.port_b.as_str()]
+    }
+    fn compile(&self, cx: &Context) -> Result<HydraulicMotor, ModelError> {
+        HydraulicMotorSpec::compile(self, cx)
+    }
 }
 
 impl HydraulicMotorSpec {

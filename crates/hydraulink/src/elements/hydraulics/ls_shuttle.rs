@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::elements::component::Component;
 use crate::elements::element::{
-    Context, Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::orifice;
 use crate::elements::hydraulics::valve_4_3::Valve43;
@@ -80,6 +80,22 @@ pub struct LsShuttle {
     pub valve: Valve43,
     /// The valve's index in `Model::elements`: the element whose spool the shuttle reads.
     pub valve_element: usize,
+}
+
+impl ElementSpec for LsShuttleSpec {
+    type Law = LsShuttle;
+    const NOUN: &'static str = "load-sensing shuttle";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn flow_nodes(&self) -> Vec<&str> {
+        vec![&self.ls]
+    }
+    /// Alone, no valve is known: `model::compile` calls [`LsShuttleSpec::compile`] with the
+    /// elements compiled before it, among which the valve is resolved.
+    fn compile(&self, cx: &Context) -> Result<LsShuttle, ModelError> {
+        LsShuttleSpec::compile(self, cx, &[])
+    }
 }
 
 impl LsShuttleSpec {

@@ -77,8 +77,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    flow_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_INTERNAL, MAX_OUTPUTS,
+    flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
+    Variable, MAX_INTERNAL, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::fixed_pump::{self, PumpShaft, PumpShaftFields};
 use crate::error::ModelError;
@@ -173,6 +173,24 @@ pub struct Regulators {
 /// Relative width k of the smooth minimum that joins the power limiter to the compensators
 /// (module doc): the blend spans y = ε_P/ε_comp ∈ [1 − k, 1 + k].
 pub const POWER_BLEND: f64 = 0.1;
+
+impl ElementSpec for PcPumpSpec {
+    type Law = PcPump;
+    const NOUN: &'static str = "pressure-compensated pump";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn flow_nodes(&self) -> Vec<&str> {
+        vec![&self.inlet, &self.outlet]
+    }
+    fn internal_state_field(&self) -> Option<&'static str> {
+        self.swash_plate_time_constant_s
+            .map(|_| "swash_plate_time_constant_s")
+    }
+    fn compile(&self, cx: &Context) -> Result<PcPump, ModelError> {
+        PcPumpSpec::compile(self, cx)
+    }
+}
 
 impl PcPumpSpec {
     /// Checks the fields and resolves the nodes and the speed input.

@@ -26,8 +26,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    flow_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::check_valve::{self, CheckValve};
 use crate::elements::hydraulics::relief_valve::{self, ReliefValve};
@@ -94,6 +94,17 @@ pub struct PortRelief {
     pub relief: ReliefValve,
     /// The make-up check, inlet the tank, outlet the port.
     pub makeup: CheckValve,
+}
+
+impl ElementSpec for PortReliefSpec {
+    type Law = PortRelief;
+    const NOUN: &'static str = "port relief";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compile(&self, cx: &Context) -> Result<PortRelief, ModelError> {
+        PortReliefSpec::compile(self, cx)
+    }
 }
 
 impl PortReliefSpec {

@@ -33,8 +33,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    flow_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_INTERNAL, MAX_NODES, MAX_OUTPUTS,
+    flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
+    Variable, MAX_INTERNAL, MAX_NODES, MAX_OUTPUTS,
 };
 use crate::error::ModelError;
 use crate::model::ids::Node;
@@ -92,6 +92,21 @@ pub struct PoppetLag {
     /// a_r = Q_rated / (p_cr + Δp_override + w/2), the conductance at the rated point
     /// [m³/(s Pa)].
     pub rated_conductance_m3_s_pa: f64,
+}
+
+impl ElementSpec for ReliefValveSpec {
+    type Law = ReliefValve;
+    const NOUN: &'static str = "relief valve";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn internal_state_field(&self) -> Option<&'static str> {
+        self.poppet_time_constant_s
+            .map(|_| "poppet_time_constant_s")
+    }
+    fn compile(&self, cx: &Context) -> Result<ReliefValve, ModelError> {
+        ReliefValveSpec::compile(self, cx)
+    }
 }
 
 impl ReliefValveSpec {

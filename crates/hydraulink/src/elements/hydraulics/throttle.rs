@@ -9,8 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    flow_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
+    Variable, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::orifice;
 use crate::error::ModelError;
@@ -46,6 +46,20 @@ fn default_laminar() -> f64 {
 /// C_vt = C_d A_t √(2/ρ) [m³/(s √Pa)] from C_d [-], A_t [m²] and ρ [kg/m³] (000 eq. 25).
 pub fn flow_constant(discharge_coefficient: f64, area_m2: f64, density_kg_m3: f64) -> f64 {
     discharge_coefficient * area_m2 * (2.0 / density_kg_m3).sqrt()
+}
+
+impl ElementSpec for ThrottleSpec {
+    type Law = Throttle;
+    const NOUN: &'static str = "throttle";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn flow_nodes(&self) -> Vec<&str> {
+        self.node_names().to_vec()
+    }
+    fn compile(&self, cx: &Context) -> Result<Throttle, ModelError> {
+        ThrottleSpec::compile(self, cx)
+    }
 }
 
 impl ThrottleSpec {

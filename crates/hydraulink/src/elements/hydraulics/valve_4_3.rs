@@ -31,8 +31,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::elements::element::{
-    valve_element, Context, Element, EnergyDomain, PortEffort, PortState, Ports, Power, Variable,
-    MAX_OUTPUTS,
+    valve_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports,
+    Power, Variable, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::orifice;
 use crate::error::ModelError;
@@ -117,6 +117,20 @@ pub const DEFAULT_INPUT_RANGE_V: [f64; 2] = [-10.0, 10.0];
 
 fn default_laminar() -> f64 {
     orifice::DEFAULT_LAMINAR_DP_PA
+}
+
+impl ElementSpec for Valve43Spec {
+    type Law = Valve43;
+    const NOUN: &'static str = "valve";
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn flow_nodes(&self) -> Vec<&str> {
+        self.node_names().to_vec()
+    }
+    fn compile(&self, cx: &Context) -> Result<Valve43, ModelError> {
+        Valve43Spec::compile(self, cx)
+    }
 }
 
 impl Valve43Spec {
