@@ -274,6 +274,8 @@ bad_elements! {
     algebraic_volume_fed_only_by_leak_free_pump: "volume 'VY'", "hydraulics.volumes[3].algebraic";
     counterbalance_load_is_valve_side: "counterbalance valve 'cbv'", "elements[4].valve";
     counterbalance_zero_band: "counterbalance valve 'cbv'", "elements[4].opening_range_pa";
+    flow_control_band_not_below_setting: "flow control valve 'fcv'", "elements[4].regulation_band_pa";
+    flow_control_laminar_above_setting: "flow control valve 'fcv'", "elements[4].laminar_dp_pa";
     // Elements: contact (issue 12).
     obb_contact_zero_half_extent: "contact 'boom_floor'", "elements[4].half_extents_m[1]";
     obb_contact_zero_plane_normal: "contact 'boom_floor'", "elements[4].obstacle.normal";

@@ -18,6 +18,7 @@ use crate::elements::hydraulics::counterbalance_valve::{
     CounterbalanceValve, CounterbalanceValveSpec,
 };
 use crate::elements::hydraulics::fixed_pump::{FixedPump, FixedPumpSpec};
+use crate::elements::hydraulics::flow_control_valve::{FlowControlValve, FlowControlValveSpec};
 use crate::elements::hydraulics::hose::{Hose, HoseSpec};
 use crate::elements::hydraulics::hydraulic_motor::{HydraulicMotor, HydraulicMotorSpec};
 use crate::elements::hydraulics::ls_shuttle::{LsShuttle, LsShuttleSpec};
@@ -154,6 +155,8 @@ registry! {
         ObbContact(ObbContact),
     /// A bucket's force points and payload against the terrain.
         BucketDig(crate::terrain::dig::BucketDig),
+        /// Two-way pressure-compensated flow control valve.
+        FlowControlValve(FlowControlValve),
     }
     specs {
         /// `valve_4_3` (the fields of a `[[hydraulics.valves]]` entry).
@@ -213,6 +216,11 @@ registry! {
         /// dumps. Outputs: `<name>.payload_kg` [kg], `.hopper_kg` [kg], `.dug_m3` [m³],
         /// `.dig_force` [N], `.depth` [m] and the energy accounts. Penalty formulation only.
         BucketDig(crate::terrain::dig::BucketDigSpec) = "bucket_dig" => BucketDig,
+        /// `flow_control_valve`: a two-way pressure-compensated flow control valve from `inlet` to
+        /// `outlet` that holds the set flow (times its optional input) whatever the pressure
+        /// difference above the compensator setting. Outputs: `<name>.flow` [m³/s] (inlet to
+        /// outlet), `<name>.power_w`.
+        FlowControlValve(FlowControlValveSpec) = "flow_control_valve" => FlowControlValve,
     }
 }
 

@@ -9,6 +9,7 @@ use proptest::prelude::*;
 mod counterbalance_valve;
 mod cylinder;
 mod end_cushion;
+mod flow_control_valve;
 mod friction;
 mod hydraulic_motor;
 mod inputs;

@@ -12,6 +12,7 @@ pub mod check_valve;
 pub mod counterbalance_valve;
 pub mod cylinder;
 pub mod fixed_pump;
+pub mod flow_control_valve;
 pub mod fluid;
 pub mod hose;
 pub mod hydraulic_motor;
