@@ -255,7 +255,7 @@ pub fn input_name(model: &Model, i: InputSel) -> String {
         InputSel::ValveReference(v) => format!("{}.u_ref", valves(model)[v].name),
         InputSel::CoordinateForce(k) => format!("{}.force", model.axes[k].name),
         InputSel::ElementSignal(i) => model.input_names[i].clone(),
-        InputSel::PumpSpeed(k) => format!("{}.speed", pumps(model)[k].name()),
+        InputSel::PumpSpeed(k) => held_position_name(pumps(model)[k]),
     }
 }
 
@@ -411,7 +411,7 @@ pub fn parse_input(model: &Model, s: &str) -> Result<InputSel, LinearizeError> {
         return Ok(InputSel::ElementSignal(i));
     }
     if let Some(k) = pumps(model).iter().position(|e| {
-        s == format!("{}.speed", e.name())
+        s == held_position_name(e)
             || e.ports().input.map(|i| &model.input_names[i]) == Some(&s.to_string())
     }) {
         return Ok(InputSel::PumpSpeed(k));
@@ -568,7 +568,17 @@ fn is_held_position(e: &crate::elements::component::Component) -> bool {
     e.n_position() > 0 && !e.position_has_rate()
 }
 
-/// The pumps (fixed and pressure-compensated): the elements whose valve position is a held
+/// The name of a held position as the element describes it (`pump.speed`, `fcv.opening`).
+fn held_position_name(e: &crate::elements::component::Component) -> String {
+    use crate::elements::element::Element;
+    let mut v = Vec::new();
+    e.describe_position(&mut v);
+    v.pop()
+        .map(|v| v.name)
+        .unwrap_or_else(|| e.name().to_string())
+}
+
+/// The pumps (fixed and pressure-compensated) and the other elements whose valve position is a held
 /// input (their shaft speed ω), in element order. Their positions are `State::spool[nu..]`
 /// after the 4/3 spools (`check_supported` rejects another order). Allocates; not in a step.
 pub fn pumps(model: &Model) -> Vec<&crate::elements::component::Component> {
@@ -584,7 +594,17 @@ pub fn pumps(model: &Model) -> Vec<&crate::elements::component::Component> {
 pub(crate) fn pump_speeds(model: &Model, t_s: f64) -> Vec<f64> {
     pumps(model)
         .iter()
-        .map(|e| e.ports().input.map_or(0.0, |i| model.inputs[i].value(t_s)))
+        .map(|e| {
+            // the position the step holds for the input's value (a pump: the value itself; a
+            // flow control valve: clamped to [0, 1])
+            e.ports().input.map_or(0.0, |i| {
+                crate::elements::element::Element::initial_position(
+                    *e,
+                    0.0,
+                    model.inputs[i].value(t_s),
+                )
+            })
+        })
         .collect()
 }
 
@@ -609,18 +629,9 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), LinearizeError> {
             v.name
         )));
     }
-    // a pump's shaft speed is an input held over the step (`InputSel::PumpSpeed`); the other
-    // elements with a position and no rate law are not covered
-    use crate::elements::component::Component;
+    // a position without a rate law (a pump's shaft speed, a flow control valve's opening) is
+    // an input held over the step (`InputSel::PumpSpeed`)
     use crate::elements::element::Element;
-    if let Some((_, e)) = model.position_elements().find(|(_, e)| {
-        !e.position_has_rate() && !matches!(e, Component::FixedPump(_) | Component::PcPump(_))
-    }) {
-        return Err(LinearizeError::Unsupported(format!(
-            "the element '{}' (its position is an input held over each step, not a state)",
-            e.name()
-        )));
-    }
     // the spools first: the states are `State::spool[..nu]`, the held speeds the rest
     let mut held_seen = None;
     for (_, e) in model.position_elements() {

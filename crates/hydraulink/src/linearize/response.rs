@@ -295,10 +295,17 @@ fn input_value(model: &Model, i: InputSel, t: f64) -> f64 {
         InputSel::ValveReference(v) => model.inputs[super::valves(model)[v].input].value(t),
         InputSel::ElementSignal(k) => model.inputs[k].value(t),
         InputSel::CoordinateForce(_) => 0.0,
-        InputSel::PumpSpeed(k) => super::pumps(model)[k]
-            .ports()
-            .input
-            .map_or(0.0, |i| model.inputs[i].value(t)),
+        InputSel::PumpSpeed(k) => {
+            // the held position for the input's value (`Element::initial_position`)
+            let e = super::pumps(model)[k];
+            e.ports().input.map_or(0.0, |i| {
+                crate::elements::element::Element::initial_position(
+                    e,
+                    0.0,
+                    model.inputs[i].value(t),
+                )
+            })
+        }
     }
 }
 
