@@ -161,6 +161,9 @@ pub struct Reduced<S: Real> {
     pub rd: Vec<S>,
     /// Scratch r-vector.
     rhs: Vec<S>,
+    /// The position increment over all n coordinates (`solve_positions`): Δz_d on the
+    /// dependent ones, −0.0 on the others.
+    dz: Vec<S>,
     /// v = M′ z̈ − Q′ (n).
     v: Vec<S>,
 }
@@ -182,6 +185,7 @@ impl<S: Real> Reduced<S> {
             ipiv: vec![0; n],
             rd: vec![S::zero(); n * n],
             rhs: vec![S::zero(); n],
+            dz: vec![S::zero(); n],
             v: vec![S::zero(); n],
         }
     }
@@ -456,60 +460,127 @@ pub fn selections(st: &State) -> u64 {
 // ---------------------------------------------------------------------------------------------
 // reduced residual
 
-/// Position problem Φ_rows(z_d, z_i) = 0 for z_d in `red.z` (z_i held), by Newton with Φ_z^d,
-/// from the z_d held in `red.z`. On success `ev` holds positions, Φ and Φ_z at the solved z and
-/// `red.lu` the factors of Φ_z^d there. Returns the iterations.
+/// Position problem Φ_rows(z_d, z_i) = 0 for z_d in `red.z` (z_i held), by the one Newton
+/// (`solver::newton::solve`, in the scalar `S`) with Φ_z^d, from the z_d held in `red.z`. On
+/// success `ev` holds positions, Φ and Φ_z at the solved z and `red.lu` the factors of Φ_z^d
+/// there. Returns the iterations.
 fn solve_positions<S: Real>(
     model: &Model,
     part: &Partition,
     ev: &mut Evaluator<S>,
     red: &mut Reduced<S>,
 ) -> Result<u32, PositionFailure> {
-    let n = model.n_coords();
-    let r = part.n_dep;
-    if r == 0 {
+    if part.n_dep == 0 {
         ev.positions(model, &red.z);
         return Ok(0);
     }
-    let fail = |ev: &Evaluator<S>| {
+    // −0.0, the exact identity of addition (of both parts of a dual number), on the coordinates
+    // the increment does not move
+    red.dz.fill(-S::zero());
+    let mut problem = Positions {
+        model,
+        part,
+        ev,
+        red,
+        last: f64::INFINITY,
+        increments: 0,
+        counters: Counters::default(),
+    };
+    // full Newton (Φ_z^d at every iterate), converged on the largest |Δz_d| (its real part)
+    crate::solver::newton::solve(&mut problem, TangentPolicy::FULL, INNER_MAX_ITERATIONS)
+}
+
+/// The position problem of [`solve_positions`] as a problem of the one Newton: unknowns the
+/// dependent coordinates of `red.z`, residual the used rows of Φ, tangent Φ_z^d (factored with
+/// the evaluation, so that the solve ends with the factors at the solved z), converged when the
+/// largest real |Δz_d| of the last increment is at most [`INNER_TOLERANCE`].
+struct Positions<'a, S: Real> {
+    model: &'a Model,
+    part: &'a Partition,
+    ev: &'a mut Evaluator<S>,
+    red: &'a mut Reduced<S>,
+    /// Largest |Re Δz_d| of the last increment (a NaN counts as ∞; ∞ before the first).
+    last: f64,
+    /// Increments taken.
+    increments: u32,
+    counters: Counters,
+}
+
+impl<S: Real> Positions<'_, S> {
+    /// The failure at the current evaluation: the used row of Φ with the largest |Re Φ|.
+    fn failure_here(&self) -> PositionFailure {
         let (mut row, mut value) = (0, -1.0);
-        for &k in part.used_rows() {
-            let v = re(ev.constraints.phi[k]).abs();
+        for &k in self.part.used_rows() {
+            let v = re(self.ev.constraints.phi[k]).abs();
             let v = if v.is_nan() { f64::INFINITY } else { v };
             if v > value {
                 (row, value) = (k, v);
             }
         }
         PositionFailure { row, value }
-    };
-    let mut it = 0u32;
-    let mut last = f64::INFINITY;
-    loop {
-        ev.positions(model, &red.z);
-        if factor_dependent(n, part, &ev.constraints.jac, red).is_none() {
-            return Err(fail(ev));
+    }
+}
+
+impl<S: Real> NewtonProblem<S> for Positions<'_, S> {
+    type Error = PositionFailure;
+    fn evaluate(&mut self) -> Result<(), PositionFailure> {
+        let n = self.model.n_coords();
+        self.ev.positions(self.model, &self.red.z);
+        if factor_dependent(n, self.part, &self.ev.constraints.jac, self.red).is_none() {
+            return Err(self.failure_here());
         }
-        if it > 0 && last <= INNER_TOLERANCE {
-            return Ok(it);
+        Ok(())
+    }
+    fn form_residual(&mut self) -> Result<(), PositionFailure> {
+        // Φ is read in place by `solve_increment`; a non-finite increment ends the solve
+        if self.increments > 0 && !self.last.is_finite() {
+            return Err(self.failure_here());
         }
-        if it >= INNER_MAX_ITERATIONS || (it > 0 && !last.is_finite()) {
-            return Err(fail(ev));
-        }
+        Ok(())
+    }
+    fn residual_converged(&self) -> bool {
+        self.increments > 0 && self.last <= INNER_TOLERANCE
+    }
+    fn converges_on_residual(&self) -> bool {
+        true
+    }
+    fn tangent_reusable(&self) -> bool {
+        false
+    }
+    fn refresh_tangent(&mut self) -> Result<bool, PositionFailure> {
+        // Φ_z^d was factored by `evaluate`
+        Ok(true)
+    }
+    fn solve_increment(&mut self) {
+        let (part, red) = (self.part, &mut *self.red);
+        let r = part.n_dep;
         for (b, &k) in red.rhs[..r].iter_mut().zip(part.used_rows()) {
-            *b = -ev.constraints.phi[k];
+            *b = -self.ev.constraints.phi[k];
         }
         lu_solve(&red.lu[..r * r], r, &red.ipiv[..r], &mut red.rhs[..r]);
-        last = 0.0;
+        self.last = 0.0;
         for (d, &k) in red.rhs[..r].iter().zip(part.dependent()) {
-            red.z[k] += *d;
+            red.dz[k] = *d;
             let a = re(*d).abs();
-            last = if a.is_nan() {
+            self.last = if a.is_nan() {
                 f64::INFINITY
             } else {
-                last.max(a)
+                self.last.max(a)
             };
         }
-        it += 1;
+        self.increments += 1;
+    }
+    fn iterate(&mut self) -> (&mut [S], &[S]) {
+        (&mut self.red.z, &self.red.dz)
+    }
+    fn tolerances(&self) -> Tolerances {
+        Tolerances::new(&[(self.red.dz.len(), INNER_TOLERANCE)], 0.0)
+    }
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.counters
+    }
+    fn failure(&mut self, _iterations: u32, _reason: &str) -> PositionFailure {
+        self.failure_here()
     }
 }
 

@@ -216,19 +216,55 @@ impl NewtonProblem for LoopClosure<'_, '_> {
     }
 }
 
-/// Builds the initial state of `model`.
+/// Builds the initial state of `model`: the stages of the module documentation, in order.
 pub fn initialize(model: &Model) -> Result<State, InitError> {
-    let n = model.n_coords();
-    let m = model.n_constraints();
-    let nv = model.n_volumes();
     let mut ev = Evaluator::<f64>::new(model);
     let mut z: Vec<f64> = model.axes.iter().map(|a| a.q0).collect();
     let mut zd: Vec<f64> = model.axes.iter().map(|a| a.qd0).collect();
+    // 1–2. loop closure and velocities
+    close_kinematics(model, &mut ev, &mut z, &mut zd)?;
+    // 3. statics: the forces that hold the mechanism still
+    let mut held = holding_forces(model, &mut ev, &z)?;
+    // 4. pressures, and the trims of bridge valves marked "solve"
+    // the model's signals, sampled for the first step (no value set from outside yet)
+    let inputs = InputValues::new(&model.inputs, 0.0, model.solver.step_s);
+    let valves = Valves::new(model, &inputs, std::mem::take(&mut held.spool0));
+    let trim = static_pressures(model, &mut held, &valves)?;
+    let spool0 = valves.positions(&trim);
+    // the trims by position slot (`State::trim`; 0 for positions without one)
+    let mut trims = vec![0.0; spool0.len()];
+    for (i, (slot, _)) in valves.bridges.iter().enumerate() {
+        trims[*slot] = trim[i];
+    }
+    // 4b. friction states
+    let friction = friction_states(model, &mut ev, &z, &zd, &held, &spool0)?;
+    // 5. accelerations, multipliers, pressure rates, and the state
+    let start = Start {
+        z,
+        zd,
+        p: held.p,
+        spool: spool0,
+        trim: trims,
+        friction,
+    };
+    initial_state(model, &mut ev, start, inputs)
+}
 
+/// Stages 1 and 2: closes the loops from q0 (minimum-norm Gauss–Newton, [`close_loops`]) and
+/// projects the velocities onto Φ_z ż = 0, then onto [Φ_z; B] ż = 0 with the nonholonomic rows
+/// (minimum-norm corrections).
+fn close_kinematics(
+    model: &Model,
+    ev: &mut Evaluator<f64>,
+    z: &mut [f64],
+    zd: &mut [f64],
+) -> Result<(), InitError> {
+    let n = model.n_coords();
+    let m = model.n_constraints();
     // 1. loop closure
     if m > 0 {
         let all: Vec<usize> = (0..n).collect();
-        if let Err((norm, it)) = close_loops(model, &mut ev, &mut z, &all, 1e-12) {
+        if let Err((norm, it)) = close_loops(model, ev, z, &all, 1e-12) {
             let worst = (0..m)
                 .max_by(|&a, &b| {
                     ev.constraints.phi[a]
@@ -243,49 +279,77 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             });
         }
         // 2. velocities
-        let j = jac_matrix(&ev, m, n);
-        let v = DVector::from_column_slice(&zd);
-        let y = solve_stage(
-            "velocities",
-            &(&j * j.transpose()),
-            &(&j * &v),
-            |r, _| constraint_element(model, r),
-            |r| constraint_element(model, r),
-        )?;
-        let corr = j.transpose() * y;
-        for i in 0..n {
-            zd[i] -= corr[i];
-        }
+        let j = jac_matrix(ev, m, n);
+        project_velocities(model, &j, zd)?;
     }
     // 2b. velocities onto the nonholonomic rows too: [Φ_z; B] ż = 0 (minimum-norm correction)
     let l = model.n_nonholonomic();
     if l > 0 {
-        ev.kin.positions(model, &z);
-        ev.kin.velocities(model, &zd);
+        ev.kin.positions(model, z);
+        ev.kin.velocities(model, zd);
         crate::mechanics::nonholonomic::evaluate(model, &ev.kin, &mut ev.nonholonomic);
-        ev.positions(model, &z);
+        ev.positions(model, z);
         let mut j = DMatrix::<f64>::zeros(m + l, n);
-        j.view_mut((0, 0), (m, n)).copy_from(&jac_matrix(&ev, m, n));
+        j.view_mut((0, 0), (m, n)).copy_from(&jac_matrix(ev, m, n));
         j.view_mut((m, 0), (l, n))
             .copy_from(&DMatrix::from_row_slice(l, n, &ev.nonholonomic.b));
-        let v = DVector::from_column_slice(&zd);
-        let y = solve_stage(
-            "velocities",
-            &(&j * j.transpose()),
-            &(&j * &v),
-            |r, _| constraint_element(model, r),
-            |r| constraint_element(model, r),
-        )?;
-        let corr = j.transpose() * y;
-        for i in 0..n {
-            zd[i] -= corr[i];
-        }
+        project_velocities(model, &j, zd)?;
     }
+    Ok(())
+}
 
-    // 3. statics: forces with zero pressures contribute nothing but friction, which is zero at rest
+/// ż ← ż − Jᵀ (J Jᵀ)⁺ J ż: the minimum-norm correction onto J ż = 0 (stage "velocities").
+fn project_velocities(model: &Model, j: &DMatrix<f64>, zd: &mut [f64]) -> Result<(), InitError> {
+    let v = DVector::from_column_slice(zd);
+    let y = solve_stage(
+        "velocities",
+        &(j * j.transpose()),
+        &(j * &v),
+        |r, _| constraint_element(model, r),
+        |r| constraint_element(model, r),
+    )?;
+    let corr = j.transpose() * y;
+    for (i, zdi) in zd.iter_mut().enumerate() {
+        *zdi -= corr[i];
+    }
+    Ok(())
+}
+
+/// What the statics (stage 3) leave for the pressures (stage 4) and the friction states (4b).
+struct Holding<'m> {
+    /// The valve positions with a rate law at their initial value, the others (set from the
+    /// trim and the input) at 0 until the trims are known.
+    spool0: Vec<f64>,
+    /// The pressures: `p0_pa`, NaN for the volumes to solve until stage 4 solves them [Pa].
+    p: Vec<f64>,
+    /// The volumes whose pressure the statics solve (no `p0_pa`, or algebraic).
+    unknown: Vec<usize>,
+    /// The hydraulic motors with a pressure to solve: they hold their joints in the statics (a
+    /// motor whose pressures are all given keeps its torque in Q′ and takes no column).
+    motors: Vec<&'m HydraulicMotor>,
+    /// The static cylinder forces F_c [N].
+    f_req: Vec<f64>,
+    /// The torque each motor adds to the static Q′₀ [N m].
+    tau_req: Vec<f64>,
+    /// Whether `f_req` holds the static cylinder forces (friction states need them even when
+    /// every pressure is given: the seal's pre-sliding carries the difference).
+    statics_ok: bool,
+    /// The static generalized force each friction joint must carry (003 Pub II pre-sliding).
+    joint_load: Vec<f64>,
+}
+
+/// Stage 3, statics: every piston inside its stroke in the assembled pose, the volumes to
+/// solve, and the cylinder forces and motor torques that hold the mechanism still
+/// ([`static_forces`]); forces with zero pressures contribute nothing but friction, which is
+/// zero at rest.
+fn holding_forces<'m>(
+    model: &'m Model,
+    ev: &mut Evaluator<f64>,
+    z: &[f64],
+) -> Result<Holding<'m>, InitError> {
+    let n = model.n_coords();
+    let nv = model.n_volumes();
     let zeros_p = vec![0.0; nv];
-    // valve positions with a rate law at their initial value, the others (set from the trim
-    // and the input) at 0 until the trims are known
     let spool0: Vec<f64> = model
         .position_elements()
         .map(|(_, e)| {
@@ -297,8 +361,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         })
         .collect();
     let zd0 = vec![0.0; n];
-    ev.evaluate(model, &z, &zd0, &zeros_p, &spool0, false);
-    let ncyl = model.hydraulics.cylinders.len();
+    ev.evaluate(model, z, &zd0, &zeros_p, &spool0, false);
     // every piston inside its stroke in the assembled pose: a run would otherwise stop at its
     // first step with a divergence, though the cause is the model's numbers
     for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
@@ -313,7 +376,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             });
         }
     }
-    let mut p: Vec<f64> = model
+    let p: Vec<f64> = model
         .hydraulics
         .volumes
         .iter()
@@ -323,9 +386,6 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     let unknown: Vec<usize> = (0..nv)
         .filter(|&v| p[v].is_nan() || model.hydraulics.volumes[v].algebraic)
         .collect();
-    let mut f_req = vec![0.0; ncyl];
-    // the hydraulic motors with a pressure to solve hold their joints in the statics (a motor
-    // whose pressures are all given keeps its torque in Q′ and takes no column, as before)
     let motors: Vec<&HydraulicMotor> = model
         .elements
         .iter()
@@ -339,464 +399,752 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
                 .any(|n| matches!(n, Node::Volume(v) if unknown.contains(&v.0)))
         })
         .collect();
-    let nmot = motors.len();
-    // the torque each motor adds to the static Q′₀ [N m] (column solution of stage 3)
-    let mut tau_req = vec![0.0; nmot];
+    let mut held = Holding {
+        spool0,
+        p,
+        f_req: vec![0.0; model.hydraulics.cylinders.len()],
+        tau_req: vec![0.0; motors.len()],
+        unknown,
+        motors,
+        statics_ok: false,
+        joint_load: vec![0.0; model.joint_friction.len()],
+    };
+    let (ncyl, nmot, njf) = (
+        model.hydraulics.cylinders.len(),
+        held.motors.len(),
+        model.joint_friction.len(),
+    );
     let nw = model.n_friction_states();
-    // whether f_req holds the static cylinder forces (friction states need them even when
-    // every pressure is given: the seal's pre-sliding carries the difference)
-    let mut statics_ok = false;
-    // the static generalized force each friction joint must carry (003 Pub II pre-sliding)
-    let njf = model.joint_friction.len();
-    let mut joint_load = vec![0.0; njf];
-    if (ncyl > 0 && (!unknown.is_empty() || nw > 0)) || (njf > 0 && nw > 0) || nmot > 0 {
-        // columns: B (ncyl), the motors' unit joint torques (nmot), then −Φ_zᵀ (m)
-        let nc = ncyl + nmot;
-        let mut a = DMatrix::<f64>::zeros(n, nc + m);
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-            let rb = ev.kin.point(&cyl.base);
-            let rr = ev.kin.point(&cyl.rod);
-            let nvec = (rr - rb).normalize();
-            for_each_on_path(model, cyl.rod.frame, |i| {
-                a[(i, c)] += nvec.dot(&ev.kin.point_jacobian_col(i, &rr))
-            });
-            for_each_on_path(model, cyl.base.frame, |i| {
-                a[(i, c)] -= nvec.dot(&ev.kin.point_jacobian_col(i, &rb))
-            });
+    if (ncyl > 0 && (!held.unknown.is_empty() || nw > 0)) || (njf > 0 && nw > 0) || nmot > 0 {
+        static_forces(model, ev, &mut held)?;
+    }
+    Ok(held)
+}
+
+/// Stage 3, the holding forces: Q′₀ + B F − Φ_zᵀ μ = 0 in least squares, with B_:c = ∂s_c/∂z
+/// for the cylinders and a unit generalized force on its joint for each motor of
+/// `held.motors`; a residual means the cylinders (and motors) cannot hold the mechanism. What
+/// they and the cut joints leave is carried, at rest, by the friction joints when every
+/// pressure is given.
+fn static_forces(model: &Model, ev: &Evaluator<f64>, held: &mut Holding) -> Result<(), InitError> {
+    let (n, m) = (model.n_coords(), model.n_constraints());
+    let (ncyl, nmot, njf) = (
+        model.hydraulics.cylinders.len(),
+        held.motors.len(),
+        model.joint_friction.len(),
+    );
+    // columns: B (ncyl), the motors' unit joint torques (nmot), then −Φ_zᵀ (m)
+    let nc = ncyl + nmot;
+    let mut a = DMatrix::<f64>::zeros(n, nc + m);
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let rb = ev.kin.point(&cyl.base);
+        let rr = ev.kin.point(&cyl.rod);
+        let nvec = (rr - rb).normalize();
+        for_each_on_path(model, cyl.rod.frame, |i| {
+            a[(i, c)] += nvec.dot(&ev.kin.point_jacobian_col(i, &rr))
+        });
+        for_each_on_path(model, cyl.base.frame, |i| {
+            a[(i, c)] -= nvec.dot(&ev.kin.point_jacobian_col(i, &rb))
+        });
+    }
+    // a motor's torque enters Q′ on its joint's coordinate (`mechanics::ports::joint_forces`)
+    for (k, mo) in held.motors.iter().enumerate() {
+        a[(mo.axis.0, ncyl + k)] = 1.0;
+    }
+    for r in 0..m {
+        for i in 0..n {
+            a[(i, nc + r)] = -ev.constraints.jac[r * n + i];
         }
-        // a motor's torque enters Q′ on its joint's coordinate (`mechanics::ports::joint_forces`)
-        for (k, mo) in motors.iter().enumerate() {
-            a[(mo.axis.0, ncyl + k)] = 1.0;
+    }
+    let q0 = DVector::from_column_slice(&ev.dynamics.force);
+    // (no cylinder and no cut joint: nothing but joint friction can hold the mechanism)
+    let motors = &held.motors;
+    let column = |c: usize| {
+        if c < ncyl {
+            format!("cylinder '{}'", model.hydraulics.cylinders[c].name)
+        } else if c < nc {
+            format!("hydraulic motor '{}'", motors[c - ncyl].name)
+        } else if c < nc + m {
+            constraint_element(model, c - nc)
+        } else {
+            coord_element(model, model.joint_friction[c - nc - m].axis.0)
         }
-        for r in 0..m {
-            for i in 0..n {
-                a[(i, nc + r)] = -ev.constraints.jac[r * n + i];
-            }
+    };
+    let sol = solve_stage(
+        "statics",
+        &a,
+        &(-&q0),
+        |_, c| column(c),
+        |i| coord_element(model, i),
+    )?;
+    let res = &a * &sol + &q0;
+    if res.norm() > 1e-6 * (q0.norm() + 1.0) && !held.unknown.is_empty() {
+        return Err(InitError::Statics(format!(
+            "the {} cannot hold the mechanism still at the initial configuration (unbalanced generalized force {:.3e})",
+            if nmot > 0 { "cylinders and motors" } else { "cylinders" },
+            res.norm()
+        )));
+    }
+    held.statics_ok = res.norm() <= 1e-6 * (q0.norm() + 1.0);
+    for c in 0..ncyl {
+        held.f_req[c] = sol[c];
+    }
+    for k in 0..nmot {
+        held.tau_req[k] = sol[ncyl + k];
+    }
+    if !held.statics_ok && njf > 0 && held.unknown.is_empty() {
+        // what the cylinders and cut joints leave is carried by the friction joints at rest:
+        // columns −e_k (the joint friction force is subtracted from Q_k), minimum norm
+        let mut a2 = a.clone().resize_horizontally(nc + m + njf, 0.0);
+        for (k, jf) in model.joint_friction.iter().enumerate() {
+            a2[(jf.axis.0, nc + m + k)] = -1.0;
         }
-        let q0 = DVector::from_column_slice(&ev.dynamics.force);
-        // (no cylinder and no cut joint: nothing but joint friction can hold the mechanism)
-        let column = |c: usize| {
-            if c < ncyl {
-                format!("cylinder '{}'", model.hydraulics.cylinders[c].name)
-            } else if c < nc {
-                format!("hydraulic motor '{}'", motors[c - ncyl].name)
-            } else if c < nc + m {
-                constraint_element(model, c - nc)
-            } else {
-                coord_element(model, model.joint_friction[c - nc - m].axis.0)
-            }
-        };
-        let sol = solve_stage(
+        let sol2 = solve_stage(
             "statics",
-            &a,
+            &a2,
             &(-&q0),
             |_, c| column(c),
             |i| coord_element(model, i),
         )?;
-        let res = &a * &sol + &q0;
-        if res.norm() > 1e-6 * (q0.norm() + 1.0) && !unknown.is_empty() {
-            return Err(InitError::Statics(format!(
-                "the {} cannot hold the mechanism still at the initial configuration (unbalanced generalized force {:.3e})",
-                if nmot > 0 { "cylinders and motors" } else { "cylinders" },
-                res.norm()
-            )));
-        }
-        statics_ok = res.norm() <= 1e-6 * (q0.norm() + 1.0);
-        for c in 0..ncyl {
-            f_req[c] = sol[c];
-        }
-        for k in 0..nmot {
-            tau_req[k] = sol[ncyl + k];
-        }
-        if !statics_ok && njf > 0 && unknown.is_empty() {
-            // what the cylinders and cut joints leave is carried by the friction joints at rest:
-            // columns −e_k (the joint friction force is subtracted from Q_k), minimum norm
-            let mut a2 = a.clone().resize_horizontally(nc + m + njf, 0.0);
-            for (k, jf) in model.joint_friction.iter().enumerate() {
-                a2[(jf.axis.0, nc + m + k)] = -1.0;
+        let res2 = &a2 * &sol2 + &q0;
+        if res2.norm() <= 1e-6 * (q0.norm() + 1.0) {
+            held.statics_ok = true;
+            for c in 0..ncyl {
+                held.f_req[c] = sol2[c];
             }
-            let sol2 = solve_stage(
-                "statics",
-                &a2,
-                &(-&q0),
-                |_, c| column(c),
-                |i| coord_element(model, i),
-            )?;
-            let res2 = &a2 * &sol2 + &q0;
-            if res2.norm() <= 1e-6 * (q0.norm() + 1.0) {
-                statics_ok = true;
-                for c in 0..ncyl {
-                    f_req[c] = sol2[c];
-                }
-                for k in 0..njf {
-                    joint_load[k] = sol2[nc + m + k];
-                }
+            for k in 0..njf {
+                held.joint_load[k] = sol2[nc + m + k];
             }
         }
     }
+    Ok(())
+}
 
-    // 4. pressures, and the trims of bridge valves marked "solve" (004 eq. 32: κ₀ and the
-    // pressures together)
-    // the bridge valves and their slots in `State::spool`
-    let bridges: Vec<(usize, &crate::model::BridgeValve)> = model
-        .position_elements()
-        .filter_map(|(slot, e)| match e {
-            crate::elements::component::Component::BridgeValve(v) => Some((slot, v)),
-            _ => None,
-        })
-        .collect();
-    // the model's signals, sampled for the first step (no value set from outside yet)
-    let inputs = InputValues::new(&model.inputs, 0.0, model.solver.step_s);
-    let mut trim: Vec<f64> = bridges.iter().map(|(_, v)| v.trim.unwrap_or(0.0)).collect();
-    let unknown_trims: Vec<usize> = (0..trim.len())
-        .filter(|&i| bridges[i].1.trim.is_none())
-        .collect();
-    let positions = |trim: &[f64]| -> Vec<f64> {
-        let mut s = spool0.clone();
+/// The valve positions of stage 4: the bridge valves (004 eq. 32: κ₀ and the pressures
+/// together) with their slots in `State::spool`, and the positions at given trims.
+struct Valves<'m> {
+    model: &'m Model,
+    inputs: &'m InputValues,
+    /// The positions with a rate law at their initial value (`Holding::spool0`).
+    spool0: Vec<f64>,
+    /// The bridge valves and their slots in `State::spool`.
+    bridges: Vec<(usize, &'m crate::model::BridgeValve)>,
+}
+
+impl<'m> Valves<'m> {
+    fn new(model: &'m Model, inputs: &'m InputValues, spool0: Vec<f64>) -> Self {
+        let bridges = model
+            .position_elements()
+            .filter_map(|(slot, e)| match e {
+                Component::BridgeValve(v) => Some((slot, v)),
+                _ => None,
+            })
+            .collect();
+        Valves {
+            model,
+            inputs,
+            spool0,
+            bridges,
+        }
+    }
+
+    /// The valve positions at the bridge valves' trims `trim`.
+    fn positions(&self, trim: &[f64]) -> Vec<f64> {
+        let (model, inputs) = (self.model, self.inputs);
+        let mut s = self.spool0.clone();
         // positions held from their input without a trim (a pump's shaft speed): u(0)
         for (slot, e) in model.position_elements() {
             if let (false, Some(k)) = (e.position_has_rate(), e.ports().input) {
                 s[slot] = e.initial_position(0.0, inputs.value_at(&model.inputs, k, 0.0));
             }
         }
-        for (i, (slot, v)) in bridges.iter().enumerate() {
+        for (i, (slot, v)) in self.bridges.iter().enumerate() {
             s[*slot] = v.initial_position(trim[i], inputs.value_at(&model.inputs, v.input, 0.0));
         }
         s
-    };
-    if !unknown.is_empty() || !unknown_trims.is_empty() {
-        // initial guess: mean of the known pressures (volumes and sources); trims at 1/2
-        let guess = pressure_guess(model);
-        for &u in &unknown {
-            p[u] = guess;
-        }
-        for &i in &unknown_trims {
-            trim[i] = 0.5;
-        }
-        // a cylinder with one chamber given: its force row fixes the other chamber's pressure
-        // outright, p_A = (F + p_B A_B)/A_A or p_B = (p_A A_A − F)/A_B; below zero absolute, the
-        // given chamber is the one that carries the load, and no iteration can help
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-            let (a, b) = (cyl.vol_a.0, cyl.vol_b.0);
-            let solved = match (unknown.contains(&a), unknown.contains(&b)) {
-                (true, false) => Some((a, (f_req[c] + p[b] * cyl.area_b_m2) / cyl.area_a_m2)),
-                (false, true) => Some((b, (p[a] * cyl.area_a_m2 - f_req[c]) / cyl.area_b_m2)),
-                _ => None,
-            };
-            if let Some((v, pv)) = solved.filter(|&(_, pv)| pv < 0.0) {
-                return Err(negative_pressure(model, v, pv, &f_req, &motors, &unknown));
-            }
-        }
-        let nu = unknown.len() + unknown_trims.len();
-        let neq = ncyl + nmot + unknown.len();
-        // the motors' torque at the pressures of stage 3 (volumes at 0, sources at theirs), which
-        // Q′₀ holds already: the motor must add tau_req to it
-        let zero_p = vec![Dual64::from(0.0); nv];
-        let motor_torque = |mo: &HydraulicMotor, p: &[Dual64]| {
-            let pa = hydraulics::node_pressure(model, p, mo.a);
-            let pb = hydraulics::node_pressure(model, p, mo.b);
-            hydraulic_motor::law(mo, pa, pb, Dual64::from(0.0)).torque
+    }
+}
+
+/// Stage 4: the pressures of the volumes `held.unknown` (into `held.p`) and the trims of the
+/// bridge valves marked "solve", from F_c = p_A A_A − p_B A_B, the motors' holding torques and
+/// zero net flow into every unknown volume. Returns the trims of every bridge valve.
+fn static_pressures(
+    model: &Model,
+    held: &mut Holding,
+    valves: &Valves,
+) -> Result<Vec<f64>, InitError> {
+    let mut trim: Vec<f64> = valves
+        .bridges
+        .iter()
+        .map(|(_, v)| v.trim.unwrap_or(0.0))
+        .collect();
+    let unknown_trims: Vec<usize> = (0..trim.len())
+        .filter(|&i| valves.bridges[i].1.trim.is_none())
+        .collect();
+    if held.unknown.is_empty() && unknown_trims.is_empty() {
+        return Ok(trim);
+    }
+    // initial guess: mean of the known pressures (volumes and sources); trims at 1/2
+    let guess = pressure_guess(model);
+    for &u in &held.unknown {
+        held.p[u] = guess;
+    }
+    for &i in &unknown_trims {
+        trim[i] = 0.5;
+    }
+    // a cylinder with one chamber given: its force row fixes the other chamber's pressure
+    // outright, p_A = (F + p_B A_B)/A_A or p_B = (p_A A_A − F)/A_B; below zero absolute, the
+    // given chamber is the one that carries the load, and no iteration can help
+    let (p, unknown) = (&held.p, &held.unknown);
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let (a, b) = (cyl.vol_a.0, cyl.vol_b.0);
+        let f = held.f_req[c];
+        let solved = match (unknown.contains(&a), unknown.contains(&b)) {
+            (true, false) => Some((a, (f + p[b] * cyl.area_b_m2) / cyl.area_a_m2)),
+            (false, true) => Some((b, (p[a] * cyl.area_a_m2 - f) / cyl.area_b_m2)),
+            _ => None,
         };
-        let tau0: Vec<f64> = motors
+        if let Some((v, pv)) = solved.filter(|&(_, pv)| pv < 0.0) {
+            return Err(negative_pressure(
+                model,
+                v,
+                pv,
+                &held.f_req,
+                &held.motors,
+                unknown,
+            ));
+        }
+    }
+    let system = PressureSystem::new(model, held, valves, unknown_trims);
+    let (nu, neq) = (system.nu(), system.neq());
+    if neq < nu {
+        return Err(InitError::Statics(format!(
+            "{nu} unknowns (pressures without p0_pa and trims to solve) but only {neq} equations"
+        )));
+    }
+    // Newton as it has always run first (every shipped model converges so, and keeps its
+    // bits); if it does not converge, again from the same start with a backtracking line
+    // search on the row-scaled residual: a √Δp orifice law makes the full step jump to the
+    // mirror point 2 p_s − p across a supply, and back, forever (a supply through a throttle
+    // into a closed line)
+    let mut newton = PressureNewton::new(&system, &held.p, &trim);
+    let start = newton.x.clone();
+    let mut converged = false;
+    for damped in [false, true] {
+        newton.damped = damped;
+        newton.x.copy_from_slice(&start);
+        newton.small = false;
+        match newton::solve(&mut newton, TangentPolicy::FULL, 100) {
+            Ok(_) => {
+                converged = true;
+                break;
+            }
+            Err(PressureFailure::Fatal(e)) => return Err(e),
+            Err(PressureFailure::NotConverged) => {}
+        }
+    }
+    if !converged {
+        return Err(system.not_converged(newton.worst_row));
+    }
+    let (p_sol, trim_sol) = (newton.p, newton.trim);
+    system.check_rest(&newton.r, &newton.jm)?;
+    held.p = p_sol;
+    // a volume solved below zero absolute (the chambers of a cylinder fed by the circuit, a
+    // motor's lines): the same advice as for a cylinder with one chamber given
+    if let Some(&v) = held.unknown.iter().find(|&&u| held.p[u] < 0.0) {
+        return Err(negative_pressure(
+            model,
+            v,
+            held.p[v],
+            &held.f_req,
+            &held.motors,
+            &held.unknown,
+        ));
+    }
+    Ok(trim_sol)
+}
+
+/// The equations of the static pressures (stage 4): the unknowns are the pressures of the
+/// volumes `held.unknown`, then the trims `unknown_trims`; the rows, the cylinder forces
+/// (scaled to Pa on the piston area), the motor torques (scaled to Pa by i D/2π) and zero net
+/// flow into every unknown volume.
+struct PressureSystem<'a, 'm> {
+    model: &'m Model,
+    held: &'a Holding<'m>,
+    valves: &'a Valves<'m>,
+    /// The bridge valves (indices into `valves.bridges`) whose trim is solved.
+    unknown_trims: Vec<usize>,
+    /// The motors' torque at the pressures of stage 3 (volumes at 0, sources at theirs), which
+    /// Q′₀ holds already: the motor must add `tau_req` to it [N m].
+    tau0: Vec<f64>,
+}
+
+impl<'a, 'm> PressureSystem<'a, 'm> {
+    fn new(
+        model: &'m Model,
+        held: &'a Holding<'m>,
+        valves: &'a Valves<'m>,
+        unknown_trims: Vec<usize>,
+    ) -> Self {
+        let zero_p = vec![Dual64::from(0.0); model.n_volumes()];
+        let mut system = PressureSystem {
+            model,
+            held,
+            valves,
+            unknown_trims,
+            tau0: Vec::new(),
+        };
+        system.tau0 = held
+            .motors
             .iter()
-            .map(|mo| motor_torque(mo, &zero_p).re)
+            .map(|mo| system.motor_torque(mo, &zero_p).re)
             .collect();
-        // residual: cylinder forces (scaled to Pa on the piston area), motor torques (scaled to
-        // Pa by i D/2π) and zero net flow into every unknown volume; dual in the pressure `seed`
-        let residual_dual = |p: &[f64], trim: &[f64], seed: Option<usize>| -> Vec<Dual64> {
-            let pd: Vec<Dual64> = (0..nv)
-                .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
-                .collect();
-            let mut q = vec![Dual64::from(0.0); nv];
-            hydraulics::component_flows(model, &pd, &positions(trim), &mut q);
-            let mut r = Vec::with_capacity(neq);
-            for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-                r.push(
-                    (cylinder::hydraulic_force(cyl, pd[cyl.vol_a.0], pd[cyl.vol_b.0]) - f_req[c])
-                        / cyl.area_a_m2,
-                );
-            }
-            // a joint held by a motor: τ(p) = τ₀ + τ_req, τ = i D Δp/(2π) at rest (η = 1)
-            for (k, mo) in motors.iter().enumerate() {
-                let per_pa = mo.gear_ratio * mo.displacement_m3_per_rev / (2.0 * PI);
-                r.push((motor_torque(mo, &pd) - tau0[k] - tau_req[k]) * (1.0 / per_pa));
-            }
-            for &u in &unknown {
-                r.push(q[u]);
-            }
-            r
-        };
-        // Newton as it has always run first (every shipped model converges so, and keeps its
-        // bits); if it does not converge, again from the same start with a backtracking line
-        // search on the row-scaled residual: a √Δp orifice law makes the full step jump to the
-        // mirror point 2 p_s − p across a supply, and back, forever (a supply through a throttle
-        // into a closed line)
-        let (p_start, trim_start) = (p.clone(), trim.clone());
-        // the row (scaled) of the largest residual of the last iterate, for the error
-        let mut worst_row = 0;
-        let mut ok = false;
-        'attempts: for damped in [false, true] {
-            p.copy_from_slice(&p_start);
-            trim.copy_from_slice(&trim_start);
-            for _ in 0..100 {
-                let r0 = residual_dual(&p, &trim, None);
-                if neq < nu {
-                    return Err(InitError::Statics(format!(
-                    "{nu} unknowns (pressures without p0_pa and trims to solve) but only {neq} equations"
-                )));
-                }
-                let mut jm = DMatrix::<f64>::zeros(neq, nu);
-                for (k, &u) in unknown.iter().enumerate() {
-                    let col = residual_dual(&p, &trim, Some(u));
-                    for i in 0..neq {
-                        jm[(i, k)] = col[i].eps;
-                    }
-                }
-                // Trim columns by central differences: the opening enters the valve laws as data,
-                // not as a dual variable. They only steer this iteration; the converged trim is
-                // defined by the residual itself.
-                for (k, &i) in unknown_trims.iter().enumerate() {
-                    let h = 1e-7;
-                    let (mut tp, mut tm) = (trim.clone(), trim.clone());
-                    tp[i] += h;
-                    tm[i] -= h;
-                    let (rp, rm) = (residual_dual(&p, &tp, None), residual_dual(&p, &tm, None));
-                    for r in 0..neq {
-                        jm[(r, unknown.len() + k)] = (rp[r].re - rm[r].re) / (2.0 * h);
-                    }
-                }
-                // row equilibration: each row scaled to unit max entry
-                let mut rv = DVector::<f64>::zeros(neq);
-                let mut row_scale = vec![1.0; neq];
-                for i in 0..neq {
-                    let s = (0..nu).map(|k| jm[(i, k)].abs()).fold(0.0, f64::max);
-                    let s = if s > 0.0 { 1.0 / s } else { 1.0 };
-                    for k in 0..nu {
-                        jm[(i, k)] *= s;
-                    }
-                    rv[i] = r0[i].re * s;
-                    row_scale[i] = s;
-                }
-                worst_row = rv.iamax();
-                for (k, &u) in unknown.iter().enumerate() {
-                    if (0..neq).all(|i| jm[(i, k)] == 0.0) {
-                        return Err(InitError::Statics(format!(
-                        "the pressure of volume '{}' is not determined by statics (no open path, cylinder or motor sets it); give p0_pa",
-                        model.hydraulics.volumes[u].name
-                    )));
-                    }
-                }
-                let row = |i: usize| {
-                    if i < ncyl {
-                        format!("cylinder '{}'", model.hydraulics.cylinders[i].name)
-                    } else if i < ncyl + nmot {
-                        format!("hydraulic motor '{}'", motors[i - ncyl].name)
-                    } else {
-                        format!(
-                            "volume '{}'",
-                            model.hydraulics.volumes[unknown[i - ncyl - nmot]].name
-                        )
-                    }
-                };
-                // an undamped iterate that left the laws' finite range is retried damped (from
-                // the same start, so a failure at the start is reported the same way)
-                let d = match solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row) {
-                    Ok(d) => d,
-                    Err(_) if !damped => continue 'attempts,
-                    Err(e) => return Err(e),
-                };
-                // the iterate after a step α d
-                let step_to = |alpha: f64| {
-                    let (mut pn, mut tn) = (p.clone(), trim.clone());
-                    for (k, &u) in unknown.iter().enumerate() {
-                        pn[u] += alpha * d[k];
-                    }
-                    for (k, &i) in unknown_trims.iter().enumerate() {
-                        tn[i] = (tn[i] + alpha * d[unknown.len() + k]).clamp(0.0, 1.0);
-                    }
-                    (pn, tn)
-                };
-                // damped: the largest α = 2⁻ʲ that lowers ‖S r‖² (S the row scales of this
-                // iterate) by the Armijo fraction 1e-4 α; the smallest tried if none does
-                let alpha = if damped {
-                    let merit = |pn: &[f64], tn: &[f64]| -> f64 {
-                        let r = residual_dual(pn, tn, None);
-                        (0..neq).map(|i| (r[i].re * row_scale[i]).powi(2)).sum()
-                    };
-                    let m0 = rv.norm_squared();
-                    let mut alpha = 1.0;
-                    for _ in 0..40 {
-                        let (pn, tn) = step_to(alpha);
-                        if merit(&pn, &tn) <= (1.0 - 1e-4 * alpha) * m0 {
-                            break;
-                        }
-                        alpha *= 0.5;
-                    }
-                    alpha
-                } else {
-                    1.0
-                };
-                // converged when the full Newton step is small
-                let mut small = true;
-                for (k, &u) in unknown.iter().enumerate() {
-                    p[u] += alpha * d[k];
-                    small &= d[k].abs() < 1e-6;
-                }
-                for (k, &i) in unknown_trims.iter().enumerate() {
-                    trim[i] = (trim[i] + alpha * d[unknown.len() + k]).clamp(0.0, 1.0);
-                    small &= d[unknown.len() + k].abs() < 1e-13;
-                }
-                if small {
-                    let r = residual_dual(&p, &trim, None);
-                    let bad = r[..ncyl + nmot].iter().any(|x| x.re.abs() > 1e-3)
-                        || r[ncyl + nmot..].iter().any(|x| x.re.abs() > 1e-15);
-                    // a leaking motor passes C_L Δp from A to B at its holding pressure, so the
-                    // volume it holds the load with cannot be at rest: the load creeps
-                    if let Some(mo) = motors.iter().find(|mo| bad && mo.leakage_m3_s_pa > 0.0) {
-                        let held = [mo.a, mo.b]
-                            .iter()
-                            .find_map(|n| match n {
-                                Node::Volume(v) if unknown.contains(&v.0) => {
-                                    Some(model.hydraulics.volumes[v.0].name.clone())
-                                }
-                                _ => None,
-                            })
-                            .unwrap_or_default();
-                        return Err(InitError::Statics(format!(
-                        "hydraulic motor '{}' leaks C_L Δp from A to B at its holding pressure \
-                         (volumetric_efficiency < 1), so volume '{held}' cannot be at rest and \
-                         the load creeps; give p0_pa of '{held}' (the run starts from it) or \
-                         feed the volume so that the leakage is made up",
-                        mo.name
-                    )));
-                    }
-                    if bad {
-                        let algebraic = algebraic_advice(model, &unknown, &inputs);
-                        return Err(InitError::Statics(format!(
-                            "no pressures satisfy the cylinder forces and zero flow at once \
-                             (check p0_pa and the valve positions){}",
-                            if algebraic.is_empty() {
-                                String::new()
-                            } else {
-                                format!("; {algebraic}")
-                            }
-                        )));
-                    }
-                    determined(model, &unknown, &jm)?;
-                    ok = true;
-                    break 'attempts;
-                }
+        system
+    }
+
+    /// Unknowns: pressures, then trims.
+    fn nu(&self) -> usize {
+        self.held.unknown.len() + self.unknown_trims.len()
+    }
+
+    /// Equations: cylinders, motors, then unknown volumes.
+    fn neq(&self) -> usize {
+        self.ncyl() + self.held.motors.len() + self.held.unknown.len()
+    }
+
+    fn ncyl(&self) -> usize {
+        self.model.hydraulics.cylinders.len()
+    }
+
+    fn motor_torque(&self, mo: &HydraulicMotor, p: &[Dual64]) -> Dual64 {
+        let pa = hydraulics::node_pressure(self.model, p, mo.a);
+        let pb = hydraulics::node_pressure(self.model, p, mo.b);
+        hydraulic_motor::law(mo, pa, pb, Dual64::from(0.0)).torque
+    }
+
+    /// The residual at pressures `p` and trims `trim`, dual in the pressure `seed`.
+    fn residual(&self, p: &[f64], trim: &[f64], seed: Option<usize>) -> Vec<Dual64> {
+        let (model, held) = (self.model, self.held);
+        let nv = model.n_volumes();
+        let pd: Vec<Dual64> = (0..nv)
+            .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
+            .collect();
+        let mut q = vec![Dual64::from(0.0); nv];
+        hydraulics::component_flows(model, &pd, &self.valves.positions(trim), &mut q);
+        let mut r = Vec::with_capacity(self.neq());
+        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+            r.push(
+                (cylinder::hydraulic_force(cyl, pd[cyl.vol_a.0], pd[cyl.vol_b.0]) - held.f_req[c])
+                    / cyl.area_a_m2,
+            );
+        }
+        // a joint held by a motor: τ(p) = τ₀ + τ_req, τ = i D Δp/(2π) at rest (η = 1)
+        for (k, mo) in held.motors.iter().enumerate() {
+            let per_pa = mo.gear_ratio * mo.displacement_m3_per_rev / (2.0 * PI);
+            r.push((self.motor_torque(mo, &pd) - self.tau0[k] - held.tau_req[k]) * (1.0 / per_pa));
+        }
+        for &u in &held.unknown {
+            r.push(q[u]);
+        }
+        r
+    }
+
+    /// The element behind row `i`.
+    fn row_element(&self, i: usize) -> String {
+        let (ncyl, nmot) = (self.ncyl(), self.held.motors.len());
+        if i < ncyl {
+            format!("cylinder '{}'", self.model.hydraulics.cylinders[i].name)
+        } else if i < ncyl + nmot {
+            format!("hydraulic motor '{}'", self.held.motors[i - ncyl].name)
+        } else {
+            format!(
+                "volume '{}'",
+                self.model.hydraulics.volumes[self.held.unknown[i - ncyl - nmot]].name
+            )
+        }
+    }
+
+    /// The tangent at (`p`, `trim`): the pressure columns exact (dual), the trim columns by
+    /// central differences (the opening enters the valve laws as data, not as a dual variable;
+    /// they only steer the iteration, the converged trim is defined by the residual itself).
+    fn tangent(&self, p: &[f64], trim: &[f64]) -> DMatrix<f64> {
+        let (nu, neq, unknown) = (self.nu(), self.neq(), &self.held.unknown);
+        let mut jm = DMatrix::<f64>::zeros(neq, nu);
+        for (k, &u) in unknown.iter().enumerate() {
+            let col = self.residual(p, trim, Some(u));
+            for i in 0..neq {
+                jm[(i, k)] = col[i].eps;
             }
         }
-        if !ok {
-            let row = if worst_row < ncyl {
-                format!("cylinder '{}'", model.hydraulics.cylinders[worst_row].name)
-            } else if worst_row < ncyl + nmot {
-                format!("hydraulic motor '{}'", motors[worst_row - ncyl].name)
-            } else {
-                format!(
-                    "volume '{}'",
-                    model.hydraulics.volumes[unknown[worst_row - ncyl - nmot]].name
-                )
-            };
-            // the volumes that matter: those of the worst row's element (a cylinder's or motor's
-            // chambers, or the volume) and, for a volume, the chambers of the cylinder or motor
-            // it belongs to; every volume without p0_pa only if none of these is one
-            let worst_volume = worst_row.checked_sub(ncyl + nmot).map(|k| unknown[k]);
-            let mut relevant: Vec<usize> = Vec::new();
-            for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-                let chambers = [cyl.vol_a.0, cyl.vol_b.0];
-                if worst_row == c || worst_volume.is_some_and(|v| chambers.contains(&v)) {
-                    relevant.extend(chambers);
-                }
+        for (k, &i) in self.unknown_trims.iter().enumerate() {
+            let h = 1e-7;
+            let (mut tp, mut tm) = (trim.to_vec(), trim.to_vec());
+            tp[i] += h;
+            tm[i] -= h;
+            let (rp, rm) = (self.residual(p, &tp, None), self.residual(p, &tm, None));
+            for r in 0..neq {
+                jm[(r, unknown.len() + k)] = (rp[r].re - rm[r].re) / (2.0 * h);
             }
-            for (k, mo) in motors.iter().enumerate() {
-                let lines: Vec<usize> = [mo.a, mo.b]
-                    .iter()
-                    .filter_map(|n| match n {
-                        Node::Volume(v) => Some(v.0),
-                        _ => None,
-                    })
-                    .collect();
-                if worst_row == ncyl + k || worst_volume.is_some_and(|v| lines.contains(&v)) {
-                    relevant.extend(lines);
-                }
-            }
-            relevant.extend(worst_volume);
-            let mut named: Vec<usize> = unknown
+        }
+        jm
+    }
+
+    /// The checks at a converged iterate with residual `r` (real parts) and the last tangent
+    /// `jm` (rows equilibrated): every row satisfied (a motor that leaks cannot hold its volume
+    /// at rest), and every pressure determined ([`determined`]).
+    fn check_rest(&self, r: &[f64], jm: &DMatrix<f64>) -> Result<(), InitError> {
+        let (model, held) = (self.model, self.held);
+        let k = self.ncyl() + held.motors.len();
+        let bad = r[..k].iter().any(|x| x.abs() > 1e-3) || r[k..].iter().any(|x| x.abs() > 1e-15);
+        // a leaking motor passes C_L Δp from A to B at its holding pressure, so the volume it
+        // holds the load with cannot be at rest: the load creeps
+        if let Some(mo) = held
+            .motors
+            .iter()
+            .find(|mo| bad && mo.leakage_m3_s_pa > 0.0)
+        {
+            let held_volume = [mo.a, mo.b]
                 .iter()
-                .copied()
-                .filter(|u| relevant.contains(u))
-                .collect();
-            if named.is_empty() {
-                named = unknown.clone();
-            }
+                .find_map(|n| match n {
+                    Node::Volume(v) if held.unknown.contains(&v.0) => {
+                        Some(model.hydraulics.volumes[v.0].name.clone())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
             return Err(InitError::Statics(format!(
-                "the static pressure iteration did not converge (with and without a line \
-                 search; the largest residual is that of {row}); {}",
-                p0_advice(model, &named, &inputs)
+                "hydraulic motor '{}' leaks C_L Δp from A to B at its holding pressure \
+                 (volumetric_efficiency < 1), so volume '{held_volume}' cannot be at rest and \
+                 the load creeps; give p0_pa of '{held_volume}' (the run starts from it) or \
+                 feed the volume so that the leakage is made up",
+                mo.name
             )));
         }
-        // a volume solved below zero absolute (the chambers of a cylinder fed by the circuit, a
-        // motor's lines): the same advice as for a cylinder with one chamber given
-        if let Some(&v) = unknown.iter().find(|&&u| p[u] < 0.0) {
-            return Err(negative_pressure(model, v, p[v], &f_req, &motors, &unknown));
+        if bad {
+            let algebraic = algebraic_advice(model, &held.unknown, self.valves.inputs);
+            return Err(InitError::Statics(format!(
+                "no pressures satisfy the cylinder forces and zero flow at once \
+                 (check p0_pa and the valve positions){}",
+                if algebraic.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {algebraic}")
+                }
+            )));
         }
-    }
-    let spool0 = positions(&trim);
-    // the trims by position slot (`State::trim`; 0 for positions without one)
-    let mut trims = vec![0.0; spool0.len()];
-    for (i, (slot, _)) in bridges.iter().enumerate() {
-        trims[*slot] = trim[i];
+        determined(model, &held.unknown, jm)
     }
 
-    // 4b. friction states (003 Pub II): steady sliding at the initial ṡ; at rest, pre-sliding
-    // carries the static load F_h − F_required (σ0 q = load, film h = 0)
-    let mut friction = vec![0.0; nw];
-    if nw > 0 {
-        ev.evaluate(model, &z, &zd, &p, &spool0, false);
+    /// The error of an iteration that converged neither with nor without the line search,
+    /// `worst_row` the row of the largest scaled residual at its last iterate: names that row's
+    /// element and the volumes that matter, those of the element (a cylinder's or motor's
+    /// chambers, or the volume) and, for a volume, the chambers of the cylinder or motor it
+    /// belongs to; every volume without p0_pa only if none of these is one.
+    fn not_converged(&self, worst_row: usize) -> InitError {
+        let (model, held) = (self.model, self.held);
+        let (ncyl, nmot, unknown) = (self.ncyl(), held.motors.len(), &held.unknown);
+        let row = self.row_element(worst_row);
+        let worst_volume = worst_row.checked_sub(ncyl + nmot).map(|k| unknown[k]);
+        let mut relevant: Vec<usize> = Vec::new();
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
-            let w = &mut friction[model.layout.cylinder_friction(CylinderId(c))];
-            let v = ev.motion[c].sd;
-            if v != 0.0 {
-                crate::elements::friction::steady_states(&cyl.friction, v, w);
-            } else if statics_ok {
-                let load =
-                    cylinder::hydraulic_force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0]) - f_req[c];
-                crate::elements::friction::rest_states(&cyl.friction, load, w)
-                    .map_err(|e| InitError::Statics(format!("cylinder '{}': {e}", cyl.name)))?;
+            let chambers = [cyl.vol_a.0, cyl.vol_b.0];
+            if worst_row == c || worst_volume.is_some_and(|v| chambers.contains(&v)) {
+                relevant.extend(chambers);
             }
         }
-        // joints: steady sliding at the initial rate; at rest, pre-sliding carries the static
-        // load when the law can hold it (|load| ≤ F_s), else the joint starts unloaded (released)
-        for (j, jf) in model.joint_friction.iter().enumerate() {
-            let w = &mut friction[model.layout.joint_friction(j)];
-            let v = zd[jf.axis.0];
-            if v != 0.0 {
-                crate::elements::friction::steady_states(&jf.friction, v, w);
-            } else if statics_ok
-                && crate::elements::friction::rest_states(&jf.friction, joint_load[j], w).is_err()
-            {
-                w.iter_mut().for_each(|x| *x = 0.0);
+        for (k, mo) in held.motors.iter().enumerate() {
+            let lines: Vec<usize> = [mo.a, mo.b]
+                .iter()
+                .filter_map(|n| match n {
+                    Node::Volume(v) => Some(v.0),
+                    _ => None,
+                })
+                .collect();
+            if worst_row == ncyl + k || worst_volume.is_some_and(|v| lines.contains(&v)) {
+                relevant.extend(lines);
             }
         }
-        ev.fstate.copy_from_slice(&friction);
+        relevant.extend(worst_volume);
+        let mut named: Vec<usize> = unknown
+            .iter()
+            .copied()
+            .filter(|u| relevant.contains(u))
+            .collect();
+        if named.is_empty() {
+            named = unknown.clone();
+        }
+        InitError::Statics(format!(
+            "the static pressure iteration did not converge (with and without a line \
+             search; the largest residual is that of {row}); {}",
+            p0_advice(model, &named, self.valves.inputs)
+        ))
+    }
+}
+
+/// Why a static pressure solve stopped.
+enum PressureFailure {
+    /// An error of the model: reported as it is.
+    Fatal(InitError),
+    /// The cap, or (without the line search) a step the least-squares solve refused: the next
+    /// attempt, or the error [`PressureSystem::not_converged`].
+    NotConverged,
+}
+
+/// The static pressure iteration as a problem of the one Newton (`solver::newton::solve`):
+/// full Newton on the row-equilibrated system (each row scaled to unit max entry) by least
+/// squares, trims clamped to [0, 1] ([`NewtonProblem::project_iterate`]), converged when the
+/// full step is small (|Δp| < 1e-6 Pa, |Δtrim| < 1e-13); with `damped`, each step is the
+/// largest α = 2⁻ʲ of the Armijo backtracking line search ([`NewtonProblem::step_fraction`]).
+struct PressureNewton<'s, 'a, 'm> {
+    system: &'s PressureSystem<'a, 'm>,
+    /// Whether the steps are damped by the line search.
+    damped: bool,
+    /// The unknowns: the pressures `held.unknown`, then the trims `unknown_trims`.
+    x: Vec<f64>,
+    /// The full Newton step d of the last iteration.
+    d: Vec<f64>,
+    /// Every pressure and every trim at the iterate x.
+    p: Vec<f64>,
+    trim: Vec<f64>,
+    /// The residual at x (real parts).
+    r: Vec<f64>,
+    /// The tangent at the last iterate that took a step, rows equilibrated, and its row scales.
+    jm: DMatrix<f64>,
+    row_scale: Vec<f64>,
+    /// The scaled residual of that iterate, and the row of its largest entry.
+    rv: DVector<f64>,
+    worst_row: usize,
+    /// Whether the last full step was small (converged).
+    small: bool,
+    counters: Counters,
+}
+
+impl<'s, 'a, 'm> PressureNewton<'s, 'a, 'm> {
+    fn new(system: &'s PressureSystem<'a, 'm>, p: &[f64], trim: &[f64]) -> Self {
+        let unknown = &system.held.unknown;
+        let x = unknown
+            .iter()
+            .map(|&u| p[u])
+            .chain(system.unknown_trims.iter().map(|&i| trim[i]))
+            .collect();
+        PressureNewton {
+            system,
+            damped: false,
+            x,
+            d: vec![0.0; system.nu()],
+            p: p.to_vec(),
+            trim: trim.to_vec(),
+            r: Vec::new(),
+            jm: DMatrix::zeros(0, 0),
+            row_scale: Vec::new(),
+            rv: DVector::zeros(0),
+            worst_row: 0,
+            small: false,
+            counters: Counters::default(),
+        }
     }
 
-    // 5. accelerations, multipliers, pressure rates
-    // the elements' internal states at their steady state at p (e.g. the poppet's static opening)
-    let mut internal = vec![0.0; model.layout.internal.len()];
-    hydraulics::steady_internal_states(model, &p, &spool0, &mut internal);
-    ev.internal.copy_from_slice(&internal);
-    ev.evaluate(model, &z, &zd, &p, &spool0, true);
+    /// The pressures and trims at x + α d (trims clamped to [0, 1]).
+    fn step_to(&self, alpha: f64) -> (Vec<f64>, Vec<f64>) {
+        let (unknown, trims) = (&self.system.held.unknown, &self.system.unknown_trims);
+        let (mut pn, mut tn) = (self.p.clone(), self.trim.clone());
+        for (k, &u) in unknown.iter().enumerate() {
+            pn[u] += alpha * self.d[k];
+        }
+        for (k, &i) in trims.iter().enumerate() {
+            tn[i] = (tn[i] + alpha * self.d[unknown.len() + k]).clamp(0.0, 1.0);
+        }
+        (pn, tn)
+    }
+}
+
+impl NewtonProblem for PressureNewton<'_, '_, '_> {
+    type Error = PressureFailure;
+    fn evaluate(&mut self) -> Result<(), PressureFailure> {
+        let (unknown, trims) = (&self.system.held.unknown, &self.system.unknown_trims);
+        for (k, &u) in unknown.iter().enumerate() {
+            self.p[u] = self.x[k];
+        }
+        for (k, &i) in trims.iter().enumerate() {
+            self.trim[i] = self.x[unknown.len() + k];
+        }
+        self.r.clear();
+        let r = self.system.residual(&self.p, &self.trim, None);
+        self.r.extend(r.iter().map(|x| x.re));
+        Ok(())
+    }
+    fn form_residual(&mut self) -> Result<(), PressureFailure> {
+        Ok(())
+    }
+    fn residual_converged(&self) -> bool {
+        self.small
+    }
+    fn converges_on_residual(&self) -> bool {
+        true
+    }
+    fn tangent_reusable(&self) -> bool {
+        false
+    }
+    /// The tangent, its row equilibration, and the least-squares step d (SVD: factored and
+    /// solved at once).
+    fn refresh_tangent(&mut self) -> Result<bool, PressureFailure> {
+        let system = self.system;
+        let (nu, neq) = (system.nu(), system.neq());
+        let mut jm = system.tangent(&self.p, &self.trim);
+        // row equilibration: each row scaled to unit max entry
+        let mut rv = DVector::<f64>::zeros(neq);
+        let mut row_scale = vec![1.0; neq];
+        for i in 0..neq {
+            let s = (0..nu).map(|k| jm[(i, k)].abs()).fold(0.0, f64::max);
+            let s = if s > 0.0 { 1.0 / s } else { 1.0 };
+            for k in 0..nu {
+                jm[(i, k)] *= s;
+            }
+            rv[i] = self.r[i] * s;
+            row_scale[i] = s;
+        }
+        self.worst_row = rv.iamax();
+        for (k, &u) in system.held.unknown.iter().enumerate() {
+            if (0..neq).all(|i| jm[(i, k)] == 0.0) {
+                return Err(PressureFailure::Fatal(InitError::Statics(format!(
+                    "the pressure of volume '{}' is not determined by statics (no open path, cylinder or motor sets it); give p0_pa",
+                    system.model.hydraulics.volumes[u].name
+                ))));
+            }
+        }
+        // an undamped iterate that left the laws' finite range is retried damped (from the
+        // same start, so a failure at the start is reported the same way)
+        let row = |i: usize| system.row_element(i);
+        let d = match solve_stage("static pressures", &jm, &(-&rv), |i, _| row(i), row) {
+            Ok(d) => d,
+            Err(_) if !self.damped => return Err(PressureFailure::NotConverged),
+            Err(e) => return Err(PressureFailure::Fatal(e)),
+        };
+        self.d.copy_from_slice(d.as_slice());
+        (self.jm, self.rv, self.row_scale) = (jm, rv, row_scale);
+        Ok(true)
+    }
+    fn solve_increment(&mut self) {
+        // converged when the full Newton step is small
+        let np = self.system.held.unknown.len();
+        self.small = self.d[..np].iter().all(|d| d.abs() < 1e-6)
+            && self.d[np..].iter().all(|d| d.abs() < 1e-13);
+        self.counters.iterations += 1;
+    }
+    /// Damped: the largest α = 2⁻ʲ that lowers ‖S r‖² (S the row scales of this iterate) by
+    /// the Armijo fraction 1e-4 α; the smallest tried if none does.
+    fn step_fraction(&mut self) -> f64 {
+        if !self.damped {
+            return 1.0;
+        }
+        let merit = |pn: &[f64], tn: &[f64]| -> f64 {
+            let r = self.system.residual(pn, tn, None);
+            (0..r.len())
+                .map(|i| (r[i].re * self.row_scale[i]).powi(2))
+                .sum()
+        };
+        let m0 = self.rv.norm_squared();
+        let mut alpha = 1.0;
+        for _ in 0..40 {
+            let (pn, tn) = self.step_to(alpha);
+            if merit(&pn, &tn) <= (1.0 - 1e-4 * alpha) * m0 {
+                break;
+            }
+            alpha *= 0.5;
+        }
+        alpha
+    }
+    fn project_iterate(&mut self) {
+        let np = self.system.held.unknown.len();
+        for t in &mut self.x[np..] {
+            *t = t.clamp(0.0, 1.0);
+        }
+    }
+    fn iterate(&mut self) -> (&mut [f64], &[f64]) {
+        (&mut self.x, &self.d)
+    }
+    fn tolerances(&self) -> Tolerances {
+        // (unused: the iteration converges on its own test, `residual_converged`)
+        Tolerances::new(&[(self.x.len(), 0.0)], 0.0)
+    }
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.counters
+    }
+    fn failure(&mut self, _iterations: u32, _reason: &str) -> PressureFailure {
+        PressureFailure::NotConverged
+    }
+}
+
+/// Stage 4b, the friction states (003 Pub II): steady sliding at the initial ṡ; at rest,
+/// pre-sliding carries the static load F_h − F_required (σ0 q = load, film h = 0). Leaves them
+/// in `ev.fstate`.
+fn friction_states(
+    model: &Model,
+    ev: &mut Evaluator<f64>,
+    z: &[f64],
+    zd: &[f64],
+    held: &Holding,
+    spool0: &[f64],
+) -> Result<Vec<f64>, InitError> {
+    let nw = model.n_friction_states();
+    let mut friction = vec![0.0; nw];
+    if nw == 0 {
+        return Ok(friction);
+    }
+    let (p, f_req) = (&held.p, &held.f_req);
+    ev.evaluate(model, z, zd, p, spool0, false);
+    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        let w = &mut friction[model.layout.cylinder_friction(CylinderId(c))];
+        let v = ev.motion[c].sd;
+        if v != 0.0 {
+            crate::elements::friction::steady_states(&cyl.friction, v, w);
+        } else if held.statics_ok {
+            let load = cylinder::hydraulic_force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0]) - f_req[c];
+            crate::elements::friction::rest_states(&cyl.friction, load, w)
+                .map_err(|e| InitError::Statics(format!("cylinder '{}': {e}", cyl.name)))?;
+        }
+    }
+    // joints: steady sliding at the initial rate; at rest, pre-sliding carries the static load
+    // when the law can hold it (|load| ≤ F_s), else the joint starts unloaded (released)
+    for (j, jf) in model.joint_friction.iter().enumerate() {
+        let w = &mut friction[model.layout.joint_friction(j)];
+        let v = zd[jf.axis.0];
+        if v != 0.0 {
+            crate::elements::friction::steady_states(&jf.friction, v, w);
+        } else if held.statics_ok
+            && crate::elements::friction::rest_states(&jf.friction, held.joint_load[j], w).is_err()
+        {
+            w.iter_mut().for_each(|x| *x = 0.0);
+        }
+    }
+    ev.fstate.copy_from_slice(&friction);
+    Ok(friction)
+}
+
+/// The initial values found by stages 1–4b.
+struct Start {
+    z: Vec<f64>,
+    zd: Vec<f64>,
+    p: Vec<f64>,
+    spool: Vec<f64>,
+    /// The trims by position slot.
+    trim: Vec<f64>,
+    friction: Vec<f64>,
+}
+
+/// Stage 5, accelerations and multipliers: the augmented system of note 000-A.6 with the
+/// nonholonomic rows, D = [Φ_z; B], [[M′, Dᵀ], [D, 0]] [z̈₀; λ₀] = [Q′; −Ḋ ż], solved in least
+/// squares (minimum norm), at the evaluation held by `ev`. Returns (z̈₀, λ₀) (the nonholonomic
+/// multipliers σ₀ stored after λ).
+fn accelerations(model: &Model, ev: &Evaluator<f64>) -> Result<(Vec<f64>, Vec<f64>), InitError> {
+    let (n, m) = (model.n_coords(), model.n_constraints());
     let mm = DMatrix::from_row_slice(n, n, &ev.dynamics.mass);
     // D = [Φ_z; B]: the nonholonomic rows (B z̈ = −Ḃ ż) join the loop closures, so that z̈₀ is
     // consistent with them and their multipliers σ₀ follow (stored after λ)
     let l = model.n_nonholonomic();
     let ml = m + l;
     let mut jz = DMatrix::<f64>::zeros(ml, n);
-    jz.view_mut((0, 0), (m, n))
-        .copy_from(&jac_matrix(&ev, m, n));
+    jz.view_mut((0, 0), (m, n)).copy_from(&jac_matrix(ev, m, n));
     jz.view_mut((m, 0), (l, n))
         .copy_from(&DMatrix::from_row_slice(l, n, &ev.nonholonomic.b));
     let mut aug = DMatrix::<f64>::zeros(n + ml, n + ml);
@@ -827,18 +1175,29 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
     )?;
     let zdd: Vec<f64> = sol.rows(0, n).iter().copied().collect();
     let lambda: Vec<f64> = sol.rows(n, ml).iter().copied().collect();
-    // every initial value finite, or the element behind the first one that is not
+    Ok((zdd, lambda))
+}
+
+/// Every initial value finite, or [`InitError::Numerical`] naming the element behind the first
+/// one that is not.
+fn check_initial_values(
+    model: &Model,
+    start: &Start,
+    zdd: &[f64],
+    lambda: &[f64],
+    pd: &[f64],
+) -> Result<(), InitError> {
     let non_finite = |values: &[f64]| values.iter().position(|x| !x.is_finite());
     let volume_element = |v: usize| format!("volume '{}'", model.hydraulics.volumes[v].name);
     for (what, index, element) in [
         (
             "positions",
-            non_finite(&z),
+            non_finite(&start.z),
             &coord_element as &dyn Fn(&Model, usize) -> String,
         ),
-        ("velocities", non_finite(&zd), &coord_element),
-        ("accelerations", non_finite(&zdd), &coord_element),
-        ("multipliers", non_finite(&lambda), &constraint_element),
+        ("velocities", non_finite(&start.zd), &coord_element),
+        ("accelerations", non_finite(zdd), &coord_element),
+        ("multipliers", non_finite(lambda), &constraint_element),
     ] {
         if let Some(i) = index {
             return Err(InitError::Numerical {
@@ -848,7 +1207,7 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             });
         }
     }
-    for (what, values) in [("pressure", &p), ("pressure rate", &ev.h)] {
+    for (what, values) in [("pressure", &start.p[..]), ("pressure rate", pd)] {
         if let Some(v) = non_finite(values) {
             return Err(InitError::Numerical {
                 stage: "initial state".into(),
@@ -857,14 +1216,43 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
             });
         }
     }
-    let (ke, pe) = energy::energies(model, &ev.dynamics, &zd);
+    Ok(())
+}
+
+/// Stage 5 and the state: the elements' internal states at their steady state at p (e.g. the
+/// poppet's static opening), every element evaluated at the start, z̈₀ and λ₀
+/// ([`accelerations`]), ṗ₀ = h(p₀, z₀, ż₀), every value checked finite, and the energies,
+/// powers and the terrain's records at t = 0.
+fn initial_state(
+    model: &Model,
+    ev: &mut Evaluator<f64>,
+    start: Start,
+    inputs: InputValues,
+) -> Result<State, InitError> {
+    let (n, nv) = (model.n_coords(), model.n_volumes());
+    let ncyl = model.hydraulics.cylinders.len();
+    let mut internal = vec![0.0; model.layout.internal.len()];
+    hydraulics::steady_internal_states(model, &start.p, &start.spool, &mut internal);
+    ev.internal.copy_from_slice(&internal);
+    ev.evaluate(model, &start.z, &start.zd, &start.p, &start.spool, true);
+    let (zdd, lambda) = accelerations(model, ev)?;
+    check_initial_values(model, &start, &zdd, &lambda, &ev.h)?;
+    let (ke, pe) = energy::energies(model, &ev.dynamics, &start.zd);
     let power: Vec<f64> = ev
         .cylinder_force
         .iter()
         .zip(ev.motion.iter())
         .map(|(f, mo)| f * mo.sd)
         .collect();
-    Ok(State {
+    let Start {
+        z,
+        zd,
+        p,
+        spool,
+        trim,
+        friction,
+    } = start;
+    let mut st = State {
         t_s: 0.0,
         step: 0,
         z,
@@ -873,9 +1261,9 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         pd: ev.h.clone(),
         pdd: vec![0.0; nv],
         p,
-        spool: spool0,
+        spool,
         inputs,
-        trim: trims,
+        trim,
         lambda,
         actuator_work_j: vec![0.0; power.len()],
         actuator_power_w: power,
@@ -910,24 +1298,22 @@ pub fn initialize(model: &Model) -> Result<State, InitError> {
         // filled by `Simulation::new` from its initial evaluation
         reported: Default::default(),
         world: crate::terrain::world::initial_state(model),
-    })
-    .map(|mut st| {
-        // the elements' stored energies and powers at t = 0 (`element::commit`)
-        let mut kin = crate::mechanics::kinematics::Kinematics::new(n);
-        // the buckets' frozen records at t = 0 (stage `world`)
-        crate::terrain::world::start(model, &mut st, &mut kin);
-        let mut values = crate::elements::component::ElementValues::new(model.elements.len());
-        let mechanical = crate::mechanics::ports::mechanical_elements(&model.elements);
-        crate::pipeline::element_energy::commit(
-            model,
-            &mut st,
-            &mut kin,
-            &mut values,
-            &mechanical,
-            false,
-        );
-        st
-    })
+    };
+    // the elements' stored energies and powers at t = 0 (`element::commit`)
+    let mut kin = crate::mechanics::kinematics::Kinematics::new(n);
+    // the buckets' frozen records at t = 0 (stage `world`)
+    crate::terrain::world::start(model, &mut st, &mut kin);
+    let mut values = crate::elements::component::ElementValues::new(model.elements.len());
+    let mechanical = crate::mechanics::ports::mechanical_elements(&model.elements);
+    crate::pipeline::element_energy::commit(
+        model,
+        &mut st,
+        &mut kin,
+        &mut values,
+        &mechanical,
+        false,
+    );
+    Ok(st)
 }
 
 /// The error for volume `v` solved at `p_v` < 0 Pa absolute: names the cylinder or motor it is
