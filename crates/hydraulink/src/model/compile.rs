@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use crate::elements::component::Component;
 use crate::mechanics::kinematics::Kinematics;
 use crate::model::inputs::Signal;
+use crate::model::pose::elementary_axes;
 use crate::model::spec::{
     CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind, Pose,
 };
@@ -41,32 +42,6 @@ pub fn perpendiculars(a: &V3) -> (V3, V3) {
     let t1 = a.cross(&helper).normalize();
     let t2 = a.cross(&t1);
     (t1, t2)
-}
-
-/// The elementary axes of a tree joint, (kind, direction in the reference configuration) per
-/// coordinate, all through the joint's location: `u` its axis, `u2` the second axis of a
-/// universal joint (unused otherwise).
-pub fn elementary_axes(kind: JointKind, u: V3, u2: V3) -> Vec<(AxisKind, V3)> {
-    match kind {
-        JointKind::Revolute => vec![(AxisKind::Revolute, u)],
-        JointKind::Prismatic => vec![(AxisKind::Prismatic, u)],
-        JointKind::Cylindrical => vec![(AxisKind::Revolute, u), (AxisKind::Prismatic, u)],
-        JointKind::Universal => vec![(AxisKind::Revolute, u), (AxisKind::Revolute, u2)],
-        JointKind::Spherical => vec![
-            (AxisKind::Revolute, V3::x()),
-            (AxisKind::Revolute, V3::y()),
-            (AxisKind::Revolute, V3::z()),
-        ],
-        JointKind::Fixed => vec![],
-        JointKind::Free => vec![
-            (AxisKind::Prismatic, V3::x()),
-            (AxisKind::Prismatic, V3::y()),
-            (AxisKind::Prismatic, V3::z()),
-            (AxisKind::Revolute, V3::x()),
-            (AxisKind::Revolute, V3::y()),
-            (AxisKind::Revolute, V3::z()),
-        ],
-    }
 }
 
 /// Validates and compiles a spec. A spec in the assembled pose is mapped to the reference
@@ -770,7 +745,11 @@ fn compile_elements(
         let e = match es {
             // a load-sensing shuttle follows a valve compiled before it
             crate::elements::component::ComponentSpec::LsShuttle(s) => {
-                Component::LsShuttle(s.compile(&cx, &elements)?)
+                let valves = elements.iter().enumerate().filter_map(|(i, e)| match e {
+                    Component::Valve43(v) => Some((i, v)),
+                    _ => None,
+                });
+                Component::LsShuttle(s.compile(&cx, valves)?)
             }
             _ => es.compile(&cx)?,
         };
