@@ -49,11 +49,11 @@
 //! p, ṗ; actuator work; energies).
 
 use crate::formulations::Stepper;
+use crate::mechanics::global::natural_coordinates::NaturalModel;
 use crate::mechanics::global::natural_step::{
     add_hessian, add_jtj, add_mass, ensure_natural_state, initialize_natural, natural_available,
     newton_failure, predict, restart_natural, tolerances,
 };
-use crate::mechanics::global::natural_coordinates::NaturalModel;
 use crate::mechanics::global::{
     add_port_columns, constraint_values, cylinders, dense_columns, dual_columns, evaluate,
     form_residual, jacobian_at, natural, trapezoidal_rates, GlobalWorkspace,

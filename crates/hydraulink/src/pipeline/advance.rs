@@ -167,5 +167,13 @@ pub fn commit_natural(
     ns.qd.copy_from_slice(qd);
     ns.qdd.copy_from_slice(qdd);
     ns.lambda.copy_from_slice(lambda);
-    crate::mechanics::global::natural(model).to_relative(model, q, qd, qdd, &mut st.z, &mut st.zd, &mut st.zdd);
+    crate::mechanics::global::natural(model).to_relative(
+        model,
+        q,
+        qd,
+        qdd,
+        &mut st.z,
+        &mut st.zd,
+        &mut st.zdd,
+    );
 }
