@@ -1,6 +1,7 @@
 //! `State`: everything that changes from step to step. Small and `Clone`, so a run can be
 //! rolled back or restarted (co-simulation, EKF, linearization at time T).
 
+use crate::contact::hits::HitCounter;
 use crate::model::inputs::InputValues;
 
 impl State {
@@ -78,7 +79,7 @@ pub struct State {
     /// Their rates ė (trapezoidal) [unit of the state / s].
     pub internal_rate: Vec<f64>,
     /// Energy accounts of the elements (`crate::elements::element`): stored, dissipated, supplied.
-    pub elements: crate::elements::component::ElementEnergy,
+    pub elements: ElementEnergy,
     /// The reusable Newton tangent of the active formulation (before factorization) and its
     /// side data: it changes the iterates of the next steps, so it travels with the state and a
     /// clone restarts bit-identically.
@@ -91,7 +92,7 @@ pub struct State {
     /// The mutable world of `[terrain]` (heights, payloads, the hopper, the records the
     /// buckets read frozen over the next step), updated at step boundaries by the stage `world`
     /// (`crate::terrain::world::advance`); `None` without a terrain.
-    pub world: Option<crate::terrain::world::WorldState>,
+    pub world: Option<crate::terrain::data::WorldState>,
 }
 
 /// The values of the last evaluation of the step that produced a [`State`] (of the initial
@@ -270,6 +271,41 @@ impl FormulationState {
         match self {
             FormulationState::DoubleStep(p) => Some(p),
             _ => None,
+        }
+    }
+}
+
+/// Energy accounts of the elements, part of the [`crate::State`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ElementEnergy {
+    /// Stored energy of each element at the state's time [J].
+    pub stored_j: Vec<f64>,
+    /// Stored energy of each element at t = 0 [J].
+    pub stored0_j: Vec<f64>,
+    /// Energy dissipated by each element since t = 0, ∫ P_d dt (trapezoidal) [J].
+    pub dissipated_j: Vec<f64>,
+    /// Energy supplied by each element to the mechanism since t = 0, ∫ P_s dt [J].
+    pub supplied_j: Vec<f64>,
+    /// Dissipated power at the state's time [W].
+    pub dissipated_w: Vec<f64>,
+    /// Supplied power at the state's time [W].
+    pub supplied_w: Vec<f64>,
+    /// Hit counter of each element (advanced for the contact elements only,
+    /// [`crate::contact::hits`]).
+    pub hits: Vec<HitCounter>,
+}
+
+impl ElementEnergy {
+    /// Zero accounts for `n` elements.
+    pub fn new(n: usize) -> Self {
+        ElementEnergy {
+            stored_j: vec![0.0; n],
+            stored0_j: vec![0.0; n],
+            dissipated_j: vec![0.0; n],
+            supplied_j: vec![0.0; n],
+            dissipated_w: vec![0.0; n],
+            supplied_w: vec![0.0; n],
+            hits: vec![HitCounter::default(); n],
         }
     }
 }

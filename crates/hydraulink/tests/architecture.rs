@@ -301,3 +301,349 @@ fn path_parser_recognises_paths_and_items() {
     assert!(!defines(src, "Vec"));
     assert!(!defines(src, "acc0"));
 }
+
+// ---- the import graph of the core crate (issue 25: "no import circle", "formulations never
+// import each other")
+
+/// The module path of a source file relative to `src/` (`model/spec.rs` → `[model, spec]`,
+/// `model/mod.rs` → `[model]`, `lib.rs` → `[]`).
+fn module_path(file: &str) -> Vec<String> {
+    let stem = file.strip_suffix(".rs").expect("a .rs file");
+    let mut parts: Vec<String> = stem.split('/').map(str::to_string).collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The file that defines the longest prefix of the module path `segs` (`lib.rs` if none).
+fn resolve(files: &[String], segs: &[String]) -> String {
+    for k in (1..=segs.len()).rev() {
+        let base = segs[..k].join("/");
+        for candidate in [format!("{base}.rs"), format!("{base}/mod.rs")] {
+            if files.contains(&candidate) {
+                return candidate;
+            }
+        }
+    }
+    "lib.rs".to_string()
+}
+
+/// The paths of a `use` tree (`a::{b, c::{d, e as f}}` → `[a, b]`, `[a, c, d]`, `[a, c, e]`).
+fn expand_use_tree(tree: &str) -> Vec<Vec<String>> {
+    let tree = tree.trim();
+    let split_path = |s: &str| -> Vec<String> {
+        s.split("::")
+            .map(|x| x.split(" as ").next().unwrap_or("").trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect()
+    };
+    let Some(open) = tree.find('{') else {
+        return vec![split_path(tree)];
+    };
+    let close = tree.rfind('}').expect("balanced braces in a use tree");
+    let prefix = split_path(&tree[..open]);
+    let (mut depth, mut part, mut out) = (0, String::new(), Vec::new());
+    let mut parts = Vec::new();
+    for ch in tree[open + 1..close].chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(std::mem::take(&mut part));
+                continue;
+            }
+            _ => {}
+        }
+        part.push(ch);
+    }
+    parts.push(part);
+    for p in parts.iter().filter(|p| !p.trim().is_empty()) {
+        for tail in expand_use_tree(p) {
+            out.push(prefix.iter().cloned().chain(tail).collect());
+        }
+    }
+    out
+}
+
+/// The crate-internal imports of a source text: every `crate::`/`super::`/`self::` path of its
+/// `use` items and every `crate::`/`super::` path in its code, outside comments and outside a
+/// trailing `#[cfg(test)] mod`.
+fn import_paths(text: &str) -> Vec<Vec<String>> {
+    let mut code: String = text
+        .lines()
+        .map(|l| l.find("//").map_or(l, |i| &l[..i]))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Some(i) = code.find("#[cfg(test)]") {
+        if code[i + 12..].trim_start().starts_with("mod ") {
+            code.truncate(i);
+        }
+    }
+    let mut paths = Vec::new();
+    let mut rest = String::new();
+    let mut s = code.as_str();
+    // `use` items (also `pub use`, `pub(crate) use`): up to their `;`
+    while let Some(i) = s.find("use ") {
+        let word_start = i == 0 || !s[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        rest.push_str(&s[..i]);
+        let after = &s[i + 4..];
+        let Some(end) = after.find(';') else {
+            rest.push_str(&s[i..]);
+            s = "";
+            break;
+        };
+        let tree = after[..end].trim();
+        if word_start
+            && ["crate::", "super::", "self::"]
+                .iter()
+                .any(|p| tree.starts_with(p))
+        {
+            paths.extend(expand_use_tree(tree));
+            s = &after[end + 1..];
+        } else {
+            rest.push_str(&s[i..i + 4]);
+            s = after;
+        }
+    }
+    rest.push_str(s);
+    // paths in the code
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    for root in ["crate::", "super::"] {
+        for (i, _) in rest.match_indices(root) {
+            if rest[..i].ends_with(ident) {
+                continue;
+            }
+            let tail: String = rest[i..]
+                .chars()
+                .take_while(|&c| ident(c) || c == ':')
+                .collect();
+            paths.push(
+                tail.split("::")
+                    .filter(|x| !x.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+            );
+        }
+    }
+    paths
+}
+
+/// The core crate's import graph: (file, imported file) over the files under `src/`, paths
+/// relative to `src/`.
+fn import_graph() -> (Vec<String>, Vec<(String, String)>) {
+    let src = crate_src().canonicalize().expect("src");
+    let mut files = Vec::new();
+    rust_files(&src, &src, &mut files);
+    let mut edges = Vec::new();
+    for f in &files {
+        let me = module_path(f);
+        for path in import_paths(&read(&src.join(f))) {
+            let mut abs = if path[0] == "crate" {
+                Vec::new()
+            } else {
+                me.clone()
+            };
+            let mut segs = if path[0] == "crate" {
+                &path[1..]
+            } else {
+                &path[..]
+            };
+            while let Some(first) = segs.first() {
+                match first.as_str() {
+                    "super" => {
+                        abs.pop();
+                    }
+                    "self" => {}
+                    _ => break,
+                }
+                segs = &segs[1..];
+            }
+            abs.extend(segs.iter().cloned());
+            let target = resolve(&files, &abs);
+            if &target != f && !edges.contains(&(f.clone(), target.clone())) {
+                edges.push((f.clone(), target));
+            }
+        }
+    }
+    (files, edges)
+}
+
+/// The strongly connected components with more than one node (Tarjan).
+fn circles(nodes: &[String], edges: &[(String, String)]) -> Vec<Vec<String>> {
+    struct Tarjan<'a> {
+        adj: Vec<Vec<usize>>,
+        names: &'a [String],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        stack: Vec<usize>,
+        on: Vec<bool>,
+        next: usize,
+        out: Vec<Vec<String>>,
+    }
+    impl Tarjan<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.next);
+            self.low[v] = self.next;
+            self.next += 1;
+            self.stack.push(v);
+            self.on[v] = true;
+            for k in 0..self.adj[v].len() {
+                let w = self.adj[v][k];
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on[w] => self.low[v] = self.low[v].min(iw),
+                    Some(_) => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                let mut comp = Vec::new();
+                loop {
+                    let w = self.stack.pop().expect("on the stack");
+                    self.on[w] = false;
+                    comp.push(self.names[w].clone());
+                    if w == v {
+                        break;
+                    }
+                }
+                if comp.len() > 1 {
+                    comp.sort();
+                    self.out.push(comp);
+                }
+            }
+        }
+    }
+    let at = |n: &String| nodes.iter().position(|x| x == n);
+    let mut adj = vec![Vec::new(); nodes.len()];
+    for (a, b) in edges {
+        if let (Some(i), Some(j)) = (at(a), at(b)) {
+            adj[i].push(j);
+        }
+    }
+    let n = nodes.len();
+    let mut t = Tarjan {
+        adj,
+        names: nodes,
+        index: vec![None; n],
+        low: vec![0; n],
+        stack: Vec::new(),
+        on: vec![false; n],
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    t.out
+}
+
+#[test]
+fn no_import_circle_between_files_of_the_core_crate() {
+    let (files, edges) = import_graph();
+    // guard against a parser that silently finds nothing
+    assert!(edges.len() > 300, "only {} imports found", edges.len());
+    assert!(edges.contains(&("model/compile.rs".to_string(), "model/pose.rs".to_string())));
+    let found = circles(&files, &edges);
+    let show: Vec<String> = found
+        .iter()
+        .map(|c| {
+            let inside: Vec<String> = edges
+                .iter()
+                .filter(|(a, b)| c.contains(a) && c.contains(b))
+                .map(|(a, b)| format!("  {a} -> {b}"))
+                .collect();
+            format!("{c:?}\n{}", inside.join("\n"))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "import circles between files of crates/hydraulink/src:\n{}",
+        show.join("\n")
+    );
+}
+
+/// Formulation imports still to be removed: `z_only.rs` and `multirate.rs` are being rewritten
+/// (issue 25, item 2: multi-rate as two subsystems; the z-only equations then move out of the
+/// formulation), and kinematic guidance is the z-only step with guidance rows
+/// (`z_only::ZOnlyStep`). Any other formulation importing another fails the test.
+const PENDING_FORMULATION_IMPORTS: [(&str, &str); 3] = [
+    (
+        "formulations/kinematic_guidance.rs",
+        "formulations/z_only.rs",
+    ),
+    ("formulations/multirate.rs", "formulations/z_only.rs"),
+    ("formulations/z_only.rs", "formulations/penalty.rs"),
+];
+
+#[test]
+fn formulations_do_not_import_each_other() {
+    let (_, edges) = import_graph();
+    let formulation = |f: &str| f.starts_with("formulations/") && f != "formulations/mod.rs";
+    let bad: Vec<String> = edges
+        .iter()
+        .filter(|(a, b)| formulation(a) && formulation(b))
+        .filter(|(a, b)| !PENDING_FORMULATION_IMPORTS.contains(&(a.as_str(), b.as_str())))
+        .map(|(a, b)| format!("{a} -> {b}"))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "a formulation imports another (move the shared equations to mechanics/):\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The top-level modules of the core crate (`model`, `elements`, … and `state`, `error`).
+fn top_module(file: &str) -> String {
+    file.split('/')
+        .next()
+        .expect("a path")
+        .trim_end_matches(".rs")
+        .to_string()
+}
+
+/// Issue 25's "no import circle between them" at the level of the top-level modules. Not
+/// reached yet: the compiled `Model` holds the element instances (`Component`) and the
+/// elements read the model's ids and field checkers, the formulations use the pipeline's
+/// buffers while the pipeline dispatches the formulations, and so on; run with `--ignored` to
+/// list the remaining circles and their imports.
+#[test]
+#[ignore = "issue 25: circles between the top-level modules remain (listed when run)"]
+fn no_import_circle_between_top_level_modules() {
+    let (files, edges) = import_graph();
+    let mut modules: Vec<String> = files.iter().map(|f| top_module(f)).collect();
+    modules.sort();
+    modules.dedup();
+    modules.retain(|m| m != "lib");
+    let mut medges: Vec<(String, String)> = Vec::new();
+    for (a, b) in &edges {
+        let (ma, mb) = (top_module(a), top_module(b));
+        if ma != mb && mb != "lib" && !medges.contains(&(ma.clone(), mb.clone())) {
+            medges.push((ma, mb));
+        }
+    }
+    let found = circles(&modules, &medges);
+    let mut show = Vec::new();
+    for c in &found {
+        show.push(format!("{c:?}"));
+        for (ma, mb) in medges
+            .iter()
+            .filter(|(a, b)| c.contains(a) && c.contains(b))
+        {
+            let n = edges
+                .iter()
+                .filter(|(a, b)| &top_module(a) == ma && &top_module(b) == mb)
+                .count();
+            show.push(format!("  {ma} -> {mb}: {n} file imports"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "import circles between the top-level modules of crates/hydraulink/src:\n{}",
+        show.join("\n")
+    );
+}

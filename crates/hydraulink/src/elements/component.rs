@@ -400,53 +400,9 @@ impl Component {
     }
 }
 
-/// Energy accounts of the elements, part of the [`crate::State`].
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ElementEnergy {
-    /// Stored energy of each element at the state's time [J].
-    pub stored_j: Vec<f64>,
-    /// Stored energy of each element at t = 0 [J].
-    pub stored0_j: Vec<f64>,
-    /// Energy dissipated by each element since t = 0, ∫ P_d dt (trapezoidal) [J].
-    pub dissipated_j: Vec<f64>,
-    /// Energy supplied by each element to the mechanism since t = 0, ∫ P_s dt [J].
-    pub supplied_j: Vec<f64>,
-    /// Dissipated power at the state's time [W].
-    pub dissipated_w: Vec<f64>,
-    /// Supplied power at the state's time [W].
-    pub supplied_w: Vec<f64>,
-    /// Hit counter of each element (advanced for the contact elements only,
-    /// [`crate::contact::hits`]).
-    pub hits: Vec<crate::contact::hits::HitCounter>,
-}
-
-impl ElementEnergy {
-    /// Zero accounts for `n` elements.
-    pub fn new(n: usize) -> Self {
-        ElementEnergy {
-            stored_j: vec![0.0; n],
-            stored0_j: vec![0.0; n],
-            dissipated_j: vec![0.0; n],
-            supplied_j: vec![0.0; n],
-            dissipated_w: vec![0.0; n],
-            supplied_w: vec![0.0; n],
-            hits: vec![crate::contact::hits::HitCounter::default(); n],
-        }
-    }
-
-    /// The elements' share of the mechanical energy drift [J]:
-    /// Σ (E_stored − E_stored(0) − W_supplied + D) over the mechanical elements.
-    pub fn mechanical_drift_j(&self, elements: &[Component]) -> f64 {
-        let mut d = 0.0;
-        for (i, e) in elements.iter().enumerate() {
-            if e.domain() == EnergyDomain::Mechanical {
-                d += self.stored_j[i] - self.stored0_j[i] - self.supplied_j[i]
-                    + self.dissipated_j[i];
-            }
-        }
-        d
-    }
-}
+/// The elements' energy accounts, now state data (`crate::state::ElementEnergy`); this path
+/// is kept for the callers that name it here.
+pub use crate::state::ElementEnergy;
 
 /// The state of every element's ports at the committed state, for outputs and energy.
 #[derive(Debug, Clone, Default)]

@@ -70,8 +70,8 @@
 use num_dual::Dual64;
 
 use crate::elements::hydraulics::reduced;
-use crate::formulations::penalty;
 use crate::formulations::Stepper;
+use crate::mechanics::semirecursive::penalty;
 use crate::model::Model;
 use crate::pipeline::advance;
 use crate::pipeline::assembly::Evaluator;

@@ -38,11 +38,11 @@
 //! `State::formulation` holds the natural state of the module [`super`]; its λ is λ*.
 
 use crate::elements::hydraulics::{self, reduced};
-use crate::formulations::ali3p::{
-    self, add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure,
-};
 use crate::formulations::Stepper;
 use crate::mechanics::global::natural_coordinates::NaturalModel;
+use crate::mechanics::global::natural_step::{
+    self, add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure,
+};
 use crate::mechanics::global::{
     add_port_columns, cylinders, dense_columns, dual_columns, natural, GlobalWorkspace, NatEval,
 };
@@ -84,7 +84,7 @@ impl<'a> Prev<'a> {
 /// Stage `predict`: pressure predictor and λ*, and x = [q̈⁰; p⁰] with q̈⁰ = q̈_n; the
 /// predictor kept for a second attempt.
 fn predict(model: &Model, st: &State, g: &mut GlobalWorkspace) {
-    ali3p::predict(model, st, g);
+    natural_step::predict(model, st, g);
     let nq = natural(model).nq;
     g.x[..nq].copy_from_slice(&natural_state(st).qdd);
     g.x_predictor.copy_from_slice(&g.x);
@@ -417,11 +417,11 @@ impl Stepper for I1al {
     }
 
     fn initialize(model: &Model, st: &mut State, _: &mut Buffers, own: &mut GlobalWorkspace) {
-        ali3p::initialize_natural(model, st, own);
+        natural_step::initialize_natural(model, st, own);
     }
 
     fn available(model: &Model, own: &GlobalWorkspace) -> Result<(), StepError> {
-        ali3p::natural_available(model, own)
+        natural_step::natural_available(model, own)
     }
 
     /// The LU tangent of x = [q̈; p], when the workspace has one of the matrix's size.
@@ -456,7 +456,7 @@ impl Stepper for I1al {
     }
 
     fn restart(_: &mut Buffers, g: &mut GlobalWorkspace) {
-        ali3p::restart_natural(g);
+        natural_step::restart_natural(g);
     }
 
     fn problem<'a>(
@@ -528,7 +528,7 @@ impl Stepper for I1al {
         report: &mut StepReport,
     ) {
         let nq = natural(model).nq;
-        ali3p::commit_natural(
+        crate::pipeline::advance::commit_natural(
             model,
             st,
             report,

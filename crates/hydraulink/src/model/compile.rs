@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use crate::elements::component::Component;
 use crate::mechanics::kinematics::Kinematics;
 use crate::model::inputs::Signal;
+use crate::model::pose::elementary_axes;
 use crate::model::spec::{
     CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind, Pose,
 };
@@ -43,32 +44,6 @@ pub fn perpendiculars(a: &V3) -> (V3, V3) {
     (t1, t2)
 }
 
-/// The elementary axes of a tree joint, (kind, direction in the reference configuration) per
-/// coordinate, all through the joint's location: `u` its axis, `u2` the second axis of a
-/// universal joint (unused otherwise).
-pub fn elementary_axes(kind: JointKind, u: V3, u2: V3) -> Vec<(AxisKind, V3)> {
-    match kind {
-        JointKind::Revolute => vec![(AxisKind::Revolute, u)],
-        JointKind::Prismatic => vec![(AxisKind::Prismatic, u)],
-        JointKind::Cylindrical => vec![(AxisKind::Revolute, u), (AxisKind::Prismatic, u)],
-        JointKind::Universal => vec![(AxisKind::Revolute, u), (AxisKind::Revolute, u2)],
-        JointKind::Spherical => vec![
-            (AxisKind::Revolute, V3::x()),
-            (AxisKind::Revolute, V3::y()),
-            (AxisKind::Revolute, V3::z()),
-        ],
-        JointKind::Fixed => vec![],
-        JointKind::Free => vec![
-            (AxisKind::Prismatic, V3::x()),
-            (AxisKind::Prismatic, V3::y()),
-            (AxisKind::Prismatic, V3::z()),
-            (AxisKind::Revolute, V3::x()),
-            (AxisKind::Revolute, V3::y()),
-            (AxisKind::Revolute, V3::z()),
-        ],
-    }
-}
-
 /// Validates and compiles a spec. A spec in the assembled pose is mapped to the reference
 /// configuration first ([`super::pose::to_reference`]), so what follows reads reference
 /// positions only.
@@ -93,22 +68,148 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         ));
     }
 
-    // ---- bodies and markers
     let mut body_index: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, b) in spec.bodies.iter().enumerate() {
         body_index.insert(b.name.as_str(), i);
     }
-    let body_ref = |name: &str, path: &str, element: &str| -> Result<Option<usize>, ModelError> {
-        if name == "ground" {
-            return Ok(None);
-        }
-        body_index
-            .get(name)
-            .map(|&i| Some(i))
-            .ok_or_else(|| ModelError::new(path, element, format!("unknown body '{name}'")))
+    let (axes, joints, frame_of_body) = compile_tree(spec, &body_index)?;
+    let bodies = compile_bodies(spec, &frame_of_body)?;
+    let names = Names {
+        spec,
+        body_frames: bodies.iter().map(|b| b.frame).collect(),
+        body_index,
     };
+    let (hydraulics, node_index) = compile_hydraulics(spec, &names)?;
+    let mut model = Model {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        gravity: v(&spec.gravity),
+        axes,
+        bodies,
+        joints,
+        cut_joints: spec.cut_joints.iter().map(|c| c.name.clone()).collect(),
+        constraints: Vec::new(),
+        hydraulics,
+        inputs: spec
+            .inputs
+            .iter()
+            .map(|i| Signal::from_spec(&i.signal))
+            .collect(),
+        input_names: spec.inputs.iter().map(|i| i.name.clone()).collect(),
+        solver: solver_options(spec),
+        volume_names: spec
+            .hydraulics
+            .volumes
+            .iter()
+            .map(|v| v.name.clone())
+            .collect(),
+        joint_friction: Vec::new(),
+        nonholonomic: Vec::new(),
+        elements: Vec::new(),
+        has_node_compliance: false,
+        has_mechanical_elements: false,
+        element_every_step: Vec::new(),
+        element_input: Vec::new(),
+        cylinder_end_stop: Vec::new(),
+        output_markers: Vec::new(),
+        layout: Default::default(),
+        natural: None,
+        terrain: None,
+    };
+    link_chambers(&mut model);
+    compile_joint_friction(spec, &mut model);
 
-    // ---- joints, parents first (breadth-first from the ground)
+    // ---- elements (`crate::elements::element`): each checks and compiles itself against the names
+    compile_elements(spec, &mut model, &node_index, &|b: &str, m: &str| {
+        names.marker(b, m, "", "").ok()
+    })?;
+    model.constraints = compile_cut_joints(spec, &model, &names)?;
+    model.nonholonomic = compile_nonholonomic(spec, &names)?;
+    model.output_markers = compile_output_markers(spec, &names)?;
+    // the global formulations' natural-coordinate model (004 §2), from the complete model
+    if matches!(
+        spec.solver.formulation,
+        crate::model::spec::Formulation::GlobalAli3p | crate::model::spec::Formulation::GlobalI1al
+    ) {
+        model.natural =
+            Some(crate::mechanics::global::natural_coordinates::NaturalModel::new(&model));
+    }
+    // the layout of the unknowns, once everything it reads is final
+    model.layout = layout(&model);
+    Ok(model)
+}
+
+/// The spec's bodies by name and the frame each is fixed to: what markers are resolved against.
+struct Names<'s> {
+    spec: &'s ModelSpec,
+    body_index: BTreeMap<&'s str, usize>,
+    body_frames: Vec<Frame>,
+}
+
+/// The body named `name` (`None` for the ground), or an error at `path` naming `element`.
+fn body_ref(
+    body_index: &BTreeMap<&str, usize>,
+    name: &str,
+    path: &str,
+    element: &str,
+) -> Result<Option<usize>, ModelError> {
+    if name == "ground" {
+        return Ok(None);
+    }
+    body_index
+        .get(name)
+        .map(|&i| Some(i))
+        .ok_or_else(|| ModelError::new(path, element, format!("unknown body '{name}'")))
+}
+
+impl Names<'_> {
+    /// Marker lookup: (frame, point) of marker `name` on `body` (or the ground).
+    fn marker(
+        &self,
+        body: &str,
+        name: &str,
+        path: &str,
+        element: &str,
+    ) -> Result<FramePoint, ModelError> {
+        let spec = self.spec;
+        if body == "ground" {
+            return spec
+                .ground
+                .markers
+                .get(name)
+                .map(|p| FramePoint {
+                    frame: Frame::Ground,
+                    point_ref: v(p),
+                })
+                .ok_or_else(|| {
+                    ModelError::new(path, element, format!("ground has no marker '{name}'"))
+                });
+        }
+        let bi = body_ref(&self.body_index, body, path, element)?.expect("non-ground body");
+        spec.bodies[bi]
+            .markers
+            .get(name)
+            .map(|p| FramePoint {
+                frame: self.body_frames[bi],
+                point_ref: v(p),
+            })
+            .ok_or_else(|| {
+                ModelError::new(
+                    path,
+                    element,
+                    format!("body '{body}' has no marker '{name}'"),
+                )
+            })
+    }
+}
+
+/// The tree joints, parents first (breadth-first from the ground), expanded into elementary
+/// axes; returns the axes, the joints and the frame each body is fixed to.
+#[allow(clippy::type_complexity)]
+fn compile_tree(
+    spec: &ModelSpec,
+    body_index: &BTreeMap<&str, usize>,
+) -> Result<(Vec<Axis>, Vec<Joint>, Vec<Option<Frame>>), ModelError> {
     let mut frame_of_body: Vec<Option<Frame>> = vec![None; spec.bodies.len()];
     let mut axes: Vec<Axis> = Vec::new();
     let mut joints: Vec<Joint> = Vec::new();
@@ -120,15 +221,16 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                 continue;
             }
             let el = format!("joint '{}'", j.name);
-            let parent_frame = match body_ref(&j.parent, &format!("joints[{ji}].parent"), &el)? {
-                None => Frame::Ground,
-                Some(pb) => match frame_of_body[pb] {
-                    Some(f) => f,
-                    None => continue, // parent not placed yet
-                },
-            };
-            let child =
-                body_ref(&j.child, &format!("joints[{ji}].child"), &el)?.ok_or_else(|| {
+            let parent_frame =
+                match body_ref(body_index, &j.parent, &format!("joints[{ji}].parent"), &el)? {
+                    None => Frame::Ground,
+                    Some(pb) => match frame_of_body[pb] {
+                        Some(f) => f,
+                        None => continue, // parent not placed yet
+                    },
+                };
+            let child = body_ref(body_index, &j.child, &format!("joints[{ji}].child"), &el)?
+                .ok_or_else(|| {
                     ModelError::new(
                         format!("joints[{ji}].child"),
                         &el,
@@ -204,6 +306,14 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         ));
     }
 
+    Ok((axes, joints, frame_of_body))
+}
+
+/// The bodies with their inertia in the reference configuration and their frames.
+fn compile_bodies(
+    spec: &ModelSpec,
+    frame_of_body: &[Option<Frame>],
+) -> Result<Vec<Body>, ModelError> {
     let mut bodies = Vec::new();
     for (i, b) in spec.bodies.iter().enumerate() {
         let frame = frame_of_body[i].ok_or_else(|| {
@@ -223,41 +333,15 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         });
     }
 
-    // marker lookup: (frame, point)
-    let body_frames: Vec<Frame> = bodies.iter().map(|b| b.frame).collect();
-    let marker =
-        |body: &str, name: &str, path: &str, element: &str| -> Result<FramePoint, ModelError> {
-            if body == "ground" {
-                return spec
-                    .ground
-                    .markers
-                    .get(name)
-                    .map(|p| FramePoint {
-                        frame: Frame::Ground,
-                        point_ref: v(p),
-                    })
-                    .ok_or_else(|| {
-                        ModelError::new(path, element, format!("ground has no marker '{name}'"))
-                    });
-            }
-            let bi = body_ref(body, path, element)?.expect("non-ground body");
-            spec.bodies[bi]
-                .markers
-                .get(name)
-                .map(|p| FramePoint {
-                    frame: body_frames[bi],
-                    point_ref: v(p),
-                })
-                .ok_or_else(|| {
-                    ModelError::new(
-                        path,
-                        element,
-                        format!("body '{body}' has no marker '{name}'"),
-                    )
-                })
-        };
+    Ok(bodies)
+}
 
-    // ---- hydraulics
+/// The hydraulic circuit: nodes (volumes, then pumps and tanks), cylinders and volumes; returns
+/// it with the node of each name.
+fn compile_hydraulics<'s>(
+    spec: &'s ModelSpec,
+    names: &Names<'s>,
+) -> Result<(Hydraulics, BTreeMap<&'s str, Node>), ModelError> {
     let h = &spec.hydraulics;
     let mut node_index: BTreeMap<&str, Node> = BTreeMap::new();
     for (i, vs) in h.volumes.iter().enumerate() {
@@ -293,7 +377,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         let p = |f: &str| format!("hydraulics.cylinders[{i}].{f}");
         cylinders.push(crate::elements::hydraulics::cylinder::compile(
             cs,
-            &|field, end| marker(&end.body, &end.marker, &p(field), &el),
+            &|field, end| names.marker(&end.body, &end.marker, &p(field), &el),
             &|field, name| volume(name, &p(field), &el),
         )?);
     }
@@ -310,89 +394,69 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         })
         .collect();
 
-    let s = &spec.solver;
-    let mut model = Model {
-        name: spec.name.clone(),
-        description: spec.description.clone(),
-        gravity: v(&spec.gravity),
-        axes,
-        bodies,
-        joints,
-        cut_joints: spec.cut_joints.iter().map(|c| c.name.clone()).collect(),
-        constraints: Vec::new(),
-        hydraulics: Hydraulics {
-            density_kg_m3: rho,
-            oil_bulk_pa: h.fluid.bulk_modulus_pa,
-            volumes,
-            sources,
-            cylinders,
-        },
-        inputs: spec
-            .inputs
-            .iter()
-            .map(|i| Signal::from_spec(&i.signal))
-            .collect(),
-        input_names: spec.inputs.iter().map(|i| i.name.clone()).collect(),
-        solver: SolverOptions {
-            formulation: s.formulation,
-            step_s: s.step_s,
-            duration_s: s.duration_s,
-            output_interval_s: s.output_interval_s.unwrap_or(s.step_s),
-            penalty: s.penalty,
-            tol_position: s.tolerance_position,
-            tol_pressure_pa: s.tolerance_pressure_pa,
-            tol_relative: s.tolerance_relative,
-            max_iterations: s.max_iterations,
-            hydraulic_substeps: s.hydraulic_substeps,
-            hydraulic_integrator: s.hydraulic_integrator,
-            tol_friction_state: s.tolerance_friction_state,
-            natural_frames: s.natural_frames,
-            hydraulic_element_energy: s.hydraulic_element_energy,
-            adaptive: (s.step_control == spec::StepControl::Adaptive).then(|| AdaptiveOptions {
-                rtol: s.rtol,
-                atol_scale: s.atol,
-                min_step_s: s.min_step_s.unwrap_or(DEFAULT_MIN_STEP_S),
-                max_step_s: largest_step_s(s),
-            }),
-            guidance: s
-                .guidance
-                .iter()
-                .map(|g| Guidance {
-                    cylinder: CylinderId(
-                        h.cylinders
-                            .iter()
-                            .position(|c| c.name == g.cylinder)
-                            .expect("validated: guided cylinder exists"),
-                    ),
-                    input: spec
-                        .inputs
-                        .iter()
-                        .position(|i| i.name == g.input)
-                        .expect("validated: guidance input exists"),
-                    velocity_input: g.velocity_input.as_ref().map(|name| {
-                        spec.inputs
-                            .iter()
-                            .position(|i| &i.name == name)
-                            .expect("validated: guidance velocity input exists")
-                    }),
-                })
-                .collect(),
-        },
-        volume_names: h.volumes.iter().map(|v| v.name.clone()).collect(),
-        joint_friction: Vec::new(),
-        nonholonomic: Vec::new(),
-        elements: Vec::new(),
-        has_node_compliance: false,
-        has_mechanical_elements: false,
-        element_every_step: Vec::new(),
-        element_input: Vec::new(),
-        cylinder_end_stop: Vec::new(),
-        output_markers: Vec::new(),
-        layout: Default::default(),
-        natural: None,
-        terrain: None,
+    let hydraulics = Hydraulics {
+        density_kg_m3: rho,
+        oil_bulk_pa: h.fluid.bulk_modulus_pa,
+        volumes,
+        sources,
+        cylinders,
     };
-    // chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders)
+    Ok((hydraulics, node_index))
+}
+
+/// The solver options of `spec.solver` (names resolved to indices: validated before).
+fn solver_options(spec: &ModelSpec) -> SolverOptions {
+    let s = &spec.solver;
+    let h = &spec.hydraulics;
+    SolverOptions {
+        formulation: s.formulation,
+        step_s: s.step_s,
+        duration_s: s.duration_s,
+        output_interval_s: s.output_interval_s.unwrap_or(s.step_s),
+        penalty: s.penalty,
+        tol_position: s.tolerance_position,
+        tol_pressure_pa: s.tolerance_pressure_pa,
+        tol_relative: s.tolerance_relative,
+        max_iterations: s.max_iterations,
+        hydraulic_substeps: s.hydraulic_substeps,
+        hydraulic_integrator: s.hydraulic_integrator,
+        tol_friction_state: s.tolerance_friction_state,
+        natural_frames: s.natural_frames,
+        hydraulic_element_energy: s.hydraulic_element_energy,
+        adaptive: (s.step_control == spec::StepControl::Adaptive).then(|| AdaptiveOptions {
+            rtol: s.rtol,
+            atol_scale: s.atol,
+            min_step_s: s.min_step_s.unwrap_or(DEFAULT_MIN_STEP_S),
+            max_step_s: largest_step_s(s),
+        }),
+        guidance: s
+            .guidance
+            .iter()
+            .map(|g| Guidance {
+                cylinder: CylinderId(
+                    h.cylinders
+                        .iter()
+                        .position(|c| c.name == g.cylinder)
+                        .expect("validated: guided cylinder exists"),
+                ),
+                input: spec
+                    .inputs
+                    .iter()
+                    .position(|i| i.name == g.input)
+                    .expect("validated: guidance input exists"),
+                velocity_input: g.velocity_input.as_ref().map(|name| {
+                    spec.inputs
+                        .iter()
+                        .position(|i| &i.name == name)
+                        .expect("validated: guidance velocity input exists")
+                }),
+            })
+            .collect(),
+    }
+}
+
+/// Chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders).
+fn link_chambers(model: &mut Model) {
     for c in 0..model.hydraulics.cylinders.len() {
         let (a, b) = {
             let cyl = &model.hydraulics.cylinders[c];
@@ -407,7 +471,10 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             crate::elements::hydraulics::cylinder::Side::B,
         ));
     }
-    // joint friction (003 Pub II laws on revolute and prismatic joints)
+}
+
+/// Joint friction (003 Pub II laws on revolute and prismatic joints).
+fn compile_joint_friction(spec: &ModelSpec, model: &mut Model) {
     for js in &spec.joints {
         if js.friction == FrictionSpec::None {
             continue;
@@ -423,27 +490,28 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             friction: crate::elements::friction::compile::seal_friction(&js.friction),
         });
     }
+}
 
-    // ---- elements (`crate::elements::element`): each checks and compiles itself against the names
-    compile_elements(spec, &mut model, &node_index, &|b: &str, m: &str| {
-        marker(b, m, "", "").ok()
-    })?;
-
-    // ---- cut joints → scalar equations. Body-1 directions are the body-1-fixed vectors that
-    // coincide with body 2's axis in the initial configuration q0.
+/// Cut joints → scalar equations. Body-1 directions are the body-1-fixed vectors that
+/// coincide with body 2's axis in the initial configuration q0.
+fn compile_cut_joints(
+    spec: &ModelSpec,
+    model: &Model,
+    names: &Names,
+) -> Result<Vec<Constraint>, ModelError> {
     let mut kin = Kinematics::<f64>::new(model.axes.len());
     let q0: Vec<f64> = model.axes.iter().map(|a| a.q0).collect();
-    kin.positions(&model, &q0);
+    kin.positions(model, &q0);
     let mut constraints = Vec::new();
     for (ci, cj) in spec.cut_joints.iter().enumerate() {
         let el = format!("cut joint '{}'", cj.name);
-        let p1 = marker(
+        let p1 = names.marker(
             &cj.body1,
             &cj.marker1,
             &format!("cut_joints[{ci}].marker1"),
             &el,
         )?;
-        let p2 = marker(
+        let p2 = names.marker(
             &cj.body2,
             &cj.marker2,
             &format!("cut_joints[{ci}].marker2"),
@@ -456,115 +524,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
                 "both sides are on the same body",
             ));
         }
-        let (f1, f2) = (p1.frame, p2.frame);
-        let axis = unit(&cj.axis, &format!("cut_joints[{ci}].axis"), &el)?;
-        let normal = unit(&cj.normal, &format!("cut_joints[{ci}].normal"), &el)?;
-        // a body-2 reference direction → the body-1 reference direction equal to it at q0
-        let to_body1 = |d2: &V3| -> V3 {
-            let g = kin.frame_rot(f2) * d2;
-            kin.frame_rot(f1).transpose() * g
-        };
-        let d2 = |d: V3| FrameDir {
-            frame: f2,
-            dir_ref: d,
-        };
-        let d1 = |d: V3| FrameDir {
-            frame: f1,
-            dir_ref: d,
-        };
-        let mut eqs: Vec<(String, ConstraintEq)> = Vec::new();
-        let pd = |e: FrameDir| ConstraintEq::PointDot { e, p1, p2 };
-        match cj.kind {
-            CutJointKind::Spherical => {
-                for (lbl, e) in [("x", V3::x()), ("y", V3::y()), ("z", V3::z())] {
-                    eqs.push((
-                        lbl.into(),
-                        pd(FrameDir {
-                            frame: Frame::Ground,
-                            dir_ref: e,
-                        }),
-                    ));
-                }
-            }
-            CutJointKind::Revolute => {
-                for (lbl, e) in [("x", V3::x()), ("y", V3::y()), ("z", V3::z())] {
-                    eqs.push((
-                        lbl.into(),
-                        pd(FrameDir {
-                            frame: Frame::Ground,
-                            dir_ref: e,
-                        }),
-                    ));
-                }
-                let (t1, t2) = perpendiculars(&axis);
-                let a1 = to_body1(&axis);
-                eqs.push((
-                    "axis.1".into(),
-                    ConstraintEq::DirDot {
-                        e1: d1(a1),
-                        e2: d2(t1),
-                    },
-                ));
-                eqs.push((
-                    "axis.2".into(),
-                    ConstraintEq::DirDot {
-                        e1: d1(a1),
-                        e2: d2(t2),
-                    },
-                ));
-            }
-            CutJointKind::Prismatic => {
-                let (t1, t2) = perpendiculars(&axis);
-                let a1 = to_body1(&axis);
-                let u1 = to_body1(&t1);
-                eqs.push((
-                    "axis.1".into(),
-                    ConstraintEq::DirDot {
-                        e1: d1(a1),
-                        e2: d2(t1),
-                    },
-                ));
-                eqs.push((
-                    "axis.2".into(),
-                    ConstraintEq::DirDot {
-                        e1: d1(a1),
-                        e2: d2(t2),
-                    },
-                ));
-                eqs.push((
-                    "twist".into(),
-                    ConstraintEq::DirDot {
-                        e1: d1(u1),
-                        e2: d2(t2),
-                    },
-                ));
-                eqs.push(("line.1".into(), pd(d2(t1))));
-                eqs.push(("line.2".into(), pd(d2(t2))));
-            }
-            CutJointKind::PlanarRevolute => {
-                let (t1, t2) = perpendiculars(&normal);
-                eqs.push(("1".into(), pd(d2(t1))));
-                eqs.push(("2".into(), pd(d2(t2))));
-            }
-            CutJointKind::PlanarPrismatic => {
-                if normal.dot(&axis).abs() > 1e-9 {
-                    return Err(ModelError::new(
-                        format!("cut_joints[{ci}].axis"),
-                        &el,
-                        "the sliding axis must be perpendicular to the plane normal",
-                    ));
-                }
-                let m = normal.cross(&axis);
-                eqs.push((
-                    "rotation".into(),
-                    ConstraintEq::DirDot {
-                        e1: d1(to_body1(&axis)),
-                        e2: d2(m),
-                    },
-                ));
-                eqs.push(("line".into(), pd(d2(m))));
-            }
-        }
+        let eqs = cut_joint_equations(cj, ci, &el, &kin, p1, p2)?;
         for (lbl, eq) in eqs {
             constraints.push(Constraint {
                 name: format!("{}.{lbl}", cj.name),
@@ -573,13 +533,140 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             });
         }
     }
-    model.constraints = constraints;
+    Ok(constraints)
+}
 
-    // ---- nonholonomic constraints → scalar rows Ψ = e · v_Q (001 eq. 11)
+/// The scalar equations of cut joint `cj` (index `ci`, named `el` in errors) between the
+/// markers `p1` and `p2`, with the kinematics `kin` at q0.
+fn cut_joint_equations(
+    cj: &spec::CutJointSpec,
+    ci: usize,
+    el: &str,
+    kin: &Kinematics<f64>,
+    p1: FramePoint,
+    p2: FramePoint,
+) -> Result<Vec<(String, ConstraintEq)>, ModelError> {
+    let (f1, f2) = (p1.frame, p2.frame);
+    let axis = unit(&cj.axis, &format!("cut_joints[{ci}].axis"), el)?;
+    let normal = unit(&cj.normal, &format!("cut_joints[{ci}].normal"), el)?;
+    // a body-2 reference direction → the body-1 reference direction equal to it at q0
+    let to_body1 = |d2: &V3| -> V3 {
+        let g = kin.frame_rot(f2) * d2;
+        kin.frame_rot(f1).transpose() * g
+    };
+    let d2 = |d: V3| FrameDir {
+        frame: f2,
+        dir_ref: d,
+    };
+    let d1 = |d: V3| FrameDir {
+        frame: f1,
+        dir_ref: d,
+    };
+    let mut eqs: Vec<(String, ConstraintEq)> = Vec::new();
+    let pd = |e: FrameDir| ConstraintEq::PointDot { e, p1, p2 };
+    match cj.kind {
+        CutJointKind::Spherical => {
+            for (lbl, e) in [("x", V3::x()), ("y", V3::y()), ("z", V3::z())] {
+                eqs.push((
+                    lbl.into(),
+                    pd(FrameDir {
+                        frame: Frame::Ground,
+                        dir_ref: e,
+                    }),
+                ));
+            }
+        }
+        CutJointKind::Revolute => {
+            for (lbl, e) in [("x", V3::x()), ("y", V3::y()), ("z", V3::z())] {
+                eqs.push((
+                    lbl.into(),
+                    pd(FrameDir {
+                        frame: Frame::Ground,
+                        dir_ref: e,
+                    }),
+                ));
+            }
+            let (t1, t2) = perpendiculars(&axis);
+            let a1 = to_body1(&axis);
+            eqs.push((
+                "axis.1".into(),
+                ConstraintEq::DirDot {
+                    e1: d1(a1),
+                    e2: d2(t1),
+                },
+            ));
+            eqs.push((
+                "axis.2".into(),
+                ConstraintEq::DirDot {
+                    e1: d1(a1),
+                    e2: d2(t2),
+                },
+            ));
+        }
+        CutJointKind::Prismatic => {
+            let (t1, t2) = perpendiculars(&axis);
+            let a1 = to_body1(&axis);
+            let u1 = to_body1(&t1);
+            eqs.push((
+                "axis.1".into(),
+                ConstraintEq::DirDot {
+                    e1: d1(a1),
+                    e2: d2(t1),
+                },
+            ));
+            eqs.push((
+                "axis.2".into(),
+                ConstraintEq::DirDot {
+                    e1: d1(a1),
+                    e2: d2(t2),
+                },
+            ));
+            eqs.push((
+                "twist".into(),
+                ConstraintEq::DirDot {
+                    e1: d1(u1),
+                    e2: d2(t2),
+                },
+            ));
+            eqs.push(("line.1".into(), pd(d2(t1))));
+            eqs.push(("line.2".into(), pd(d2(t2))));
+        }
+        CutJointKind::PlanarRevolute => {
+            let (t1, t2) = perpendiculars(&normal);
+            eqs.push(("1".into(), pd(d2(t1))));
+            eqs.push(("2".into(), pd(d2(t2))));
+        }
+        CutJointKind::PlanarPrismatic => {
+            if normal.dot(&axis).abs() > 1e-9 {
+                return Err(ModelError::new(
+                    format!("cut_joints[{ci}].axis"),
+                    el,
+                    "the sliding axis must be perpendicular to the plane normal",
+                ));
+            }
+            let m = normal.cross(&axis);
+            eqs.push((
+                "rotation".into(),
+                ConstraintEq::DirDot {
+                    e1: d1(to_body1(&axis)),
+                    e2: d2(m),
+                },
+            ));
+            eqs.push(("line".into(), pd(d2(m))));
+        }
+    }
+    Ok(eqs)
+}
+
+/// Nonholonomic constraints → scalar rows Ψ = e · v_Q (001 eq. 11).
+fn compile_nonholonomic(
+    spec: &ModelSpec,
+    names: &Names,
+) -> Result<Vec<NonholonomicRow>, ModelError> {
     let mut rows = Vec::new();
     for (i, nh) in spec.nonholonomic.iter().enumerate() {
         let el = format!("nonholonomic constraint '{}'", nh.name);
-        let point = marker(
+        let point = names.marker(
             &nh.body,
             &nh.marker,
             &format!("nonholonomic[{i}].marker"),
@@ -624,8 +711,15 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             }
         }
     }
-    model.nonholonomic = rows;
-    // ---- `[outputs] markers`: "body.marker" → its point, for the result columns
+    Ok(rows)
+}
+
+/// `[outputs] markers`: "body.marker" → its point, for the result columns.
+fn compile_output_markers(
+    spec: &ModelSpec,
+    names: &Names,
+) -> Result<Vec<(String, FramePoint)>, ModelError> {
+    let mut markers = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for (i, name) in spec.outputs.markers.iter().enumerate() {
         let path = format!("outputs.markers[{i}]");
@@ -640,20 +734,10 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         if !seen.insert(name.as_str()) {
             return Err(ModelError::new(path, &el, "is listed twice"));
         }
-        let point = marker(body, m, &path, &el)?;
-        model.output_markers.push((name.clone(), point));
+        let point = names.marker(body, m, &path, &el)?;
+        markers.push((name.clone(), point));
     }
-    // the global formulations' natural-coordinate model (004 §2), from the complete model
-    if matches!(
-        spec.solver.formulation,
-        crate::model::spec::Formulation::GlobalAli3p | crate::model::spec::Formulation::GlobalI1al
-    ) {
-        model.natural =
-            Some(crate::mechanics::global::natural_coordinates::NaturalModel::new(&model));
-    }
-    // the layout of the unknowns, once everything it reads is final
-    model.layout = layout(&model);
-    Ok(model)
+    Ok(markers)
 }
 
 /// Compiles `spec.elements` into `model.elements`: names unique among the hydraulic components
@@ -770,67 +854,95 @@ fn compile_elements(
         let e = match es {
             // a load-sensing shuttle follows a valve compiled before it
             crate::elements::component::ComponentSpec::LsShuttle(s) => {
-                Component::LsShuttle(s.compile(&cx, &elements)?)
+                let valves = elements.iter().enumerate().filter_map(|(i, e)| match e {
+                    Component::Valve43(v) => Some((i, v)),
+                    _ => None,
+                });
+                Component::LsShuttle(s.compile(&cx, valves)?)
             }
             _ => es.compile(&cx)?,
         };
-        let natural = matches!(
-            spec.solver.formulation,
-            crate::model::spec::Formulation::GlobalAli3p
-                | crate::model::spec::Formulation::GlobalI1al
-        );
-        // an element coupling node ports to a joint (a hydraulic motor): its flow needs the
-        // joint rate and its torque the pressures, which only the penalty step's evaluator
-        // passes between the two sides (`hydraulics::component_flows_coupled`)
-        let coupled = e.ports().nodes[0].is_some() && e.is_mechanical();
-        if coupled && spec.solver.formulation != crate::model::spec::Formulation::Penalty {
-            return Err(cx.error(
-                "type",
-                format!(
-                    "a {} couples hydraulic nodes to a joint, which only the 'penalty' \
-                     formulation carries; not supported by formulation '{}'",
-                    es.noun(),
-                    spec.solver.formulation.name()
-                ),
-            ));
-        }
-        if natural && !e.natural_coordinate_port() {
-            return Err(cx.error(
-                "type",
-                format!(
-                    "the formulation '{}' (natural coordinates) cannot carry a {}: use \
-                     penalty, double-step, multirate or kinematic-guidance",
-                    spec.solver.formulation.name(),
-                    es.noun()
-                ),
-            ));
-        }
-        for n in e.ports().nodes.iter().flatten() {
-            if let Node::Volume(v) = n {
-                if model.hydraulics.volumes[v.0].algebraic && coupled {
-                    return Err(cx.error(
-                        "type",
-                        format!(
-                            "a {} needs volumes with a pressure state, not the algebraic \
-                             volume '{}' (its flow depends on the joint rate)",
-                            es.noun(),
-                            model.hydraulics.volumes[v.0].name
-                        ),
-                    ));
-                }
-                if model.hydraulics.volumes[v.0].algebraic
-                    && matches!(e, crate::elements::component::Component::Accumulator(_))
-                {
-                    return Err(cx.error(
-                        "node",
-                        "an accumulator needs a volume with a pressure state, not an \
-                         algebraic one (its compliance would be neglected)",
-                    ));
-                }
-            }
-        }
+        check_element_fits(spec, model, es, &e, &cx)?;
         elements.push(e);
     }
+    finish_elements(spec, model, elements)
+}
+
+/// What the formulation and the circuit ask of a compiled element `e` (spec `es`, context
+/// `cx`): a coupled element only under penalty, a natural-coordinate port under the global
+/// formulations, volumes with a pressure state where its law needs them.
+fn check_element_fits(
+    spec: &ModelSpec,
+    model: &Model,
+    es: &crate::elements::component::ComponentSpec,
+    e: &Component,
+    cx: &crate::elements::element::Context,
+) -> Result<(), ModelError> {
+    let natural = matches!(
+        spec.solver.formulation,
+        crate::model::spec::Formulation::GlobalAli3p | crate::model::spec::Formulation::GlobalI1al
+    );
+    // an element coupling node ports to a joint (a hydraulic motor): its flow needs the
+    // joint rate and its torque the pressures, which only the penalty step's evaluator
+    // passes between the two sides (`hydraulics::component_flows_coupled`)
+    let coupled = e.ports().nodes[0].is_some() && e.is_mechanical();
+    if coupled && spec.solver.formulation != crate::model::spec::Formulation::Penalty {
+        return Err(cx.error(
+            "type",
+            format!(
+                "a {} couples hydraulic nodes to a joint, which only the 'penalty' \
+                 formulation carries; not supported by formulation '{}'",
+                es.noun(),
+                spec.solver.formulation.name()
+            ),
+        ));
+    }
+    if natural && !e.natural_coordinate_port() {
+        return Err(cx.error(
+            "type",
+            format!(
+                "the formulation '{}' (natural coordinates) cannot carry a {}: use \
+                 penalty, double-step, multirate or kinematic-guidance",
+                spec.solver.formulation.name(),
+                es.noun()
+            ),
+        ));
+    }
+    for n in e.ports().nodes.iter().flatten() {
+        if let Node::Volume(v) = n {
+            if model.hydraulics.volumes[v.0].algebraic && coupled {
+                return Err(cx.error(
+                    "type",
+                    format!(
+                        "a {} needs volumes with a pressure state, not the algebraic \
+                         volume '{}' (its flow depends on the joint rate)",
+                        es.noun(),
+                        model.hydraulics.volumes[v.0].name
+                    ),
+                ));
+            }
+            if model.hydraulics.volumes[v.0].algebraic
+                && matches!(e, crate::elements::component::Component::Accumulator(_))
+            {
+                return Err(cx.error(
+                    "node",
+                    "an accumulator needs a volume with a pressure state, not an \
+                     algebraic one (its compliance would be neglected)",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The per-element lists of `model` read every step (mechanical, evaluated every step, input,
+/// the end stop of each cylinder), the algebraic volumes' check, and the terrain with its
+/// `bucket_dig` elements; then `elements` become `model.elements`.
+fn finish_elements(
+    spec: &ModelSpec,
+    model: &mut Model,
+    elements: Vec<Component>,
+) -> Result<(), ModelError> {
     model.has_mechanical_elements = elements.iter().any(|e| e.is_mechanical());
     // evaluated at every step: the mechanical elements (their energy is in the balance), and
     // every element when the hydraulic accounts are asked for

@@ -311,7 +311,7 @@ pub struct Model {
     pub natural: Option<crate::mechanics::global::natural_model::NaturalModel>,
     /// The deformable terrain of `[terrain]` and the `bucket_dig` elements that dig it; `None`
     /// without one (`crate::terrain::world`).
-    pub terrain: Option<crate::terrain::world::Terrain>,
+    pub terrain: Option<crate::terrain::data::Terrain>,
 }
 
 impl Model {

@@ -39,9 +39,8 @@ use std::collections::BTreeMap;
 use crate::elements::component::ComponentSpec;
 use crate::elements::external_load::LoadAxes;
 use crate::mechanics::kinematics::rotation;
-use crate::model::compile::elementary_axes;
 use crate::model::hud::SensorSpec;
-use crate::model::spec::{CutJointKind, ModelSpec, Pose, VisualSpec};
+use crate::model::spec::{CutJointKind, JointKind, ModelSpec, Pose, VisualSpec};
 use crate::model::{AxisKind, M3, V3};
 use crate::ModelError;
 
@@ -113,6 +112,32 @@ impl Placement {
                 pos: self.pos + self.rot * dir * z,
             },
         }
+    }
+}
+
+/// The elementary axes of a tree joint, (kind, direction in the reference configuration) per
+/// coordinate, all through the joint's location: `u` its axis, `u2` the second axis of a
+/// universal joint (unused otherwise).
+pub fn elementary_axes(kind: JointKind, u: V3, u2: V3) -> Vec<(AxisKind, V3)> {
+    match kind {
+        JointKind::Revolute => vec![(AxisKind::Revolute, u)],
+        JointKind::Prismatic => vec![(AxisKind::Prismatic, u)],
+        JointKind::Cylindrical => vec![(AxisKind::Revolute, u), (AxisKind::Prismatic, u)],
+        JointKind::Universal => vec![(AxisKind::Revolute, u), (AxisKind::Revolute, u2)],
+        JointKind::Spherical => vec![
+            (AxisKind::Revolute, V3::x()),
+            (AxisKind::Revolute, V3::y()),
+            (AxisKind::Revolute, V3::z()),
+        ],
+        JointKind::Fixed => vec![],
+        JointKind::Free => vec![
+            (AxisKind::Prismatic, V3::x()),
+            (AxisKind::Prismatic, V3::y()),
+            (AxisKind::Prismatic, V3::z()),
+            (AxisKind::Revolute, V3::x()),
+            (AxisKind::Revolute, V3::y()),
+            (AxisKind::Revolute, V3::z()),
+        ],
     }
 }
 

@@ -34,10 +34,11 @@ use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 use crate::elements::component::ComponentSpec;
 use crate::error::ModelError;
 use crate::model::field_check::{input_ref, one_of, volume_ref, At, NodeKind};
+use crate::model::hud::{unit_scale, BindingSourceSpec, SensorSpec, FUEL_SENSORS};
 use crate::model::spec::Formulation;
 use crate::model::spec::{
-    AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, GroundSpec, HydraulicsSpec, InputSpec,
-    JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values, VisualSpec,
+    AttachmentSpec, BodySpec, CutJointKind, CutJointSpec, FrictionSpec, GroundSpec, HydraulicsSpec,
+    InputSpec, JointKind, JointSpec, ModelSpec, SignalSpec, SolverSpec, Values, VisualSpec,
 };
 
 /// The reserved name of the fixed frame; joint parents, cut-joint bodies and cylinder ends may
@@ -72,10 +73,10 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
     check_valve_input_ranges(spec)?;
     check_internal_states(spec)?;
     check_guidance(spec)?;
-    crate::elements::friction::compile::check_joints(spec)?;
-    crate::elements::friction::compile::check_formulation(spec)?;
+    check_joint_friction(spec)?;
+    check_friction_formulation(spec)?;
     check_nonholonomic(spec, &bodies)?;
-    super::hud::validate(spec)?;
+    check_hud(spec)?;
     if let Some(game) = &spec.game {
         let markers = |body: &str, marker: &str| {
             spec.bodies
@@ -1264,6 +1265,256 @@ fn key_segment(key: &str) -> String {
         quoted.push('"');
         quoted
     }
+}
+
+/// Joint friction: revolute and prismatic joints only, no efficiency law (it needs a hydraulic
+/// force), and the law's fields as for cylinders.
+fn check_joint_friction(spec: &ModelSpec) -> Result<(), ModelError> {
+    for (i, j) in spec.joints.iter().enumerate() {
+        if j.friction == FrictionSpec::None {
+            continue;
+        }
+        let path = format!("joints[{i}].friction");
+        let element = format!("joint '{}'", j.name);
+        if !matches!(j.kind, JointKind::Revolute | JointKind::Prismatic) {
+            return Err(ModelError::new(
+                path,
+                element,
+                "friction is supported on revolute and prismatic joints only (one coordinate)",
+            ));
+        }
+        match j.friction {
+            FrictionSpec::Efficiency { .. } => {
+                return Err(ModelError::new(
+                    format!("{path}.type"),
+                    element,
+                    "the efficiency law scales a hydraulic force; a joint has none (use \
+                     viscous, bengisu_akay, brown_mcphee, lugre or modified_lugre)",
+                ))
+            }
+            FrictionSpec::Viscous { coefficient_n_s_m } => {
+                if !(coefficient_n_s_m.is_finite() && coefficient_n_s_m >= 0.0) {
+                    return Err(ModelError::new(
+                        format!("{path}.coefficient_n_s_m"),
+                        element,
+                        format!("must be a non-negative finite number, got {coefficient_n_s_m:?}"),
+                    ));
+                }
+            }
+            ref seal => crate::elements::friction::compile::validate(&path, &element, seal)?,
+        }
+    }
+    Ok(())
+}
+
+/// Friction states (LuGre bristles, films) are Newton unknowns of the penalty formulation only;
+/// any other formulation would leave them frozen, so it is rejected here with the cylinder named.
+/// Joint friction is evaluated by the semi-recursive evaluator only (penalty and double-step).
+fn check_friction_formulation(spec: &ModelSpec) -> Result<(), ModelError> {
+    if spec.solver.formulation == Formulation::Penalty {
+        return Ok(());
+    }
+    for (i, j) in spec.joints.iter().enumerate() {
+        let states = matches!(
+            j.friction,
+            FrictionSpec::Lugre { .. } | FrictionSpec::ModifiedLugre { .. }
+        );
+        let semirecursive = spec.solver.formulation == Formulation::DoubleStep;
+        if j.friction != FrictionSpec::None && (states || !semirecursive) {
+            return Err(ModelError::new(
+                format!("joints[{i}].friction.type"),
+                format!("joint '{}'", j.name),
+                format!(
+                    "formulation '{}' does not support this joint friction (static joint \
+                     friction: penalty and double-step; LuGre states: penalty only)",
+                    spec.solver.formulation.name()
+                ),
+            ));
+        }
+    }
+    for (i, c) in spec.hydraulics.cylinders.iter().enumerate() {
+        let law = match c.friction {
+            FrictionSpec::Lugre { .. } => "lugre",
+            FrictionSpec::ModifiedLugre { .. } => "modified_lugre",
+            _ => continue,
+        };
+        return Err(ModelError::new(
+            format!("hydraulics.cylinders[{i}].friction.type"),
+            format!("cylinder '{}'", c.name),
+            format!(
+                "friction law '{law}' has internal states, which only the 'penalty' formulation \
+                 integrates (003 Pub II Appendix A); formulation '{}' does not support them \
+                 (use a static law: bengisu_akay, brown_mcphee, viscous, efficiency)",
+                spec.solver.formulation.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_unit(at: &At, field: &str, unit: &Option<String>) -> Result<(), ModelError> {
+    match unit {
+        Some(u) if unit_scale(u).is_none() => Err(at.error(
+            field,
+            format!(
+                "unknown unit '{u}'; known: Pa, kPa, MPa, bar, N, kN, W, kW, J, kJ, m, cm, mm, \
+                 m/s, mm/s, rad, deg, rad/s, deg/s, rpm, kg, g, t, m3, L, m3/s, L/min, s, V, -, %"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_bounds(
+    at: &At,
+    field: &str,
+    lo: Option<f64>,
+    hi: Option<f64>,
+    lo_name: &str,
+) -> Result<(), ModelError> {
+    if let Some(l) = lo {
+        at.finite(lo_name, l)?;
+    }
+    if let Some(h) = hi {
+        at.finite(field, h)?;
+    }
+    if let (Some(l), Some(h)) = (lo, hi) {
+        if l >= h {
+            return Err(at.error(
+                field,
+                format!("must be greater than {lo_name} = {l}, got {h}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks `[hud]` and `[scenario]`: names non-empty and sensors unique, bodies known, axes not
+/// zero, units known, bounds finite and ordered, the fuel constants in range. Whether a gauge's
+/// or condition's `sensor` names a column of the run is checked by the front-end, which knows
+/// the columns.
+fn check_hud(spec: &ModelSpec) -> Result<(), ModelError> {
+    let hud = &spec.hud;
+    for (i, s) in hud.sensors.iter().enumerate() {
+        let at = At::element("hud.sensors", i, "sensor", s.name());
+        if s.name().is_empty() {
+            return Err(at.error("name", "is empty; a sensor needs a name for its gauges"));
+        }
+        if hud.sensors[..i].iter().any(|o| o.name() == s.name()) || FUEL_SENSORS.contains(&s.name())
+        {
+            return Err(at.error(
+                "name",
+                format!(
+                    "'{}' is taken (by an earlier sensor or the fuel estimate)",
+                    s.name()
+                ),
+            ));
+        }
+        if !spec.bodies.iter().any(|b| b.name == s.body()) {
+            return Err(at.error(
+                "body",
+                format!(
+                    "unknown body '{}'; one of {}",
+                    s.body(),
+                    crate::model::field_check::one_of(spec.bodies.iter().map(|b| b.name.as_str()))
+                ),
+            ));
+        }
+        match s {
+            SensorSpec::PointHeight {
+                point,
+                ground_level_m,
+                ..
+            } => {
+                at.finite_all("point", point)?;
+                at.finite("ground_level_m", *ground_level_m)?;
+            }
+            SensorSpec::AxisAngle { axis, .. } => at.nonzero_vector("axis", axis)?,
+        }
+    }
+    if let Some(f) = &hud.fuel {
+        let at = At::new("hud.fuel", "fuel estimate");
+        if f.power.is_empty() || f.power.iter().any(String::is_empty) {
+            return Err(at.error("power", "needs at least one output column of power [W]"));
+        }
+        let eta = at.positive("engine_efficiency", f.engine_efficiency)?;
+        if eta > 1.0 {
+            return Err(at.error("engine_efficiency", format!("must be at most 1, got {eta}")));
+        }
+        at.positive("energy_density_j_kg", f.energy_density_j_kg)?;
+    }
+    for (i, g) in hud.gauges.iter().enumerate() {
+        let at = At::element("hud.gauges", i, "gauge", &g.sensor);
+        if g.sensor.is_empty() {
+            return Err(at.error("sensor", "is empty; name a sensor or an output column"));
+        }
+        check_unit(&at, "unit", &g.unit)?;
+        if let Some([lo, hi]) = g.range {
+            at.finite("range[0]", lo)?;
+            check_bounds(&at, "range[1]", Some(lo), Some(hi), "range[0]")?;
+        }
+        if let Some(c) = g.critical {
+            at.positive("critical", c)?;
+        }
+    }
+    for (i, b) in hud.bindings.iter().enumerate() {
+        let at = At::element("hud.bindings", i, "binding", &b.input);
+        if !spec.inputs.iter().any(|u| u.name == b.input) {
+            return Err(at.error(
+                "input",
+                format!(
+                    "unknown input '{}'; one of {}",
+                    b.input,
+                    crate::model::field_check::one_of(spec.inputs.iter().map(|u| u.name.as_str()))
+                ),
+            ));
+        }
+        let empty = match &b.source {
+            BindingSourceSpec::Axis(a) => a.is_empty().then_some("source.axis"),
+            BindingSourceSpec::Keys { positive, negative } => {
+                if positive.is_empty() {
+                    Some("source.keys.positive")
+                } else {
+                    negative.is_empty().then_some("source.keys.negative")
+                }
+            }
+        };
+        if let Some(f) = empty {
+            return Err(at.error(f, "is empty"));
+        }
+        if let Some([lo, hi]) = b.range {
+            at.finite("range[0]", lo)?;
+            check_bounds(&at, "range[1]", Some(lo), Some(hi), "range[0]")?;
+        }
+        if !(0.0..1.0).contains(&b.deadband) {
+            return Err(at.error("deadband", format!("must be in [0, 1), got {}", b.deadband)));
+        }
+        if let Some(r) = b.rate_limit_per_s {
+            at.positive("rate_limit_per_s", r)?;
+        }
+    }
+    for (i, t) in spec.scenario.tasks.iter().enumerate() {
+        let at = At::element("scenario.tasks", i, "task", &format!("{}", i + 1));
+        if t.instruction.trim().is_empty() {
+            return Err(at.error("instruction", "is empty; tell the operator what to do"));
+        }
+        if t.conditions.is_empty() {
+            return Err(at.error("conditions", "is empty; a task needs a condition"));
+        }
+        at.non_negative("hold_s", t.hold_s)?;
+        for (k, c) in t.conditions.iter().enumerate() {
+            let field = |f: &str| format!("conditions[{k}].{f}");
+            if c.sensor.is_empty() {
+                return Err(at.error(&field("sensor"), "is empty"));
+            }
+            check_unit(&at, &field("unit"), &c.unit)?;
+            if c.min.is_none() && c.max.is_none() {
+                return Err(at.error(&field("min"), "a condition needs min, max or both"));
+            }
+            check_bounds(&at, &field("max"), c.min, c.max, &field("min"))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

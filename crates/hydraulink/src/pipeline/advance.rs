@@ -4,7 +4,7 @@
 use crate::elements::hydraulics::{cylinder, reduced, CylinderMotion};
 use crate::model::Model;
 use crate::state::State;
-use crate::StepError;
+use crate::{StepError, StepReport};
 
 /// End stops: a cylinder without an end-stop element that leaves its stroke is an error; one
 /// with an end stop may go past its stroke ends by up to the stop's largest penetration.
@@ -144,4 +144,36 @@ pub fn energies_and_violation(
     report.kinetic_j = ke;
     report.potential_j = pe;
     report.constraint_violation = ev.constraints.phi.iter().map(|p| p * p).sum::<f64>().sqrt();
+}
+
+/// Commit of the natural-coordinate formulations: p and ṗ (`pd` of volume v), the natural state
+/// [q | q̇ | q̈ | λ] and the relative one recovered from it.
+#[allow(clippy::too_many_arguments)]
+pub fn commit_natural(
+    model: &Model,
+    st: &mut State,
+    report: &mut StepReport,
+    (q, qd, qdd): (&[f64], &[f64], &[f64]),
+    lambda: &[f64],
+    pd: impl Fn(usize) -> (f64, f64),
+) {
+    let dt = model.solver.step_s;
+    report.cavitation_onsets = commit_pressures(model, st, dt, pd);
+    let ns = st
+        .formulation
+        .natural_mut()
+        .expect("the natural state is filled by ensure_natural_state before the step");
+    ns.q.copy_from_slice(q);
+    ns.qd.copy_from_slice(qd);
+    ns.qdd.copy_from_slice(qdd);
+    ns.lambda.copy_from_slice(lambda);
+    crate::mechanics::global::natural(model).to_relative(
+        model,
+        q,
+        qd,
+        qdd,
+        &mut st.z,
+        &mut st.zd,
+        &mut st.zdd,
+    );
 }

@@ -162,7 +162,7 @@ impl<S: Real> Evaluator<S> {
     }
 
     /// Sets the world values the elements read frozen over the step (`State::world`).
-    pub fn set_element_frozen(&mut self, world: &crate::terrain::world::WorldState) {
+    pub fn set_element_frozen(&mut self, world: &crate::terrain::data::WorldState) {
         for d in &world.diggers {
             self.element_frozen[d.element] = d.frozen;
         }

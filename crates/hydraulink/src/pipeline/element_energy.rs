@@ -1,14 +1,15 @@
 //! Stage `elements` (after the commit): every element evaluated at the committed state, its
 //! port state and efforts kept for the outputs ([`ElementValues`]) and its energy account in the
-//! state ([`crate::elements::component::ElementEnergy`]).
+//! state ([`crate::state::ElementEnergy`]).
 
+use crate::elements::component::Component;
 use crate::elements::component::ElementValues;
-use crate::elements::element::{Element, MechPort, PortEffort, PortState, Power};
+use crate::elements::element::{Element, EnergyDomain, MechPort, PortEffort, PortState, Power};
 use crate::elements::hydraulics::node_port_state;
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::ports::{load_rate, Line};
 use crate::model::Model;
-use crate::state::State;
+use crate::state::{ElementEnergy, State};
 
 /// Stage `elements` (after the commit): every element evaluated at the committed state
 /// (z, ż, p) of `st` with the relative-coordinate kinematics `kin` (positions and velocities
@@ -208,4 +209,16 @@ pub fn hydraulic_port_state(
     let e0 = model.layout.internal.start;
     at.internal[..r.len()].copy_from_slice(&st.internal[r.start - e0..r.end - e0]);
     at
+}
+
+/// The elements' share of the mechanical energy drift [J]:
+/// Σ (E_stored − E_stored(0) − W_supplied + D) over the mechanical elements.
+pub fn mechanical_drift_j(acc: &ElementEnergy, elements: &[Component]) -> f64 {
+    let mut d = 0.0;
+    for (i, e) in elements.iter().enumerate() {
+        if e.domain() == EnergyDomain::Mechanical {
+            d += acc.stored_j[i] - acc.stored0_j[i] - acc.supplied_j[i] + acc.dissipated_j[i];
+        }
+    }
+    d
 }

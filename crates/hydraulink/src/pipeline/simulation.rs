@@ -715,7 +715,7 @@ fn row_at(
 fn drift_j(model: &Model, st: &State, last: &StepReport) -> f64 {
     // only mechanical elements have a share (read every step: skip the walk without one)
     let elements_j = if model.has_mechanical_elements {
-        st.elements.mechanical_drift_j(&model.elements)
+        super::element_energy::mechanical_drift_j(&st.elements, &model.elements)
     } else {
         0.0
     };

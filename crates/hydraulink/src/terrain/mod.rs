@@ -13,6 +13,7 @@
 //! particles of the paper (docs/theory/13_terrain.md §13.7).
 
 pub mod cellular;
+pub mod data;
 pub mod dig;
 pub mod heightfield;
 pub mod pressure;

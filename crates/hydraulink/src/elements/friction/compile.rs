@@ -2,8 +2,206 @@
 //! formulations that integrate friction states.
 
 use crate::elements::friction::{BengisuAkay, BrownMcPhee, Friction, LuGre, ModifiedLuGre};
-use crate::model::spec::{Formulation, FrictionSpec, JointKind, ModelSpec};
 use crate::ModelError;
+use serde::{Deserialize, Serialize};
+
+/// Cylinder friction law.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FrictionSpec {
+    /// No friction.
+    #[default]
+    None,
+    /// F_μ = c ṡ.
+    Viscous {
+        /// c [N·s/m].
+        coefficient_n_s_m: f64,
+    },
+    /// F_μ = (1 − η) |p_A A_A − p_B A_B| tanh(ṡ / v_s): a fraction 1 − η of the hydraulic force
+    /// opposes the motion (reference note 000-E item 5).
+    Efficiency {
+        /// η [-], in (0, 1].
+        efficiency: f64,
+        /// v_s [m/s], > 0: the speed over which friction builds up.
+        #[serde(default = "default_vs")]
+        velocity_scale_m_s: f64,
+    },
+    /// Corrected Bengisu–Akay seal friction (003 Pub II eq. 22), static. Defaults: Table 2.
+    BengisuAkay {
+        /// F_c [N].
+        #[serde(default = "table2::coulomb")]
+        coulomb_n: f64,
+        /// F_s [N], ≥ F_c.
+        #[serde(default = "table2::static_force")]
+        static_n: f64,
+        /// v_s [m/s], > 0.
+        #[serde(default = "table2::stribeck_velocity")]
+        stribeck_velocity_m_s: f64,
+        /// ξ [s/m], > 0.
+        #[serde(default = "table2::shape")]
+        shape_s_m: f64,
+        /// σ2 [N s/m], ≥ 0.
+        #[serde(default = "table2::viscous")]
+        viscous_n_s_m: f64,
+    },
+    /// Brown–McPhee seal friction (003 Pub II eq. 24), static. Defaults: Table 2.
+    #[serde(rename = "brown_mcphee")]
+    BrownMcPhee {
+        /// F_c [N].
+        #[serde(default = "table2::coulomb")]
+        coulomb_n: f64,
+        /// F_s [N], ≥ F_c.
+        #[serde(default = "table2::static_force")]
+        static_n: f64,
+        /// v_s [m/s], > 0.
+        #[serde(default = "table2::stribeck_velocity")]
+        stribeck_velocity_m_s: f64,
+        /// σ2 [N s/m], ≥ 0.
+        #[serde(default = "table2::viscous")]
+        viscous_n_s_m: f64,
+    },
+    /// LuGre seal friction with a bristle state (003 Pub II eqs. 25–27). Defaults: Table 2.
+    Lugre {
+        /// F_c [N].
+        #[serde(default = "table2::coulomb")]
+        coulomb_n: f64,
+        /// F_s [N], ≥ F_c.
+        #[serde(default = "table2::static_force")]
+        static_n: f64,
+        /// v_s [m/s], > 0.
+        #[serde(default = "table2::stribeck_velocity")]
+        stribeck_velocity_m_s: f64,
+        /// Stribeck exponent n [-], > 0.
+        #[serde(default = "table2::exponent")]
+        stribeck_exponent: f64,
+        /// σ2 [N s/m], ≥ 0.
+        #[serde(default = "table2::viscous")]
+        viscous_n_s_m: f64,
+        /// How σ0 and σ1 of Table 2 are read when not given explicitly.
+        #[serde(default)]
+        table2_reading: BristleReading,
+        /// σ0 [N/m], > 0; overrides `table2_reading`.
+        #[serde(default)]
+        stiffness_n_m: Option<f64>,
+        /// σ1 [N s/m], ≥ 0; overrides `table2_reading`.
+        #[serde(default)]
+        damping_n_s_m: Option<f64>,
+    },
+    /// Modified LuGre (Yanada–Sekikawa) seal friction with bristle and lubricant-film states
+    /// (003 Pub II eqs. 28–34). Defaults: Table 2.
+    ModifiedLugre {
+        /// F_c [N].
+        #[serde(default = "table2::coulomb")]
+        coulomb_n: f64,
+        /// F_s [N], > F_c.
+        #[serde(default = "table2::static_force")]
+        static_n: f64,
+        /// v_s [m/s], > 0.
+        #[serde(default = "table2::stribeck_velocity")]
+        stribeck_velocity_m_s: f64,
+        /// Stribeck exponent n [-], > 0.
+        #[serde(default = "table2::exponent")]
+        stribeck_exponent: f64,
+        /// σ2 [N s/m], ≥ 0.
+        #[serde(default = "table2::viscous")]
+        viscous_n_s_m: f64,
+        /// How σ0 and σ1 of Table 2 are read when not given explicitly.
+        #[serde(default)]
+        table2_reading: BristleReading,
+        /// σ0 [N/m], > 0; overrides `table2_reading`.
+        #[serde(default)]
+        stiffness_n_m: Option<f64>,
+        /// σ1 [N s/m], ≥ 0; overrides `table2_reading`.
+        #[serde(default)]
+        damping_n_s_m: Option<f64>,
+        /// v_b [m/s], > 0: threshold velocity of the film.
+        #[serde(default = "table2::threshold")]
+        threshold_velocity_m_s: f64,
+        /// τ_hp [s], > 0: film time constant in acceleration.
+        #[serde(default = "table2::tau_accel")]
+        tau_accel_s: f64,
+        /// τ_hn [s], > 0: film time constant in deceleration.
+        #[serde(default = "table2::tau_decel")]
+        tau_decel_s: f64,
+        /// τ_h0 [s], > 0: film time constant at rest (dwell).
+        #[serde(default = "table2::tau_dwell")]
+        tau_dwell_s: f64,
+        /// v_0 [m/s], > 0: |v| ≤ v_0 counts as rest for the film (note 003b E.4).
+        #[serde(default = "table2::dwell_velocity")]
+        dwell_velocity_m_s: f64,
+    },
+}
+
+/// The reading of σ0 and σ1 in 003 Pub II Table 2, printed "√54 × 106 N/m" and
+/// "√10 × 104 Ns/m" (note 003b E.1).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum BristleReading {
+    /// σ0 = √54·10⁶ = 7.3485e6 N/m, σ1 = √10·10⁴ = 3.1623e4 N s/m. The default: the breakaway
+    /// deflection F_s/σ0 = 0.11 mm is that of a seal, and the stiff bristle explains why the
+    /// paper's LuGre runs cost twice the static ones (Table 3).
+    #[default]
+    Literal,
+    /// σ0 = √(54·10⁶) = 7348 N/m, σ1 = √(10⁵) = 316.2 N s/m: a breakaway deflection of 0.11 m,
+    /// implausible for a seal.
+    SqrtOfProduct,
+    /// σ0 = 54·10⁶ N/m, σ1 = 10·10⁴ N s/m: the √ taken as stray.
+    StraySqrt,
+}
+
+impl BristleReading {
+    /// (σ0 [N/m], σ1 [N s/m]) of this reading.
+    pub fn sigmas(self) -> (f64, f64) {
+        match self {
+            BristleReading::Literal => (54f64.sqrt() * 1e6, 10f64.sqrt() * 1e4),
+            BristleReading::SqrtOfProduct => (54e6f64.sqrt(), 1e5f64.sqrt()),
+            BristleReading::StraySqrt => (54e6, 10e4),
+        }
+    }
+}
+
+/// Defaults of the seal-friction laws: 003 Pub II Table 2.
+mod table2 {
+    pub fn coulomb() -> f64 {
+        210.0
+    }
+    pub fn static_force() -> f64 {
+        830.0
+    }
+    pub fn stribeck_velocity() -> f64 {
+        1.25e-2
+    }
+    pub fn shape() -> f64 {
+        50.0
+    }
+    pub fn viscous() -> f64 {
+        330.0
+    }
+    pub fn exponent() -> f64 {
+        0.5
+    }
+    pub fn threshold() -> f64 {
+        0.70
+    }
+    pub fn tau_accel() -> f64 {
+        0.25
+    }
+    pub fn tau_decel() -> f64 {
+        1.50
+    }
+    pub fn tau_dwell() -> f64 {
+        40.0
+    }
+    pub fn dwell_velocity() -> f64 {
+        1e-9
+    }
+}
+
+fn default_vs() -> f64 {
+    1.0e-3
+}
 
 /// Checks the fields of a seal-friction law; `path` is the field path of the `friction` table,
 /// `element` names the cylinder. The core laws (none, viscous, efficiency) are checked in
@@ -245,89 +443,4 @@ pub fn seal_friction(spec: &FrictionSpec) -> Friction {
             vs: velocity_scale_m_s,
         },
     }
-}
-
-/// Joint friction: revolute and prismatic joints only, no efficiency law (it needs a hydraulic
-/// force), and the law's fields as for cylinders.
-pub fn check_joints(spec: &ModelSpec) -> Result<(), ModelError> {
-    for (i, j) in spec.joints.iter().enumerate() {
-        if j.friction == FrictionSpec::None {
-            continue;
-        }
-        let path = format!("joints[{i}].friction");
-        let element = format!("joint '{}'", j.name);
-        if !matches!(j.kind, JointKind::Revolute | JointKind::Prismatic) {
-            return Err(ModelError::new(
-                path,
-                element,
-                "friction is supported on revolute and prismatic joints only (one coordinate)",
-            ));
-        }
-        match j.friction {
-            FrictionSpec::Efficiency { .. } => {
-                return Err(ModelError::new(
-                    format!("{path}.type"),
-                    element,
-                    "the efficiency law scales a hydraulic force; a joint has none (use \
-                     viscous, bengisu_akay, brown_mcphee, lugre or modified_lugre)",
-                ))
-            }
-            FrictionSpec::Viscous { coefficient_n_s_m } => {
-                if !(coefficient_n_s_m.is_finite() && coefficient_n_s_m >= 0.0) {
-                    return Err(ModelError::new(
-                        format!("{path}.coefficient_n_s_m"),
-                        element,
-                        format!("must be a non-negative finite number, got {coefficient_n_s_m:?}"),
-                    ));
-                }
-            }
-            ref seal => validate(&path, &element, seal)?,
-        }
-    }
-    Ok(())
-}
-
-/// Friction states (LuGre bristles, films) are Newton unknowns of the penalty formulation only;
-/// any other formulation would leave them frozen, so it is rejected here with the cylinder named.
-/// Joint friction is evaluated by the semi-recursive evaluator only (penalty and double-step).
-pub fn check_formulation(spec: &ModelSpec) -> Result<(), ModelError> {
-    if spec.solver.formulation == Formulation::Penalty {
-        return Ok(());
-    }
-    for (i, j) in spec.joints.iter().enumerate() {
-        let states = matches!(
-            j.friction,
-            FrictionSpec::Lugre { .. } | FrictionSpec::ModifiedLugre { .. }
-        );
-        let semirecursive = spec.solver.formulation == Formulation::DoubleStep;
-        if j.friction != FrictionSpec::None && (states || !semirecursive) {
-            return Err(ModelError::new(
-                format!("joints[{i}].friction.type"),
-                format!("joint '{}'", j.name),
-                format!(
-                    "formulation '{}' does not support this joint friction (static joint \
-                     friction: penalty and double-step; LuGre states: penalty only)",
-                    spec.solver.formulation.name()
-                ),
-            ));
-        }
-    }
-    for (i, c) in spec.hydraulics.cylinders.iter().enumerate() {
-        let law = match c.friction {
-            FrictionSpec::Lugre { .. } => "lugre",
-            FrictionSpec::ModifiedLugre { .. } => "modified_lugre",
-            _ => continue,
-        };
-        return Err(ModelError::new(
-            format!("hydraulics.cylinders[{i}].friction.type"),
-            format!("cylinder '{}'", c.name),
-            format!(
-                "friction law '{law}' has internal states, which only the 'penalty' formulation \
-                 integrates (003 Pub II Appendix A); formulation '{}' does not support them \
-                 (use a static law: bengisu_akay, brown_mcphee, viscous, efficiency)",
-                spec.solver.formulation.name()
-            ),
-        ));
-    }
-    Ok(())
 }

@@ -32,11 +32,46 @@ use crate::elements::element::{
     Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable, MAX_INTERNAL,
     MAX_NODES, MAX_OUTPUTS,
 };
+use crate::elements::friction::compile::FrictionSpec;
 use crate::elements::friction::Friction;
 use crate::error::ModelError;
 use crate::model::ids::{AttachmentSpec, FramePoint, Node, VolumeId};
-use crate::model::spec::{CylinderSpec, FrictionSpec};
 use crate::solver::real::Real;
+use serde::{Deserialize, Serialize};
+
+/// A double-acting cylinder. Its chambers belong to the volumes `piston_side` and `rod_side`.
+///
+/// Pin-to-pin length s = |r_rod − r_base|. Piston-side chamber length l_A = s − retracted_length,
+/// rod-side l_B = stroke − l_A (000 eq. 43 with its sign corrected).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CylinderSpec {
+    /// Unique name.
+    pub name: String,
+    /// Barrel end.
+    pub base: AttachmentSpec,
+    /// Rod end.
+    pub rod: AttachmentSpec,
+    /// Piston diameter [m].
+    pub piston_diameter_m: f64,
+    /// Rod diameter [m], < piston diameter.
+    pub rod_diameter_m: f64,
+    /// Stroke [m].
+    pub stroke_m: f64,
+    /// Pin-to-pin length at full retraction [m].
+    pub retracted_length_m: f64,
+    /// Volume that holds the piston-side chamber.
+    pub piston_side: String,
+    /// Volume that holds the rod-side chamber.
+    pub rod_side: String,
+    /// Bulk modulus of the cylinder wall B_c [Pa] (000 eq. 23). Omit for a rigid wall.
+    #[serde(default)]
+    pub wall_bulk_modulus_pa: Option<f64>,
+    /// Friction law.
+    #[serde(default)]
+    pub friction: FrictionSpec,
+}
 
 /// Compiled double-acting cylinder.
 #[derive(Debug, Clone)]

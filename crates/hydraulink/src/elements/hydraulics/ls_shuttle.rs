@@ -27,7 +27,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::elements::component::Component;
 use crate::elements::element::{
     Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
     Variable, MAX_OUTPUTS,
@@ -92,24 +91,23 @@ impl ElementSpec for LsShuttleSpec {
         vec![&self.ls]
     }
     /// Alone, no valve is known: `model::compile` calls [`LsShuttleSpec::compile`] with the
-    /// elements compiled before it, among which the valve is resolved.
+    /// 4/3 valves compiled before it, among which the valve is resolved.
     fn compile(&self, cx: &Context) -> Result<LsShuttle, ModelError> {
-        LsShuttleSpec::compile(self, cx, &[])
+        LsShuttleSpec::compile(self, cx, std::iter::empty())
     }
 }
 
 impl LsShuttleSpec {
-    /// Checks the fields and resolves the LS node and the valve among the elements compiled so
-    /// far (`compiled`, the first entries of `Model::elements`: the valve's index there is its
-    /// element index).
-    pub fn compile(&self, cx: &Context, compiled: &[Component]) -> Result<LsShuttle, ModelError> {
-        let (valve_element, valve) = compiled
-            .iter()
-            .enumerate()
-            .find_map(|(i, e)| match e {
-                Component::Valve43(v) if v.name == self.valve => Some((i, v.clone())),
-                _ => None,
-            })
+    /// Checks the fields and resolves the LS node and the valve among the 4/3 valves compiled so
+    /// far (`valves`: each with its index in `Model::elements`, its element index).
+    pub fn compile<'v>(
+        &self,
+        cx: &Context,
+        mut valves: impl Iterator<Item = (usize, &'v Valve43)>,
+    ) -> Result<LsShuttle, ModelError> {
+        let (valve_element, valve) = valves
+            .find(|(_, v)| v.name == self.valve)
+            .map(|(i, v)| (i, v.clone()))
             .ok_or_else(|| {
                 cx.error(
                     "valve",

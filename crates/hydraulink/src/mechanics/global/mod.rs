@@ -12,10 +12,11 @@
 //! `State::formulation` is `FormulationState::Natural` (`state::NaturalState`): q, q̇, q̈
 //! (nq = `NaturalModel::nq` each) and λ (m = `NaturalModel::n_eqs()`). A state without one of
 //! these sizes (a fresh initial state) is filled from z, ż, z̈ at the first step
-//! (`ali3p::ensure_natural_state`).
+//! (`natural_step::ensure_natural_state`).
 
 pub mod natural_coordinates;
 pub mod natural_model;
+pub mod natural_step;
 
 use nalgebra::Vector3;
 use num_dual::Dual64;

@@ -12,6 +12,7 @@
 //! M′_ik = b_iᵀ M̄Σ_k b_k  (i an ancestor of k or k itself),  Q′_i = b_iᵀ QΣ_i   (000 eqs. 11–12)
 //! ```
 
+pub mod penalty;
 pub mod recursive_mass;
 pub mod schur;
 
