@@ -14,7 +14,13 @@
 //!   [`DAMPING`] of each increment) up to the iteration cap. A solve that converges without it
 //!   takes exactly the iterates it took before; only a solve that used to fail changes;
 //! - counted statistics ([`crate::pipeline::buffers::Counters`]: residuals, tangents, factorizations,
-//!   iterations, damped increments).
+//!   iterations, damped increments);
+//! - a line search ([`NewtonProblem::step_fraction`]: x_{h+1} = x_h + α Δx) and a projection of
+//!   the iterate onto its admissible set ([`NewtonProblem::project_iterate`]), both doing
+//!   nothing by default;
+//! - any scalar [`Real`]: the unknowns of a [`NewtonProblem<S>`] may be dual numbers (the
+//!   double-step position problem runs in `Dual64` for its tangent columns); every norm and
+//!   test is on the real parts, so an `f64` problem computes exactly what it did before.
 //!
 //! Scale awareness (issue 10, docs/theory 3.12). The augmented-Lagrangian formulations update
 //! the multipliers once per Newton iteration; the update contracts the constraint violation by
@@ -29,6 +35,7 @@
 //! resolution of its own value.
 
 use crate::model::SolverOptions;
+use crate::solver::real::Real;
 
 /// The step Δt_α [s] at which the model's penalty factor α is taken as given (000 §2.3: α = 1e11
 /// with Δt = 1 ms). Below it, [`step_penalty`] scales α by (Δt_α/Δt)².
@@ -121,15 +128,19 @@ impl TangentPolicy {
 }
 
 /// A nonlinear system f(x) = 0 of one step, solved by [`solve`]. The problem owns x, Δx, f and
-/// the factored tangent; the solver drives it.
+/// the factored tangent; the solver drives it. The unknowns are of scalar type `S` (`f64` unless
+/// said otherwise; a dual number carries a derivative through the solve).
 ///
 /// One iteration h: [`evaluate`](NewtonProblem::evaluate) at x_h →
 /// [`after_increment`](NewtonProblem::after_increment) (h > 0) →
-/// [`form_residual`](NewtonProblem::form_residual) → iteration cap →
+/// [`form_residual`](NewtonProblem::form_residual) →
+/// [`residual_converged`](NewtonProblem::residual_converged) → iteration cap →
 /// [`refresh_tangent`](NewtonProblem::refresh_tangent) (when the policy asks) →
-/// [`solve_increment`](NewtonProblem::solve_increment) → x_{h+1} = x_h + Δx and the weighted
-/// test.
-pub trait NewtonProblem {
+/// [`solve_increment`](NewtonProblem::solve_increment) →
+/// [`step_fraction`](NewtonProblem::step_fraction) α → x_{h+1} = x_h + α Δx →
+/// [`project_iterate`](NewtonProblem::project_iterate) → the weighted test (unless the problem
+/// [`converges_on_residual`](NewtonProblem::converges_on_residual)).
+pub trait NewtonProblem<S: Real = f64> {
     /// The error a failed solve returns.
     type Error;
     /// Evaluates every element at x_h (what the residual and the hook need).
@@ -145,7 +156,17 @@ pub trait NewtonProblem {
     /// Δx = −J⁻¹ f with the current factors.
     fn solve_increment(&mut self);
     /// The unknowns x and the increment Δx the weighted test measures.
-    fn iterate(&mut self) -> (&mut [f64], &[f64]);
+    fn iterate(&mut self) -> (&mut [S], &[S]);
+    /// The line search: the fraction α of the increment Δx to take, x_{h+1} = x_h + α Δx.
+    /// Called after [`solve_increment`](NewtonProblem::solve_increment), with x still at x_h, so
+    /// the problem may evaluate its merit at trial points. 1 (the full step, x_h + Δx exactly,
+    /// and no further evaluation) by default. The weighted test measures the full Δx.
+    fn step_fraction(&mut self) -> f64 {
+        1.0
+    }
+    /// Hook right after x_{h+1} is formed: projects it onto the unknowns' admissible set (a
+    /// valve opening onto [0, 1]); nothing by default.
+    fn project_iterate(&mut self) {}
     /// Per-unknown tolerances of [`iterate`](NewtonProblem::iterate)'s unknowns.
     fn tolerances(&self) -> Tolerances;
     /// A further weighted norm the increment implies for quantities that are not unknowns
@@ -153,10 +174,11 @@ pub trait NewtonProblem {
     fn implied_norm(&self) -> f64 {
         0.0
     }
-    /// Whether the solve converges on the residual ([`residual_converged`]) rather than on the
-    /// weighted increment: the increment is then added to x without the weighted test (a
-    /// minimum-norm Gauss–Newton iteration on an underdetermined system, such as loop closure
-    /// over free coordinates, whose increments need not vanish at a solution). False by default.
+    /// Whether the solve converges on the problem's own test ([`residual_converged`], on the
+    /// residual or on an increment of its own) rather than on the weighted increment: the
+    /// increment is then added to x without the weighted test (a minimum-norm Gauss–Newton
+    /// iteration on an underdetermined system, such as loop closure over free coordinates, whose
+    /// increments need not vanish at a solution). False by default.
     ///
     /// [`residual_converged`]: NewtonProblem::residual_converged
     fn converges_on_residual(&self) -> bool {
@@ -183,7 +205,7 @@ pub trait NewtonProblem {
 /// Solves `problem` from its current x by Newton–Raphson under `policy`, at most `max_iter`
 /// linear solves. Returns the iterations (linear solves) of the converged solve; x holds the
 /// accepted iterate and the problem's evaluation is that of the last iterate before it.
-pub fn solve<P: NewtonProblem>(
+pub fn solve<S: Real, P: NewtonProblem<S>>(
     problem: &mut P,
     policy: TangentPolicy,
     max_iter: u32,
@@ -231,16 +253,22 @@ pub fn solve<P: NewtonProblem>(
         }
         problem.solve_increment();
         iterations += 1;
+        // the line search's fraction; the full step adds Δx itself (no product by 1)
+        let alpha = Some(problem.step_fraction()).filter(|&a| a != 1.0);
         if problem.converges_on_residual() {
             let (x, dx) = problem.iterate();
             for (xi, di) in x.iter_mut().zip(dx.iter()) {
-                *xi += di;
+                match alpha {
+                    None => *xi += *di,
+                    Some(a) => *xi += *di * a,
+                }
             }
+            problem.project_iterate();
             continue;
         }
         let tol = problem.tolerances();
         let (x, dx) = problem.iterate();
-        let norm = tol.add_and_measure(x, dx);
+        let norm = tol.add_fraction_and_measure(x, dx, alpha);
         // a non-finite implied norm never converges, but only the unknowns' norm is "non-finite"
         let norm = if norm.is_finite() {
             norm.max(problem.implied_norm().min(f64::MAX))
@@ -267,16 +295,17 @@ pub fn solve<P: NewtonProblem>(
             };
             let (x, dx) = problem.iterate();
             for (xi, di) in x.iter_mut().zip(dx.iter()) {
-                *xi -= (1.0 - omega) * di;
+                *xi -= *di * (1.0 - omega);
             }
             problem.counters().damped += 1;
         } else if norm > 1.0 && stalled {
             let (x, dx) = problem.iterate();
             for (xi, di) in x.iter_mut().zip(dx.iter()) {
-                *xi -= (1.0 - DAMPING) * di;
+                *xi -= *di * (1.0 - DAMPING);
             }
             problem.counters().damped += 1;
         }
+        problem.project_iterate();
         last_norm = norm;
         if rescue {
             // damped full Newton: converged on the full increment, else on to the cap
@@ -599,6 +628,100 @@ mod tests {
             solve(&mut z, TangentPolicy::FULL, 25).unwrap_err(),
             "0: singular tangent matrix"
         );
+    }
+
+    /// x² = c in a dual scalar with ċ = 1, converged on the real part of the weighted increment;
+    /// optionally halving every step (a line search) and clamping x to [0, `cap`].
+    struct DualRoot {
+        x: [num_dual::Dual64; 1],
+        dx: [num_dual::Dual64; 1],
+        f: num_dual::Dual64,
+        c: num_dual::Dual64,
+        half_steps: bool,
+        cap: f64,
+        projections: u32,
+        counters: Counters,
+    }
+
+    impl NewtonProblem<num_dual::Dual64> for DualRoot {
+        type Error = String;
+        fn evaluate(&mut self) -> Result<(), String> {
+            Ok(())
+        }
+        fn form_residual(&mut self) -> Result<(), String> {
+            self.f = self.x[0] * self.x[0] - self.c;
+            Ok(())
+        }
+        fn tangent_reusable(&self) -> bool {
+            false
+        }
+        fn refresh_tangent(&mut self) -> Result<bool, String> {
+            Ok(true)
+        }
+        fn solve_increment(&mut self) {
+            self.dx[0] = -self.f / (self.x[0] * 2.0);
+        }
+        fn iterate(&mut self) -> (&mut [num_dual::Dual64], &[num_dual::Dual64]) {
+            (&mut self.x, &self.dx)
+        }
+        fn step_fraction(&mut self) -> f64 {
+            if self.half_steps {
+                0.5
+            } else {
+                1.0
+            }
+        }
+        fn project_iterate(&mut self) {
+            self.projections += 1;
+            if self.x[0].re > self.cap {
+                self.x[0] = num_dual::Dual64::from(self.cap);
+            }
+        }
+        fn tolerances(&self) -> Tolerances {
+            Tolerances::new(&[(1, 1e-13)], 0.0)
+        }
+        fn counters(&mut self) -> &mut Counters {
+            &mut self.counters
+        }
+        fn failure(&mut self, iterations: u32, reason: &str) -> String {
+            format!("{iterations}: {reason}")
+        }
+    }
+
+    #[test]
+    fn a_dual_scalar_carries_the_derivative_and_the_hooks_damp_and_project() {
+        let root = |x0: f64, half_steps: bool, cap: f64| DualRoot {
+            x: [num_dual::Dual64::from(x0)],
+            dx: [num_dual::Dual64::from(0.0)],
+            f: num_dual::Dual64::from(0.0),
+            c: num_dual::Dual64::new(2.0, 1.0),
+            half_steps,
+            cap,
+            projections: 0,
+            counters: Counters::default(),
+        };
+        // full steps: √2 and d√c/dc = 1/(2√2), the derivative carried through the iterates
+        let mut p = root(1.0, false, f64::INFINITY);
+        let full = solve(&mut p, TangentPolicy::FULL, 25).unwrap();
+        assert!((p.x[0].re - 2f64.sqrt()).abs() < 1e-14);
+        assert!(
+            (p.x[0].eps - 0.5 / 2f64.sqrt()).abs() < 1e-12,
+            "{}",
+            p.x[0].eps
+        );
+        assert_eq!(p.projections, full);
+        // half steps converge linearly, so more slowly, to the same root
+        let mut q = root(1.0, true, f64::INFINITY);
+        let half = solve(&mut q, TangentPolicy::FULL, 100).unwrap();
+        assert!(half > full, "{half} ≤ {full}");
+        assert!((q.x[0].re - 2f64.sqrt()).abs() < 1e-12);
+        // the projection holds x at its bound 1.2 < √2: never converged, the cap ends it
+        let mut r = root(1.0, false, 1.2);
+        assert_eq!(
+            solve(&mut r, TangentPolicy::FULL, 10).unwrap_err(),
+            "10: iteration cap reached"
+        );
+        assert_eq!(r.x[0].re, 1.2);
     }
 
     #[test]

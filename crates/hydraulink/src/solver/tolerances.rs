@@ -1,6 +1,9 @@
 //! Per-unknown weighted tolerances of the Newton test (`integrator::newton`): the absolute
 //! tolerance of each block of unknowns, the relative tolerance and the round-off floor. Plain
-//! data that imports nothing of the crate, so the model's `Layout` can build them.
+//! data that imports nothing of the crate but the scalar trait, so the model's `Layout` can
+//! build them.
+
+use super::real::{re, Real};
 
 /// Round-off floor of the weighted norm, in units of the unknown's own spacing ε|x_i|: an
 /// increment below a few ulps of x_i cannot be resolved, so no tolerance asks for one.
@@ -68,8 +71,22 @@ impl Tolerances {
     }
 
     /// ν = max_i |Δx_i| / w_i after x ← x + Δx (w: [`weight`] at the updated x); non-finite
-    /// when any weighted entry is.
-    pub fn add_and_measure(&self, x: &mut [f64], dx: &[f64]) -> f64 {
+    /// when any weighted entry is. In a dual scalar `S` the norm is that of the real parts (for
+    /// `f64` the real part is the value itself).
+    pub fn add_and_measure<S: Real>(&self, x: &mut [S], dx: &[S]) -> f64 {
+        self.add_fraction_and_measure(x, dx, None)
+    }
+
+    /// [`add_and_measure`](Tolerances::add_and_measure) for x ← x + α Δx (α = `alpha`, the step
+    /// fraction of a line search; `None` is the full step x + Δx, added without the product). ν
+    /// is that of the full increment Δx, with the weights at the updated x.
+    #[inline]
+    pub fn add_fraction_and_measure<S: Real>(
+        &self,
+        x: &mut [S],
+        dx: &[S],
+        alpha: Option<f64>,
+    ) -> f64 {
         let n = x.len().min(dx.len());
         let mut norm: f64 = 0.0;
         let mut finite = true;
@@ -84,8 +101,11 @@ impl Tolerances {
             };
             for i in start..end.max(start) {
                 let xi = &mut x[i];
-                *xi += dx[i];
-                let r = dx[i].abs() / weight(*atol, self.rtol, *xi);
+                match alpha {
+                    None => *xi += dx[i],
+                    Some(a) => *xi += dx[i] * a,
+                }
+                let r = re(dx[i]).abs() / weight(*atol, self.rtol, re(*xi));
                 finite &= r.is_finite();
                 // a NaN r is caught by `finite`; the comparison spares `f64::max`'s NaN test
                 if r > norm {
