@@ -25,7 +25,8 @@
 //! with the real parts, the Jacobian being exact at each iterate). The local Newton of a
 //! trapezoidal substep is a chord iteration with a second-order predictor; when it does not
 //! converge (the no-reverse-flow gates of an open-centre valve, 004 eq. 29, switching) the
-//! substep is solved again by a damped Newton with a line search.
+//! substep is solved again by a damped Newton with a line search, through the one Newton
+//! (`solver::newton::solve` on a `NewtonProblem<S>`).
 //!
 //! [`HydraulicSubsystem`] steps it alone (`Subsystem`): inputs one [`Segment`] of s per cylinder,
 //! outputs the cylinder forces F = p_A A_A − p_B A_B − F_μ(ṡ) at t_k+1 (`cylinder::force_and_friction`,
@@ -39,6 +40,7 @@ use crate::model::spec::HydraulicIntegrator;
 use crate::model::Model;
 use crate::model::VolumeId;
 use crate::pipeline::subsystem::{Segment, Subsystem};
+use crate::solver::newton::{self, Counters, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;
 use crate::{ModelError, StepError};
@@ -116,6 +118,8 @@ pub struct HydraulicBuffers<S: Real> {
     pub h_dual: Vec<Dual64>,
     /// Dual scratch.
     pub motion_dual: Vec<CylinderMotion<Dual64>>,
+    /// Work of the damped Newton's solves (scratch: not reported).
+    pub counters: Counters,
 }
 
 impl<S: Real> HydraulicBuffers<S> {
@@ -154,6 +158,7 @@ impl<S: Real> HydraulicBuffers<S> {
             q_dual: vec![Dual64::from(0.0); nv],
             h_dual: vec![Dual64::from(0.0); nv],
             motion_dual: vec![zd; nc],
+            counters: Counters::default(),
         }
     }
 }
@@ -434,9 +439,100 @@ fn substep_residual<S: Real>(
     norm
 }
 
-/// Newton with the exact local Jacobian at every iterate and a backtracking line search on
-/// ‖r‖∞ (step halved up to 30 times until the residual decreases), from `sub.p_new`. True when
-/// the increment meets the tolerance `tol` [Pa].
+/// The damped Newton of a substep as a problem of the one Newton (`solver::newton::solve`, full
+/// Newton: the exact local Jacobian at every iterate) with a backtracking line search on ‖r‖∞:
+/// the Newton direction d = J⁻¹ r is halved up to 30 times until the residual decreases,
+/// ‖r(p + θ d)‖∞ < (1 − 10⁻⁴ θ) ‖r(p)‖∞. The line search runs inside
+/// [`NewtonProblem::solve_increment`], whose increment is the searched θ d, so that the weighted
+/// test measures the step taken (with `NewtonProblem::step_fraction` the test would measure the
+/// full d: a stricter test, and other iterates than the validated ones). Converged when the
+/// increment meets the tolerance `tol` [Pa] (relative 1e-12) or the residual is exactly zero.
+struct SubstepNewton<'a, S: Real> {
+    model: &'a Model,
+    sub: &'a mut HydraulicBuffers<S>,
+    sp1: &'a [f64],
+    euler: bool,
+    h: f64,
+    tol: f64,
+    /// ‖r‖∞ at the current iterate [Pa/s].
+    r0: f64,
+}
+
+impl<S: Real> NewtonProblem<S> for SubstepNewton<'_, S> {
+    type Error = ();
+
+    fn evaluate(&mut self) -> Result<(), ()> {
+        Ok(())
+    }
+
+    fn form_residual(&mut self) -> Result<(), ()> {
+        self.r0 = substep_residual(self.model, self.sub, self.sp1, self.euler, self.h);
+        Ok(())
+    }
+
+    fn residual_converged(&self) -> bool {
+        self.r0 == 0.0
+    }
+
+    fn tangent_reusable(&self) -> bool {
+        false
+    }
+
+    fn refresh_tangent(&mut self) -> Result<bool, ()> {
+        let nv = self.model.n_volumes();
+        local_jacobian(self.model, self.sub, self.sp1, self.euler, self.h);
+        Ok(factor_small(&mut self.sub.jac, &mut self.sub.piv, nv))
+    }
+
+    /// d = J⁻¹ r, the line search along it from p (left at p), and the increment θ d into
+    /// `sub.r` (θ: the last trial, the point the search ended on).
+    fn solve_increment(&mut self) {
+        let (model, sub) = (self.model, &mut *self.sub);
+        let nv = model.n_volumes();
+        solve_factored(&sub.jac, &sub.piv, &mut sub.r, nv);
+        sub.p_base.copy_from_slice(&sub.p_new);
+        sub.dp.copy_from_slice(&sub.r);
+        let mut theta = 1.0;
+        let mut trial = theta;
+        for _ in 0..30 {
+            trial = theta;
+            for v in 0..nv {
+                sub.p_new[v] = sub.p_base[v] + sub.dp[v] * theta;
+            }
+            let r1 = substep_residual(model, sub, self.sp1, self.euler, self.h);
+            if r1 < (1.0 - 1e-4 * theta) * self.r0 {
+                break;
+            }
+            theta *= 0.5;
+        }
+        sub.p_new.copy_from_slice(&sub.p_base);
+        for v in 0..nv {
+            sub.r[v] = sub.dp[v] * trial;
+        }
+    }
+
+    fn iterate(&mut self) -> (&mut [S], &[S]) {
+        (&mut self.sub.p_new, &self.sub.r)
+    }
+
+    fn tolerances(&self) -> Tolerances {
+        Tolerances::new(&[(self.model.n_volumes(), self.tol)], 1e-12)
+    }
+
+    /// Runs to its cap whatever the increments do (a valve gate switching inside the substep).
+    fn fails_on_growth(&self) -> bool {
+        false
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.sub.counters
+    }
+
+    fn failure(&mut self, _iterations: u32, _reason: &str) {}
+}
+
+/// The damped Newton of a substep ([`SubstepNewton`]) from `sub.p_new`, at most 100
+/// iterations. True when it converged.
 fn damped_newton<S: Real>(
     model: &Model,
     sub: &mut HydraulicBuffers<S>,
@@ -445,39 +541,16 @@ fn damped_newton<S: Real>(
     h: f64,
     tol: f64,
 ) -> bool {
-    let nv = model.n_volumes();
-    let mut r0 = substep_residual(model, sub, sp1, euler, h);
-    for _ in 0..100 {
-        local_jacobian(model, sub, sp1, euler, h);
-        if !factor_small(&mut sub.jac, &mut sub.piv, nv) {
-            return false;
-        }
-        solve_factored(&sub.jac, &sub.piv, &mut sub.r, nv);
-        sub.p_base.copy_from_slice(&sub.p_new);
-        sub.dp.copy_from_slice(&sub.r);
-        let mut theta = 1.0;
-        let mut r1 = f64::INFINITY;
-        for _ in 0..30 {
-            for v in 0..nv {
-                sub.p_new[v] = sub.p_base[v] + sub.dp[v] * theta;
-            }
-            r1 = substep_residual(model, sub, sp1, euler, h);
-            if r1 < (1.0 - 1e-4 * theta) * r0 {
-                break;
-            }
-            theta *= 0.5;
-        }
-        let mut norm: f64 = 0.0;
-        for v in 0..nv {
-            let w = tol + 1e-12 * sub.p_new[v].re().abs();
-            norm = norm.max((sub.dp[v].re() * theta).abs() / w);
-        }
-        if norm <= 1.0 || r1 == 0.0 {
-            return true;
-        }
-        r0 = r1;
-    }
-    false
+    let problem = &mut SubstepNewton {
+        model,
+        sub,
+        sp1,
+        euler,
+        h,
+        tol,
+        r0: 0.0,
+    };
+    newton::solve(problem, TangentPolicy::FULL, 100).is_ok()
 }
 
 /// The local Jacobian ∂r/∂p_j+1 of an implicit substep at the real part of `sub.p_new`, exact by
