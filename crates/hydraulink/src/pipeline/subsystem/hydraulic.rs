@@ -350,35 +350,23 @@ pub fn integrate<S: Real>(model: &Model, sub: &mut HydraulicBuffers<S>, plan: &H
             };
             sub.p_new[v] = sub.p[v] + (sub.pd[v] + extrapolation) * h;
         }
-        let mut converged = false;
-        let mut prev_norm = f64::INFINITY;
-        for _ in 0..30 {
-            substep_residual(model, sub, sp1, euler, h);
-            if full_newton || !sub.jac_valid {
-                local_jacobian(model, sub, sp1, euler, h);
-                if !factor_small(&mut sub.jac, &mut sub.piv, nv) {
-                    sub.jac_valid = false;
-                    break;
-                }
-                sub.jac_valid = true;
-            }
-            solve_factored(&sub.jac, &sub.piv, &mut sub.r, nv);
-            let mut norm: f64 = 0.0;
-            for v in 0..nv {
-                sub.p_new[v] += sub.r[v];
-                let w = tol + 1e-12 * sub.p_new[v].re().abs();
-                norm = norm.max(sub.r[v].re().abs() / w);
-            }
-            if norm <= 1.0 {
-                converged = true;
-                break;
-            }
-            // a chord Jacobian that contracts by less than 5× is re-evaluated at the iterate
-            if norm > 0.2 * prev_norm {
-                sub.jac_valid = false;
-            }
-            prev_norm = norm;
-        }
+        let policy = TangentPolicy {
+            // the chord iteration: the factors kept across iterations and substeps while
+            // they contract by ×5 (full Newton in the dual passes)
+            reuse_across_steps: !full_newton,
+            refresh_ratio: 0.2,
+            every_iteration: full_newton,
+            ..TangentPolicy::MODIFIED
+        };
+        let chord = &mut SubstepChord {
+            model,
+            sub,
+            sp1,
+            euler,
+            h,
+            tol,
+        };
+        let mut converged = newton::solve(chord, policy, 30).is_ok();
         if !converged {
             // the no-reverse-flow gates of a valve (004 eq. 29) can make the plain iteration
             // cycle between branches when an opening switches: restart from the predictor with
@@ -437,6 +425,68 @@ fn substep_residual<S: Real>(
         norm = norm.max(sub.r[v].re().abs());
     }
     norm
+}
+
+/// The local Newton of an implicit substep as a problem of the one Newton
+/// (`solver::newton::solve`): unknowns p_j+1 in `sub.p_new`, residual r = −(row of the module
+/// doc) in `sub.r`, the exact local Jacobian (`local_jacobian`) kept while `sub.jac_valid`.
+/// Converged when the increment meets the tolerance `tol` [Pa] (relative 1e-12).
+struct SubstepChord<'a, S: Real> {
+    model: &'a Model,
+    sub: &'a mut HydraulicBuffers<S>,
+    sp1: &'a [f64],
+    euler: bool,
+    h: f64,
+    tol: f64,
+}
+
+impl<S: Real> NewtonProblem<S> for SubstepChord<'_, S> {
+    type Error = ();
+
+    fn evaluate(&mut self) -> Result<(), ()> {
+        Ok(())
+    }
+
+    fn form_residual(&mut self) -> Result<(), ()> {
+        substep_residual(self.model, self.sub, self.sp1, self.euler, self.h);
+        Ok(())
+    }
+
+    /// The factors of an earlier substep of this sub-integration.
+    fn tangent_reusable(&self) -> bool {
+        self.sub.jac_valid
+    }
+
+    fn refresh_tangent(&mut self) -> Result<bool, ()> {
+        let nv = self.model.n_volumes();
+        local_jacobian(self.model, self.sub, self.sp1, self.euler, self.h);
+        self.sub.jac_valid = factor_small(&mut self.sub.jac, &mut self.sub.piv, nv);
+        Ok(self.sub.jac_valid)
+    }
+
+    fn solve_increment(&mut self) {
+        let nv = self.model.n_volumes();
+        solve_factored(&self.sub.jac, &self.sub.piv, &mut self.sub.r, nv);
+    }
+
+    fn iterate(&mut self) -> (&mut [S], &[S]) {
+        (&mut self.sub.p_new, &self.sub.r)
+    }
+
+    fn tolerances(&self) -> Tolerances {
+        Tolerances::new(&[(self.model.n_volumes(), self.tol)], 1e-12)
+    }
+
+    /// Runs to its cap: the damped Newton takes over after it.
+    fn fails_on_growth(&self) -> bool {
+        false
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.sub.counters
+    }
+
+    fn failure(&mut self, _iterations: u32, _reason: &str) {}
 }
 
 /// The damped Newton of a substep as a problem of the one Newton (`solver::newton::solve`, full
