@@ -36,8 +36,8 @@
 //! s̈_ref(t_k), one entry each per `Model::solver.guidance` entry (filled at the first step).
 //!
 //! The Newton loop and projections over the mechanical unknowns z only are
-//! `mechanics::semirecursive::z_only`, shared with the multi-rate formulation
-//! (`integrator::multirate`), which feeds the cylinder forces from a sub-integrated hydraulics
+//! `formulations::z_only`, shared with the multi-rate formulation
+//! (`formulations::multirate`), which feeds the cylinder forces from a sub-integrated hydraulics
 //! instead; this module supplies the guidance rows through `z_only::ZOnly`.
 
 use num_dual::Dual64;
@@ -240,7 +240,7 @@ fn guidance_terms(model: &Model, ev: &Evaluator<f64>, gw: &mut GuidanceWorkspace
     }
 }
 
-/// Kinematic guidance's part of the z-only step (`semirecursive::z_only`): the rheonomic
+/// Kinematic guidance's part of the z-only step (`formulations::z_only`): the rheonomic
 /// constraint forces and rows.
 impl ZOnly for GuidanceWorkspace {
     fn new(model: &Model) -> Self {

@@ -97,7 +97,7 @@ pub(crate) fn evaluate<S: Real>(
     ev.zd = zd;
 }
 
-/// Multi-rate's part of the z-only step (`mechanics::semirecursive::z_only`): the cylinder forces
+/// Multi-rate's part of the z-only step (`formulations::z_only`): the cylinder forces
 /// of p_k+1(z) from the hydraulic sub-integration.
 impl ZOnly for MultirateWorkspace {
     fn new(model: &Model) -> Self {

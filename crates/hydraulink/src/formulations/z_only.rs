@@ -1,7 +1,8 @@
 //! The penalty step with the joint coordinates z as the only Newton unknowns (000 §2.3, 004 §4),
-//! shared by kinematic guidance (`mechanics::kinematic_guidance`) and multi-rate co-integration
-//! (`integrator::multirate`). What differs between the two, the cylinder forces and any
-//! rheonomic rows, comes in through the [`ZOnly`] trait, so this module imports neither.
+//! shared by kinematic guidance (`formulations::kinematic_guidance`), multi-rate co-integration
+//! (`formulations::multirate`) and the mechanical subsystem (`pipeline::subsystem::mechanical`,
+//! the cylinder forces as inputs). What differs between them, the cylinder forces and any
+//! rheonomic rows, comes in through the [`ZOnly`] trait, so this module imports none of them.
 //!
 //! With the trapezoidal relations (000 eqs. 33–34) the residual is
 //! ```text

@@ -276,7 +276,8 @@ fn rates<S: Real>(
 
 /// The hydraulic sub-integration from p_k over N substeps (module doc).
 ///
-/// The implicit rows of each substep are solved by a chord (simplified) Newton iteration: the
+/// The implicit rows of each substep are solved by the one Newton (`solver::newton::solve` on
+/// `SubstepChord`, then `SubstepNewton` when it fails) as a chord (simplified) iteration: the
 /// local Jacobian J = ∂r/∂p_j+1 (exact, by dual numbers) is evaluated and factored at the first
 /// iteration of the sub-integration and kept over the following iterations and substeps while
 /// it contracts the increments by at least 5× per iteration; otherwise it is re-evaluated at
