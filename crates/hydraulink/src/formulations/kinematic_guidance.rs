@@ -36,15 +36,14 @@
 //! s̈_ref(t_k), one entry each per `Model::solver.guidance` entry (filled at the first step).
 //!
 //! The Newton loop and projections over the mechanical unknowns z only are
-//! `mechanics::semirecursive::z_only`, shared with the multi-rate formulation
-//! (`integrator::multirate`), which feeds the cylinder forces from a sub-integrated hydraulics
+//! `formulations::z_only`, shared with the multi-rate formulation
+//! (`formulations::multirate`), which feeds the cylinder forces from a sub-integrated hydraulics
 //! instead; this module supplies the guidance rows through `z_only::ZOnly`.
 
 use num_dual::Dual64;
 
 use crate::elements::hydraulics::CylinderMotion;
 use crate::formulations::z_only::{self, ZOnly};
-use crate::mechanics::constraints;
 use crate::mechanics::ports::Line;
 use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, SignalSpec};
 use crate::model::Model;
@@ -147,53 +146,18 @@ pub fn replay_spec(spec: &ModelSpec, times: &[f64], recorded: &[Recorded]) -> Mo
 /// Guided evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`): kinematics, body terms, the guidance
 /// forces F_c = −(α(s_c − s_ref,c) + λ_g,c), M′, Q′, Φ, Φ_z.
 fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceWorkspace) {
-    let n = model.n_coords();
     let alpha = newton::step_penalty(&model.solver);
-    ev.kin.positions(model, &ev.x[..n]);
-    ev.kin.velocities(model, &ev.zd);
-    ev.dynamics.bodies(model, &ev.kin);
-    if model.has_mechanical_elements {
-        crate::mechanics::ports::body_forces(
-            &model.elements,
-            &ev.mechanical_elements,
-            &ev.mechanical_ports,
-            &ev.element_u,
-            &ev.element_frozen,
-            &ev.kin,
-            &mut ev.dynamics,
-            &mut ev.element_at,
-            &mut ev.element_effort,
-        );
-    }
-    ev.dynamics.save_body_terms();
-    for (k, g) in model.solver.guidance.iter().enumerate() {
-        let cyl = &model.hydraulics.cylinders[g.cylinder.0];
-        let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
-        let (s, sd) = (line.s, line.rate(&ev.kin, &cyl.base, &cyl.rod));
-        ev.motion[g.cylinder.0] = CylinderMotion { s, sd };
-        let f = -((s - gw.s_ref[k]) * alpha + gw.lambda[k]);
-        ev.cylinder_force[g.cylinder.0] = f;
-        line.apply(&mut ev.dynamics, &cyl.base, &cyl.rod, f);
-    }
-    ev.dynamics.accumulate(model, &ev.kin);
-    if model.has_mechanical_elements {
-        let zd = std::mem::take(&mut ev.zd);
-        // no element couples nodes to a joint here (`model::compile` rejects the motor)
-        crate::mechanics::ports::joint_forces(
-            model,
-            &ev.mechanical_elements,
-            &ev.mechanical_ports,
-            &ev.element_u,
-            &zd,
-            &ev.x[..n],
-            &[],
-            &mut ev.dynamics.force,
-            &mut ev.element_at,
-            &mut ev.element_effort,
-        );
-        ev.zd = zd;
-    }
-    constraints::evaluate(model, &ev.kin, &mut ev.constraints);
+    z_only::evaluate_with_line_forces(model, ev, |model, ev| {
+        for (k, g) in model.solver.guidance.iter().enumerate() {
+            let cyl = &model.hydraulics.cylinders[g.cylinder.0];
+            let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
+            let (s, sd) = (line.s, line.rate(&ev.kin, &cyl.base, &cyl.rod));
+            ev.motion[g.cylinder.0] = CylinderMotion { s, sd };
+            let f = -((s - gw.s_ref[k]) * alpha + gw.lambda[k]);
+            ev.cylinder_force[g.cylinder.0] = f;
+            line.apply(&mut ev.dynamics, &cyl.base, &cyl.rod, f);
+        }
+    });
 }
 
 /// Stage `initialize`: λ_g and s̈_ref(0) into `st.formulation` when it holds no guidance state
@@ -276,7 +240,7 @@ fn guidance_terms(model: &Model, ev: &Evaluator<f64>, gw: &mut GuidanceWorkspace
     }
 }
 
-/// Kinematic guidance's part of the z-only step (`semirecursive::z_only`): the rheonomic
+/// Kinematic guidance's part of the z-only step (`formulations::z_only`): the rheonomic
 /// constraint forces and rows.
 impl ZOnly for GuidanceWorkspace {
     fn new(model: &Model) -> Self {

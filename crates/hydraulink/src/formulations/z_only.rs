@@ -1,7 +1,8 @@
 //! The penalty step with the joint coordinates z as the only Newton unknowns (000 §2.3, 004 §4),
-//! shared by kinematic guidance (`mechanics::kinematic_guidance`) and multi-rate co-integration
-//! (`integrator::multirate`). What differs between the two, the cylinder forces and any
-//! rheonomic rows, comes in through the [`ZOnly`] trait, so this module imports neither.
+//! shared by kinematic guidance (`formulations::kinematic_guidance`), multi-rate co-integration
+//! (`formulations::multirate`) and the mechanical subsystem (`pipeline::subsystem::mechanical`,
+//! the cylinder forces as inputs). What differs between them, the cylinder forces and any
+//! rheonomic rows, comes in through the [`ZOnly`] trait, so this module imports none of them.
 //!
 //! With the trapezoidal relations (000 eqs. 33–34) the residual is
 //! ```text
@@ -117,6 +118,58 @@ pub trait ZOnly: Sized {
 
     /// The formulation's part of the commit (pressures or its own state) into `st`.
     fn commit(&self, model: &Model, st: &mut State, report: &mut StepReport);
+}
+
+/// Evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`) with the cylinders' line forces given by the
+/// formulation: kinematics, body terms and the body-port elements, then `line_forces` (which
+/// applies each cylinder's force F n at its pins, `Line::apply`, and sets `ev.motion` and
+/// `ev.cylinder_force`), then M′, Q′, the joint-port elements (none with node ports: no
+/// pressures here), Φ, Φ_z. Kinematic guidance (the rheonomic constraint forces) and the
+/// mechanical subsystem (forces as inputs, `pipeline::subsystem::mechanical`) evaluate so.
+pub fn evaluate_with_line_forces<S: Real>(
+    model: &Model,
+    ev: &mut Evaluator<S>,
+    line_forces: impl FnOnce(&Model, &mut Evaluator<S>),
+) {
+    let n = model.n_coords();
+    ev.kin.positions(model, &ev.x[..n]);
+    ev.kin.velocities(model, &ev.zd);
+    ev.dynamics.bodies(model, &ev.kin);
+    if model.has_mechanical_elements {
+        crate::mechanics::ports::body_forces(
+            &model.elements,
+            &ev.mechanical_elements,
+            &ev.mechanical_ports,
+            &ev.element_u,
+            &ev.element_frozen,
+            &ev.kin,
+            &mut ev.dynamics,
+            &mut ev.element_at,
+            &mut ev.element_effort,
+        );
+    }
+    ev.dynamics.save_body_terms();
+    line_forces(model, ev);
+    ev.dynamics.accumulate(model, &ev.kin);
+    if model.has_mechanical_elements {
+        let zd = std::mem::take(&mut ev.zd);
+        // no element couples nodes to a joint here (`model::compile` rejects the motor for
+        // these formulations, `subsystem::mechanical::check_supported` for the subsystem)
+        crate::mechanics::ports::joint_forces(
+            model,
+            &ev.mechanical_elements,
+            &ev.mechanical_ports,
+            &ev.element_u,
+            &zd,
+            &ev.x[..n],
+            &[],
+            &mut ev.dynamics.force,
+            &mut ev.element_at,
+            &mut ev.element_effort,
+        );
+        ev.zd = zd;
+    }
+    constraints::evaluate(model, &ev.kin, &mut ev.constraints);
 }
 
 /// ż, z̈ of `ev.x[..n]` by the trapezoidal relations (000 eqs. 33–34).

@@ -12,4 +12,5 @@ pub mod initialization;
 pub mod simulation;
 pub mod step;
 pub mod step_control;
+pub mod subsystem;
 pub mod workspace;
