@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use hydraulink::formulations::kinematic_guidance::{replay_spec, Recorded};
+use hydraulink::formulations::z_only::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::Formulation;
 use hydraulink::{ModelSpec, Simulation};
 use hydraulink_io::output::{

@@ -6,7 +6,7 @@
 //! sample runs the whole horizon from the same initial state.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use hydraulink::formulations::kinematic_guidance::{replay_spec, Recorded};
+use hydraulink::formulations::z_only::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::Formulation;
 use hydraulink::{model, ModelSpec, Simulation};
 

@@ -8,7 +8,7 @@ mod common;
 use std::time::Instant;
 
 use common::*;
-use hydraulink::formulations::kinematic_guidance::{replay_spec, Recorded};
+use hydraulink::formulations::z_only::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::Formulation;
 use hydraulink::Simulation;
 

@@ -21,7 +21,7 @@ mod loads;
 mod contact_drop;
 
 use alloc_counter::allocations;
-use hydraulink::formulations::kinematic_guidance::{replay_spec, Recorded};
+use hydraulink::formulations::z_only::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::{Formulation, HydraulicIntegrator};
 
 fn check(name: &str, formulation: Formulation) {

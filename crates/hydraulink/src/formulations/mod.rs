@@ -17,8 +17,6 @@
 pub mod ali3p;
 pub mod double_step;
 pub mod i1al;
-pub mod kinematic_guidance;
-pub mod multirate;
 pub mod penalty;
 pub mod z_only;
 

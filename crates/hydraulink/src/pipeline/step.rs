@@ -20,8 +20,8 @@
 //! 6. `sample_inputs` again, so a state read between steps holds its next step's inputs.
 
 use crate::elements::hydraulics;
-use crate::formulations::kinematic_guidance::KinematicGuidance;
-use crate::formulations::multirate::Multirate;
+use crate::formulations::z_only::kinematic_guidance::KinematicGuidance;
+use crate::formulations::z_only::multirate::Multirate;
 use crate::formulations::Stepper;
 use crate::formulations::{ali3p::Ali3p, i1al::I1al};
 use crate::formulations::{double_step::DoubleStep, penalty::Penalty};

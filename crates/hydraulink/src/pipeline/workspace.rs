@@ -5,9 +5,9 @@
 use crate::formulations::ali3p::Ali3p;
 use crate::formulations::double_step::{DoubleStep, DoubleStepWorkspace};
 use crate::formulations::i1al::I1al;
-use crate::formulations::kinematic_guidance::{GuidanceWorkspace, KinematicGuidance};
-use crate::formulations::multirate::{Multirate, MultirateWorkspace};
 use crate::formulations::penalty::{Penalty, PenaltyWorkspace};
+use crate::formulations::z_only::kinematic_guidance::{GuidanceWorkspace, KinematicGuidance};
+use crate::formulations::z_only::multirate::{Multirate, MultirateWorkspace};
 use crate::formulations::Stepper;
 use crate::mechanics::global::GlobalWorkspace;
 use crate::model::spec::Formulation;

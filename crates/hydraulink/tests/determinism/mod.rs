@@ -122,14 +122,16 @@ fn issue_10_every_formulation_restarts_bit_identically_in_a_fresh_simulation() {
         times.push(unified.time_s());
         lengths.push(unified.workspace().ev.motion[0].s);
     }
-    let replay = hydraulink::formulations::kinematic_guidance::replay_spec(
+    let replay = hydraulink::formulations::z_only::kinematic_guidance::replay_spec(
         &spec,
         &times,
-        &[hydraulink::formulations::kinematic_guidance::Recorded {
-            cylinder: "cylinder",
-            length_m: &lengths,
-            velocity_m_s: None,
-        }],
+        &[
+            hydraulink::formulations::z_only::kinematic_guidance::Recorded {
+                cylinder: "cylinder",
+                length_m: &lengths,
+                velocity_m_s: None,
+            },
+        ],
     );
     clone_into_fresh_simulation_continues_identically(
         hydraulink::model::compile(&replay).unwrap(),

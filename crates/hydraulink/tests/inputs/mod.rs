@@ -214,14 +214,16 @@ fn a_guidance_reference_set_from_code_holds_the_cylinder() {
     record(&mut recorder, 2000, &mut rows);
     let times: Vec<f64> = rows.iter().map(|r| r[0]).collect();
     let lengths: Vec<f64> = rows.iter().map(|r| r[s]).collect();
-    let replay = hydraulink::formulations::kinematic_guidance::replay_spec(
+    let replay = hydraulink::formulations::z_only::kinematic_guidance::replay_spec(
         &spec,
         &times,
-        &[hydraulink::formulations::kinematic_guidance::Recorded {
-            cylinder: "cylinder",
-            length_m: &lengths,
-            velocity_m_s: None,
-        }],
+        &[
+            hydraulink::formulations::z_only::kinematic_guidance::Recorded {
+                cylinder: "cylinder",
+                length_m: &lengths,
+                velocity_m_s: None,
+            },
+        ],
     );
     let mut sim = Simulation::new(hydraulink::model::compile(&replay).unwrap()).unwrap();
     // the replay model's own columns (its inputs add `.value` columns of their own)

@@ -113,7 +113,7 @@ fn issue_10_kinematic_guidance_runs_at_small_steps() {
     // Kinematic guidance needs a prescribed cylinder length, which the shipped models do not
     // carry: the four-bar's penalty run at the same step (valve opened at 1 ms) is recorded and
     // replayed (004 §4), at every step down to 1e-6 s; the replay follows the recorded motion.
-    use hydraulink::formulations::kinematic_guidance::{replay_spec, Recorded};
+    use hydraulink::formulations::z_only::kinematic_guidance::{replay_spec, Recorded};
     for &(dt, horizon) in &STEPS {
         let mut spec = spec_of("fourbar");
         spec.solver.step_s = dt;

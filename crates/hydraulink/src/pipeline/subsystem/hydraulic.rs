@@ -20,7 +20,7 @@
 //! their inputs substep by substep (000 eq. 27, closed-form trapezoidal).
 //!
 //! The sub-integration [`integrate`] is written in a scalar type `S`: with s_k+1 a dual number
-//! (the multi-rate formulation's tangent columns, `formulations::multirate`) the pressures
+//! (the multi-rate formulation's tangent columns, `formulations::z_only::multirate`) the pressures
 //! p_k+1(s_k+1) come out with their derivatives (in the local Newton the dual parts converge
 //! with the real parts, the Jacobian being exact at each iterate). The local Newton of a
 //! trapezoidal substep is a chord iteration with a second-order predictor; when it does not

@@ -14,7 +14,7 @@
 //!   the cylinder forces as its input.
 //! - [`hydraulic::HydraulicSubsystem`]: the pressures and valve positions stepped by N forward
 //!   Euler or trapezoidal substeps per step with the cylinder motion as its input.
-//! - Multi-rate co-integration (004 §4, `formulations::multirate`) is their first user: the
+//! - Multi-rate co-integration (004 §4, `formulations::z_only::multirate`) is their first user: the
 //!   mechanical z-only step at Δt with the hydraulic sub-integration nested inside every
 //!   residual evaluation (generic over `Real`, so that the tangent differentiates through it).
 //!

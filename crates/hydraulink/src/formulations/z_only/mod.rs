@@ -1,6 +1,6 @@
 //! The penalty step with the joint coordinates z as the only Newton unknowns (000 §2.3, 004 §4),
-//! shared by kinematic guidance (`formulations::kinematic_guidance`), multi-rate co-integration
-//! (`formulations::multirate`) and the mechanical subsystem (`pipeline::subsystem::mechanical`,
+//! shared by kinematic guidance (`formulations::z_only::kinematic_guidance`), multi-rate co-integration
+//! (`formulations::z_only::multirate`) and the mechanical subsystem (`pipeline::subsystem::mechanical`,
 //! the cylinder forces as inputs). What differs between them, the cylinder forces and any
 //! rheonomic rows, comes in through the [`ZOnly`] trait, so this module imports none of them.
 //!
@@ -18,11 +18,14 @@
 //! P z̈ = M′ z̈* − (Δt²/4) α [Φ_zᵀ Φ̇_z ż + Φ_g,zᵀ (Φ̇_g,z ż + Φ̇_t)]
 //! ```
 
+pub mod kinematic_guidance;
+pub mod multirate;
+
 use num_dual::Dual64;
 
-use crate::formulations::penalty;
 use crate::formulations::Stepper;
 use crate::mechanics::constraints;
+use crate::mechanics::semirecursive::penalty;
 use crate::model::Model;
 use crate::pipeline::advance;
 use crate::pipeline::assembly::Evaluator;

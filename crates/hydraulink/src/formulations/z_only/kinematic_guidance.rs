@@ -37,7 +37,7 @@
 //!
 //! The Newton loop and projections over the mechanical unknowns z only are
 //! `formulations::z_only`, shared with the multi-rate formulation
-//! (`formulations::multirate`), which feeds the cylinder forces from a sub-integrated hydraulics
+//! (`formulations::z_only::multirate`), which feeds the cylinder forces from a sub-integrated hydraulics
 //! instead; this module supplies the guidance rows through `z_only::ZOnly`.
 
 use num_dual::Dual64;
