@@ -400,9 +400,6 @@ impl Component {
     }
 }
 
-/// The elements' energy accounts, now state data (`crate::state::ElementEnergy`); this path
-/// is kept for the callers that name it here.
-pub use crate::state::ElementEnergy;
 
 /// The state of every element's ports at the committed state, for outputs and energy.
 #[derive(Debug, Clone, Default)]

@@ -1293,7 +1293,7 @@ fn initial_state(
             )
             .collect(),
         friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
-        elements: crate::elements::component::ElementEnergy::new(model.elements.len()),
+        elements: crate::state::ElementEnergy::new(model.elements.len()),
         tangent: Default::default(),
         // filled by `Simulation::new` from its initial evaluation
         reported: Default::default(),
