@@ -84,12 +84,12 @@ const ADAPTIVE: &[&str] = &[
 
 /// The crane of 002 Publication III after an impulse on its valve (no seal friction): its
 /// almost undamped 29.5 Hz oil-column mode rings on after the valve closes at 0.7 s. Adaptive
-/// keeps every chamber pressure within 0.5 % of the supply pressure (7.6 MPa) of a fixed
-/// 0.01 ms run at every output row, over CRANE_DURATION_S. Not issue 25's acceptance as
-/// written (rtol 1e-6, 8 s): the controller bounds the local error of each step, and the phase
-/// error of an undamped mode adds up over the steps, so rtol 1e-6 ends 0.73 % off at 2 s and
-/// 4.1 % at 8 s (rtol 1e-7: 0.21 % at 2 s, 1.2 % at 8 s; measured by hand). This test holds
-/// rtol 1e-7 over 2 s to its 0.5 %.
+/// at rtol 1e-6 (step doubling with local extrapolation, `pipeline::step_control`) keeps every
+/// chamber pressure within 0.5 % of the supply pressure (7.6 MPa) of a fixed 0.01 ms run at
+/// every output row: issue 25's accuracy criterion, over CRANE_DURATION_S instead of 8 s to
+/// keep CI short. The tolerance is the issue's own; measured over the full 8 s: 0.26 % (the
+/// trapezoid's three-point estimate it replaced: 4.1 % at rtol 1e-6), so the 2 s run is not
+/// a weaker test of a drift that only shows later.
 #[test]
 fn crane_impulse_adaptive_keeps_the_pressures_of_a_fine_fixed_run() {
     let base = [
@@ -112,7 +112,7 @@ fn crane_impulse_adaptive_keeps_the_pressures_of_a_fine_fixed_run() {
             "--set",
             "solver.step_control=\"adaptive\"",
             "--set",
-            "solver.rtol=1e-7",
+            "solver.rtol=1e-6",
         ],
     ]
     .concat();
