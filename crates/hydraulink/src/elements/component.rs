@@ -400,7 +400,6 @@ impl Component {
     }
 }
 
-
 /// The state of every element's ports at the committed state, for outputs and energy.
 #[derive(Debug, Clone, Default)]
 pub struct ElementValues {
