@@ -70,9 +70,10 @@
 //! the step's end. What is computed from the state (cylinder forces, energies, element outputs,
 //! marker positions) is evaluated at the interpolated state.
 
+use crate::mechanics::semirecursive::schur;
 use crate::model::spec::{Formulation, ModelSpec, StepControl};
 use crate::model::{AdaptiveOptions, Model};
-use crate::pipeline::workspace::Workspace;
+use crate::pipeline::workspace::{FormulationWorkspace, Workspace};
 use crate::state::State;
 use crate::{ModelError, StepError, StepReport};
 
@@ -242,6 +243,14 @@ pub struct Controller {
     full_tangent: crate::state::TangentCache,
     /// Inputs' end values of the step just taken (the clock fix in [`Controller::step`]).
     u_used: Vec<f64>,
+    /// The local-extrapolation corrections of the attempt, per component (z, ż, p, w, e):
+    /// (y_h/2 − y_h)/3, filtered in the first-order block (module doc).
+    le: Vec<f64>,
+    /// The corrections of the rates ṗ, ẇ, ė, filtered like their states'.
+    rate_le: Vec<f64>,
+    /// Right-hand side and solution of the filter's solve with the full step's tangent
+    /// (x = [z; p; w; e]).
+    rhs: Vec<f64>,
     stats: StepStatistics,
 }
 
@@ -273,6 +282,9 @@ impl Controller {
             full_ws: Workspace::new(model),
             full_tangent: crate::state::TangentCache::default(),
             u_used: st.inputs.u_used.clone(),
+            le: vec![0.0; n],
+            rate_le: vec![0.0; n - 2 * l.z.len()],
+            rhs: vec![0.0; n - l.z.len()],
             stats: StepStatistics::default(),
         }
     }
@@ -351,6 +363,7 @@ impl Controller {
                     continue;
                 }
             };
+            self.corrections(model, st, h);
             let (err, worst) = self.error_norm(st);
             if err <= 1.0 {
                 self.accept(h, err);
@@ -446,16 +459,70 @@ impl Controller {
         self.no_growth = false;
     }
 
-    /// The weighted RMS norm of the error estimates (y_h/2 − y_h)/3 of the attempt (`st` at
-    /// the end of the half steps, `self.full` at the end of the full step), and the component
-    /// with the largest weighted estimate.
+    /// The corrections of the attempt of step h into `self.le` and `self.rate_le` (`st` at the
+    /// end of the half steps, `self.full` at the end of the full step): (y_h/2 − y_h)/3 of every
+    /// component, then the first-order block (p, w, e and their rates) filtered through the
+    /// full step's factored tangent, when it holds one (module doc, "The filter").
+    fn corrections(&mut self, model: &Model, st: &State, h: f64) {
+        let (half, full) = (blocks(st), blocks(&self.full));
+        let mut k = 0;
+        for b in 0..half.len() {
+            for (y, y_full) in half[b].iter().zip(full[b]) {
+                self.le[k] = (y - y_full) / 3.0;
+                k += 1;
+            }
+        }
+        let mut k = 0;
+        for (half, full) in [
+            (&st.pd, &self.full.pd),
+            (&st.friction_rate, &self.full.friction_rate),
+            (&st.internal_rate, &self.full.internal_rate),
+        ] {
+            for (y, y_full) in half.iter().zip(full) {
+                self.rate_le[k] = (y - y_full) / 3.0;
+                k += 1;
+            }
+        }
+        let nz = model.layout.z.len();
+        let d = 0.5 * h;
+        // states: r = [0; (h/2) LE_q] (an algebraic volume's row has no ṗ: no mass, r = 0)
+        let (rz, rq) = self.rhs.split_at_mut(nz);
+        rz.fill(0.0);
+        for (j, (r, le)) in rq.iter_mut().zip(&self.le[2 * nz..]).enumerate() {
+            *r = if first_order_row(model, j) {
+                d * le
+            } else {
+                0.0
+            };
+        }
+        if !solve_tangent(&mut self.full_ws, &mut self.rhs) {
+            return;
+        }
+        self.le[2 * nz..].copy_from_slice(&self.rhs[nz..]);
+        // rates: the same filter (it commutes with J, so ẏ − J y of the extrapolated end is
+        // that of the half steps' end)
+        let (rz, rq) = self.rhs.split_at_mut(nz);
+        rz.fill(0.0);
+        for (j, (r, le)) in rq.iter_mut().zip(&self.rate_le).enumerate() {
+            *r = if first_order_row(model, j) {
+                d * le
+            } else {
+                0.0
+            };
+        }
+        if solve_tangent(&mut self.full_ws, &mut self.rhs) {
+            self.rate_le.copy_from_slice(&self.rhs[nz..]);
+        }
+    }
+
+    /// The weighted RMS norm of the (filtered) error estimates `self.le` of the attempt (`st`
+    /// at the end of the half steps), and the component with the largest weighted estimate.
     fn error_norm(&self, st: &State) -> (f64, usize) {
-        let (half, full, start) = (blocks(st), blocks(&self.full), blocks(&self.start));
+        let (half, start) = (blocks(st), blocks(&self.start));
         let (mut sum, mut worst, mut worst_k, mut k) = (0.0, -1.0, 0, 0);
         for b in 0..half.len() {
             for i in 0..half[b].len() {
-                let (y, y_full, y0) = (half[b][i], full[b][i], start[b][i]);
-                let le = (y - y_full) / 3.0;
+                let (y, y0, le) = (half[b][i], start[b][i], self.le[k]);
                 let sc = self.atol[k] + self.opts.rtol * y0.abs().max(y.abs());
                 let r2 = (le / sc) * (le / sc);
                 // a NaN estimate rejects (and names its component)
@@ -471,21 +538,33 @@ impl Controller {
         (if err.is_nan() { f64::INFINITY } else { err }, worst_k)
     }
 
-    /// The accepted end: local extrapolation y ← y_h/2 + (y_h/2 − y_h)/3 of every component
-    /// the trapezoidal rule integrates, of its rate, and of the trapezoidal work and
-    /// dissipation accounts; the rest is the half steps' (module doc). The step count
-    /// advances by one (one accepted step).
+    /// The accepted end: local extrapolation y ← y_h/2 + LE of every component the
+    /// trapezoidal rule integrates (LE filtered in the first-order block), of its rate, and of
+    /// the trapezoidal work and dissipation accounts; the rest is the half steps' (module
+    /// doc). The step count advances by one (one accepted step).
     fn extrapolate(&self, st: &mut State) {
         let f = &self.full;
-        extrapolate(&mut st.z, &f.z);
-        extrapolate(&mut st.zd, &f.zd);
+        let mut k = 0;
+        for y in [
+            &mut st.z,
+            &mut st.zd,
+            &mut st.p,
+            &mut st.friction,
+            &mut st.internal,
+        ] {
+            for y in y.iter_mut() {
+                *y += self.le[k];
+                k += 1;
+            }
+        }
+        let mut k = 0;
+        for y in [&mut st.pd, &mut st.friction_rate, &mut st.internal_rate] {
+            for y in y.iter_mut() {
+                *y += self.rate_le[k];
+                k += 1;
+            }
+        }
         extrapolate(&mut st.zdd, &f.zdd);
-        extrapolate(&mut st.p, &f.p);
-        extrapolate(&mut st.pd, &f.pd);
-        extrapolate(&mut st.friction, &f.friction);
-        extrapolate(&mut st.friction_rate, &f.friction_rate);
-        extrapolate(&mut st.internal, &f.internal);
-        extrapolate(&mut st.internal_rate, &f.internal_rate);
         extrapolate(&mut st.actuator_work_j, &f.actuator_work_j);
         extrapolate(&mut st.friction_dissipated_j, &f.friction_dissipated_j);
         st.step = self.start.step + 1;
@@ -595,6 +674,31 @@ impl Controller {
             *u = end.inputs.value_at(&model.inputs, i, t_s);
         }
     }
+}
+
+/// Whether row `j` of the first-order block (p, w, e: unknown `n_z + j`) is an ODE row
+/// (h²/4)(ẏ − g): every one but an algebraic volume's (002 Pub II), which has no ẏ.
+fn first_order_row(model: &Model, j: usize) -> bool {
+    model.hydraulics.volumes.get(j).is_none_or(|v| !v.algebraic)
+}
+
+/// r ← T⁻¹ r with the factored tangent T = ∂f/∂x the workspace holds from its last step
+/// (x = [z; p; w; e], `formulations::penalty`); false (r untouched) when it holds none.
+fn solve_tangent(ws: &mut Workspace, r: &mut [f64]) -> bool {
+    if !ws.buffers.tangent_valid {
+        return false;
+    }
+    let Workspace {
+        buffers,
+        formulation,
+    } = ws;
+    let FormulationWorkspace::Penalty(own) = formulation else {
+        return false;
+    };
+    buffers.dx.copy_from_slice(r);
+    schur::solve_in_place(buffers, &mut own.schur);
+    r.copy_from_slice(&buffers.dx);
+    true
 }
 
 /// The first time after `t0` [s] at which an input the signal drives (no value set from
