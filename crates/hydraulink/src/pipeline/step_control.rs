@@ -519,7 +519,8 @@ impl Controller {
     /// The corrections of the attempt of step h into `self.le` and `self.rate_le` (`st` at the
     /// end of the half steps, `self.full` at the end of the full step): (y_h/2 − y_h)/3 of every
     /// component, then the first-order block (p, w, e and their rates) filtered through the
-    /// full step's factored tangent, when it holds one (module doc, "The filter").
+    /// full step's factored tangent, when it holds one (module doc, "The filter of the
+    /// first-order block").
     fn corrections(&mut self, model: &Model, st: &State, h: f64) {
         let (half, full) = (blocks(st), blocks(&self.full));
         let mut k = 0;
