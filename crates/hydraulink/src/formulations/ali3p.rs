@@ -102,7 +102,7 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
     let c1 = 2.0 / dt;
-    let alpha = crate::solver::newton::step_penalty(&model.solver);
+    let alpha = model.solver.step_penalty();
     jacobian_at(nm, ev, jac);
     {
         let a = lu.values_mut();
@@ -163,7 +163,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
 
     fn after_increment(&mut self) {
         // λ ← λ + αΦ (004 eq. 6)
-        let alpha = newton::step_penalty(&self.model.solver);
+        let alpha = self.model.solver.step_penalty();
         for (l, phi) in self.g.lambda.iter_mut().zip(self.g.ev.phi.iter()) {
             *l += alpha * phi;
         }
@@ -217,7 +217,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
 fn projection_matrix(model: &Model, nm: &NaturalModel, jac: &[f64], a: &mut [f64]) {
     let nq = nm.nq;
     let dt = model.solver.step_s;
-    let ca = dt * dt / 4.0 * crate::solver::newton::step_penalty(&model.solver);
+    let ca = dt * dt / 4.0 * model.solver.step_penalty();
     a.iter_mut().for_each(|x| *x = 0.0);
     add_mass(nm, 1.0, nq, a);
     add_jtj(nm, jac, ca, nq, a);
@@ -357,7 +357,7 @@ impl Stepper for Ali3p {
     ) -> Result<(), StepError> {
         let dt = model.solver.step_s;
         let c = dt * dt / 4.0;
-        let alpha = crate::solver::newton::step_penalty(&model.solver);
+        let alpha = model.solver.step_penalty();
         let nm = natural(model);
         let nq = nm.nq;
         // (only the rates and Φ: the forces of this point are not needed)

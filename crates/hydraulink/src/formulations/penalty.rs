@@ -244,7 +244,7 @@ impl NewtonProblem for PenaltyNewton<'_> {
 
     fn after_increment(&mut self) {
         let (model, ws) = (self.model, &mut *self.ws);
-        let alpha = newton::step_penalty(&model.solver);
+        let alpha = model.solver.step_penalty();
         let dt = model.solver.step_s;
         // λ ← λ + α Φ(z) after each solve (000 eq. 19), with Φ of this evaluation
         for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
@@ -419,7 +419,7 @@ impl Stepper for Penalty {
         let nv = model.n_volumes();
         let dt = model.solver.step_s;
         let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
-        let alpha = newton::step_penalty(&model.solver);
+        let alpha = model.solver.step_penalty();
         // ---- projections (000 eqs. 20–21)
         let z = &ws.x[..n];
         for i in 0..n {

@@ -223,6 +223,19 @@ pub struct SolverOptions {
     pub adaptive: Option<AdaptiveOptions>,
 }
 
+impl SolverOptions {
+    /// The penalty factor the augmented-Lagrangian formulations use at the model's step:
+    /// α (Δt_α/Δt)² for Δt < Δt_α, else α [N/m or N·m/rad]. It keeps αΔt²/4, the penalty term's
+    /// weight against the mass matrix in the iteration matrix and the projections, at least its
+    /// value at Δt_α (`crate::solver::newton::PENALTY_REFERENCE_STEP_S`), so the multiplier update
+    /// contracts the violation per iteration as fast as at Δt_α. At and above Δt_α it is α itself
+    /// (bit-identical results there). A method of the options, not of the solver, so the solver
+    /// imports nothing of the model.
+    pub fn step_penalty(&self) -> f64 {
+        crate::solver::newton::penalty_at(self.penalty, self.step_s)
+    }
+}
+
 /// The settings of adaptive step-size control (`crate::pipeline::step_control`), validated.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AdaptiveOptions {

@@ -49,7 +49,7 @@ use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, Signal
 use crate::model::Model;
 use crate::pipeline::assembly::Evaluator;
 use crate::pipeline::buffers::Buffers;
-use crate::solver::newton;
+
 use crate::solver::real::Real;
 use crate::state::{FormulationState, GuidanceState, State};
 use crate::StepReport;
@@ -146,7 +146,7 @@ pub fn replay_spec(spec: &ModelSpec, times: &[f64], recorded: &[Recorded]) -> Mo
 /// Guided evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`): kinematics, body terms, the guidance
 /// forces F_c = −(α(s_c − s_ref,c) + λ_g,c), M′, Q′, Φ, Φ_z.
 fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceWorkspace) {
-    let alpha = newton::step_penalty(&model.solver);
+    let alpha = model.solver.step_penalty();
     z_only::evaluate_with_line_forces(model, ev, |model, ev| {
         for (k, g) in model.solver.guidance.iter().enumerate() {
             let cyl = &model.hydraulics.cylinders[g.cylinder.0];

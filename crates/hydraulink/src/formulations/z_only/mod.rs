@@ -190,7 +190,7 @@ fn trapezoidal_rates<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &Histo
 /// formulation does after each solve.
 pub(crate) fn residual_f64<F: ZOnly>(model: &Model, ws: &mut Buffers, f: &mut F, update: bool) {
     let n = model.n_coords();
-    let alpha = newton::step_penalty(&model.solver);
+    let alpha = model.solver.step_penalty();
     ws.ev.x.copy_from_slice(&ws.x);
     trapezoidal_rates(model, &mut ws.ev, &ws.hist);
     if update {
@@ -435,7 +435,7 @@ impl<F: ZOnly> Stepper for ZOnlyStep<F> {
         let n = model.n_coords();
         let dt = model.solver.step_s;
         let c = dt * dt / 4.0;
-        let alpha = newton::step_penalty(&model.solver);
+        let alpha = model.solver.step_penalty();
         let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
         // ---- the last Newton evaluation, at x_h = x − Δx_h, serves the projections, as in the
         // penalty formulation: the accepted iterate differs from it by one converged increment.

@@ -529,12 +529,7 @@ pub fn form_residual<S: Real>(
     let nq = nm.nq;
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
-    mechanical_residual(
-        nm,
-        ev,
-        lambda,
-        crate::solver::newton::step_penalty(&model.solver),
-    );
+    mechanical_residual(nm, ev, lambda, model.solver.step_penalty());
     for fi in ev.f[..nq].iter_mut() {
         *fi *= c;
     }

@@ -10,7 +10,7 @@ use crate::elements::hydraulics::reduced;
 use crate::model::Model;
 use crate::pipeline::assembly::Evaluator;
 use crate::pipeline::buffers::Buffers;
-use crate::solver::newton;
+
 use crate::solver::real::Real;
 use crate::state::State;
 use crate::StepError;
@@ -97,7 +97,7 @@ fn form_mechanism_rows<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[
     let n = model.n_coords();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
-    let alpha = newton::step_penalty(&model.solver);
+    let alpha = model.solver.step_penalty();
     // g_r = αΦ_r + λ_r, then f_z = c (M′ z̈ + Φ_zᵀ g − Q′), row by row; on a tree without
     // the dense M′, M′ z̈ by the tree passes (recursive_mass.rs)
     if !ev.dynamics.form_mass {
