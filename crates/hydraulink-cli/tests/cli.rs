@@ -977,7 +977,7 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
             .iter()
             .map(|v| col(&format!("{v}.p")))
             .collect();
-        let node_p = |nodes: &[Option<hydraulink::model::ids::Node>; 4], r: usize| {
+        let node_p = |nodes: &[Option<hydraulink::elements::ids::Node>; 4], r: usize| {
             let p: Vec<f64> = volume_p.iter().map(|c| c[r]).collect();
             hydraulink::elements::hydraulics::node_port_state(&m, &p, nodes).p
         };

@@ -2,7 +2,7 @@
 //! rolled back or restarted (co-simulation, EKF, linearization at time T).
 
 use crate::contact::hits::HitCounter;
-use crate::model::inputs::InputValues;
+use crate::elements::inputs::InputValues;
 
 impl State {
     /// Total actuator work Σ_c W_c [J].

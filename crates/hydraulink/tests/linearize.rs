@@ -92,7 +92,7 @@ fn paper_001_fourbar3d_equilibrium() {
         .iter()
         .position(|n| n == "M2")
         .expect("M2");
-    at_rest.inputs[m2] = hydraulink::model::inputs::Signal::Constant(0.0);
+    at_rest.inputs[m2] = hydraulink::elements::inputs::Signal::Constant(0.0);
     let mut sim = hydraulink::Simulation::new(at_rest).expect("init");
     sim.set_state(st0);
     for _ in 0..200 {
@@ -949,7 +949,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
         // at rest and in motion (valve opened to U = 2 V at t = 0.02 s)
         let mut moving_model = model.clone();
         let u_sig = moving_model.valves_4_3().next().unwrap().input;
-        moving_model.inputs[u_sig] = hydraulink::model::inputs::Signal::PiecewiseConstant {
+        moving_model.inputs[u_sig] = hydraulink::elements::inputs::Signal::PiecewiseConstant {
             times: vec![0.0, 0.02],
             values: vec![0.0, 2.0],
         };

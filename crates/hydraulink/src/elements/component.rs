@@ -27,9 +27,9 @@ use crate::elements::hydraulics::port_relief::{PortRelief, PortReliefSpec};
 use crate::elements::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::elements::hydraulics::throttle::{Throttle, ThrottleSpec};
 use crate::elements::hydraulics::valve_4_3::{Valve43, Valve43Spec};
+use crate::elements::inputs::Signal;
 use crate::elements::spring_damper::{SpringDamper, SpringDamperSpec};
 use crate::error::ModelError;
-use crate::model::inputs::Signal;
 use crate::solver::real::Real;
 
 /// The registry: every element kind once, as its law (an arm of [`Component`]) and as its

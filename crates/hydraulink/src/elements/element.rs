@@ -33,8 +33,8 @@
 
 use nalgebra::{Matrix3, Vector3};
 
+use crate::elements::ids::{AxisId, Frame, FramePoint, Node};
 use crate::error::ModelError;
-use crate::model::ids::{AxisId, Frame, FramePoint, Node};
 use crate::solver::real::Real;
 
 /// Largest number of hydraulic node ports of one element (4: the P, T, A, B ports of a 4/3 or
@@ -555,12 +555,12 @@ impl Context<'_> {
             message,
         )
     }
-    /// A finite value, within the bound of its unit (pressures: `model::field_check::unit_bound`).
+    /// A finite value, within the bound of its unit (pressures: `elements::field_check::unit_bound`).
     pub fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
         if !x.is_finite() {
             return Err(self.error(field, format!("must be finite, got {x}")));
         }
-        match crate::model::field_check::unit_bound(field, x) {
+        match crate::elements::field_check::unit_bound(field, x) {
             Some(message) => Err(self.error(field, message)),
             None => Ok(x),
         }

@@ -19,10 +19,10 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use crate::elements::inputs::Signal;
 use crate::linearize::{
     element_signals, full_names, InputSel, LinearizeError, OperatingPoint, OutputSel, StateSpace,
 };
-use crate::model::inputs::Signal;
 use crate::model::Model;
 use crate::pipeline::simulation::Simulation;
 

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use crate::elements::component::Component;
+use crate::elements::inputs::Signal;
 use crate::mechanics::kinematics::Kinematics;
-use crate::model::inputs::Signal;
 use crate::model::pose::elementary_axes;
 use crate::model::spec::{
     CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind, Pose,

@@ -21,7 +21,7 @@
 
 use std::ops::Range;
 
-use crate::model::ids::{AxisId, CylinderId};
+use crate::elements::ids::{AxisId, CylinderId};
 use crate::solver::tolerances::Tolerances;
 
 /// Which friction element a block of friction states belongs to.
@@ -105,7 +105,7 @@ pub struct NodePorts {
     /// Index in `Model::elements`.
     pub element: usize,
     /// Its node ports (`Element::ports`).
-    pub nodes: [Option<crate::model::ids::Node>; crate::elements::element::MAX_NODES],
+    pub nodes: [Option<crate::elements::ids::Node>; crate::elements::element::MAX_NODES],
     /// Slot of its valve position in `State::spool`, if it has one (advanced by its own law).
     pub position: Option<usize>,
     /// Slot of the valve position it reads as `PortState::position`: its own, or, for an

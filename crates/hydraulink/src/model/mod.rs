@@ -5,19 +5,15 @@
 //! [`crate::State`], and all scratch memory is in the [`crate::Workspace`].
 
 pub mod compile;
-pub(crate) mod field_check;
 pub mod game;
 pub mod hud;
-pub mod inputs;
 pub mod layout;
 pub mod pose;
 pub mod spec;
 pub mod validate;
 
-pub mod ids;
-
+pub use crate::elements::ids::*;
 pub use compile::compile;
-pub use ids::*;
 
 pub use crate::elements::friction::Friction;
 pub use crate::elements::hydraulics::bridge_valve::BridgeValve;
@@ -282,7 +278,7 @@ pub struct Model {
     /// Hydraulic circuit.
     pub hydraulics: Hydraulics,
     /// Input signals.
-    pub inputs: Vec<crate::model::inputs::Signal>,
+    pub inputs: Vec<crate::elements::inputs::Signal>,
     /// Input names.
     pub input_names: Vec<String>,
     /// Solver settings.
@@ -331,7 +327,7 @@ impl Model {
     /// The signal that drives input `name` when nothing sets it from outside (its `signal` in
     /// the model file, compiled), or `None` for an unknown name. A script that plays the model's
     /// own inputs as an operator would (`Simulation::set_input` at every step) reads them here.
-    pub fn input_signal(&self, name: &str) -> Option<&crate::model::inputs::Signal> {
+    pub fn input_signal(&self, name: &str) -> Option<&crate::elements::inputs::Signal> {
         let i = self.input_names.iter().position(|n| n == name)?;
         self.inputs.get(i)
     }

@@ -27,9 +27,9 @@ pub use crate::elements::hydraulics::bridge_valve::{BridgeValveSpec, TrimSpec};
 pub use crate::elements::hydraulics::cylinder::CylinderSpec;
 pub use crate::elements::hydraulics::throttle::ThrottleSpec;
 pub use crate::elements::hydraulics::valve_4_3::Valve43Spec;
+pub use crate::elements::ids::AttachmentSpec;
+pub use crate::elements::inputs::SignalSpec;
 pub use crate::model::game::{GameSpec, VariantSpec};
-pub use crate::model::ids::AttachmentSpec;
-pub use crate::model::inputs::SignalSpec;
 use std::collections::BTreeMap;
 
 /// A whole machine: mechanism, hydraulic circuit, input signals and solver settings.

@@ -156,9 +156,9 @@ impl<S: Real> Evaluator<S> {
     pub fn set_element_inputs(
         &mut self,
         model: &Model,
-        inputs: &crate::model::inputs::InputValues,
+        inputs: &crate::elements::inputs::InputValues,
     ) {
-        crate::model::inputs::element_inputs(&model.element_input, inputs, &mut self.element_u);
+        crate::elements::inputs::element_inputs(&model.element_input, inputs, &mut self.element_u);
     }
 
     /// Sets the world values the elements read frozen over the step (`State::world`).

@@ -20,12 +20,12 @@
 //! 6. `sample_inputs` again, so a state read between steps holds its next step's inputs.
 
 use crate::elements::hydraulics;
+use crate::elements::inputs;
 use crate::formulations::z_only::kinematic_guidance::KinematicGuidance;
 use crate::formulations::z_only::multirate::Multirate;
 use crate::formulations::Stepper;
 use crate::formulations::{ali3p::Ali3p, i1al::I1al};
 use crate::formulations::{double_step::DoubleStep, penalty::Penalty};
-use crate::model::inputs;
 use crate::model::Model;
 use crate::pipeline::advance;
 use crate::pipeline::buffers::Buffers;
@@ -121,7 +121,7 @@ pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
     }
     if let Some(g) = ws.global_mut() {
         for ev_u in [&mut g.ev.element_u, &mut g.evd.element_u] {
-            crate::model::inputs::element_inputs(&model.element_input, &st.inputs, ev_u);
+            crate::elements::inputs::element_inputs(&model.element_input, &st.inputs, ev_u);
         }
     }
 }

@@ -9,8 +9,8 @@ use super::cellular::Automaton;
 use super::heightfield::Heightfield;
 use super::pressure::Kernel;
 use crate::elements::element::Frozen;
+use crate::elements::field_check::At;
 use crate::error::ModelError;
-use crate::model::field_check::At;
 
 /// A cone of material on the initial field (a pile).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -60,8 +60,8 @@ use crate::elements::element::{
     BodyEffort, BodyPose, Context, Element, ElementSpec, EnergyDomain, Frozen, MechPort,
     PortEffort, PortState, Ports, Power, Variable, MAX_NODES, MAX_OUTPUTS,
 };
+use crate::elements::ids::Frame;
 use crate::error::ModelError;
-use crate::model::ids::Frame;
 use crate::solver::real::{c, re, v3, Real};
 
 /// Largest number of force points of one bucket.

@@ -11,7 +11,7 @@ use hydraulink::contact::hits::HitCounter;
 use hydraulink::contact::obb::{box_box, manifold, Obb};
 use hydraulink::contact::obb_contact::{ObbContact, Obstacle};
 use hydraulink::elements::element::Element;
-use hydraulink::model::ids::{AxisId, Frame};
+use hydraulink::elements::ids::{AxisId, Frame};
 use nalgebra::{Matrix3, Rotation3, Vector3};
 use num_dual::Dual64;
 

@@ -4,7 +4,7 @@
 
 use super::loads::loads_toml;
 use crate::common::*;
-use hydraulink::model::inputs::Signal;
+use hydraulink::elements::inputs::Signal;
 use hydraulink::model::spec::Formulation;
 use hydraulink::{Model, Simulation};
 

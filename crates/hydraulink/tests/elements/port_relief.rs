@@ -157,7 +157,7 @@ fn pushed_boom(kind: &str) -> ModelSpec {
     let mut s = spec_of("boom");
     s.bodies[0].markers.insert("tip".into(), [4.0, 0.0, 0.0]);
     for input in s.inputs.iter_mut() {
-        input.signal = hydraulink::model::inputs::SignalSpec::Constant { value: 0.0 };
+        input.signal = hydraulink::elements::inputs::SignalSpec::Constant { value: 0.0 };
     }
     s.inputs.push(
         toml::from_str(

@@ -3,7 +3,7 @@
 //! makes the same change.
 
 use crate::common::*;
-use hydraulink::model::inputs::Signal;
+use hydraulink::elements::inputs::Signal;
 use hydraulink::model::spec::Formulation;
 use hydraulink::{InputError, Model, ModelSpec, Simulation};
 

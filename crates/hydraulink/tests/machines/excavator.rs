@@ -458,7 +458,7 @@ fn excavator_compensator_caps_the_pump_line_and_the_main_relief_stays_shut() {
 /// The excavator with only its swing valve moving: U_swing ramps to `u` [V] over 1.0–1.2 s and
 /// closes over `end_s` − 0.2 to `end_s`, for `end_s` + 4 s.
 fn swing_alone(u: f64, end_s: f64) -> ModelSpec {
-    use hydraulink::model::inputs::SignalSpec;
+    use hydraulink::elements::inputs::SignalSpec;
     let mut spec = spec_of("excavator");
     for i in &mut spec.inputs {
         match i.name.as_str() {

@@ -7,7 +7,7 @@
 
 use crate::common::*;
 use hydraulink::elements::component::ComponentSpec;
-use hydraulink::model::inputs::SignalSpec;
+use hydraulink::elements::inputs::SignalSpec;
 use hydraulink::ModelSpec;
 
 /// The loader with both valve commands at 0 V for `duration` [s].

@@ -34,7 +34,7 @@ fn drive(spec: &mut ModelSpec, inputs: &[(&str, f64)]) {
             .iter_mut()
             .find(|i| i.name == *name)
             .expect("input");
-        input.signal = hydraulink::model::inputs::SignalSpec::Table {
+        input.signal = hydraulink::elements::inputs::SignalSpec::Table {
             times: vec![0.0, 0.2, 0.3],
             values: vec![0.0, 0.0, *value],
         };

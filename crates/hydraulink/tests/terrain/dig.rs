@@ -4,7 +4,7 @@
 //! terrain + payload + hopper volume constant to round-off and every column height ≥ 0.
 
 use hydraulink::elements::element::{BodyPose, Element, Frozen, MAX_FROZEN};
-use hydraulink::model::ids::{AxisId, Frame};
+use hydraulink::elements::ids::{AxisId, Frame};
 use hydraulink::terrain::cellular::{sweep, sweep_nonnegative, Automaton, Scratch};
 use hydraulink::terrain::dig::{clamp_c1, earth_moving, slot, BucketDig, Cutting, RAKE_RANGE_DEG};
 use hydraulink::terrain::heightfield::Heightfield;

@@ -33,12 +33,12 @@ use crate::elements::element::{
     valve_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports,
     Power, Variable, MAX_OUTPUTS,
 };
+use crate::elements::field_check::{flow_constant_finite, input_ref, valve_ports, At, Nodes};
 use crate::elements::hydraulics::orifice;
 use crate::elements::hydraulics::valve_4_3::{clip_input, InputRange};
+use crate::elements::ids::Node;
+use crate::elements::inputs::Signal;
 use crate::error::ModelError;
-use crate::model::field_check::{flow_constant_finite, input_ref, valve_ports, At, Nodes};
-use crate::model::ids::Node;
-use crate::model::inputs::Signal;
 use crate::solver::real::Real;
 
 /// How the offset of a bridge valve's opening is set.
@@ -337,7 +337,7 @@ impl Element for BridgeValve {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ids::VolumeId;
+    use crate::elements::ids::VolumeId;
 
     fn valve() -> BridgeValve {
         BridgeValve {

@@ -34,8 +34,8 @@ use crate::elements::element::{
 };
 use crate::elements::friction::compile::FrictionSpec;
 use crate::elements::friction::Friction;
+use crate::elements::ids::{AttachmentSpec, FramePoint, Node, VolumeId};
 use crate::error::ModelError;
-use crate::model::ids::{AttachmentSpec, FramePoint, Node, VolumeId};
 use crate::solver::real::Real;
 use serde::{Deserialize, Serialize};
 

@@ -48,8 +48,8 @@ use crate::elements::element::{
     Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
     Variable, MAX_OUTPUTS,
 };
+use crate::elements::ids::{AxisId, Node};
 use crate::error::ModelError;
-use crate::model::ids::{AxisId, Node};
 use crate::solver::real::Real;
 
 /// Default blend power P_s of the efficiency switch [W].

@@ -33,8 +33,8 @@ use crate::elements::element::{
 };
 use crate::elements::hydraulics::orifice;
 use crate::elements::hydraulics::valve_4_3::Valve43;
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// Default opening range Δp_open of the one-way law [Pa].

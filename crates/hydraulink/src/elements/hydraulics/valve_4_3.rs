@@ -34,11 +34,11 @@ use crate::elements::element::{
     valve_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports,
     Power, Variable, MAX_OUTPUTS,
 };
+use crate::elements::field_check::{input_ref, valve_ports, At, Nodes};
 use crate::elements::hydraulics::orifice;
+use crate::elements::ids::Node;
+use crate::elements::inputs::Signal;
 use crate::error::ModelError;
-use crate::model::field_check::{input_ref, valve_ports, At, Nodes};
-use crate::model::ids::Node;
-use crate::model::inputs::Signal;
 use crate::solver::real::Real;
 use num_dual::Dual64;
 

@@ -811,7 +811,7 @@ impl Subsystem for HydraulicSubsystem {
         );
         let dt = self.plan.config.step_s;
         let t0 = self.st.t_s;
-        crate::model::inputs::sample(&model.inputs, t0, t0 + dt, &mut self.st.inputs);
+        crate::elements::inputs::sample(&model.inputs, t0, t0 + dt, &mut self.st.inputs);
         hydraulics::advance_positions(model, &self.st, dt, &mut self.spool_new);
         plan_step(model, &self.st, &mut self.spool_new, &mut self.plan);
         for (c, m) in motion.iter().enumerate() {
