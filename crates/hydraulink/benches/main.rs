@@ -35,7 +35,7 @@ const MODELS: [(&str, &str, Option<f64>); 8] = [
 #[derive(serde::Deserialize)]
 struct Worksite {
     elements: Vec<hydraulink::elements::component::ComponentSpec>,
-    terrain: Option<hydraulink::terrain::world::TerrainSpec>,
+    terrain: Option<hydraulink::terrain::data::TerrainSpec>,
 }
 
 fn load(name: &str, formulation: Formulation, step: Option<f64>) -> Option<hydraulink::Model> {

@@ -91,7 +91,7 @@ pub struct State {
     pub reported: Reported,
     /// The mutable world of `[terrain]` (heights, payloads, the hopper, the records the
     /// buckets read frozen over the next step), updated at step boundaries by the stage `world`
-    /// (`crate::terrain::world::advance`); `None` without a terrain.
+    /// (`crate::pipeline::world::advance`); `None` without a terrain.
     pub world: Option<crate::terrain::data::WorldState>,
 }
 

@@ -53,9 +53,9 @@ pub const MAX_INTERNAL: usize = 2;
 pub const MAX_FROZEN: usize = 40;
 
 /// World state a body-port element reads, frozen over a step: written at the step boundary by
-/// the stage `world` (`crate::terrain::world`) into `State::world` and copied into the
+/// the stage `world` (`crate::pipeline::world`) into `State::world` and copied into the
 /// evaluators with the inputs (`step::sample_element_inputs`), constant inside Newton. Its
-/// meaning is the element's (a `bucket_dig`: `crate::terrain::dig::slot`); all zero for the
+/// meaning is the element's (a `bucket_dig`: `crate::elements::bucket_dig::slot`); all zero for the
 /// elements that read none.
 pub type Frozen = [f64; MAX_FROZEN];
 

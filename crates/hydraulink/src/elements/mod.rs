@@ -5,6 +5,7 @@
 //! field checks of the specs (`field_check`); these import no law, so the state and the model
 //! use them without importing one.
 
+pub mod bucket_dig;
 pub mod component;
 pub mod element;
 pub mod end_stop;
@@ -14,4 +15,5 @@ pub mod friction;
 pub mod hydraulics;
 pub mod ids;
 pub mod inputs;
+pub mod obb_contact;
 pub mod spring_damper;

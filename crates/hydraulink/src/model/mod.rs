@@ -319,7 +319,7 @@ pub struct Model {
     /// them is selected; `None` otherwise.
     pub natural: Option<crate::mechanics::global::natural_model::NaturalModel>,
     /// The deformable terrain of `[terrain]` and the `bucket_dig` elements that dig it; `None`
-    /// without one (`crate::terrain::world`).
+    /// without one (`crate::pipeline::world`).
     pub terrain: Option<crate::terrain::data::Terrain>,
 }
 

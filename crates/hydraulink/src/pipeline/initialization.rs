@@ -1297,12 +1297,12 @@ fn initial_state(
         tangent: Default::default(),
         // filled by `Simulation::new` from its initial evaluation
         reported: Default::default(),
-        world: crate::terrain::world::initial_state(model),
+        world: crate::pipeline::world::initial_state(model),
     };
     // the elements' stored energies and powers at t = 0 (`element::commit`)
     let mut kin = crate::mechanics::kinematics::Kinematics::new(n);
     // the buckets' frozen records at t = 0 (stage `world`)
-    crate::terrain::world::start(model, &mut st, &mut kin);
+    crate::pipeline::world::start(model, &mut st, &mut kin);
     let mut values = crate::elements::component::ElementValues::new(model.elements.len());
     let mechanical = crate::mechanics::ports::mechanical_elements(&model.elements);
     crate::pipeline::element_energy::commit(

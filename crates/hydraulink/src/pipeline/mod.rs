@@ -14,3 +14,4 @@ pub mod step;
 pub mod step_control;
 pub mod subsystem;
 pub mod workspace;
+pub mod world;

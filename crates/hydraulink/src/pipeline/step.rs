@@ -14,7 +14,7 @@
 //!    → commit (its unknowns, then spools, actuator work and clock, energies, tangent);
 //! 4. stage `elements` (`element::commit`): element outputs and energy accounts at the
 //!    committed state;
-//! 5. stage `world` (`terrain::world::advance`, with a `[terrain]` only): the terrain and
+//! 5. stage `world` (`pipeline::world::advance`, with a `[terrain]` only): the terrain and
 //!    the buckets' payloads at the step boundary, and the records the buckets read frozen over
 //!    the next step;
 //! 6. `sample_inputs` again, so a state read between steps holds its next step's inputs.
@@ -248,7 +248,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     // stage `world`: the terrain at the step boundary (cut, dump, avalanche, freeze), at the
     // kinematics the stage `elements` just computed
     if let Some(scratch) = b.world.as_mut() {
-        crate::terrain::world::advance(model, st, &b.element_kin, scratch);
+        crate::pipeline::world::advance(model, st, &b.element_kin, scratch);
     }
     // the committed state carries the pair of its own next step, so that a state read between
     // steps (a formulation's `prepare` called by a test, a clone) is complete

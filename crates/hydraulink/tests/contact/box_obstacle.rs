@@ -9,9 +9,9 @@ use super::element::pose_at;
 use crate::common::{run, spec_from};
 use hydraulink::contact::hits::HitCounter;
 use hydraulink::contact::obb::{box_box, manifold, Obb};
-use hydraulink::contact::obb_contact::{ObbContact, Obstacle};
 use hydraulink::elements::element::Element;
 use hydraulink::elements::ids::{AxisId, Frame};
+use hydraulink::elements::obb_contact::{ObbContact, Obstacle};
 use nalgebra::{Matrix3, Rotation3, Vector3};
 use num_dual::Dual64;
 

@@ -5,9 +5,9 @@
 
 use crate::common::spec_from;
 use hydraulink::contact::obb::Obb;
-use hydraulink::contact::obb_contact::{normal_force, ObbContact, Obstacle};
 use hydraulink::elements::element::{BodyPose, Element, PortState};
 use hydraulink::elements::ids::{AxisId, Frame};
+use hydraulink::elements::obb_contact::{normal_force, ObbContact, Obstacle};
 use hydraulink::Simulation;
 use nalgebra::{Matrix3, Rotation3, Vector3};
 use num_dual::Dual64;

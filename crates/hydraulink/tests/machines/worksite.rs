@@ -23,7 +23,7 @@ fn excavator_with_worksite(duration_s: f64) -> hydraulink::ModelSpec {
         #[allow(dead_code)]
         description: String,
         elements: Vec<ComponentSpec>,
-        terrain: Option<hydraulink::terrain::world::TerrainSpec>,
+        terrain: Option<hydraulink::terrain::data::TerrainSpec>,
         game: Option<hydraulink::model::spec::GameSpec>,
     }
     let scene: Scene = toml::from_str(&text).expect("the worksite parses");

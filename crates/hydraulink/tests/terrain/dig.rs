@@ -3,10 +3,12 @@
 //! shipped `models/excavator_dig.toml`: it digs, carries and dumps into the hopper, with the
 //! terrain + payload + hopper volume constant to round-off and every column height ≥ 0.
 
+use hydraulink::elements::bucket_dig::{
+    clamp_c1, earth_moving, slot, BucketDig, Cutting, RAKE_RANGE_DEG,
+};
 use hydraulink::elements::element::{BodyPose, Element, Frozen, MAX_FROZEN};
 use hydraulink::elements::ids::{AxisId, Frame};
 use hydraulink::terrain::cellular::{sweep, sweep_nonnegative, Automaton, Scratch};
-use hydraulink::terrain::dig::{clamp_c1, earth_moving, slot, BucketDig, Cutting, RAKE_RANGE_DEG};
 use hydraulink::terrain::heightfield::Heightfield;
 use hydraulink::terrain::pressure::{base_excess, propagate, Kernel, Scratch as PScratch};
 use hydraulink::{model, Simulation};
