@@ -8,6 +8,7 @@ pub mod compile;
 pub mod game;
 pub mod hud;
 pub mod layout;
+pub mod natural_model;
 pub mod pose;
 pub mod spec;
 pub mod validate;
@@ -317,7 +318,7 @@ pub struct Model {
     pub output_markers: Vec<(String, FramePoint)>,
     /// The natural-coordinate model of the global formulations (004 §2), compiled when one of
     /// them is selected; `None` otherwise.
-    pub natural: Option<crate::mechanics::global::natural_model::NaturalModel>,
+    pub natural: Option<natural_model::NaturalModel>,
     /// The deformable terrain of `[terrain]` and the `bucket_dig` elements that dig it; `None`
     /// without one (`crate::pipeline::world`).
     pub terrain: Option<crate::terrain::data::Terrain>,

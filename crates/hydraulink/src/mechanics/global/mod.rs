@@ -15,7 +15,6 @@
 //! (`natural_step::ensure_natural_state`).
 
 pub mod natural_coordinates;
-pub mod natural_model;
 pub mod natural_step;
 
 use nalgebra::Vector3;
