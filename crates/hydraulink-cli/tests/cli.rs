@@ -955,7 +955,7 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
         assert!(out.status.success(), "{model}: {}", stderr(&out));
         let text = fs::read_to_string(&file).unwrap();
         let spec = hydraulink_io::parse_model(&text, model).unwrap();
-        let m = hydraulink::model::compile(&spec).unwrap();
+        let m = hydraulink::compile(&spec).unwrap();
         let cols = csv_columns(&dir);
         let table: Vec<serde_json::Value> =
             serde_json::from_str(&fs::read_to_string(dir.join("results.columns.json")).unwrap())

@@ -505,7 +505,7 @@ impl Scene {
     /// The scene of a validated model `spec` (any pose; it is mapped to the reference
     /// configuration) whose simulation has the output columns `labels`.
     pub fn new(spec: &ModelSpec, step_s: f64, labels: &[String]) -> Scene {
-        let spec = hydraulink::model::pose::to_reference(spec);
+        let spec = hydraulink::pipeline::pose::to_reference(spec);
         let bodies: Vec<SceneBody> = spec
             .bodies
             .iter()

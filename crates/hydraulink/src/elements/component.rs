@@ -75,7 +75,7 @@ macro_rules! registry {
             }
             /// The nodes whose pressures the element's flow sets (a valve's, throttle's, pump's,
             /// hose's, hydraulic motor's or counterbalance valve's flow ports: what connects a
-            /// volume for the checks of `model::validate`); empty for the other elements.
+            /// volume for the checks of `pipeline::validate`); empty for the other elements.
             pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
                 match self {
                     $( ComponentSpec::$spec(s) => ElementSpec::flow_nodes(s), )*
@@ -98,7 +98,7 @@ macro_rules! registry {
             }
             /// The field that gives the element internal states (Newton unknowns of its own), when
             /// it does (`poppet_time_constant_s` of a relief valve with a poppet lag). Formulations
-            /// other than the penalty one reject the element by this field (`model::validate`).
+            /// other than the penalty one reject the element by this field (`pipeline::validate`).
             pub fn internal_state_field(&self) -> Option<&'static str> {
                 match self {
                     $( ComponentSpec::$spec(s) => ElementSpec::internal_state_field(s), )*

@@ -483,7 +483,7 @@ pub trait ElementSpec {
     /// The element's name.
     fn name(&self) -> &str;
     /// The nodes whose pressures its flow sets (a valve's or throttle's ports, a pump's inlet
-    /// and outlet, …), for the volume checks of `model::validate`; empty by default.
+    /// and outlet, …), for the volume checks of `pipeline::validate`; empty by default.
     fn flow_nodes(&self) -> Vec<&str> {
         Vec::new()
     }

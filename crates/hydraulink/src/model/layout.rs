@@ -1,5 +1,5 @@
 //! [`Layout`]: where every Newton unknown lives, what it is called, its unit and its absolute
-//! tolerance. Built once by [`crate::model::compile`] (`compile::layout`) and stored in the
+//! tolerance. Built once by [`crate::pipeline::compile`] (`compile::layout`) and stored in the
 //! [`crate::Model`]; everything that
 //! used to re-derive the structure of x (offset walks over the friction states, tolerance
 //! functions, label lists, NaN-check names, output columns) reads it from here.
@@ -94,9 +94,9 @@ pub struct Layout {
     /// relative `tolerance_relative` [-].
     pub tolerances: Tolerances,
     /// Absolute tolerances of the blocks z [rad or m], p [Pa], w and e [m or -].
-    pub(super) block_atol: [f64; 4],
+    pub(crate) block_atol: [f64; 4],
     /// Number of cylinders: the friction blocks of the joints follow theirs.
-    pub(super) n_cylinders: usize,
+    pub(crate) n_cylinders: usize,
 }
 
 /// An element with hydraulic node ports, as the flow sum visits it ([`Layout::node_ports`]).
@@ -118,7 +118,7 @@ pub struct NodePorts {
 
 /// Unit of a friction state from its name: the unit suffix of STYLE convention 2 (`bristle_m`
 /// is in m), dimensionless without one (`film`).
-pub(super) fn friction_state_unit(name: &str) -> &'static str {
+pub(crate) fn friction_state_unit(name: &str) -> &'static str {
     if name.ends_with("_m") {
         "m"
     } else {

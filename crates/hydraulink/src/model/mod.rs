@@ -4,17 +4,13 @@
 //! [`compile`]. After that nothing in the model changes; the mutable part of a simulation is the
 //! [`crate::State`], and all scratch memory is in the [`crate::Workspace`].
 
-pub mod compile;
 pub mod game;
 pub mod hud;
 pub mod layout;
 pub mod natural_model;
-pub mod pose;
 pub mod spec;
-pub mod validate;
 
 pub use crate::elements::ids::*;
-pub use compile::compile;
 
 pub use crate::elements::friction::Friction;
 pub use crate::elements::hydraulics::bridge_valve::BridgeValve;

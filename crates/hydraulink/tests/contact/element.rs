@@ -190,7 +190,7 @@ fn power_balance_and_no_pull() {
 }
 
 fn simulate(text: &str) -> (Simulation, Vec<f64>, Vec<f64>) {
-    let model = hydraulink::model::compile(&spec_from(text)).expect("the drop model compiles");
+    let model = hydraulink::compile(&spec_from(text)).expect("the drop model compiles");
     let mut sim = Simulation::new(model).expect("initialization succeeds");
     let n = (sim.model().duration_s() / sim.model().step_s()).round() as usize;
     let (mut drift, mut stored) = (vec![sim.energy_drift_j()], vec![0.0]);

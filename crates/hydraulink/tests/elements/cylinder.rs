@@ -268,7 +268,7 @@ fn element_agrees_with_fast_path(model: Model, steps: usize) {
 
 #[test]
 fn cylinder_element_agrees_with_fast_path_fourbar() {
-    let model = hydraulink::model::compile(&spec_of("fourbar")).unwrap();
+    let model = hydraulink::compile(&spec_of("fourbar")).unwrap();
     element_agrees_with_fast_path(model, 1700);
 }
 
@@ -278,7 +278,7 @@ fn cylinder_element_agrees_with_fast_path_lugre_and_modified_lugre() {
         let mut spec = spec_of("fourbar_friction");
         spec.hydraulics.cylinders[0].friction =
             toml::from_str(&format!("type = \"{law}\"")).expect("law parses");
-        let model = hydraulink::model::compile(&spec).unwrap();
+        let model = hydraulink::compile(&spec).unwrap();
         assert!(model.hydraulics.cylinders[0].n_friction_states() > 0);
         element_agrees_with_fast_path(model, 1700);
     }
@@ -286,7 +286,7 @@ fn cylinder_element_agrees_with_fast_path_lugre_and_modified_lugre() {
 
 #[test]
 fn cylinder_output_columns_come_from_describe() {
-    let model = hydraulink::model::compile(&spec_of("fourbar")).unwrap();
+    let model = hydraulink::compile(&spec_of("fourbar")).unwrap();
     let cylinders = model.hydraulics.cylinders.clone();
     let sim = Simulation::new(model).unwrap();
     let labels = sim.output_labels();

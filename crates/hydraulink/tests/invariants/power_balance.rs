@@ -40,7 +40,7 @@ const ROW_TOL: f64 = 1e-6;
 fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
     let mut spec = spec_of(name);
     spec.solver.duration_s = duration_s;
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let h = &model.hydraulics;
     let p_t = h.sources[0].pressure_pa;
     assert!(
@@ -187,7 +187,7 @@ fn excavator_power_columns_balance_the_stored_oil_energy() {
 fn motor_power_column_is_its_pressure_drop_times_its_flow() {
     let mut spec = spec_of("excavator");
     spec.solver.duration_s = 7.5;
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let mut sim = Simulation::new(model.clone()).expect("initializes");
     let labels = sim.output_labels();
     let col = |l: &str| labels.iter().position(|x| x == l).expect(l);

@@ -128,7 +128,7 @@ impl BridgeValveSpec {
         [&self.port_p, &self.port_t, &self.port_a, &self.port_b]
     }
 
-    /// Validation against the spec (`model::validate`, before compile): the nodes and the input
+    /// Validation against the spec (`pipeline::validate`, before compile): the nodes and the input
     /// exist (the work ports are two different volumes), the numbers are finite, the constants
     /// positive and the flow constant representable. `at` is `hydraulics.bridge_valves[i]` or
     /// `elements[i]`.
@@ -171,7 +171,7 @@ impl BridgeValveSpec {
     }
 
     /// The model signal of its input must stay in the input range over [0, `duration_s`] unless
-    /// `saturate` (`model::validate`, after [`BridgeValveSpec::validate`]): else the error names
+    /// `saturate` (`pipeline::validate`, after [`BridgeValveSpec::validate`]): else the error names
     /// the valve's `input` field, the value, its time and the range.
     pub(crate) fn check_signal_range(
         &self,

@@ -283,7 +283,7 @@ pub fn areas(piston_diameter_m: f64, rod_diameter_m: f64) -> (f64, f64) {
 }
 
 /// What the spec check of a cylinder ([`check`]) needs of the model being validated
-/// (`model::validate` implements it): errors at `hydraulics.cylinders[i].<field>` naming
+/// (`pipeline::validate` implements it): errors at `hydraulics.cylinders[i].<field>` naming
 /// `cylinder '<name>'` with the messages of every spec check, and the references to bodies,
 /// markers and volumes, which only the whole spec resolves.
 pub trait SpecChecks {

@@ -90,7 +90,7 @@ impl ElementSpec for LsShuttleSpec {
     fn flow_nodes(&self) -> Vec<&str> {
         vec![&self.ls]
     }
-    /// Alone, no valve is known: `model::compile` calls [`LsShuttleSpec::compile`] with the
+    /// Alone, no valve is known: `pipeline::compile` calls [`LsShuttleSpec::compile`] with the
     /// 4/3 valves compiled before it, among which the valve is resolved.
     fn compile(&self, cx: &Context) -> Result<LsShuttle, ModelError> {
         LsShuttleSpec::compile(self, cx, std::iter::empty())

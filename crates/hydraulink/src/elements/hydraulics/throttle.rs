@@ -68,7 +68,7 @@ impl ThrottleSpec {
         [&self.from, &self.to]
     }
 
-    /// Validation against the spec (`model::validate`, before compile): the nodes exist and
+    /// Validation against the spec (`pipeline::validate`, before compile): the nodes exist and
     /// differ, the numbers are finite, the constants > 0 and the flow constant representable.
     /// `at` is `hydraulics.throttles[i]` or `elements[i]`.
     pub(crate) fn validate(

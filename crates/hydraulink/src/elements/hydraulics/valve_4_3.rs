@@ -139,7 +139,7 @@ impl Valve43Spec {
         [&self.port_p, &self.port_t, &self.port_a, &self.port_b]
     }
 
-    /// Validation against the spec (`model::validate`, before compile): the nodes and the input
+    /// Validation against the spec (`pipeline::validate`, before compile): the nodes and the input
     /// exist (the work ports are two different volumes), the numbers are finite and the
     /// constants positive. `at` is `hydraulics.valves[i]` or `elements[i]`.
     pub(crate) fn validate(
@@ -190,7 +190,7 @@ impl Valve43Spec {
     }
 
     /// The model signal of its input must stay in the input range over [0, `duration_s`] unless
-    /// `saturate` (`model::validate`, after [`Valve43Spec::validate`]): else the error names the
+    /// `saturate` (`pipeline::validate`, after [`Valve43Spec::validate`]): else the error names the
     /// valve's `input` field, the value, its time and the range.
     pub(crate) fn check_signal_range(
         &self,

@@ -349,7 +349,7 @@ mod tests {
     /// The dual tangent ∂f/∂z against central differences of the f64 residual, at a point of
     /// the valve opening (t ≈ 1.02 s) moved off the predictor.
     fn check_tangent(spec: &ModelSpec) {
-        let model = crate::model::compile(spec).unwrap();
+        let model = crate::pipeline::compile(spec).unwrap();
         let mut st = crate::pipeline::initialization::initialize(&model).unwrap();
         let mut ws = crate::pipeline::workspace::Workspace::new(&model);
         for _ in 0..1020 {

@@ -156,7 +156,7 @@ pub fn evaluate_with_line_forces<S: Real>(
     ev.dynamics.accumulate(model, &ev.kin);
     if model.has_mechanical_elements {
         let zd = std::mem::take(&mut ev.zd);
-        // no element couples nodes to a joint here (`model::compile` rejects the motor for
+        // no element couples nodes to a joint here (`pipeline::compile` rejects the motor for
         // these formulations, `subsystem::mechanical::check_supported` for the subsystem)
         crate::mechanics::ports::joint_forces(
             model,

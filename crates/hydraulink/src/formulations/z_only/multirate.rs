@@ -198,7 +198,7 @@ mod tests {
             spec.solver.formulation = Formulation::Multirate;
             spec.solver.hydraulic_integrator = integrator;
             spec.solver.hydraulic_substeps = 5;
-            let model = crate::model::compile(&spec).unwrap();
+            let model = crate::pipeline::compile(&spec).unwrap();
             let mut st = crate::pipeline::initialization::initialize(&model).unwrap();
             let mut ws = crate::pipeline::workspace::Workspace::new(&model);
             for _ in 0..1020 {

@@ -1,6 +1,6 @@
 //! Validation of a [`ModelSpec`]: every check that needs nothing but the spec itself.
 //!
-//! [`validate`] runs before [`crate::model::compile()`] builds anything, so compile may rely on
+//! [`validate`] runs before [`crate::pipeline::compile()`] builds anything, so compile may rely on
 //! what is checked here: every number is finite, every name is unique in its namespace, every
 //! reference resolves, the joints form a tree rooted at the ground, the hydraulic circuit is a
 //! connected graph of volumes and components, signals are well formed and the solver settings
@@ -84,9 +84,9 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
                 .find(|b| b.name == body)
                 .map(|b| b.markers.contains_key(marker))
         };
-        super::game::check_game(game, &markers)?;
+        crate::model::game::check_game(game, &markers)?;
     }
-    super::game::check_variants(&spec.variants)?;
+    crate::model::game::check_variants(&spec.variants)?;
     check_something_to_simulate(spec)
 }
 
@@ -779,7 +779,7 @@ fn check_hydraulics(
         components.add(&at, &valve.name)?;
         valve.validate(&at, &nodes, &input_names, density_kg_m3)?;
     }
-    // the same elements as `[[elements]]` entries (their names: `model::compile`)
+    // the same elements as `[[elements]]` entries (their names: `pipeline::compile`)
     for (i, e) in spec.elements.iter().enumerate() {
         let at = At::element("elements", i, e.noun(), e.name());
         match e {

@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 use crate::elements::component::Component;
 use crate::elements::inputs::Signal;
 use crate::mechanics::kinematics::Kinematics;
-use crate::model::pose::elementary_axes;
 use crate::model::spec::{
     CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind, Pose,
 };
 use crate::model::*;
 use crate::model::{DiscContact, NonholonomicRow};
+use crate::pipeline::pose::elementary_axes;
 use crate::ModelError;
 
 fn v(a: &[f64; 3]) -> V3 {
@@ -773,7 +773,7 @@ fn compile_elements(
     };
     let joint_type = |n: &str| -> Option<&'static str> {
         let j = spec.joints.iter().find(|j| j.name == n)?;
-        Some(crate::model::validate::joint_kind_name(j.kind))
+        Some(crate::pipeline::validate::joint_kind_name(j.kind))
     };
     let cylinder = |n: &str| -> Option<CylinderPort> {
         let (index, c) = model
@@ -810,7 +810,7 @@ fn compile_elements(
         step_s: largest_step_s(&spec.solver),
     };
     // the hydraulics sections first (valves, bridge valves, throttles), so the flow sums keep
-    // their order; `model::validate` has checked their names
+    // their order; `pipeline::validate` has checked their names
     for (i, vs) in h.valves.iter().enumerate() {
         let cx = context(
             format!("hydraulics.valves[{i}]"),
