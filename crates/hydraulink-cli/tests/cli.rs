@@ -979,7 +979,7 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
             .collect();
         let node_p = |nodes: &[Option<hydraulink::elements::ids::Node>; 4], r: usize| {
             let p: Vec<f64> = volume_p.iter().map(|c| c[r]).collect();
-            hydraulink::elements::hydraulics::node_port_state(&m, &p, nodes).p
+            hydraulink::circuit::node_port_state(&m, &p, nodes).p
         };
         let close = |a: f64, b: f64, scale: f64, what: &str| {
             assert!(

@@ -37,6 +37,7 @@
 // Index loops over matrix rows and columns read like the equations they implement.
 #![allow(clippy::needless_range_loop)]
 
+pub mod circuit;
 pub mod contact;
 pub mod elements;
 pub mod error;

@@ -37,7 +37,7 @@ pub struct State {
     /// Valve positions of the elements that have one (`Element::n_position`), element by element
     /// (slots `Layout::element_position`, names `Layout::spools`): a 4/3 valve's spool U [unit of
     /// the input], a bridge valve's opening κ [-]. Advanced before Newton (stage `advance
-    /// valves`, `hydraulics::advance_positions`).
+    /// valves`, `circuit::advance_positions`).
     pub spool: Vec<f64>,
     /// The named inputs (valve references U, guidance references): per input, the value set from
     /// outside (`Simulation::set_input`), if any, and the pair (u(t_k), u(t_k+1)) sampled for

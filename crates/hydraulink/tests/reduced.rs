@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use hydraulink::elements::hydraulics::reduced;
+use hydraulink::circuit::reduced;
 use hydraulink::{ModelSpec, Simulation, StepError};
 
 #[path = "support/alloc_counter.rs"]

@@ -229,7 +229,7 @@ registry! {
 pub(crate) use dispatch;
 
 /// The enum is itself an element: every method forwards to the arm (so generic code such as
-/// `hydraulics::add_flows` takes a component or a single element type alike).
+/// `circuit::add_flows` takes a component or a single element type alike).
 impl Element for Component {
     fn name(&self) -> &str {
         dispatch!(self, e => e.name())

@@ -28,7 +28,7 @@
 //!
 //! Mapping of the ports: relative coordinates in [`crate::pipeline::assembly::Evaluator`] (`elements`),
 //! natural coordinates in `mechanics::global` (`element_ports`), the hydraulic nodes in
-//! [`crate::elements::hydraulics::component_flows`] and [`crate::elements::hydraulics::pressure_rates`] for every
+//! [`crate::circuit::component_flows`] and [`crate::circuit::pressure_rates`] for every
 //! formulation. The energy stage ([`energy`]) evaluates every element at the committed state.
 
 use nalgebra::{Matrix3, Vector3};

@@ -69,7 +69,7 @@ use crate::{StepError, StepReport};
 /// Stages `advance valves` (every element's valve position at t_n+1, by its own law) and
 /// `predict` ([`predict`]).
 pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_new: &mut [f64]) {
-    crate::elements::hydraulics::advance_positions(model, st, model.solver.step_s, spool_new);
+    crate::circuit::advance_positions(model, st, model.solver.step_s, spool_new);
     predict(model, st, g);
 }
 

@@ -37,7 +37,8 @@
 //!
 //! `State::formulation` holds the natural state of the module [`super`]; its λ is λ*.
 
-use crate::elements::hydraulics::{self, reduced};
+use crate::circuit;
+use crate::circuit::reduced;
 use crate::formulations::Stepper;
 use crate::mechanics::global::natural_coordinates::NaturalModel;
 use crate::mechanics::global::natural_step::{
@@ -153,7 +154,7 @@ fn residual<S: Real>(
         &ev.element_u,
         &mut ev.force,
     );
-    hydraulics::pressure_rates(model, x_p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
+    circuit::pressure_rates(model, x_p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
     nm.mass_times(&ev.qdd, &mut ev.mq);
     crate::mechanics::global::mechanical_residual(nm, ev, lambda, alpha);
     for fi in ev.f[..nq].iter_mut() {
@@ -265,7 +266,7 @@ pub fn tangent_and_dual(
 ) -> (Vec<f64>, Vec<f64>) {
     let mut st = st.clone();
     ensure_natural_state(model, &mut st, g);
-    hydraulics::advance_positions(model, &st, model.solver.step_s, &mut ws.spool_new);
+    circuit::advance_positions(model, &st, model.solver.step_s, &mut ws.spool_new);
     predict(model, &st, g);
     let prev = Prev::of(&st);
     g.ev.x.copy_from_slice(&g.x);

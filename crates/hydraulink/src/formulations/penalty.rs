@@ -25,7 +25,7 @@
 
 use num_dual::Dual64;
 
-use crate::elements::hydraulics::reduced;
+use crate::circuit::reduced;
 use crate::formulations::Stepper;
 pub use crate::mechanics::semirecursive::penalty::{
     form_residual, form_state_rows, mat_vec, prepare, projection_matrix,

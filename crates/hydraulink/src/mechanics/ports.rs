@@ -252,7 +252,7 @@ pub fn joint_forces<S: Real>(
     for (&i, ports) in which.iter().zip(ports.iter()) {
         let e = &model.elements[i];
         if let MechPort::Joint(a) = ports.mech {
-            let mut st = crate::elements::hydraulics::node_port_state(model, p, &ports.nodes);
+            let mut st = crate::circuit::node_port_state(model, p, &ports.nodes);
             st.u = u[i];
             st.s = z[a.0];
             st.sd = zd[a.0];

@@ -83,7 +83,7 @@ pub struct Layout {
     /// (`Element::reads_position_of`: a load-sensing shuttle reads its valve's spool).
     pub element_reads: Vec<Option<usize>>,
     /// The elements with hydraulic node ports, in element order, with what the flow sum needs
-    /// of each (`hydraulics::component_flows_with`, `element_energy::commit`): found once here
+    /// of each (`circuit::component_flows_with`, `element_energy::commit`): found once here
     /// instead of asking every element for its ports at every evaluation.
     pub node_ports: Vec<NodePorts>,
     /// NaN-check names of the multipliers `State::lambda`: `<row>.lambda` for the loop-closure

@@ -572,7 +572,7 @@ pub struct VolumeSpec {
     #[serde(default)]
     pub p0_pa: Option<f64>,
     /// Reduced hydraulics by singular perturbation (002 Pub II): no pressure ODE; the pressure
-    /// follows from the quasi-steady flow balance Σ Q_in − V̇ = 0 (`hydraulics::reduced`). The
+    /// follows from the quasi-steady flow balance Σ Q_in − V̇ = 0 (`circuit::reduced`). The
     /// initial pressure is solved from the same balance (`p0_pa`, if given, is only the guess).
     /// Something on the volume must make that balance depend on its pressure: a valve, throttle,
     /// hose or a cylinder chamber; pumps without leakage (volumetric efficiency 1) alone are

@@ -1,7 +1,8 @@
 //! Stage `advance`, shared by every formulation: the end-stop check, the committed pressures
 //! with their rates and cavitation onsets, the actuator work, and the clock.
 
-use crate::elements::hydraulics::{cylinder, reduced, CylinderMotion};
+use crate::circuit::reduced;
+use crate::elements::hydraulics::{cylinder, CylinderMotion};
 use crate::model::Model;
 use crate::state::State;
 use crate::{StepError, StepReport};

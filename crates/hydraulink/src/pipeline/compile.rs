@@ -884,7 +884,7 @@ fn check_element_fits(
     );
     // an element coupling node ports to a joint (a hydraulic motor): its flow needs the
     // joint rate and its torque the pressures, which only the penalty step's evaluator
-    // passes between the two sides (`hydraulics::component_flows_coupled`)
+    // passes between the two sides (`circuit::component_flows_coupled`)
     let coupled = e.ports().nodes[0].is_some() && e.is_mechanical();
     if coupled && spec.solver.formulation != crate::model::spec::Formulation::Penalty {
         return Err(cx.error(
@@ -990,7 +990,7 @@ fn finish_elements(
 }
 
 /// An algebraic volume takes its pressure from its flow balance Σ Q_in(p) − V̇ = 0
-/// (`hydraulics::reduced`), so some flow into it must depend on its pressure, or a cylinder
+/// (`circuit::reduced`), so some flow into it must depend on its pressure, or a cylinder
 /// chamber must make it the force that holds the piston (then it is the multiplier of the
 /// chamber's volume constraint). A volume fed only by pumps without leakage (η_v = 1, the
 /// delivery D ω/2π whatever the pressure) has neither: its row of the Newton tangent is zero
@@ -1144,7 +1144,7 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         .enumerate()
         .filter_map(|(i, e)| {
             let nodes = e.ports().nodes;
-            // `hydraulics::advance_positions` finds the positions through this list
+            // `circuit::advance_positions` finds the positions through this list
             debug_assert!(
                 element_position[i].is_none() || nodes[0].is_some(),
                 "an element with a valve position has node ports (internal invariant)"

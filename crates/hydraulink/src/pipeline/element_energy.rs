@@ -2,10 +2,10 @@
 //! port state and efforts kept for the outputs ([`ElementValues`]) and its energy account in the
 //! state ([`crate::state::ElementEnergy`]).
 
+use crate::circuit::node_port_state;
 use crate::elements::component::Component;
 use crate::elements::component::ElementValues;
 use crate::elements::element::{Element, EnergyDomain, MechPort, PortEffort, PortState, Power};
-use crate::elements::hydraulics::node_port_state;
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::ports::{load_rate, Line};
 use crate::model::Model;

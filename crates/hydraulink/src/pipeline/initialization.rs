@@ -27,10 +27,11 @@ use num_dual::Dual64;
 
 use std::f64::consts::PI;
 
+use crate::circuit;
 use crate::elements::component::Component;
 use crate::elements::element::Element;
+use crate::elements::hydraulics::cylinder;
 use crate::elements::hydraulics::hydraulic_motor::{self, HydraulicMotor};
-use crate::elements::hydraulics::{self, cylinder};
 use crate::elements::inputs::InputValues;
 use crate::mechanics::energy;
 use crate::mechanics::kinematics::for_each_on_path;
@@ -717,8 +718,8 @@ impl<'a, 'm> PressureSystem<'a, 'm> {
     }
 
     fn motor_torque(&self, mo: &HydraulicMotor, p: &[Dual64]) -> Dual64 {
-        let pa = hydraulics::node_pressure(self.model, p, mo.a);
-        let pb = hydraulics::node_pressure(self.model, p, mo.b);
+        let pa = circuit::node_pressure(self.model, p, mo.a);
+        let pb = circuit::node_pressure(self.model, p, mo.b);
         hydraulic_motor::law(mo, pa, pb, Dual64::from(0.0)).torque
     }
 
@@ -730,7 +731,7 @@ impl<'a, 'm> PressureSystem<'a, 'm> {
             .map(|v| Dual64::new(p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
             .collect();
         let mut q = vec![Dual64::from(0.0); nv];
-        hydraulics::component_flows(model, &pd, &self.valves.positions(trim), &mut q);
+        circuit::component_flows(model, &pd, &self.valves.positions(trim), &mut q);
         let mut r = Vec::with_capacity(self.neq());
         for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
             r.push(
@@ -1232,7 +1233,7 @@ fn initial_state(
     let (n, nv) = (model.n_coords(), model.n_volumes());
     let ncyl = model.hydraulics.cylinders.len();
     let mut internal = vec![0.0; model.layout.internal.len()];
-    hydraulics::steady_internal_states(model, &start.p, &start.spool, &mut internal);
+    circuit::steady_internal_states(model, &start.p, &start.spool, &mut internal);
     ev.internal.copy_from_slice(&internal);
     ev.evaluate(model, &start.z, &start.zd, &start.p, &start.spool, true);
     let (zdd, lambda) = accelerations(model, ev)?;

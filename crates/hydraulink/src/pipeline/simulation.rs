@@ -666,7 +666,7 @@ fn row_at(
                     let at = PortState {
                         s,
                         sd,
-                        ..crate::elements::hydraulics::node_port_state(m, &st.p, &nodes)
+                        ..crate::circuit::node_port_state(m, &st.p, &nodes)
                     };
                     crate::elements::element::Element::outputs(cyl, &at, &e, &mut cylinder_buf);
                     cylinder_buffered = Some(cylinder);

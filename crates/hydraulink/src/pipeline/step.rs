@@ -7,7 +7,7 @@
 //!    dispatched through the closed enum `workspace::FormulationWorkspace`, statically): its
 //!    stage `initialize` (its own state from the relative one, at the first step) →
 //!    [`restore_tangent`] → advance valves (every element's valve position at t_k+1 by its own
-//!    `Element::advance_position`, `hydraulics::advance_positions`) → predict (history,
+//!    `Element::advance_position`, `circuit::advance_positions`) → predict (history,
 //!    predictor, λ⁰) → the one Newton solver (`solver::newton::solve` on the formulation's
 //!    `NewtonProblem`: residual of every element through its ports, exact tangent, solve, λ
 //!    update; in the formulation's attempts from the same predictor) → project → end stops
@@ -19,7 +19,7 @@
 //!    the next step;
 //! 6. `sample_inputs` again, so a state read between steps holds its next step's inputs.
 
-use crate::elements::hydraulics;
+use crate::circuit;
 use crate::elements::inputs;
 use crate::formulations::z_only::kinematic_guidance::KinematicGuidance;
 use crate::formulations::z_only::multirate::Multirate;
@@ -161,7 +161,7 @@ pub fn formulation_step<F: Stepper>(
     F::available(model, own)?;
     // restore → advance valves → predict
     restore_tangent::<F>(st, ws, own);
-    hydraulics::advance_positions(model, st, dt, &mut ws.spool_new);
+    circuit::advance_positions(model, st, dt, &mut ws.spool_new);
     F::predict(model, st, ws, own);
     // Newton → project; predicted anew and solved again when the formulation asks
     let iterations = loop {

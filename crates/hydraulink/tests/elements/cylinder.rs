@@ -224,7 +224,7 @@ fn element_agrees_with_fast_path(model: Model, steps: usize) {
     ev.evaluate(m, &st.z, &st.zd, &st.p, &st.spool, false);
     let mut inflow = st.p.iter().map(|_| 0.0).collect::<Vec<_>>();
     let mut rates = vec![0.0; st.internal.len()];
-    hydraulics::component_flows_with(m, &st.p, &st.spool, &st.internal, &mut rates, &mut inflow);
+    circuit::component_flows_with(m, &st.p, &st.spool, &st.internal, &mut rates, &mut inflow);
     let mut moved = false;
     for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
         let r = m.layout.cylinder_friction(CylinderId(c));

@@ -76,7 +76,7 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
         // the flows of each element add to zero over its nodes (the gauge argument above)
         for e in &model.elements {
             let ports = e.ports();
-            let at = hydraulics::node_port_state(&model, &st.p, &ports.nodes);
+            let at = circuit::node_port_state(&model, &st.p, &ports.nodes);
             let at = hydraulink::elements::element::PortState {
                 sd: if let hydraulink::elements::element::MechPort::Joint(a) = ports.mech {
                     st.zd[a.0]
@@ -112,7 +112,7 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
             if !vol.algebraic {
                 let be = fluid::effective_bulk_modulus(h.oil_bulk_pa, vv, wall);
                 let extra = if model.has_node_compliance {
-                    hydraulics::element_compliance(&model, &st.p, v)
+                    circuit::element_compliance(&model, &st.p, v)
                 } else {
                     0.0
                 };

@@ -20,7 +20,7 @@
 //! The chamber volumes are part of their nodes' capacitance V/B_e (000 eqs. 22–23, with the
 //! wall compliance), which the element interface does not carry (it adds an extra ∂V/∂p only).
 //! So the cylinders stay in `Hydraulics::cylinders`, and the formulations keep a fast path:
-//! `assembly::Evaluator` (cylinder ports and forces) and `hydraulics::volume` (chamber volumes
+//! `assembly::Evaluator` (cylinder ports and forces) and `circuit::volume` (chamber volumes
 //! in V, V̇ and the wall compliance). Both call the law functions of this file
 //! ([`force_and_friction`], [`chamber_volume`]), which [`Element::evaluate`] calls too, and
 //! `tests/elements/cylinder.rs` checks that the element and the fast path agree on shipped

@@ -38,7 +38,7 @@
 //! **Coupling.** The torque depends on the node pressures and the flow on the joint rate, so the
 //! relative-coordinate pipeline passes the pressures into the joint port
 //! (`mechanics::ports::joint_forces`) and the joint's (q, q̇) into the flow sum
-//! (`hydraulics::component_flows_with`); both enter the exact tangent through the same law.
+//! (`circuit::component_flows_with`); both enter the exact tangent through the same law.
 //! Only the penalty formulation carries it (`pipeline::compile` rejects the others by name).
 
 use crate::elements::hydraulics::fixed_pump::{efficiency, rated_point};

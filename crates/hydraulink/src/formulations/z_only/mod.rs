@@ -341,12 +341,7 @@ impl<F: ZOnly> NewtonProblem for ZOnlyNewton<'_, F> {
 /// the pressures held in x, then the formulation's.
 #[cfg(test)]
 pub(crate) fn prepare<F: ZOnly>(model: &Model, st: &State, ws: &mut Buffers, f: &mut F) {
-    crate::elements::hydraulics::advance_positions(
-        model,
-        st,
-        model.solver.step_s,
-        &mut ws.spool_new,
-    );
+    crate::circuit::advance_positions(model, st, model.solver.step_s, &mut ws.spool_new);
     predict(model, st, ws, f);
 }
 

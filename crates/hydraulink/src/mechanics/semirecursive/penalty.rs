@@ -5,8 +5,8 @@
 //! (000 eq. 39), the projection matrix (000 eqs. 20–21), and the Newton failure report over the
 //! layout's unknowns.
 
-use crate::elements::hydraulics;
-use crate::elements::hydraulics::reduced;
+use crate::circuit;
+use crate::circuit::reduced;
 use crate::model::Model;
 use crate::pipeline::assembly::Evaluator;
 use crate::pipeline::buffers::Buffers;
@@ -39,7 +39,7 @@ pub fn newton_failure(
 /// Stages `advance valves` and `predict`: spool positions at t_k+1 (every element's by its own
 /// law), then `predict`.
 pub fn prepare(model: &Model, st: &State, ws: &mut Buffers) {
-    hydraulics::advance_positions(model, st, model.solver.step_s, &mut ws.spool_new);
+    circuit::advance_positions(model, st, model.solver.step_s, &mut ws.spool_new);
     predict(model, st, ws);
 }
 
