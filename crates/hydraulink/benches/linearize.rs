@@ -11,7 +11,7 @@ use hydraulink::linearize::equilibrium::{equilibrium, EquilibriumOptions};
 use hydraulink::linearize::exact::{linearize, linearize_with, ExactOptions};
 use hydraulink::linearize::finite_difference::{self, StepKind};
 use hydraulink::linearize::{all_inputs, all_outputs};
-use hydraulink::pipeline::assembly::Evaluator;
+use hydraulink::mechanics::assembly::Evaluator;
 use hydraulink::ModelSpec;
 
 fn linearization(c: &mut Criterion) {

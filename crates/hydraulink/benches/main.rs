@@ -179,7 +179,7 @@ fn chain_scaling(c: &mut Criterion) {
         let m = hydraulink::compile(&spec).expect("chain compiles");
         let sim = Simulation::new(m.clone()).expect("chain initializes");
         let st = sim.state().clone();
-        let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&m);
+        let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&m);
         g.bench_function(BenchmarkId::from_parameter(n), |b| {
             b.iter(|| {
                 ev.evaluate(&m, &st.z, &st.zd, &st.p, &st.spool, false);

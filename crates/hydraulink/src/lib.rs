@@ -55,6 +55,6 @@ pub use model::spec::ModelSpec;
 pub use model::Model;
 pub use pipeline::compile;
 pub use pipeline::simulation::Simulation;
-pub use pipeline::step::StepReport;
 pub use pipeline::workspace::Workspace;
 pub use state::State;
+pub use state::StepReport;

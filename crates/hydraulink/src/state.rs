@@ -309,3 +309,18 @@ impl ElementEnergy {
         }
     }
 }
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepReport {
+    /// Newton iterations (linear solves).
+    pub iterations: u32,
+    /// Bit i set: volume i dropped below 0 Pa (absolute) during this step.
+    pub cavitation_onsets: u64,
+    /// Kinetic energy at the end of the step [J].
+    pub kinetic_j: f64,
+    /// Potential energy at the end of the step [J].
+    pub potential_j: f64,
+    /// ‖Φ‖ at the end of the step.
+    pub constraint_violation: f64,
+}

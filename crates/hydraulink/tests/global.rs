@@ -119,7 +119,7 @@ fn global_ali3p_quickreturn_matches_penalty() {
 fn global_parts(
     ws: &mut hydraulink::Workspace,
 ) -> (
-    &mut hydraulink::pipeline::buffers::Buffers,
+    &mut hydraulink::mechanics::buffers::Buffers,
     &mut hydraulink::mechanics::global::GlobalWorkspace,
 ) {
     use hydraulink::pipeline::workspace::FormulationWorkspace;

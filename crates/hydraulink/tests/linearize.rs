@@ -354,7 +354,7 @@ fn exact_a_matches_nonlinear_rhs_at_equilibrium_and_in_motion() {
             .expect("linearization");
             let mut pt = eq.point.clone();
             pt.zd = (&lin0.t0 * 2.0).column(0).iter().copied().collect();
-            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&model);
             let mut xx = pt.z.clone();
             xx.extend_from_slice(&pt.zd);
             xx.extend_from_slice(&pt.p);
@@ -460,7 +460,7 @@ fn nonholonomic_simulation_rolling_disc_and_knife_edge() {
     }
     let st = sim.state();
     println!("disc at 1 s: z = {:?}, zd = {:?}", st.z, st.zd);
-    let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
+    let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&model);
     ev.evaluate(&model, &st.z, &st.zd, &[], &[], true);
     let psi = ev
         .nonholonomic
@@ -691,7 +691,7 @@ fn rolling_disc_linearized_about_its_motion() {
         let mut pt = OperatingPoint::from_state(sim.state());
         // z̈⁰ from the index-1 equations at (z⁰, ż⁰), so that the reference satisfies eq. 9 and
         // the constraint accelerations exactly (the run's projected z̈ does so to its tolerances)
-        let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(mdl);
+        let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(mdl);
         let mut xx = pt.z.clone();
         xx.extend_from_slice(&pt.zd);
         let f = index1::rhs(mdl, &mut ev, &xx, &[], &[0.0; 4]);
@@ -875,7 +875,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
                     loaded.friction[k] = 0.4 * 830.0 / (54f64.sqrt() * 1e6);
                 }
             }
-            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&model);
             let mut xx = loaded.z.clone();
             xx.extend_from_slice(&loaded.zd);
             xx.extend_from_slice(&loaded.p);
@@ -963,7 +963,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
         // z̈⁰ from the index-1 equations, so that the reference satisfies eq. 9 exactly (the
         // run's z̈ does so to its tolerances)
         {
-            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&moving_model);
+            let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&moving_model);
             let mut xx = moving.z.clone();
             xx.extend_from_slice(&moving.zd);
             xx.extend_from_slice(&moving.p);
@@ -1288,7 +1288,7 @@ fn relief_poppet_lag_is_linearized() {
             );
         }
         {
-            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&model);
             hydraulink::linearize::set_element_time(&model, &mut ev, pt.t_s);
             let mut xx = pt.z.clone();
             xx.extend_from_slice(&pt.zd);

@@ -26,7 +26,7 @@
 //! against central differences in `tests/elements/`. The closed [`crate::elements::component::Component`]
 //! enum dispatches without `Box<dyn>` in the step.
 //!
-//! Mapping of the ports: relative coordinates in [`crate::pipeline::assembly::Evaluator`] (`elements`),
+//! Mapping of the ports: relative coordinates in [`crate::mechanics::assembly::Evaluator`] (`elements`),
 //! natural coordinates in `mechanics::global` (`element_ports`), the hydraulic nodes in
 //! [`crate::circuit::component_flows`] and [`crate::circuit::pressure_rates`] for every
 //! formulation. The energy stage ([`energy`]) evaluates every element at the committed state.

@@ -49,6 +49,8 @@
 //! p, ṗ; actuator work; energies).
 
 use crate::formulations::Stepper;
+use crate::mechanics::advance::commit_natural;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::global::natural_coordinates::NaturalModel;
 use crate::mechanics::global::natural_step::{
     add_hessian, add_jtj, add_mass, ensure_natural_state, initialize_natural, natural_available,
@@ -59,8 +61,6 @@ use crate::mechanics::global::{
     form_residual, jacobian_at, natural, trapezoidal_rates, GlobalWorkspace,
 };
 use crate::model::Model;
-use crate::pipeline::advance::commit_natural;
-use crate::pipeline::buffers::Buffers;
 use crate::solver::linalg::{DenseCholesky, DenseLu, SingularMatrix};
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::state::State;
@@ -142,7 +142,7 @@ pub struct Ali3pNewton<'a> {
     st: &'a State,
     g: &'a mut GlobalWorkspace,
     spools: &'a [f64],
-    counters: &'a mut crate::pipeline::buffers::Counters,
+    counters: &'a mut crate::mechanics::buffers::Counters,
 }
 
 impl NewtonProblem for Ali3pNewton<'_> {
@@ -203,7 +203,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
         tolerances(self.model, natural(self.model).nq)
     }
 
-    fn counters(&mut self) -> &mut crate::pipeline::buffers::Counters {
+    fn counters(&mut self) -> &mut crate::mechanics::buffers::Counters {
         self.counters
     }
 
@@ -230,7 +230,7 @@ fn projection_matrix(model: &Model, nm: &NaturalModel, jac: &[f64], a: &mut [f64
 fn factor_projection(
     model: &Model,
     g: &mut GlobalWorkspace,
-    counters: &mut crate::pipeline::buffers::Counters,
+    counters: &mut crate::mechanics::buffers::Counters,
 ) -> Result<bool, SingularMatrix> {
     counters.factorizations += 1;
     projection_matrix(

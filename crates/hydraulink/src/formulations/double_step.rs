@@ -71,11 +71,11 @@ use num_dual::Dual64;
 
 use crate::circuit::reduced;
 use crate::formulations::Stepper;
+use crate::mechanics::advance;
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::{Buffers, Counters, History};
 use crate::mechanics::semirecursive::penalty;
 use crate::model::Model;
-use crate::pipeline::advance;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::{Buffers, Counters, History};
 use crate::solver::newton::{NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::{re, Real};
 use crate::state::{FormulationState, Partition, State};

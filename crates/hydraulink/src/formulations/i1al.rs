@@ -40,6 +40,7 @@
 use crate::circuit;
 use crate::circuit::reduced;
 use crate::formulations::Stepper;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::global::natural_coordinates::NaturalModel;
 use crate::mechanics::global::natural_step::{
     self, add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure,
@@ -48,7 +49,6 @@ use crate::mechanics::global::{
     add_port_columns, cylinders, dense_columns, dual_columns, natural, GlobalWorkspace, NatEval,
 };
 use crate::model::Model;
-use crate::pipeline::buffers::Buffers;
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;
@@ -306,7 +306,7 @@ pub struct I1alNewton<'a> {
     prev: Prev<'a>,
     g: &'a mut GlobalWorkspace,
     spools: &'a [f64],
-    counters: &'a mut crate::pipeline::buffers::Counters,
+    counters: &'a mut crate::mechanics::buffers::Counters,
     tangent_valid: &'a mut bool,
     tangent_id: &'a mut u64,
     tangent_pending: &'a mut crate::state::TangentCache,
@@ -395,7 +395,7 @@ impl NewtonProblem for I1alNewton<'_> {
         tolerances(self.model, natural(self.model).nq)
     }
 
-    fn counters(&mut self) -> &mut crate::pipeline::buffers::Counters {
+    fn counters(&mut self) -> &mut crate::mechanics::buffers::Counters {
         self.counters
     }
 
@@ -529,7 +529,7 @@ impl Stepper for I1al {
         report: &mut StepReport,
     ) {
         let nq = natural(model).nq;
-        crate::pipeline::advance::commit_natural(
+        crate::mechanics::advance::commit_natural(
             model,
             st,
             report,

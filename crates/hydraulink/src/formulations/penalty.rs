@@ -27,15 +27,15 @@ use num_dual::Dual64;
 
 use crate::circuit::reduced;
 use crate::formulations::Stepper;
+use crate::mechanics::advance;
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::{Buffers, Counters, History};
 pub use crate::mechanics::semirecursive::penalty::{
     form_residual, form_state_rows, mat_vec, prepare, projection_matrix,
 };
 pub(crate) use crate::mechanics::semirecursive::penalty::{newton_failure, predict};
 use crate::mechanics::semirecursive::schur::{self, SchurTangent};
 use crate::model::Model;
-use crate::pipeline::advance;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::{Buffers, Counters, History};
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;
@@ -175,7 +175,7 @@ fn tangent_at_evaluated(model: &Model, ws: &mut Buffers) {
 /// `ev`), n × n; `ca` = (Δt²/4) α.
 fn fill_projection(
     a: &mut [f64],
-    ev: &crate::pipeline::assembly::Evaluator<f64>,
+    ev: &crate::mechanics::assembly::Evaluator<f64>,
     n: usize,
     ca: f64,
 ) {

@@ -25,8 +25,8 @@ use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
 use crate::linearize::{partition, LinearizeError, OperatingPoint};
+use crate::mechanics::assembly::Evaluator;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
 use crate::solver::linalg::pinv_solve;
 use crate::solver::newton::{self, Counters, NewtonProblem, TangentPolicy, Tolerances};
 
@@ -83,7 +83,7 @@ pub fn equilibrium(
     if m > 0 {
         // tolerance 1e-13: tighter than the initialization's, for the 1e-9° equilibrium angles
         if let Err((violation, iterations)) =
-            crate::pipeline::initialization::close_loops(model, &mut ev, &mut z, &free, 1e-13)
+            crate::mechanics::loop_closure::close_loops(model, &mut ev, &mut z, &free, 1e-13)
         {
             return Err(LinearizeError::LoopCannotClose {
                 held: held_names(),

@@ -8,9 +8,6 @@
 //! Compile sits here, above the mechanics, because it derives the cut-joint equations and the
 //! natural-coordinate model through the kinematics.
 
-pub mod advance;
-pub mod assembly;
-pub mod buffers;
 pub mod compile;
 pub mod element_energy;
 pub mod initialization;

@@ -26,28 +26,15 @@ use crate::formulations::z_only::multirate::Multirate;
 use crate::formulations::Stepper;
 use crate::formulations::{ali3p::Ali3p, i1al::I1al};
 use crate::formulations::{double_step::DoubleStep, penalty::Penalty};
+use crate::mechanics::advance;
+use crate::mechanics::buffers::Buffers;
 use crate::model::Model;
-use crate::pipeline::advance;
-use crate::pipeline::buffers::Buffers;
 use crate::pipeline::workspace::{FormulationWorkspace, Workspace};
 use crate::solver::newton;
 use crate::state::State;
 use crate::StepError;
 
-/// What one step did.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct StepReport {
-    /// Newton iterations (linear solves).
-    pub iterations: u32,
-    /// Bit i set: volume i dropped below 0 Pa (absolute) during this step.
-    pub cavitation_onsets: u64,
-    /// Kinetic energy at the end of the step [J].
-    pub kinetic_j: f64,
-    /// Potential energy at the end of the step [J].
-    pub potential_j: f64,
-    /// ‖Φ‖ at the end of the step.
-    pub constraint_violation: f64,
-}
+pub use crate::state::StepReport;
 
 /// Rejects NaN/Inf in the state before a step (an error, never a reset), naming the entry by
 /// its layout name (`model::layout`).

@@ -13,7 +13,7 @@
 //!   failing, the solve goes on as damped full Newton (a fresh tangent and the fraction
 //!   [`DAMPING`] of each increment) up to the iteration cap. A solve that converges without it
 //!   takes exactly the iterates it took before; only a solve that used to fail changes;
-//! - counted statistics ([`crate::pipeline::buffers::Counters`]: residuals, tangents, factorizations,
+//! - counted statistics ([`crate::mechanics::buffers::Counters`]: residuals, tangents, factorizations,
 //!   iterations, damped increments);
 //! - a line search ([`NewtonProblem::step_fraction`]: x_{h+1} = x_h + α Δx) and a projection of
 //!   the iterate onto its admissible set ([`NewtonProblem::project_iterate`]), both doing

@@ -7,8 +7,8 @@
 use hydraulink::elements::element::{absorbed_power, Element, MechPort, PortState, MAX_INTERNAL};
 use hydraulink::elements::friction::{BengisuAkay, BrownMcPhee, LuGre, ModifiedLuGre};
 use hydraulink::elements::hydraulics::{self, fluid, volume};
+use hydraulink::mechanics::assembly::Evaluator;
 use hydraulink::model::{CylinderId, Friction, Model, Node, VolumeId};
-use hydraulink::pipeline::assembly::Evaluator;
 use hydraulink::Simulation;
 use num_dual::Dual64;
 

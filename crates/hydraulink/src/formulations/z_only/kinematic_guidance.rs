@@ -44,11 +44,11 @@ use num_dual::Dual64;
 
 use crate::elements::hydraulics::CylinderMotion;
 use crate::formulations::z_only::{self, ZOnly};
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::ports::Line;
 use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, SignalSpec};
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::Buffers;
 
 use crate::solver::real::Real;
 use crate::state::{FormulationState, GuidanceState, State};

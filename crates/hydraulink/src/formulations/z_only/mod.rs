@@ -24,12 +24,12 @@ pub mod multirate;
 use num_dual::Dual64;
 
 use crate::formulations::Stepper;
+use crate::mechanics::advance;
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::{Buffers, Counters, History};
 use crate::mechanics::constraints;
 use crate::mechanics::semirecursive::penalty;
 use crate::model::Model;
-use crate::pipeline::advance;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::{Buffers, Counters, History};
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;

@@ -25,10 +25,10 @@ use num_dual::Dual64;
 
 use crate::circuit::substeps::{self, HydraulicBuffers, HydraulicConfig, HydraulicPlan};
 use crate::formulations::z_only::{self, ZOnly};
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::ports::Line;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::Buffers;
 use crate::solver::newton;
 use crate::solver::real::Real;
 use crate::state::State;

@@ -7,9 +7,9 @@
 
 use crate::circuit;
 use crate::circuit::reduced;
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::Buffers;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::Buffers;
 
 use crate::solver::real::Real;
 use crate::state::State;

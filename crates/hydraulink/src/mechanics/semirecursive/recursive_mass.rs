@@ -78,7 +78,7 @@ pub fn kinetic_energy(model: &Model, kin: &Kinematics<f64>, dynamics: &Dynamics<
 
 #[cfg(test)]
 mod tests {
-    use crate::pipeline::assembly::Evaluator;
+    use crate::mechanics::assembly::Evaluator;
     use crate::ModelSpec;
 
     /// M′ v by the tree passes equals the formed M′ times v, on a branched tree with a prismatic

@@ -5,8 +5,8 @@
 
 use num_dual::Dual64;
 
+use crate::mechanics::assembly::Evaluator;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
 use crate::solver::linalg::DenseLu;
 
 /// Trapezoidal history terms of the step (000 eqs. 33–34).

@@ -124,7 +124,7 @@ pub fn friction_work(st: &mut State, friction: &[f64], motion: &[CylinderMotion<
 /// `report`, from the evaluator's last evaluation and the committed rates `zd`.
 pub fn energies_and_violation(
     model: &Model,
-    ev: &crate::pipeline::assembly::Evaluator<f64>,
+    ev: &crate::mechanics::assembly::Evaluator<f64>,
     zd: &[f64],
     report: &mut crate::StepReport,
 ) {
