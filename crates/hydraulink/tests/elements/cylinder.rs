@@ -4,9 +4,10 @@
 //! force and friction-state rates, the volume law's ṗ) at states of shipped models; its power
 //! balance; and the output columns it describes.
 
+use hydraulink::circuit::{self, volume};
 use hydraulink::elements::element::{absorbed_power, Element, MechPort, PortState, MAX_INTERNAL};
 use hydraulink::elements::friction::{BengisuAkay, BrownMcPhee, LuGre, ModifiedLuGre};
-use hydraulink::elements::hydraulics::{self, fluid, volume};
+use hydraulink::elements::hydraulics::fluid;
 use hydraulink::mechanics::assembly::Evaluator;
 use hydraulink::model::{CylinderId, Friction, Model, Node, VolumeId};
 use hydraulink::Simulation;

@@ -21,7 +21,8 @@
 //! the Newton tolerance, so the row balance holds to solver tolerance, not to rounding.
 //! Algebraic volumes have no storage (their balance is Q_in = V̇).
 
-use hydraulink::elements::hydraulics::{self, fluid, volume, CylinderMotion};
+use hydraulink::circuit::{self, volume};
+use hydraulink::elements::hydraulics::{fluid, CylinderMotion};
 use hydraulink::model::{Node, VolumeId};
 use hydraulink::Simulation;
 

@@ -10,7 +10,7 @@ use hydraulink::elements::component::ComponentSpec;
 use hydraulink::elements::external_load::LoadAxes;
 use hydraulink::mechanics::kinematics::Kinematics;
 use hydraulink::model::spec::{Formulation, Pose, VisualSpec};
-use hydraulink::model::{self, ConstraintEq, Frame, FrameDir, FramePoint, Model, V3};
+use hydraulink::model::{ConstraintEq, Frame, FrameDir, FramePoint, Model, V3};
 use hydraulink::ModelSpec;
 
 use crate::common::{run, spec_from, spec_of};
