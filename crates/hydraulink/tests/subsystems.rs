@@ -11,9 +11,10 @@ mod common;
 mod alloc_counter;
 
 use common::*;
+use hydraulink::circuit::substeps::HydraulicConfig;
 use hydraulink::model::spec::HydraulicIntegrator;
 use hydraulink::pipeline::initialization::initialize;
-use hydraulink::pipeline::subsystem::hydraulic::{HydraulicConfig, HydraulicSubsystem};
+use hydraulink::pipeline::subsystem::hydraulic::HydraulicSubsystem;
 use hydraulink::pipeline::subsystem::mechanical::MechanicalSubsystem;
 use hydraulink::pipeline::subsystem::{Segment, Subsystem};
 use hydraulink::Model;
