@@ -32,7 +32,7 @@ fn fourbar() -> hydraulink::Model {
         hydraulink_io::parse_model(hydraulink_io::DEFAULT_MODEL, "fourbar.toml").expect("parses");
     spec.solver.step_s = STEP_S.parse().unwrap();
     spec.solver.duration_s = DURATION_S.parse().unwrap();
-    hydraulink::model::compile(&spec).expect("compiles")
+    hydraulink::compile(&spec).expect("compiles")
 }
 
 fn out_dir(name: &str) -> PathBuf {

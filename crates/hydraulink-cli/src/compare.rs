@@ -206,7 +206,7 @@ fn start(
     recorded: Option<&Recording>,
 ) -> Run {
     let spec = run_spec(spec, formulation, step, opts, recorded);
-    let model = match hydraulink::model::compile(&spec) {
+    let model = match hydraulink::compile(&spec) {
         Ok(m) => m,
         Err(e) => {
             let error = hydraulink_io::locate_model_error_with_overrides(
@@ -361,14 +361,10 @@ fn supported_formulations(
         sd: vec![vec![0.0, 0.0]; spec.hydraulics.cylinders.len()],
     };
     let compiles = |f: Formulation| {
-        hydraulink::model::compile(&run_spec(spec, f, step, opts, Some(&placeholder))).map_err(
-            |e| {
-                hydraulink_io::locate_model_error_with_overrides(
-                    &opts.text, &opts.file, &e, applied,
-                )
+        hydraulink::compile(&run_spec(spec, f, step, opts, Some(&placeholder))).map_err(|e| {
+            hydraulink_io::locate_model_error_with_overrides(&opts.text, &opts.file, &e, applied)
                 .to_string()
-            },
-        )
+        })
     };
     let mut chosen = vec![own];
     let mut skipped = Vec::new();

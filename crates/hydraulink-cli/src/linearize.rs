@@ -299,7 +299,7 @@ pub(crate) fn linearize_command(args: &LinearizeArgs) -> Result<(), Failure> {
             x0.extend_from_slice(&point.spool[..model.valves_4_3().count()]);
             x0.extend_from_slice(&point.friction);
             x0.extend_from_slice(&point.internal);
-            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&model);
             hydraulink::linearize::set_element_time(&model, &mut ev, point.t_s);
             let zero = vec![0.0; model.n_coords()];
             let (mut dirs, mut derivs) = (Vec::new(), Vec::new());

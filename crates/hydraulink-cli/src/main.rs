@@ -512,7 +512,7 @@ pub(crate) fn load_compiled(
     let (spec, scene) = add_scene(spec, scene, path)?;
     let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, sets)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    let model = hydraulink::model::compile(&spec)
+    let model = hydraulink::compile(&spec)
         .map_err(|e| Failure::invalid_input(locate(&text, &file, &e, &applied, scene.as_ref())))?;
     Ok((model, text, file))
 }
@@ -1013,7 +1013,7 @@ fn compile(
     applied: &[hydraulink_io::Applied],
     scene: Option<&Scene>,
 ) -> Result<hydraulink::Model, Failure> {
-    hydraulink::model::compile(spec).map_err(|error| {
+    hydraulink::compile(spec).map_err(|error| {
         let overrides = [
             ("solver.step_s", "--step", args.step.is_some()),
             ("solver.duration_s", "--duration", args.duration.is_some()),

@@ -106,7 +106,7 @@ pub(crate) fn serve_command(args: &ServeArgs) -> Result<(), Failure> {
     let (spec, scene) = crate::add_scene(spec, &scene, args.model.as_ref())?;
     let (spec, applied) = hydraulink_io::apply_overrides_traced(&spec, &args.set)
         .map_err(|e| Failure::invalid_input(e.to_string()))?;
-    let model = hydraulink::model::compile(&spec).map_err(|e| {
+    let model = hydraulink::compile(&spec).map_err(|e| {
         Failure::invalid_input(crate::locate(&text, &file, &e, &applied, scene.as_ref()))
     })?;
     let sim = Simulation::new(model).map_err(|e| init_failure(&e, &text, &file))?;

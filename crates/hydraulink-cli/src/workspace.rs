@@ -113,7 +113,7 @@ fn load(
     if !spec.outputs.markers.contains(&args.point) {
         spec.outputs.markers.push(args.point.clone());
     }
-    let model = hydraulink::model::compile(&spec)
+    let model = hydraulink::compile(&spec)
         .map_err(|e| Failure::invalid_input(locate(&text, &file, &e, &applied, None)))?;
     let point = model
         .output_markers

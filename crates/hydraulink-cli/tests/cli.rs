@@ -955,7 +955,7 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
         assert!(out.status.success(), "{model}: {}", stderr(&out));
         let text = fs::read_to_string(&file).unwrap();
         let spec = hydraulink_io::parse_model(&text, model).unwrap();
-        let m = hydraulink::model::compile(&spec).unwrap();
+        let m = hydraulink::compile(&spec).unwrap();
         let cols = csv_columns(&dir);
         let table: Vec<serde_json::Value> =
             serde_json::from_str(&fs::read_to_string(dir.join("results.columns.json")).unwrap())
@@ -977,9 +977,9 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
             .iter()
             .map(|v| col(&format!("{v}.p")))
             .collect();
-        let node_p = |nodes: &[Option<hydraulink::model::ids::Node>; 4], r: usize| {
+        let node_p = |nodes: &[Option<hydraulink::elements::ids::Node>; 4], r: usize| {
             let p: Vec<f64> = volume_p.iter().map(|c| c[r]).collect();
-            hydraulink::elements::hydraulics::node_port_state(&m, &p, nodes).p
+            hydraulink::circuit::node_port_state(&m, &p, nodes).p
         };
         let close = |a: f64, b: f64, scale: f64, what: &str| {
             assert!(

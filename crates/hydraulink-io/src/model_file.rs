@@ -5,8 +5,8 @@
 //! 1. **TOML** ([`LoadErrorKind::Syntax`]): the text is parsed once, keeping spans.
 //! 2. **Schema** ([`LoadErrorKind::Schema`]): serde deserializes the spec (unknown keys, missing
 //!    fields, wrong types). The error's span is turned back into a model path and its element.
-//! 3. **Model** ([`LoadErrorKind::Model`]): `hydraulink::model::validate` (and, for
-//!    [`compile_model`], `hydraulink::model::compile`) report a `ModelError` with a path, which
+//! 3. **Model** ([`LoadErrorKind::Model`]): `hydraulink::pipeline::validate` (and, for
+//!    [`compile_model`], `hydraulink::compile`) report a `ModelError` with a path, which
 //!    [`locate_model_error`] maps to the line of that field.
 
 use std::path::Path;
@@ -36,11 +36,11 @@ pub fn parse_model(text: &str, file: &str) -> Result<ModelSpec, LoadError> {
         .map_err(|error| toml_error(text, file, LoadErrorKind::Schema, &error, &doc))
 }
 
-/// Parses and validates a model (`hydraulink::model::validate`): every check that needs only
+/// Parses and validates a model (`hydraulink::pipeline::validate`): every check that needs only
 /// the spec. Returns the spec.
 pub fn check_model(text: &str, file: &str) -> Result<ModelSpec, LoadError> {
     let spec = parse_model(text, file)?;
-    hydraulink::model::validate::validate(&spec)
+    hydraulink::pipeline::validate::validate(&spec)
         .map_err(|error| locate_model_error(text, file, &error))?;
     Ok(spec)
 }
@@ -48,7 +48,7 @@ pub fn check_model(text: &str, file: &str) -> Result<ModelSpec, LoadError> {
 /// Parses and compiles a model (compilation validates it first).
 pub fn compile_model(text: &str, file: &str) -> Result<hydraulink::Model, LoadError> {
     let spec = parse_model(text, file)?;
-    hydraulink::model::compile(&spec).map_err(|error| locate_model_error(text, file, &error))
+    hydraulink::compile(&spec).map_err(|error| locate_model_error(text, file, &error))
 }
 
 /// Reads a model file as text.

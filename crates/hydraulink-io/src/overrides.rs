@@ -576,7 +576,7 @@ mod tests {
         )
         .unwrap();
         match &s.inputs[0].signal {
-            hydraulink::model::inputs::SignalSpec::Sine {
+            hydraulink::elements::inputs::SignalSpec::Sine {
                 amplitude,
                 frequency_hz,
                 phase_rad,

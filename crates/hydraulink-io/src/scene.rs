@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use hydraulink::elements::component::ComponentSpec;
 use hydraulink::error::ModelError;
 use hydraulink::model::spec::{GameSpec, ModelSpec};
-use hydraulink::terrain::world::TerrainSpec;
+use hydraulink::terrain::data::TerrainSpec;
 use serde::{Deserialize, Serialize};
 use toml::de::DeTable;
 

@@ -326,7 +326,7 @@ fn run_briefly(text: &str, file: &str) -> Result<Outcome, TestCaseError> {
     };
     // A valid model may ask for up to 1000 iterations of up to 10,000 substeps: cap the work
     // per step so that the budget of the test holds (the bounds themselves are tested in
-    // `model/validate.rs`).
+    // `pipeline/validate.rs`).
     model.solver.max_iterations = model.solver.max_iterations.min(30);
     model.solver.hydraulic_substeps = model.solver.hydraulic_substeps.min(50);
     let n_steps = model.n_steps();

@@ -20,7 +20,7 @@ fn excavator_on_its_worksite() -> hydraulink::Simulation {
     let model = models().join("excavator.toml");
     let spec = load_model(&model).expect("the excavator loads");
     let (spec, _) = with_scene(spec, &SceneChoice::Model, Some(&model)).expect("with its worksite");
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     hydraulink::Simulation::new(model).expect("initializes")
 }
 
@@ -39,7 +39,7 @@ fn the_excavator_names_its_worksite_and_compiles_with_it() {
     assert_eq!(spec.elements.len(), n + 5);
     // the sand and the game come with the worksite, not with the machine
     assert!(spec.terrain.is_some() && spec.game.is_some());
-    let model = hydraulink::model::compile(&spec).expect("the machine with its worksite compiles");
+    let model = hydraulink::compile(&spec).expect("the machine with its worksite compiles");
     let sim = hydraulink::Simulation::new(model).expect("it initializes");
     let labels = sim.output_labels();
     for c in [
@@ -61,7 +61,7 @@ fn an_error_in_a_scene_element_names_the_scene_file_line_and_path() {
     let text = "description = \"one bad pole\"\n\n[[elements]]\ntype = \"obb_contact\"\nname = \"pole_hit\"\nbody = \"arm\"\nmarker = \"F\"\nhalf_extents_m = [0.2, 1.7, 0.2]\nstiffness_n_m = 1.0e7\ndamping_n_s_m = 1.0e4\nobstacle = { kind = \"pole\", base_m = [5.0, 0.0, 0.0], axis = [0.0, 1.0, 0.0], radius_m = -0.2, height_m = 3.0 }\n";
     let mut scene = parse_scene(text, "site.toml").expect("parses");
     add_scene(&mut spec, &mut scene).expect("the scene adds");
-    let error = hydraulink::model::compile(&spec).expect_err("a negative radius");
+    let error = hydraulink::compile(&spec).expect_err("a negative radius");
     let located = scene.locate(&error).expect("in the scene");
     let shown = located.to_string();
     assert!(
@@ -109,7 +109,7 @@ fn an_error_in_the_scene_terrain_names_the_scene_file_line() {
     let text = "[terrain]\norigin_m = [1.0, -2.5]\ncells = [60, 50]\ncell_m = -0.1\ndensity_kg_m3 = 1600.0\nstiffness_n_m = 2.0e5\ndamping_n_s_m = 2.0e3\n";
     let mut scene = parse_scene(text, "site.toml").expect("parses");
     add_scene(&mut spec, &mut scene).expect("the scene adds");
-    let error = hydraulink::model::compile(&spec).expect_err("a negative cell");
+    let error = hydraulink::compile(&spec).expect_err("a negative cell");
     let shown = scene.locate(&error).expect("in the scene").to_string();
     assert!(
         shown.starts_with("site.toml:4:") && shown.contains("terrain.cell_m"),

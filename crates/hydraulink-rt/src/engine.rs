@@ -967,7 +967,7 @@ mod tests {
     fn a_real_time_engine_that_cannot_keep_up_gives_its_priority_up() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/boom.toml");
         let spec = hydraulink_io::load_model(std::path::Path::new(path)).expect("loads");
-        let model = hydraulink::model::compile(&spec).expect("compiles");
+        let model = hydraulink::compile(&spec).expect("compiles");
         let sim = Simulation::new(model).expect("initializes");
         let options = EngineOptions::default();
         let (mut core, _ch) = Core::new(sim, options, ManualClock::new(Duration::from_millis(2)))

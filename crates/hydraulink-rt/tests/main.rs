@@ -12,7 +12,7 @@ use std::time::Duration;
 pub fn sim_of(name: &str) -> Simulation {
     let path = format!("{}/../../models/{name}.toml", env!("CARGO_MANIFEST_DIR"));
     let spec = hydraulink_io::load_model(std::path::Path::new(&path)).expect("shipped model loads");
-    let model = hydraulink::model::compile(&spec).expect("shipped model compiles");
+    let model = hydraulink::compile(&spec).expect("shipped model compiles");
     Simulation::new(model).expect("shipped model initializes")
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 fn the_paced_loop_allocates_nothing_per_step() {
     let path = format!("{}/../../models/excavator.toml", env!("CARGO_MANIFEST_DIR"));
     let spec = hydraulink_io::load_model(std::path::Path::new(&path)).expect("loads");
-    let sim = Simulation::new(hydraulink::model::compile(&spec).expect("compiles")).expect("init");
+    let sim = Simulation::new(hydraulink::compile(&spec).expect("compiles")).expect("init");
     let options = EngineOptions {
         bindings: vec![
             InputBinding {

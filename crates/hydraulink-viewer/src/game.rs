@@ -547,7 +547,7 @@ impl Columns {
                 out.push(c.clone());
             }
         }
-        let spec = hydraulink::model::pose::to_reference(spec);
+        let spec = hydraulink::pipeline::pose::to_reference(spec);
         let marker = game
             .reach_marker
             .clone()

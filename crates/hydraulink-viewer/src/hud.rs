@@ -314,7 +314,7 @@ impl Hud {
     /// The HUD of a validated model `spec` (any pose) whose run has the output columns
     /// `labels`; every gauge, condition and fuel power must name a sensor or a column.
     pub fn new(spec: &ModelSpec, labels: &[String]) -> Result<Hud, HudError> {
-        let spec = hydraulink::model::pose::to_reference(spec);
+        let spec = hydraulink::pipeline::pose::to_reference(spec);
         let mut columns: Vec<String> = Vec::new();
         let sensors_spec = &spec.hud.sensors;
         let examples = || {

@@ -262,7 +262,7 @@ pub fn terrain(sim: &hydraulink::Simulation) -> Option<SceneTerrain> {
 /// The obstacles of every `obb_contact` element of `model`, each drawn once (a worksite lists
 /// the same poles against several bodies).
 pub fn obstacles(model: &hydraulink::Model) -> Vec<SceneObstacle> {
-    use hydraulink::contact::obb_contact::Obstacle;
+    use hydraulink::elements::obb_contact::Obstacle;
     let mut out: Vec<SceneObstacle> = Vec::new();
     for e in &model.elements {
         for o in e.obstacles() {
@@ -505,7 +505,7 @@ impl Scene {
     /// The scene of a validated model `spec` (any pose; it is mapped to the reference
     /// configuration) whose simulation has the output columns `labels`.
     pub fn new(spec: &ModelSpec, step_s: f64, labels: &[String]) -> Scene {
-        let spec = hydraulink::model::pose::to_reference(spec);
+        let spec = hydraulink::pipeline::pose::to_reference(spec);
         let bodies: Vec<SceneBody> = spec
             .bodies
             .iter()

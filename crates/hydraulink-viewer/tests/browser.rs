@@ -281,7 +281,7 @@ fn excavator_page_renders_and_a_key_raises_the_boom() {
         Some(&path),
     )
     .expect("the machine with its worksite loads");
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let sim = hydraulink::Simulation::new(model).expect("initializes");
     let options = ServeOptions {
         model_dir: path.parent().map(Path::to_path_buf),
@@ -469,7 +469,7 @@ fn loader_hud_shows_the_server_values_ticks_a_task_and_replays_a_recording() {
     let started = Instant::now();
     let path = repo().join("models/loader.toml");
     let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let sim = hydraulink::Simulation::new(model).expect("initializes");
     let server = Server::start(&spec, sim, ServeOptions::default()).expect("server starts");
     let addr = server.addr().to_string();
@@ -602,7 +602,7 @@ fn write_finished_run(
     every_s: f64,
 ) -> (f64, u64) {
     use hydraulink_io::output::poses::{PoseWriter, PosesInfo};
-    let model = hydraulink::model::compile(spec).unwrap();
+    let model = hydraulink::compile(spec).unwrap();
     let step_s = model.step_s();
     let mut sim = hydraulink::Simulation::new(model).unwrap();
     let _ = std::fs::remove_dir_all(dir);
@@ -740,7 +740,7 @@ fn excavator_game_attempt_loads_the_hopper() {
         play_signals: true,
         ..ServeOptions::default()
     };
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let sim = hydraulink::Simulation::new(model).expect("initializes");
     let server = Server::start(&spec, sim, options).expect("server starts");
     let browser = launch("game");

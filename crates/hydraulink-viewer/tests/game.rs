@@ -78,7 +78,7 @@ fn an_attempt_through_the_server_writes_the_log_and_the_leaderboard() {
         log: dir.join("game-log.csv"),
         variants: hydraulink_io::variant_choices(&spec),
     };
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let sim = Simulation::new(model).expect("initializes");
     let server = Server::start(
         &spec,
@@ -186,7 +186,7 @@ fn an_attempt_through_the_server_writes_the_log_and_the_leaderboard() {
 fn fuel_from_snapshots_matches_the_per_step_integral() {
     let spec =
         hydraulink_io::load_model(&repo().join("models/excavator.toml")).expect("model loads");
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let mut sim = Simulation::new(model).expect("initializes");
     let labels = sim.output_labels();
     let bodies: Vec<String> = sim.model().bodies.iter().map(|b| b.name.clone()).collect();
@@ -277,7 +277,7 @@ fn a_scripted_operator_loads_2_t_into_the_hopper_in_one_attempt() {
     .expect("the machine with its worksite loads");
     let game = spec.game.clone().expect("the worksite has a [game]");
     assert_eq!(game.goal_kg, 2000.0, "the goal of Publication VI");
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let mut sim = Simulation::new(model).expect("initializes");
     let mut operator = worksite_operator::AimingOperator::new(&sim, &worksite_operator::AIMS_RAD);
     let labels = sim.output_labels();

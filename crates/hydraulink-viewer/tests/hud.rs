@@ -13,7 +13,7 @@ use hydraulink_viewer::Scene;
 fn load(name: &str) -> (hydraulink::model::spec::ModelSpec, hydraulink::Simulation) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../models/{name}.toml"));
     let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
-    let sim = hydraulink::Simulation::new(hydraulink::model::compile(&spec).expect("compiles"))
+    let sim = hydraulink::Simulation::new(hydraulink::compile(&spec).expect("compiles"))
         .expect("initializes");
     (spec, sim)
 }

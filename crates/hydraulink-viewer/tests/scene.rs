@@ -10,7 +10,7 @@ use hydraulink_viewer::Scene;
 fn load(name: &str) -> (hydraulink::model::spec::ModelSpec, hydraulink::Simulation) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../models/{name}.toml"));
     let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
-    let sim = hydraulink::Simulation::new(hydraulink::model::compile(&spec).expect("compiles"))
+    let sim = hydraulink::Simulation::new(hydraulink::compile(&spec).expect("compiles"))
         .expect("initializes");
     (spec, sim)
 }
@@ -224,7 +224,7 @@ fn excavator_with_worksite() -> hydraulink::ModelSpec {
 fn the_excavator_worksite_draws_its_obstacles_once_each() {
     // the machine with the worksite its `scene` key names, as `hydraulink serve` loads it
     let spec = excavator_with_worksite();
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let obstacles = hydraulink_viewer::scene::obstacles(&model);
     // the ground plane, three poles and the hopper's floor and four walls, though the poles
     // and the hopper are listed against three bodies
@@ -346,7 +346,7 @@ fn keys_follow_the_documented_order_whatever_the_valve_count() {
 fn gauges_are_labelled_by_what_they_measure() {
     for path in shipped_models() {
         let spec = hydraulink_io::load_model(&path).expect("shipped model loads");
-        let sim = hydraulink::Simulation::new(hydraulink::model::compile(&spec).expect("compiles"))
+        let sim = hydraulink::Simulation::new(hydraulink::compile(&spec).expect("compiles"))
             .expect("initializes");
         for g in Scene::new(&spec, 1e-3, &sim.output_labels()).gauges {
             assert!(
@@ -434,7 +434,7 @@ fn a_finished_runs_figures_come_from_its_summary() {
 fn the_worksite_rows_round_trip() {
     use hydraulink_viewer::world_rows::{create, RecordedWorld};
     let spec = excavator_with_worksite();
-    let sim = hydraulink::Simulation::new(hydraulink::model::compile(&spec).expect("compiles"))
+    let sim = hydraulink::Simulation::new(hydraulink::compile(&spec).expect("compiles"))
         .expect("initializes");
     let dir = std::env::temp_dir().join(format!("hydraulink-world-rows-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -14,7 +14,7 @@ type Ws = WebSocket<MaybeTlsStream<TcpStream>>;
 
 fn fourbar_server(start_paused: bool) -> Server {
     let spec = hydraulink_io::parse_model(hydraulink_io::DEFAULT_MODEL, "fourbar").unwrap();
-    let sim = hydraulink::Simulation::new(hydraulink::model::compile(&spec).unwrap()).unwrap();
+    let sim = hydraulink::Simulation::new(hydraulink::compile(&spec).unwrap()).unwrap();
     let options = ServeOptions {
         start_paused,
         ..ServeOptions::default()

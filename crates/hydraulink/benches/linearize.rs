@@ -11,14 +11,14 @@ use hydraulink::linearize::equilibrium::{equilibrium, EquilibriumOptions};
 use hydraulink::linearize::exact::{linearize, linearize_with, ExactOptions};
 use hydraulink::linearize::finite_difference::{self, StepKind};
 use hydraulink::linearize::{all_inputs, all_outputs};
-use hydraulink::pipeline::assembly::Evaluator;
-use hydraulink::{model, ModelSpec};
+use hydraulink::mechanics::assembly::Evaluator;
+use hydraulink::ModelSpec;
 
 fn linearization(c: &mut Criterion) {
     let path = format!("{}/../../models/fourbar3d.toml", env!("CARGO_MANIFEST_DIR"));
     let spec: ModelSpec =
         toml::from_str(&std::fs::read_to_string(path).expect("model file")).expect("parses");
-    let m = model::compile(&spec).expect("compiles");
+    let m = hydraulink::compile(&spec).expect("compiles");
     let eq = equilibrium(&m, &EquilibriumOptions::default()).expect("equilibrium");
     let opts = ExactOptions {
         independent: eq.held.clone(),

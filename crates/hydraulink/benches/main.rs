@@ -8,7 +8,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use hydraulink::formulations::z_only::kinematic_guidance::{replay_spec, Recorded};
 use hydraulink::model::spec::Formulation;
-use hydraulink::{model, ModelSpec, Simulation};
+use hydraulink::{ModelSpec, Simulation};
 
 #[path = "../tests/support/chain.rs"]
 mod chain;
@@ -35,7 +35,7 @@ const MODELS: [(&str, &str, Option<f64>); 8] = [
 #[derive(serde::Deserialize)]
 struct Worksite {
     elements: Vec<hydraulink::elements::component::ComponentSpec>,
-    terrain: Option<hydraulink::terrain::world::TerrainSpec>,
+    terrain: Option<hydraulink::terrain::data::TerrainSpec>,
 }
 
 fn load(name: &str, formulation: Formulation, step: Option<f64>) -> Option<hydraulink::Model> {
@@ -61,7 +61,7 @@ fn load(name: &str, formulation: Formulation, step: Option<f64>) -> Option<hydra
         spec = replay_of_penalty_run(&spec)?;
     }
     spec.solver.formulation = formulation;
-    model::compile(&spec).ok()
+    hydraulink::compile(&spec).ok()
 }
 
 /// The model under kinematic guidance following the cylinder lengths and rates of its penalty
@@ -69,7 +69,7 @@ fn load(name: &str, formulation: Formulation, step: Option<f64>) -> Option<hydra
 fn replay_of_penalty_run(spec: &ModelSpec) -> Option<ModelSpec> {
     let mut reference = spec.clone();
     reference.solver.formulation = Formulation::Penalty;
-    let mut sim = Simulation::new(model::compile(&reference).ok()?).ok()?;
+    let mut sim = Simulation::new(hydraulink::compile(&reference).ok()?).ok()?;
     let labels = sim.output_labels();
     let names: Vec<String> = spec
         .hydraulics
@@ -155,7 +155,7 @@ fn chain_scaling(c: &mut Criterion) {
     g.sample_size(10);
     for n in [2usize, 4, 8, 16, 32, 64] {
         let spec: ModelSpec = toml::from_str(&chain::chain_toml(n, 1.0)).expect("chain parses");
-        let m = model::compile(&spec).expect("chain compiles");
+        let m = hydraulink::compile(&spec).expect("chain compiles");
         let steps = (m.duration_s() / m.step_s()).round() as u64;
         g.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
             b.iter_batched(
@@ -176,10 +176,10 @@ fn chain_scaling(c: &mut Criterion) {
     let mut g = c.benchmark_group("chain_evaluate");
     for n in [2usize, 4, 8, 16, 32, 64] {
         let spec: ModelSpec = toml::from_str(&chain::chain_toml(n, 1.0)).expect("chain parses");
-        let m = model::compile(&spec).expect("chain compiles");
+        let m = hydraulink::compile(&spec).expect("chain compiles");
         let sim = Simulation::new(m.clone()).expect("chain initializes");
         let st = sim.state().clone();
-        let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&m);
+        let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&m);
         g.bench_function(BenchmarkId::from_parameter(n), |b| {
             b.iter(|| {
                 ev.evaluate(&m, &st.z, &st.zd, &st.p, &st.spool, false);
@@ -193,7 +193,7 @@ fn chain_scaling(c: &mut Criterion) {
     let mut g = c.benchmark_group("chain_residual");
     for n in [2usize, 4, 8, 16, 32, 64] {
         let spec: ModelSpec = toml::from_str(&chain::chain_toml(n, 1.0)).expect("chain parses");
-        let m = model::compile(&spec).expect("chain compiles");
+        let m = hydraulink::compile(&spec).expect("chain compiles");
         let sim = Simulation::new(m.clone()).expect("chain initializes");
         let mut ws = hydraulink::Workspace::new(&m);
         hydraulink::formulations::penalty::prepare(&m, sim.state(), &mut ws);
@@ -235,7 +235,7 @@ fn friction(c: &mut Criterion) {
             toml::from_str(&std::fs::read_to_string(path).expect("shipped model")).unwrap();
         spec.hydraulics.cylinders[0].friction =
             toml::from_str(&format!("type = \"{law}\"")).unwrap();
-        let m = model::compile(&spec).expect("compiles");
+        let m = hydraulink::compile(&spec).expect("compiles");
         let n = (m.duration_s() / m.step_s()).round() as u64;
         g.bench_function(format!("fourbar_friction_10s_1ms_{law}"), |b| {
             b.iter_batched(

@@ -10,7 +10,7 @@
 //! ```
 //! A file that does not parse, compile, initialize or finish its run prints the error in its block
 //! instead (so a failure that moves is a difference too).
-use hydraulink::{model, ModelSpec, Simulation};
+use hydraulink::{ModelSpec, Simulation};
 
 fn bits(name: &str, values: &[f64]) -> String {
     let hex: Vec<String> = values
@@ -23,7 +23,7 @@ fn bits(name: &str, values: &[f64]) -> String {
 fn final_state(path: &str) -> Result<String, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("read: {e}"))?;
     let spec: ModelSpec = toml::from_str(&text).map_err(|e| format!("parse: {e}"))?;
-    let model = model::compile(&spec).map_err(|e| format!("compile: {e}"))?;
+    let model = hydraulink::compile(&spec).map_err(|e| format!("compile: {e}"))?;
     let mut sim = Simulation::new(model).map_err(|e| format!("initialize: {e}"))?;
     let n = (sim.model().duration_s() / sim.model().step_s()).round() as u64;
     for k in 0..n {

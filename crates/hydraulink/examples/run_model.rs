@@ -1,5 +1,5 @@
 //! Loads a model file, runs it, prints a few diagnostics. `cargo run --example run_model -- models/fourbar.toml`
-use hydraulink::{model, ModelSpec, Simulation};
+use hydraulink::{ModelSpec, Simulation};
 
 fn main() {
     let path = std::env::args()
@@ -7,7 +7,7 @@ fn main() {
         .unwrap_or("models/fourbar.toml".into());
     let text = std::fs::read_to_string(&path).expect("read model");
     let spec: ModelSpec = toml::from_str(&text).expect("parse");
-    let model = model::compile(&spec).expect("compile");
+    let model = hydraulink::compile(&spec).expect("compile");
     let mut sim = Simulation::new(model).expect("init");
     println!(
         "z0 = {:?}\np0 = {:?}\nlambda0 = {:?}",

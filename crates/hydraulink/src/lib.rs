@@ -6,7 +6,7 @@
 //! Newton–Raphson on an exact tangent.
 //!
 //! ## Pipeline
-//! 1. [`model::compile`]: `ModelSpec` → validated, immutable [`Model`].
+//! 1. [`pipeline::compile`]: `ModelSpec` → validated, immutable [`Model`].
 //! 2. [`initialization::initialize`]: loop closure, statics, consistent pressures → [`State`].
 //! 3. [`Workspace::new`]: every buffer, once.
 //! 4. [`step::step`]: one Δt: check state → sample inputs → the one formulation step
@@ -37,6 +37,7 @@
 // Index loops over matrix rows and columns read like the equations they implement.
 #![allow(clippy::needless_range_loop)]
 
+pub mod circuit;
 pub mod contact;
 pub mod elements;
 pub mod error;
@@ -52,7 +53,8 @@ pub mod terrain;
 pub use error::{InitError, InputError, ModelError, StepError};
 pub use model::spec::ModelSpec;
 pub use model::Model;
+pub use pipeline::compile;
 pub use pipeline::simulation::Simulation;
-pub use pipeline::step::StepReport;
 pub use pipeline::workspace::Workspace;
 pub use state::State;
+pub use state::StepReport;

@@ -2,7 +2,7 @@
 //! rolled back or restarted (co-simulation, EKF, linearization at time T).
 
 use crate::contact::hits::HitCounter;
-use crate::model::inputs::InputValues;
+use crate::elements::inputs::InputValues;
 
 impl State {
     /// Total actuator work Σ_c W_c [J].
@@ -37,7 +37,7 @@ pub struct State {
     /// Valve positions of the elements that have one (`Element::n_position`), element by element
     /// (slots `Layout::element_position`, names `Layout::spools`): a 4/3 valve's spool U [unit of
     /// the input], a bridge valve's opening κ [-]. Advanced before Newton (stage `advance
-    /// valves`, `hydraulics::advance_positions`).
+    /// valves`, `circuit::advance_positions`).
     pub spool: Vec<f64>,
     /// The named inputs (valve references U, guidance references): per input, the value set from
     /// outside (`Simulation::set_input`), if any, and the pair (u(t_k), u(t_k+1)) sampled for
@@ -91,7 +91,7 @@ pub struct State {
     pub reported: Reported,
     /// The mutable world of `[terrain]` (heights, payloads, the hopper, the records the
     /// buckets read frozen over the next step), updated at step boundaries by the stage `world`
-    /// (`crate::terrain::world::advance`); `None` without a terrain.
+    /// (`crate::pipeline::world::advance`); `None` without a terrain.
     pub world: Option<crate::terrain::data::WorldState>,
 }
 
@@ -308,4 +308,19 @@ impl ElementEnergy {
             hits: vec![HitCounter::default(); n],
         }
     }
+}
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepReport {
+    /// Newton iterations (linear solves).
+    pub iterations: u32,
+    /// Bit i set: volume i dropped below 0 Pa (absolute) during this step.
+    pub cavitation_onsets: u64,
+    /// Kinetic energy at the end of the step [J].
+    pub kinetic_j: f64,
+    /// Potential energy at the end of the step [J].
+    pub potential_j: f64,
+    /// ‖Φ‖ at the end of the step.
+    pub constraint_violation: f64,
 }

@@ -1,6 +1,6 @@
 //! Shared helpers: load shipped models, run them and collect per-step series.
 
-use hydraulink::{model, Model, ModelSpec, Simulation};
+use hydraulink::{Model, ModelSpec, Simulation};
 
 pub fn spec_of(name: &str) -> ModelSpec {
     let path = format!("{}/../../models/{name}.toml", env!("CARGO_MANIFEST_DIR"));
@@ -9,7 +9,7 @@ pub fn spec_of(name: &str) -> ModelSpec {
 }
 
 pub fn model_of(name: &str) -> Model {
-    model::compile(&spec_of(name)).expect("shipped model compiles")
+    hydraulink::compile(&spec_of(name)).expect("shipped model compiles")
 }
 
 pub fn spec_from(text: &str) -> ModelSpec {

@@ -12,7 +12,7 @@ use hydraulink::formulations::double_step;
 use hydraulink::model::spec::{CutJointKind, Formulation};
 use hydraulink::pipeline::initialization::initialize;
 use hydraulink::pipeline::workspace::FormulationWorkspace;
-use hydraulink::{model, ModelSpec, Simulation, Workspace};
+use hydraulink::{ModelSpec, Simulation, Workspace};
 
 fn double_step_spec(mut s: ModelSpec) -> ModelSpec {
     s.solver.formulation = Formulation::DoubleStep;
@@ -20,7 +20,7 @@ fn double_step_spec(mut s: ModelSpec) -> ModelSpec {
 }
 
 fn run_spec(s: &ModelSpec) -> Run {
-    run(model::compile(s).expect("model compiles"))
+    run(hydraulink::compile(s).expect("model compiles"))
 }
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
@@ -276,7 +276,7 @@ fn redundant_3d_cut_joints_give_the_planar_motion() {
 /// The exact tangent agrees with central differences of the same residual, mid-motion, with the
 /// unknowns perturbed off the solution (so that z_d moves in the position problem).
 fn tangent_check(name: &str, t_check: f64) {
-    let model = model::compile(&double_step_spec(spec_of(name))).unwrap();
+    let model = hydraulink::compile(&double_step_spec(spec_of(name))).unwrap();
     let mut st = initialize(&model).unwrap();
     let mut ws = Workspace::new(&model);
     let n_steps = (t_check / model.step_s()).round() as u64;
@@ -340,7 +340,7 @@ fn tangent_matches_central_differences_quickreturn_pulling() {
 fn a_cloned_state_restarts_identically() {
     let mut spec = double_step_spec(spec_of("quickreturn"));
     spec.solver.duration_s = 2.0;
-    let model = model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     let mut sim = Simulation::new(model).unwrap();
     for _ in 0..1200 {
         sim.step().unwrap();
@@ -365,7 +365,7 @@ fn a_failed_position_problem_triggers_a_new_partition() {
     // The pivot test disabled (reference pivot 0 in the state): the slider z_i is kept until the
     // position problem has no solution past the dead centre (the slider cannot go beyond
     // a + b); the failed inner Newton then makes the step select anew and retry.
-    let model = model::compile(&spec_from(SLIDER_CRANK)).unwrap();
+    let model = hydraulink::compile(&spec_from(SLIDER_CRANK)).unwrap();
     let mut sim = Simulation::new(model).unwrap();
     sim.step().unwrap();
     let mut st = sim.state().clone();

@@ -29,7 +29,7 @@ fn with_natural_model(mut model: Model) -> Model {
 fn global_model_of(name: &str) -> Model {
     let mut spec = spec_of(name);
     spec.solver.formulation = Formulation::GlobalAli3p;
-    hydraulink::model::compile(&spec).expect("the global formulation is available")
+    hydraulink::compile(&spec).expect("the global formulation is available")
 }
 
 /// Runs `name` with the penalty and the global ALI3-P formulation and compares them.
@@ -119,7 +119,7 @@ fn global_ali3p_quickreturn_matches_penalty() {
 fn global_parts(
     ws: &mut hydraulink::Workspace,
 ) -> (
-    &mut hydraulink::pipeline::buffers::Buffers,
+    &mut hydraulink::mechanics::buffers::Buffers,
     &mut hydraulink::mechanics::global::GlobalWorkspace,
 ) {
     use hydraulink::pipeline::workspace::FormulationWorkspace;
@@ -201,9 +201,7 @@ fn global_ali3p_is_deterministic() {
 fn global_ali3p_free_body_conserves_energy() {
     // A tumbling brick (no gravity) on a free joint: six axes, six natural frames (five massless).
     let text = FREE_BODY;
-    let r = run(global(
-        hydraulink::model::compile(&spec_from(text)).unwrap(),
-    ));
+    let r = run(global(hydraulink::compile(&spec_from(text)).unwrap()));
     let ke = r.col("energy.kinetic");
     let rel = ke.iter().map(|k| (k - ke[0]).abs()).fold(0.0, f64::max) / ke[0];
     let viol = max_abs(&r.col("constraint.violation")[1..]);
@@ -225,7 +223,7 @@ fn global_ali3p_spherical_pendulum_conserves_energy() {
     let drift_at = |dt: f64| {
         let mut sp = spec_from(text);
         sp.solver.step_s = dt;
-        let r = run(global(hydraulink::model::compile(&sp).unwrap()));
+        let r = run(global(hydraulink::compile(&sp).unwrap()));
         let ke = r.col("energy.kinetic");
         let pe = r.col("energy.potential");
         let drift = ke
@@ -275,7 +273,7 @@ fn energy_error_is_small_and_second_order(name: &str, text: &str, swing_min: f64
 fn drift_with(text: &str, dt: f64, f: Formulation) -> (f64, f64, f64) {
     let mut sp = spec_from(text);
     sp.solver.step_s = dt;
-    let mut model = hydraulink::model::compile(&sp).unwrap();
+    let mut model = hydraulink::compile(&sp).unwrap();
     model.solver.formulation = f;
     if matches!(f, Formulation::GlobalAli3p | Formulation::GlobalI1al) {
         model = with_natural_model(model);
@@ -475,12 +473,12 @@ fn planar_natural_coordinates_agree_with_spatial_ones() {
             let mut spec = spec_of(name);
             spec.solver.formulation = formulation;
             spec.solver.duration_s = 3.0;
-            let planar_model = hydraulink::model::compile(&spec).unwrap();
+            let planar_model = hydraulink::compile(&spec).unwrap();
             let nm = NaturalModel::new(&planar_model);
             assert!(matches!(nm.layout, Layout::Planar { .. }), "{name}: planar");
             let planar = run(planar_model);
             spec.solver.natural_frames = NaturalFrames::Spatial;
-            let spatial_model = hydraulink::model::compile(&spec).unwrap();
+            let spatial_model = hydraulink::compile(&spec).unwrap();
             let nms = NaturalModel::new(&spatial_model);
             assert_eq!(nms.layout, Layout::Spatial);
             eprintln!(
@@ -507,7 +505,7 @@ fn planar_natural_coordinates_agree_with_spatial_ones() {
     }
     // a spatial mechanism keeps the spatial layout
     let nm = NaturalModel::new(&global(
-        hydraulink::model::compile(&spec_from(SPHERICAL_PENDULUM)).unwrap(),
+        hydraulink::compile(&spec_from(SPHERICAL_PENDULUM)).unwrap(),
     ));
     assert_eq!(nm.layout, Layout::Spatial);
 }

@@ -25,7 +25,7 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
 fn unified_and_replay() -> (Run, f64, hydraulink::ModelSpec) {
     let spec = spec_of("fourbar");
     let t0 = Instant::now();
-    let unified = run(hydraulink::model::compile(&spec).unwrap());
+    let unified = run(hydraulink::compile(&spec).unwrap());
     let wall = t0.elapsed().as_secs_f64();
     let times = unified.col("time");
     let lengths = unified.col("cylinder.length");
@@ -56,7 +56,7 @@ fn guidance_fourbar_replays_the_unified_run() {
         // for the record: at the model's own tolerance (1e-7) the replay is cheaper but its force
         // carries the position noise (measured 1.8 % of the peak)
         let t0 = Instant::now();
-        let loose = run(hydraulink::model::compile(&replay).unwrap());
+        let loose = run(hydraulink::compile(&replay).unwrap());
         let df = max_diff(&unified.col("cylinder.force"), &loose.col("cylinder.force"));
         eprintln!(
             "guidance at tolerance 1e-7: max |ΔF| = {df:.3e} N, wall {:.3} s, iterations {}",
@@ -66,7 +66,7 @@ fn guidance_fourbar_replays_the_unified_run() {
     }
     replay.solver.tolerance_position = 1e-10;
     let t0 = Instant::now();
-    let guided = run(hydraulink::model::compile(&replay).unwrap());
+    let guided = run(hydraulink::compile(&replay).unwrap());
     let wall_guided = t0.elapsed().as_secs_f64();
     let mut worst_q: f64 = 0.0;
     for z in ["z1", "z2", "z3"] {
@@ -101,7 +101,7 @@ fn guidance_fourbar_replays_the_unified_run() {
 fn guidance_needs_every_cylinder_guided() {
     let mut spec = spec_of("fourbar");
     spec.solver.formulation = Formulation::KinematicGuidance;
-    let e = hydraulink::model::compile(&spec).unwrap_err();
+    let e = hydraulink::compile(&spec).unwrap_err();
     assert_eq!(e.path, "solver.guidance", "{e}");
     let mut spec = replay_spec(
         &spec_of("fourbar"),
@@ -113,7 +113,7 @@ fn guidance_needs_every_cylinder_guided() {
         }],
     );
     spec.solver.guidance[0].cylinder = "nope".into();
-    let e = hydraulink::model::compile(&spec).unwrap_err();
+    let e = hydraulink::compile(&spec).unwrap_err();
     assert_eq!(e.path, "solver.guidance[0].cylinder", "{e}");
 }
 
@@ -121,7 +121,7 @@ fn guidance_needs_every_cylinder_guided() {
 fn guidance_step_loop_allocates_nothing() {
     let mut spec = spec_of("fourbar");
     spec.solver.duration_s = 3.0;
-    let unified = run(hydraulink::model::compile(&spec).unwrap());
+    let unified = run(hydraulink::compile(&spec).unwrap());
     let (times, lengths) = (unified.col("time"), unified.col("cylinder.length"));
     let replay = replay_spec(
         &spec,
@@ -132,7 +132,7 @@ fn guidance_step_loop_allocates_nothing() {
             velocity_m_s: None,
         }],
     );
-    let mut sim = Simulation::new(hydraulink::model::compile(&replay).unwrap()).unwrap();
+    let mut sim = Simulation::new(hydraulink::compile(&replay).unwrap()).unwrap();
     let mut row = vec![0.0; sim.n_outputs()];
     sim.step().unwrap();
     let before = alloc_counter::allocations();

@@ -92,7 +92,7 @@ fn paper_001_fourbar3d_equilibrium() {
         .iter()
         .position(|n| n == "M2")
         .expect("M2");
-    at_rest.inputs[m2] = hydraulink::model::inputs::Signal::Constant(0.0);
+    at_rest.inputs[m2] = hydraulink::elements::inputs::Signal::Constant(0.0);
     let mut sim = hydraulink::Simulation::new(at_rest).expect("init");
     sim.set_state(st0);
     for _ in 0..200 {
@@ -150,7 +150,7 @@ fn paper_001_table3_eigenvalues() {
     for (name, l3, l4, l5) in cases {
         {
             let spec = spec_of(name);
-            let model = hydraulink::model::compile(&spec).expect("compiles");
+            let model = hydraulink::compile(&spec).expect("compiles");
             let (_, lin) = exact_of(&model);
             assert_eq!(lin.ss.a.nrows(), 6, "2(n−m) + r + u = 2 + 3 + 1");
             let m = modes(&lin.ss, &EigenOptions::default()).expect("eigen");
@@ -326,7 +326,7 @@ fn exact_a_matches_nonlinear_rhs_at_equilibrium_and_in_motion() {
             before: 0.0,
             after: u,
         };
-        let model = hydraulink::model::compile(&spec).expect("compiles");
+        let model = hydraulink::compile(&spec).expect("compiles");
         let eq = equilibrium(&model, &EquilibriumOptions::default()).expect("equilibrium");
         let mut sim = Simulation::new(model.clone()).expect("init");
         sim.set_state({
@@ -354,7 +354,7 @@ fn exact_a_matches_nonlinear_rhs_at_equilibrium_and_in_motion() {
             .expect("linearization");
             let mut pt = eq.point.clone();
             pt.zd = (&lin0.t0 * 2.0).column(0).iter().copied().collect();
-            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&model);
             let mut xx = pt.z.clone();
             xx.extend_from_slice(&pt.zd);
             xx.extend_from_slice(&pt.p);
@@ -460,7 +460,7 @@ fn nonholonomic_simulation_rolling_disc_and_knife_edge() {
     }
     let st = sim.state();
     println!("disc at 1 s: z = {:?}, zd = {:?}", st.z, st.zd);
-    let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
+    let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&model);
     ev.evaluate(&model, &st.z, &st.zd, &[], &[], true);
     let psi = ev
         .nonholonomic
@@ -482,7 +482,7 @@ fn nonholonomic_simulation_rolling_disc_and_knife_edge() {
     // the index-1 equations (B z̈ = −Ḃż and the dynamics)
     let mut spec = spec_of("rolling_disc");
     spec.joints[2].qd0 = hydraulink::model::spec::Values::One(0.5);
-    let turning = hydraulink::model::compile(&spec).expect("compiles");
+    let turning = hydraulink::compile(&spec).expect("compiles");
     let mut sim = Simulation::new(turning.clone()).expect("init");
     let ke0 = sim.step().expect("step").kinetic_j;
     for _ in 1..1000 {
@@ -507,7 +507,7 @@ fn nonholonomic_simulation_rolling_disc_and_knife_edge() {
         before: 0.0,
         after: 0.5,
     };
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let mut sim = Simulation::new(model.clone()).expect("init");
     let mut max_psi: f64 = 0.0;
     for _ in 0..300 {
@@ -646,7 +646,7 @@ fn sled_knife_edge_eigenvalues_by_hand() {
         before: 0.0,
         after: 0.5,
     };
-    let moving_model = hydraulink::model::compile(&spec).expect("compiles");
+    let moving_model = hydraulink::compile(&spec).expect("compiles");
     let mut sim = hydraulink::Simulation::new(moving_model.clone()).expect("init");
     for _ in 0..100 {
         sim.step().expect("step");
@@ -682,7 +682,7 @@ fn rolling_disc_linearized_about_its_motion() {
     // a turning disc: heading rate 0.5 rad/s on top of the rolling (consistent rates follow)
     let mut spec = spec_of("rolling_disc");
     spec.joints[2].qd0 = hydraulink::model::spec::Values::One(0.5);
-    let model_turn = hydraulink::model::compile(&spec).expect("compiles");
+    let model_turn = hydraulink::compile(&spec).expect("compiles");
     for (what, mdl) in [("straight", &model), ("turning", &model_turn)] {
         let mut sim = hydraulink::Simulation::new(mdl.clone()).expect("init");
         for _ in 0..300 {
@@ -691,7 +691,7 @@ fn rolling_disc_linearized_about_its_motion() {
         let mut pt = OperatingPoint::from_state(sim.state());
         // z̈⁰ from the index-1 equations at (z⁰, ż⁰), so that the reference satisfies eq. 9 and
         // the constraint accelerations exactly (the run's projected z̈ does so to its tolerances)
-        let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(mdl);
+        let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(mdl);
         let mut xx = pt.z.clone();
         xx.extend_from_slice(&pt.zd);
         let f = index1::rhs(mdl, &mut ev, &xx, &[], &[0.0; 4]);
@@ -746,7 +746,7 @@ fn fourbar_friction_with(law: &str, joint_law: Option<&str>) -> Model {
             &format!("q0 = -0.6615565809929387\nfriction = {{ type = \"{j}\" }}"),
         );
     }
-    hydraulink::model::compile(&spec_from(&text)).expect("compiles")
+    hydraulink::compile(&spec_from(&text)).expect("compiles")
 }
 
 /// The columns of the independent rates ż_i in the exact state.
@@ -875,7 +875,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
                     loaded.friction[k] = 0.4 * 830.0 / (54f64.sqrt() * 1e6);
                 }
             }
-            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&model);
             let mut xx = loaded.z.clone();
             xx.extend_from_slice(&loaded.zd);
             xx.extend_from_slice(&loaded.p);
@@ -949,7 +949,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
         // at rest and in motion (valve opened to U = 2 V at t = 0.02 s)
         let mut moving_model = model.clone();
         let u_sig = moving_model.valves_4_3().next().unwrap().input;
-        moving_model.inputs[u_sig] = hydraulink::model::inputs::Signal::PiecewiseConstant {
+        moving_model.inputs[u_sig] = hydraulink::elements::inputs::Signal::PiecewiseConstant {
             times: vec![0.0, 0.02],
             values: vec![0.0, 2.0],
         };
@@ -963,7 +963,7 @@ fn friction_states_lugre_and_modified_lugre_are_linearized() {
         // z̈⁰ from the index-1 equations, so that the reference satisfies eq. 9 exactly (the
         // run's z̈ does so to its tolerances)
         {
-            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&moving_model);
+            let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&moving_model);
             let mut xx = moving.z.clone();
             xx.extend_from_slice(&moving.zd);
             xx.extend_from_slice(&moving.p);
@@ -1023,7 +1023,7 @@ fn unsupported_elements_are_rejected_by_name() {
         .find(|v| v.name == "V3")
         .expect("V3 exists")
         .algebraic = true;
-    let reduced = hydraulink::model::compile(&spec).expect("compiles");
+    let reduced = hydraulink::compile(&spec).expect("compiles");
     for (model, what) in [
         (&rod, "bridge valve 'valve'"),
         (&reduced, "algebraic (reduced) volume 'V3'"),
@@ -1152,7 +1152,7 @@ fn boom_elements_linearize_against_the_nonlinear_rhs() {
     // the hydraulic elements' accounts are read below
     let mut spec = common::spec_of("boom");
     spec.solver.hydraulic_element_energy = true;
-    let model = hydraulink::model::compile(&spec).expect("boom compiles");
+    let model = hydraulink::compile(&spec).expect("boom compiles");
     let index = |name: &str| {
         model
             .elements
@@ -1206,7 +1206,7 @@ fn boom_with_poppet_lag(tau: f64) -> Model {
             r.poppet_time_constant_s = Some(tau);
         }
     }
-    hydraulink::model::compile(&spec).expect("compiles")
+    hydraulink::compile(&spec).expect("compiles")
 }
 
 /// A deterministic direction with entries uniform in ±`scale[j]` (a 64-bit LCG, seed `seed`).
@@ -1288,7 +1288,7 @@ fn relief_poppet_lag_is_linearized() {
             );
         }
         {
-            let mut ev = hydraulink::pipeline::assembly::Evaluator::<f64>::new(&model);
+            let mut ev = hydraulink::mechanics::assembly::Evaluator::<f64>::new(&model);
             hydraulink::linearize::set_element_time(&model, &mut ev, pt.t_s);
             let mut xx = pt.z.clone();
             xx.extend_from_slice(&pt.zd);
@@ -1440,7 +1440,7 @@ rated_flow_m3_s = 1.0e-3
 poppet_time_constant_s = {tau:e}
 "
     );
-    let model = hydraulink::model::compile(&spec_from(&text)).expect("compiles");
+    let model = hydraulink::compile(&spec_from(&text)).expect("compiles");
     let plain = model_of("fourbar3d");
     let (eq, lin) = exact_of(&model);
     let (eq0, lin0) = exact_of(&plain);
@@ -1563,7 +1563,7 @@ duration_s = 1.0
 "#,
         p0 = 1e5 + 0.9 * dp0
     ));
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let mut sim = Simulation::new(model.clone()).expect("init");
     while sim.time_s() < 0.2 - 1e-9 {
         sim.step().expect("step");

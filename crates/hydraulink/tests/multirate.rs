@@ -31,7 +31,7 @@ fn multirate_spec(integrator: HydraulicIntegrator, substeps: u32) -> hydraulink:
 /// Compares a multi-rate run with the penalty run: (max |Δz| [rad], max |Δp| [Pa]).
 fn compare(unified: &Run, integrator: HydraulicIntegrator, substeps: u32) -> (f64, f64) {
     let t0 = Instant::now();
-    let mr = run(hydraulink::model::compile(&multirate_spec(integrator, substeps)).unwrap());
+    let mr = run(hydraulink::compile(&multirate_spec(integrator, substeps)).unwrap());
     let wall = t0.elapsed().as_secs_f64();
     let mut dz: f64 = 0.0;
     for z in ["z1", "z2", "z3"] {
@@ -58,7 +58,7 @@ fn multirate_fourbar_matches_the_unified_run() {
     // 1e-4 rad, pressures 0.1 % of the pump pressure (7.6 MPa, 000 Table 1).
     let spec = spec_of("fourbar");
     let t0 = Instant::now();
-    let unified = run(hydraulink::model::compile(&spec).unwrap());
+    let unified = run(hydraulink::compile(&spec).unwrap());
     eprintln!(
         "unified: wall {:.3} s; iterations {}",
         t0.elapsed().as_secs_f64(),
@@ -83,7 +83,7 @@ fn multirate_one_trapezoidal_substep_is_the_monolithic_scheme() {
     // With N = 1 the hydraulic trapezoidal step over Δt with ṡ = (s_k+1 − s_k)/Δt is the
     // monolithic trapezoidal step up to the difference between the mean of the end rates and the
     // chord of s: the runs agree to the Newton tolerances (measured 9e-8 rad, 35 Pa).
-    let unified = run(hydraulink::model::compile(&spec_of("fourbar")).unwrap());
+    let unified = run(hydraulink::compile(&spec_of("fourbar")).unwrap());
     let (dz, dp) = compare(&unified, HydraulicIntegrator::Trapezoidal, 1);
     assert!(dz < 1e-6, "joints differ by {dz} rad");
     assert!(dp < 1e3, "pressures differ by {dp} Pa");
@@ -97,7 +97,7 @@ fn multirate_step_loop_allocates_nothing() {
     ] {
         let mut spec = multirate_spec(integrator, 20);
         spec.solver.duration_s = 3.0;
-        let mut sim = Simulation::new(hydraulink::model::compile(&spec).unwrap()).unwrap();
+        let mut sim = Simulation::new(hydraulink::compile(&spec).unwrap()).unwrap();
         let mut row = vec![0.0; sim.n_outputs()];
         sim.step().unwrap();
         let before = alloc_counter::allocations();

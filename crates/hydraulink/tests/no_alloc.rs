@@ -33,7 +33,7 @@ fn check(name: &str, formulation: Formulation) {
 /// Steps `spec` once, then 3000 times (3 s at 1 ms) counting the allocations.
 fn check_spec(name: &str, spec: &hydraulink::ModelSpec) {
     let formulation = spec.solver.formulation;
-    let model = hydraulink::model::compile(spec)
+    let model = hydraulink::compile(spec)
         .unwrap_or_else(|e| panic!("{name} ({}): {e}", formulation.name()));
     let mut sim = hydraulink::Simulation::new(model).unwrap();
     let mut row = vec![0.0; sim.n_outputs()];
@@ -92,7 +92,7 @@ fn penalty_step_loop_on_a_chain_allocates_nothing() {
     // the tree passes for M′ z̈ and the Schur-reduced tangent (docs/theory 3.11), with tangent
     // refreshes inside the loop (32 links: two in 1 s)
     let spec: hydraulink::ModelSpec = toml::from_str(&chain::chain_toml(32, 1.0)).unwrap();
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     let mut sim = hydraulink::Simulation::new(model).unwrap();
     assert!(
         sim.workspace()
@@ -123,7 +123,7 @@ fn step_loop_with_inputs_set_from_code_allocates_nothing() {
     let path = format!("{}/../../models/fourbar.toml", env!("CARGO_MANIFEST_DIR"));
     let spec: hydraulink::ModelSpec =
         toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     let mut sim = hydraulink::Simulation::new(model).unwrap();
     sim.step().unwrap();
     let before = allocations();
@@ -142,7 +142,7 @@ fn step_loop_with_inputs_set_from_code_allocates_nothing() {
 /// `spec` replayed under kinematic guidance from its own penalty run (004 §4): every cylinder's
 /// recorded length and velocity as the guidance inputs.
 fn guided(spec: &hydraulink::ModelSpec) -> hydraulink::ModelSpec {
-    let r = common::run(hydraulink::model::compile(spec).unwrap());
+    let r = common::run(hydraulink::compile(spec).unwrap());
     let times = r.col("time");
     let cols: Vec<(String, Vec<f64>, Vec<f64>)> = spec
         .hydraulics

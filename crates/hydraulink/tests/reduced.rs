@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use hydraulink::elements::hydraulics::reduced;
+use hydraulink::circuit::reduced;
 use hydraulink::{ModelSpec, Simulation, StepError};
 
 #[path = "support/alloc_counter.rs"]
@@ -32,7 +32,7 @@ fn p2_spec(dt: f64, algebraic: bool) -> ModelSpec {
 }
 
 fn compile(spec: &ModelSpec) -> hydraulink::Model {
-    hydraulink::model::compile(spec).expect("model compiles")
+    hydraulink::compile(spec).expect("model compiles")
 }
 
 /// Runs the whole 7 s cycle; Ok(run) or the first step error.
@@ -172,7 +172,7 @@ fn reduced_rejects_an_unconnected_algebraic_volume() {
     let mut spec = p2_spec(1e-3, false);
     spec.hydraulics.throttles[0].to = "V2".into();
     spec.hydraulics.volumes[0].algebraic = true;
-    let e = hydraulink::model::compile(&spec).unwrap_err();
+    let e = hydraulink::compile(&spec).unwrap_err();
     assert_eq!(e.path, "hydraulics.volumes[0].algebraic", "{e}");
 }
 

@@ -11,9 +11,10 @@ mod common;
 mod alloc_counter;
 
 use common::*;
+use hydraulink::circuit::substeps::HydraulicConfig;
 use hydraulink::model::spec::HydraulicIntegrator;
 use hydraulink::pipeline::initialization::initialize;
-use hydraulink::pipeline::subsystem::hydraulic::{HydraulicConfig, HydraulicSubsystem};
+use hydraulink::pipeline::subsystem::hydraulic::HydraulicSubsystem;
 use hydraulink::pipeline::subsystem::mechanical::MechanicalSubsystem;
 use hydraulink::pipeline::subsystem::{Segment, Subsystem};
 use hydraulink::Model;
@@ -116,7 +117,7 @@ fn hydraulics_alone_snapshot_continues_bit_for_bit_and_allocates_nothing() {
     let config = HydraulicConfig::of_model(&{
         let mut spec = spec_of("fourbar");
         spec.solver.hydraulic_substeps = 10;
-        hydraulink::model::compile(&spec).unwrap()
+        hydraulink::compile(&spec).unwrap()
     });
     let mut hyd = HydraulicSubsystem::new(&model, config, st).unwrap();
     let dt = hyd.step_size();
@@ -237,7 +238,7 @@ fn subsystems_coupled_sequentially_follow_the_monolithic_run() {
     let st = initialize(&model).unwrap();
     let mut spec = spec_of("fourbar");
     spec.solver.duration_s = 2.5;
-    let unified = run(hydraulink::model::compile(&spec).unwrap());
+    let unified = run(hydraulink::compile(&spec).unwrap());
     let config = HydraulicConfig {
         step_s: model.step_s(),
         substeps: 10,

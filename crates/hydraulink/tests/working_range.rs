@@ -28,7 +28,7 @@ fn with_point(mut spec: ModelSpec, point: &str) -> (Model, FramePoint) {
     if !spec.outputs.markers.iter().any(|m| m == point) {
         spec.outputs.markers.push(point.into());
     }
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let p = model
         .output_markers
         .iter()
@@ -106,7 +106,7 @@ rated_flow_m3_s = 1.0e-3
 
 #[test]
 fn a_crank_cylinder_tops_out_where_its_line_passes_the_pivot() {
-    let model = hydraulink::model::compile(&common::spec_from(CRANK)).unwrap();
+    let model = hydraulink::compile(&common::spec_from(CRANK)).unwrap();
     let found = dead_centres(&model).unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     let d = &found[0];
@@ -154,7 +154,7 @@ fn the_crank_force_by_virtual_work_is_the_closed_form_one() {
 
 #[test]
 fn overload_protection_names_the_chamber_without_a_relief() {
-    let model = hydraulink::model::compile(&common::spec_from(CRANK)).unwrap();
+    let model = hydraulink::compile(&common::spec_from(CRANK)).unwrap();
     let (unprotected, highest) = overload_protection(&model);
     assert_eq!(highest, Some(2.0e7));
     assert_eq!(unprotected.len(), 1, "{unprotected:?}");

@@ -22,7 +22,7 @@
 //! bucket-open then left it short of its dump angle with 798 kg in it, which the boom lowered
 //! onto the hopper's wall (a hit). Every stick moves at most 50 V/s, as an operator's hand.
 
-use hydraulink::model::inputs::Signal;
+use hydraulink::elements::inputs::Signal;
 use hydraulink::Simulation;
 
 /// The swing aims of the passes after the first [rad]: 0.2 rad to the right (towards +z, away

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::contact::obb_contact::{ObbContact, ObbContactSpec};
 use crate::elements::element::{
     BodyEffort, BodyPose, Context, Element, ElementSpec, EnergyDomain, Frozen, MechPort,
     PortEffort, PortState, Ports, Power, Variable, MAX_INTERNAL, MAX_OUTPUTS,
@@ -27,9 +26,10 @@ use crate::elements::hydraulics::port_relief::{PortRelief, PortReliefSpec};
 use crate::elements::hydraulics::relief_valve::{ReliefValve, ReliefValveSpec};
 use crate::elements::hydraulics::throttle::{Throttle, ThrottleSpec};
 use crate::elements::hydraulics::valve_4_3::{Valve43, Valve43Spec};
+use crate::elements::inputs::Signal;
+use crate::elements::obb_contact::{ObbContact, ObbContactSpec};
 use crate::elements::spring_damper::{SpringDamper, SpringDamperSpec};
 use crate::error::ModelError;
-use crate::model::inputs::Signal;
 use crate::solver::real::Real;
 
 /// The registry: every element kind once, as its law (an arm of [`Component`]) and as its
@@ -75,7 +75,7 @@ macro_rules! registry {
             }
             /// The nodes whose pressures the element's flow sets (a valve's, throttle's, pump's,
             /// hose's, hydraulic motor's or counterbalance valve's flow ports: what connects a
-            /// volume for the checks of `model::validate`); empty for the other elements.
+            /// volume for the checks of `pipeline::validate`); empty for the other elements.
             pub fn valve_or_throttle_nodes(&self) -> Vec<&str> {
                 match self {
                     $( ComponentSpec::$spec(s) => ElementSpec::flow_nodes(s), )*
@@ -98,7 +98,7 @@ macro_rules! registry {
             }
             /// The field that gives the element internal states (Newton unknowns of its own), when
             /// it does (`poppet_time_constant_s` of a relief valve with a poppet lag). Formulations
-            /// other than the penalty one reject the element by this field (`model::validate`).
+            /// other than the penalty one reject the element by this field (`pipeline::validate`).
             pub fn internal_state_field(&self) -> Option<&'static str> {
                 match self {
                     $( ComponentSpec::$spec(s) => ElementSpec::internal_state_field(s), )*
@@ -154,7 +154,7 @@ registry! {
     /// Penalty contact of a body's box against a static obstacle.
         ObbContact(ObbContact),
     /// A bucket's force points and payload against the terrain.
-        BucketDig(crate::terrain::dig::BucketDig),
+        BucketDig(crate::elements::bucket_dig::BucketDig),
         /// Two-way pressure-compensated flow control valve.
         FlowControlValve(FlowControlValve),
     }
@@ -215,7 +215,7 @@ registry! {
         /// (ground penalty and McKyes' cutting resistance) and the payload it digs, carries and
         /// dumps. Outputs: `<name>.payload_kg` [kg], `.hopper_kg` [kg], `.dug_m3` [m³],
         /// `.dig_force` [N], `.depth` [m] and the energy accounts. Penalty formulation only.
-        BucketDig(crate::terrain::dig::BucketDigSpec) = "bucket_dig" => BucketDig,
+        BucketDig(crate::elements::bucket_dig::BucketDigSpec) = "bucket_dig" => BucketDig,
         /// `flow_control_valve`: a two-way pressure-compensated flow control valve from `inlet` to
         /// `outlet` that holds the set flow (times its optional input) whatever the pressure
         /// difference above the compensator setting. Outputs: `<name>.flow` [m³/s] (inlet to
@@ -229,7 +229,7 @@ registry! {
 pub(crate) use dispatch;
 
 /// The enum is itself an element: every method forwards to the arm (so generic code such as
-/// `hydraulics::add_flows` takes a component or a single element type alike).
+/// `circuit::add_flows` takes a component or a single element type alike).
 impl Element for Component {
     fn name(&self) -> &str {
         dispatch!(self, e => e.name())
@@ -373,8 +373,8 @@ impl Component {
         }
     }
     /// The static obstacles the element tests contact against, for the scene of the viewer
-    /// (a contact, [`crate::contact::obb_contact`]); empty for the others.
-    pub fn obstacles(&self) -> &[crate::contact::obb_contact::Obstacle] {
+    /// (a contact, [`crate::elements::obb_contact`]); empty for the others.
+    pub fn obstacles(&self) -> &[crate::elements::obb_contact::Obstacle] {
         match self {
             Component::ObbContact(c) => &c.obstacles,
             _ => &[],

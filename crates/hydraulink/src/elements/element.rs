@@ -26,15 +26,15 @@
 //! against central differences in `tests/elements/`. The closed [`crate::elements::component::Component`]
 //! enum dispatches without `Box<dyn>` in the step.
 //!
-//! Mapping of the ports: relative coordinates in [`crate::pipeline::assembly::Evaluator`] (`elements`),
+//! Mapping of the ports: relative coordinates in [`crate::mechanics::assembly::Evaluator`] (`elements`),
 //! natural coordinates in `mechanics::global` (`element_ports`), the hydraulic nodes in
-//! [`crate::elements::hydraulics::component_flows`] and [`crate::elements::hydraulics::pressure_rates`] for every
+//! [`crate::circuit::component_flows`] and [`crate::circuit::pressure_rates`] for every
 //! formulation. The energy stage ([`energy`]) evaluates every element at the committed state.
 
 use nalgebra::{Matrix3, Vector3};
 
+use crate::elements::ids::{AxisId, Frame, FramePoint, Node};
 use crate::error::ModelError;
-use crate::model::ids::{AxisId, Frame, FramePoint, Node};
 use crate::solver::real::Real;
 
 /// Largest number of hydraulic node ports of one element (4: the P, T, A, B ports of a 4/3 or
@@ -53,9 +53,9 @@ pub const MAX_INTERNAL: usize = 2;
 pub const MAX_FROZEN: usize = 40;
 
 /// World state a body-port element reads, frozen over a step: written at the step boundary by
-/// the stage `world` (`crate::terrain::world`) into `State::world` and copied into the
+/// the stage `world` (`crate::pipeline::world`) into `State::world` and copied into the
 /// evaluators with the inputs (`step::sample_element_inputs`), constant inside Newton. Its
-/// meaning is the element's (a `bucket_dig`: `crate::terrain::dig::slot`); all zero for the
+/// meaning is the element's (a `bucket_dig`: `crate::elements::bucket_dig::slot`); all zero for the
 /// elements that read none.
 pub type Frozen = [f64; MAX_FROZEN];
 
@@ -483,7 +483,7 @@ pub trait ElementSpec {
     /// The element's name.
     fn name(&self) -> &str;
     /// The nodes whose pressures its flow sets (a valve's or throttle's ports, a pump's inlet
-    /// and outlet, …), for the volume checks of `model::validate`; empty by default.
+    /// and outlet, …), for the volume checks of `pipeline::validate`; empty by default.
     fn flow_nodes(&self) -> Vec<&str> {
         Vec::new()
     }
@@ -555,12 +555,12 @@ impl Context<'_> {
             message,
         )
     }
-    /// A finite value, within the bound of its unit (pressures: `model::field_check::unit_bound`).
+    /// A finite value, within the bound of its unit (pressures: `elements::field_check::unit_bound`).
     pub fn finite(&self, field: &str, x: f64) -> Result<f64, ModelError> {
         if !x.is_finite() {
             return Err(self.error(field, format!("must be finite, got {x}")));
         }
-        match crate::model::field_check::unit_bound(field, x) {
+        match crate::elements::field_check::unit_bound(field, x) {
             Some(message) => Err(self.error(field, message)),
             None => Ok(x),
         }

@@ -12,8 +12,8 @@ use crate::elements::element::{
     Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
     Variable, MAX_NODES, MAX_OUTPUTS,
 };
+use crate::elements::ids::{AttachmentSpec, FramePoint};
 use crate::error::ModelError;
-use crate::model::ids::{AttachmentSpec, FramePoint};
 use crate::solver::real::Real;
 
 /// `[[elements]] type = "spring_damper"`.

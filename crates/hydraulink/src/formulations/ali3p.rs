@@ -49,6 +49,8 @@
 //! p, ṗ; actuator work; energies).
 
 use crate::formulations::Stepper;
+use crate::mechanics::advance::commit_natural;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::global::natural_coordinates::NaturalModel;
 use crate::mechanics::global::natural_step::{
     add_hessian, add_jtj, add_mass, ensure_natural_state, initialize_natural, natural_available,
@@ -59,8 +61,6 @@ use crate::mechanics::global::{
     form_residual, jacobian_at, natural, trapezoidal_rates, GlobalWorkspace,
 };
 use crate::model::Model;
-use crate::pipeline::advance::commit_natural;
-use crate::pipeline::buffers::Buffers;
 use crate::solver::linalg::{DenseCholesky, DenseLu, SingularMatrix};
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::state::State;
@@ -69,7 +69,7 @@ use crate::{StepError, StepReport};
 /// Stages `advance valves` (every element's valve position at t_n+1, by its own law) and
 /// `predict` ([`predict`]).
 pub(super) fn prepare(model: &Model, st: &State, g: &mut GlobalWorkspace, spool_new: &mut [f64]) {
-    crate::elements::hydraulics::advance_positions(model, st, model.solver.step_s, spool_new);
+    crate::circuit::advance_positions(model, st, model.solver.step_s, spool_new);
     predict(model, st, g);
 }
 
@@ -102,7 +102,7 @@ fn tangent(model: &Model, g: &mut GlobalWorkspace, spools: &[f64]) {
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
     let c1 = 2.0 / dt;
-    let alpha = crate::solver::newton::step_penalty(&model.solver);
+    let alpha = model.solver.step_penalty();
     jacobian_at(nm, ev, jac);
     {
         let a = lu.values_mut();
@@ -142,7 +142,7 @@ pub struct Ali3pNewton<'a> {
     st: &'a State,
     g: &'a mut GlobalWorkspace,
     spools: &'a [f64],
-    counters: &'a mut crate::pipeline::buffers::Counters,
+    counters: &'a mut crate::mechanics::buffers::Counters,
 }
 
 impl NewtonProblem for Ali3pNewton<'_> {
@@ -163,7 +163,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
 
     fn after_increment(&mut self) {
         // λ ← λ + αΦ (004 eq. 6)
-        let alpha = newton::step_penalty(&self.model.solver);
+        let alpha = self.model.solver.step_penalty();
         for (l, phi) in self.g.lambda.iter_mut().zip(self.g.ev.phi.iter()) {
             *l += alpha * phi;
         }
@@ -203,7 +203,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
         tolerances(self.model, natural(self.model).nq)
     }
 
-    fn counters(&mut self) -> &mut crate::pipeline::buffers::Counters {
+    fn counters(&mut self) -> &mut crate::mechanics::buffers::Counters {
         self.counters
     }
 
@@ -217,7 +217,7 @@ impl NewtonProblem for Ali3pNewton<'_> {
 fn projection_matrix(model: &Model, nm: &NaturalModel, jac: &[f64], a: &mut [f64]) {
     let nq = nm.nq;
     let dt = model.solver.step_s;
-    let ca = dt * dt / 4.0 * crate::solver::newton::step_penalty(&model.solver);
+    let ca = dt * dt / 4.0 * model.solver.step_penalty();
     a.iter_mut().for_each(|x| *x = 0.0);
     add_mass(nm, 1.0, nq, a);
     add_jtj(nm, jac, ca, nq, a);
@@ -230,7 +230,7 @@ fn projection_matrix(model: &Model, nm: &NaturalModel, jac: &[f64], a: &mut [f64
 fn factor_projection(
     model: &Model,
     g: &mut GlobalWorkspace,
-    counters: &mut crate::pipeline::buffers::Counters,
+    counters: &mut crate::mechanics::buffers::Counters,
 ) -> Result<bool, SingularMatrix> {
     counters.factorizations += 1;
     projection_matrix(
@@ -357,7 +357,7 @@ impl Stepper for Ali3p {
     ) -> Result<(), StepError> {
         let dt = model.solver.step_s;
         let c = dt * dt / 4.0;
-        let alpha = crate::solver::newton::step_penalty(&model.solver);
+        let alpha = model.solver.step_penalty();
         let nm = natural(model);
         let nq = nm.nq;
         // (only the rates and Φ: the forces of this point are not needed)

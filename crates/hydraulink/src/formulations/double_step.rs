@@ -41,7 +41,7 @@
 //! ```text
 //! f = (Δt²/4) [ R_zᵀ (M′ z̈ − Q′) ;  ṗ − h ]          (f + n_v rows)
 //! ```
-//! (the pressure rows through `hydraulics::reduced::pressure_row`, as in the penalty step).
+//! (the pressure rows through `circuit::reduced::pressure_row`, as in the penalty step).
 //! Newton–Raphson on f(x) = 0 (000 eq. 37) uses the exact tangent ∂f/∂x: one forward-mode dual
 //! pass per unknown through the same generic code. For a column of z_i the dual pass also runs
 //! the inner Newton, started from the converged z_d with the implicit-function derivative
@@ -69,13 +69,13 @@
 
 use num_dual::Dual64;
 
-use crate::elements::hydraulics::reduced;
+use crate::circuit::reduced;
 use crate::formulations::Stepper;
+use crate::mechanics::advance;
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::{Buffers, Counters, History};
 use crate::mechanics::semirecursive::penalty;
 use crate::model::Model;
-use crate::pipeline::advance;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::{Buffers, Counters, History};
 use crate::solver::newton::{NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::{re, Real};
 use crate::state::{FormulationState, Partition, State};

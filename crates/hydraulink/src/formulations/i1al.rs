@@ -37,8 +37,10 @@
 //!
 //! `State::formulation` holds the natural state of the module [`super`]; its λ is λ*.
 
-use crate::elements::hydraulics::{self, reduced};
+use crate::circuit;
+use crate::circuit::reduced;
 use crate::formulations::Stepper;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::global::natural_coordinates::NaturalModel;
 use crate::mechanics::global::natural_step::{
     self, add_hessian, add_mass, ensure_natural_state, natural_state, newton_failure,
@@ -47,7 +49,6 @@ use crate::mechanics::global::{
     add_port_columns, cylinders, dense_columns, dual_columns, natural, GlobalWorkspace, NatEval,
 };
 use crate::model::Model;
-use crate::pipeline::buffers::Buffers;
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;
@@ -153,7 +154,7 @@ fn residual<S: Real>(
         &ev.element_u,
         &mut ev.force,
     );
-    hydraulics::pressure_rates(model, x_p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
+    circuit::pressure_rates(model, x_p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
     nm.mass_times(&ev.qdd, &mut ev.mq);
     crate::mechanics::global::mechanical_residual(nm, ev, lambda, alpha);
     for fi in ev.f[..nq].iter_mut() {
@@ -265,7 +266,7 @@ pub fn tangent_and_dual(
 ) -> (Vec<f64>, Vec<f64>) {
     let mut st = st.clone();
     ensure_natural_state(model, &mut st, g);
-    hydraulics::advance_positions(model, &st, model.solver.step_s, &mut ws.spool_new);
+    circuit::advance_positions(model, &st, model.solver.step_s, &mut ws.spool_new);
     predict(model, &st, g);
     let prev = Prev::of(&st);
     g.ev.x.copy_from_slice(&g.x);
@@ -305,7 +306,7 @@ pub struct I1alNewton<'a> {
     prev: Prev<'a>,
     g: &'a mut GlobalWorkspace,
     spools: &'a [f64],
-    counters: &'a mut crate::pipeline::buffers::Counters,
+    counters: &'a mut crate::mechanics::buffers::Counters,
     tangent_valid: &'a mut bool,
     tangent_id: &'a mut u64,
     tangent_pending: &'a mut crate::state::TangentCache,
@@ -394,7 +395,7 @@ impl NewtonProblem for I1alNewton<'_> {
         tolerances(self.model, natural(self.model).nq)
     }
 
-    fn counters(&mut self) -> &mut crate::pipeline::buffers::Counters {
+    fn counters(&mut self) -> &mut crate::mechanics::buffers::Counters {
         self.counters
     }
 
@@ -528,7 +529,7 @@ impl Stepper for I1al {
         report: &mut StepReport,
     ) {
         let nq = natural(model).nq;
-        crate::pipeline::advance::commit_natural(
+        crate::mechanics::advance::commit_natural(
             model,
             st,
             report,

@@ -20,8 +20,8 @@ pub mod i1al;
 pub mod penalty;
 pub mod z_only;
 
+use crate::mechanics::buffers::Buffers;
 use crate::model::Model;
-use crate::pipeline::buffers::Buffers;
 use crate::solver::newton::{NewtonProblem, TangentPolicy};
 use crate::state::State;
 use crate::{StepError, StepReport};

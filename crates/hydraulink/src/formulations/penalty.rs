@@ -25,17 +25,17 @@
 
 use num_dual::Dual64;
 
-use crate::elements::hydraulics::reduced;
+use crate::circuit::reduced;
 use crate::formulations::Stepper;
+use crate::mechanics::advance;
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::{Buffers, Counters, History};
 pub use crate::mechanics::semirecursive::penalty::{
     form_residual, form_state_rows, mat_vec, prepare, projection_matrix,
 };
 pub(crate) use crate::mechanics::semirecursive::penalty::{newton_failure, predict};
 use crate::mechanics::semirecursive::schur::{self, SchurTangent};
 use crate::model::Model;
-use crate::pipeline::advance;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::{Buffers, Counters, History};
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;
@@ -175,7 +175,7 @@ fn tangent_at_evaluated(model: &Model, ws: &mut Buffers) {
 /// `ev`), n × n; `ca` = (Δt²/4) α.
 fn fill_projection(
     a: &mut [f64],
-    ev: &crate::pipeline::assembly::Evaluator<f64>,
+    ev: &crate::mechanics::assembly::Evaluator<f64>,
     n: usize,
     ca: f64,
 ) {
@@ -244,7 +244,7 @@ impl NewtonProblem for PenaltyNewton<'_> {
 
     fn after_increment(&mut self) {
         let (model, ws) = (self.model, &mut *self.ws);
-        let alpha = newton::step_penalty(&model.solver);
+        let alpha = model.solver.step_penalty();
         let dt = model.solver.step_s;
         // λ ← λ + α Φ(z) after each solve (000 eq. 19), with Φ of this evaluation
         for (l, phi) in ws.lambda.iter_mut().zip(ws.ev.constraints.phi.iter()) {
@@ -419,7 +419,7 @@ impl Stepper for Penalty {
         let nv = model.n_volumes();
         let dt = model.solver.step_s;
         let (c1, c2, c) = (2.0 / dt, 4.0 / (dt * dt), dt * dt / 4.0);
-        let alpha = newton::step_penalty(&model.solver);
+        let alpha = model.solver.step_penalty();
         // ---- projections (000 eqs. 20–21)
         let z = &ws.x[..n];
         for i in 0..n {

@@ -30,8 +30,8 @@ use num_dual::Dual64;
 use crate::elements::element::Element;
 use crate::elements::hydraulics::cylinder;
 use crate::linearize::{friction_elements, FrictionPort, OperatingPoint, OutputSel};
+use crate::mechanics::assembly::Evaluator;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
 use crate::solver::linalg::pinv_solve;
 
 /// Which one-sided derivative of the valve flow in U is used at U = 0 (note E.6).

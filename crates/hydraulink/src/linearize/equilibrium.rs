@@ -25,8 +25,8 @@ use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
 use crate::linearize::{partition, LinearizeError, OperatingPoint};
+use crate::mechanics::assembly::Evaluator;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
 use crate::solver::linalg::pinv_solve;
 use crate::solver::newton::{self, Counters, NewtonProblem, TangentPolicy, Tolerances};
 
@@ -83,7 +83,7 @@ pub fn equilibrium(
     if m > 0 {
         // tolerance 1e-13: tighter than the initialization's, for the 1e-9° equilibrium angles
         if let Err((violation, iterations)) =
-            crate::pipeline::initialization::close_loops(model, &mut ev, &mut z, &free, 1e-13)
+            crate::mechanics::loop_closure::close_loops(model, &mut ev, &mut z, &free, 1e-13)
         {
             return Err(LinearizeError::LoopCannotClose {
                 held: held_names(),
@@ -148,7 +148,7 @@ pub fn equilibrium(
     }
     // final residual at the converged point
     let zd = vec![0.0; n];
-    crate::elements::hydraulics::steady_internal_states(model, &p, &spool, &mut internal);
+    crate::circuit::steady_internal_states(model, &p, &spool, &mut internal);
     ev.internal.copy_from_slice(&internal);
     ev.evaluate(model, &z, &zd, &p, &spool, false);
     let mut force_res: f64 = 0.0;
@@ -304,12 +304,7 @@ impl NewtonProblem for Statics<'_> {
                 .map(|v| Dual64::new(self.p[v], if Some(v) == seed { 1.0 } else { 0.0 }))
                 .collect();
             // 5. e = e_s(p), dual in p: the flows are the static valve's
-            crate::elements::hydraulics::steady_internal_states(
-                model,
-                &pd,
-                self.spool,
-                &mut evd.internal,
-            );
+            crate::circuit::steady_internal_states(model, &pd, self.spool, &mut evd.internal);
             evd.evaluate(model, self.zdual, self.zd0, &pd, self.spool, false);
             for i in 0..n {
                 let mut f = evd.dynamics.force[i];

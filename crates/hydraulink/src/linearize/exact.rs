@@ -51,8 +51,8 @@ use crate::linearize::{
     friction_state_names, input_name, internal_state_names, output_name, partition, InputSel,
     LinearizeError, OperatingPoint, OutputSel, Partition, StateSpace,
 };
+use crate::mechanics::assembly::Evaluator;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
 use crate::solver::linalg::pinv_solve;
 
 /// Options of the exact linearization.

@@ -19,8 +19,8 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::elements::element::Element;
+use crate::mechanics::assembly::Evaluator;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
 use crate::solver::linalg::pinv_solve;
 
 /// F(X) of eq. 98 (see the module doc). `x` = (z, ż, p, U, w, e) with n, n, n_v, n_u (4/3

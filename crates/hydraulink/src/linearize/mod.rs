@@ -315,7 +315,7 @@ pub fn element_signals(model: &Model) -> Vec<usize> {
 /// operating time, not at t = 0.
 pub fn set_element_time<S: crate::solver::real::Real>(
     model: &Model,
-    ev: &mut crate::pipeline::assembly::Evaluator<S>,
+    ev: &mut crate::mechanics::assembly::Evaluator<S>,
     t: f64,
 ) {
     for (u, e) in ev.element_u.iter_mut().zip(model.elements.iter()) {
@@ -327,8 +327,8 @@ pub fn set_element_time<S: crate::solver::real::Real>(
 pub(crate) fn evaluator_at<S: crate::solver::real::Real>(
     model: &Model,
     t: f64,
-) -> crate::pipeline::assembly::Evaluator<S> {
-    let mut ev = crate::pipeline::assembly::Evaluator::<S>::new(model);
+) -> crate::mechanics::assembly::Evaluator<S> {
+    let mut ev = crate::mechanics::assembly::Evaluator::<S>::new(model);
     set_element_time(model, &mut ev, t);
     ev
 }
@@ -357,7 +357,7 @@ pub(crate) fn element_signal_force(
         )));
     }
     let mut ev = evaluator_at::<f64>(model, pt.t_s);
-    let q = |ev: &mut crate::pipeline::assembly::Evaluator<f64>, du: f64| -> Vec<f64> {
+    let q = |ev: &mut crate::mechanics::assembly::Evaluator<f64>, du: f64| -> Vec<f64> {
         for &i in &driven {
             ev.element_u[i] =
                 crate::elements::component::signal_value(&model.inputs, &model.elements[i], pt.t_s)

@@ -19,10 +19,10 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use crate::elements::inputs::Signal;
 use crate::linearize::{
     element_signals, full_names, InputSel, LinearizeError, OperatingPoint, OutputSel, StateSpace,
 };
-use crate::model::inputs::Signal;
 use crate::model::Model;
 use crate::pipeline::simulation::Simulation;
 
@@ -78,7 +78,7 @@ struct Deviation<'a> {
     outputs: &'a [OutputSel],
     pt: &'a OperatingPoint,
     /// Evaluator and each cylinder output's value at `pt`, when a cylinder output is asked for.
-    cylinders: Option<(crate::pipeline::assembly::Evaluator<f64>, Vec<f64>)>,
+    cylinders: Option<(crate::mechanics::assembly::Evaluator<f64>, Vec<f64>)>,
 }
 
 impl<'a> Deviation<'a> {
@@ -111,7 +111,7 @@ impl<'a> Deviation<'a> {
     /// `[z, ż, p, U, w, e]`, from the same evaluator as the linearization's output rows.
     fn cylinder_values(
         &self,
-        ev: &mut crate::pipeline::assembly::Evaluator<f64>,
+        ev: &mut crate::mechanics::assembly::Evaluator<f64>,
         t: f64,
         [z, zd, p, spool, w, e]: [&[f64]; 6],
     ) -> Vec<f64> {

@@ -15,9 +15,9 @@ use nalgebra::Vector3;
 
 use crate::elements::component::Component;
 use crate::elements::element::{BodyPose, Element, MechPort, PortEffort, PortState};
+use crate::elements::ids::FramePoint;
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::semirecursive::Dynamics;
-use crate::model::ids::FramePoint;
 use crate::model::Model;
 use crate::solver::real::Real;
 
@@ -149,7 +149,7 @@ impl Line<f64> {
 
 /// The pose and velocity of frame `frame` at the kinematics `kin` (a body port).
 #[inline]
-pub fn body_pose<S: Real>(kin: &Kinematics<S>, frame: crate::model::ids::Frame) -> BodyPose<S> {
+pub fn body_pose<S: Real>(kin: &Kinematics<S>, frame: crate::elements::ids::Frame) -> BodyPose<S> {
     let (v0, omega) = kin.frame_vel(frame);
     BodyPose {
         origin: kin.frame_pos(frame),
@@ -252,7 +252,7 @@ pub fn joint_forces<S: Real>(
     for (&i, ports) in which.iter().zip(ports.iter()) {
         let e = &model.elements[i];
         if let MechPort::Joint(a) = ports.mech {
-            let mut st = crate::elements::hydraulics::node_port_state(model, p, &ports.nodes);
+            let mut st = crate::circuit::node_port_state(model, p, &ports.nodes);
             st.u = u[i];
             st.s = z[a.0];
             st.sd = zd[a.0];

@@ -10,7 +10,7 @@
 //!   ∂s_c/∂z_i = n_c · (∂r_rod/∂z_i − ∂r_base/∂z_i),  ∂r/∂z_i = b_i^v + b_i^ω × r   (000 eq. 45, A.1)
 //! ```
 //!
-//! by the Newton of the initialization (`initialization::close_loops_with`, minimum-norm steps)
+//! by the Newton of the initialization (`loop_closure::close_loops_with`, minimum-norm steps)
 //! over the *moving* coordinates: those whose column of [Φ_z; s_z] is not zero at the initial
 //! pose. Every other coordinate (the swing joint of an excavator: turning it turns both ends of
 //! every cylinder and both sides of every cut joint together) is held at its initial value.
@@ -73,11 +73,11 @@
 use nalgebra::{DMatrix, DVector, Vector3};
 
 use crate::elements::component::Component;
+use crate::mechanics::assembly::Evaluator;
 use crate::mechanics::kinematics::for_each_on_path;
+use crate::mechanics::loop_closure::{close_loops, close_loops_with};
 use crate::mechanics::ports::Line;
 use crate::model::{AxisKind, CylinderId, Frame, FramePoint, Model, Node, VolumeId};
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::initialization::{close_loops, close_loops_with};
 use crate::solver::linalg::pinv_solve;
 
 /// Tolerance of ‖(Φ, s − s*)‖ for a pose [m]: the initialization's loop-closure tolerance.

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::elements::field_check::At;
 use crate::error::ModelError;
-use crate::model::field_check::At;
 
 /// The rules of the excavator game (`[game]`). Every field has a default: an empty `[game]`
 /// table plays the game of 003 Pub. VI (2 t into the hopper, at most 3 hits, 3 attempts).

@@ -1,5 +1,5 @@
 //! [`Layout`]: where every Newton unknown lives, what it is called, its unit and its absolute
-//! tolerance. Built once by [`crate::model::compile`] (`compile::layout`) and stored in the
+//! tolerance. Built once by [`crate::pipeline::compile`] (`compile::layout`) and stored in the
 //! [`crate::Model`]; everything that
 //! used to re-derive the structure of x (offset walks over the friction states, tolerance
 //! functions, label lists, NaN-check names, output columns) reads it from here.
@@ -21,7 +21,7 @@
 
 use std::ops::Range;
 
-use crate::model::ids::{AxisId, CylinderId};
+use crate::elements::ids::{AxisId, CylinderId};
 use crate::solver::tolerances::Tolerances;
 
 /// Which friction element a block of friction states belongs to.
@@ -83,7 +83,7 @@ pub struct Layout {
     /// (`Element::reads_position_of`: a load-sensing shuttle reads its valve's spool).
     pub element_reads: Vec<Option<usize>>,
     /// The elements with hydraulic node ports, in element order, with what the flow sum needs
-    /// of each (`hydraulics::component_flows_with`, `element_energy::commit`): found once here
+    /// of each (`circuit::component_flows_with`, `element_energy::commit`): found once here
     /// instead of asking every element for its ports at every evaluation.
     pub node_ports: Vec<NodePorts>,
     /// NaN-check names of the multipliers `State::lambda`: `<row>.lambda` for the loop-closure
@@ -94,9 +94,9 @@ pub struct Layout {
     /// relative `tolerance_relative` [-].
     pub tolerances: Tolerances,
     /// Absolute tolerances of the blocks z [rad or m], p [Pa], w and e [m or -].
-    pub(super) block_atol: [f64; 4],
+    pub(crate) block_atol: [f64; 4],
     /// Number of cylinders: the friction blocks of the joints follow theirs.
-    pub(super) n_cylinders: usize,
+    pub(crate) n_cylinders: usize,
 }
 
 /// An element with hydraulic node ports, as the flow sum visits it ([`Layout::node_ports`]).
@@ -105,7 +105,7 @@ pub struct NodePorts {
     /// Index in `Model::elements`.
     pub element: usize,
     /// Its node ports (`Element::ports`).
-    pub nodes: [Option<crate::model::ids::Node>; crate::elements::element::MAX_NODES],
+    pub nodes: [Option<crate::elements::ids::Node>; crate::elements::element::MAX_NODES],
     /// Slot of its valve position in `State::spool`, if it has one (advanced by its own law).
     pub position: Option<usize>,
     /// Slot of the valve position it reads as `PortState::position`: its own, or, for an
@@ -118,7 +118,7 @@ pub struct NodePorts {
 
 /// Unit of a friction state from its name: the unit suffix of STYLE convention 2 (`bristle_m`
 /// is in m), dimensionless without one (`film`).
-pub(super) fn friction_state_unit(name: &str) -> &'static str {
+pub(crate) fn friction_state_unit(name: &str) -> &'static str {
     if name.ends_with("_m") {
         "m"
     } else {

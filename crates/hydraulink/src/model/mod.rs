@@ -4,20 +4,13 @@
 //! [`compile`]. After that nothing in the model changes; the mutable part of a simulation is the
 //! [`crate::State`], and all scratch memory is in the [`crate::Workspace`].
 
-pub mod compile;
-pub(crate) mod field_check;
 pub mod game;
 pub mod hud;
-pub mod inputs;
 pub mod layout;
-pub mod pose;
+pub mod natural_model;
 pub mod spec;
-pub mod validate;
 
-pub mod ids;
-
-pub use compile::compile;
-pub use ids::*;
+pub use crate::elements::ids::*;
 
 pub use crate::elements::friction::Friction;
 pub use crate::elements::hydraulics::bridge_valve::BridgeValve;
@@ -223,6 +216,19 @@ pub struct SolverOptions {
     pub adaptive: Option<AdaptiveOptions>,
 }
 
+impl SolverOptions {
+    /// The penalty factor the augmented-Lagrangian formulations use at the model's step:
+    /// α (Δt_α/Δt)² for Δt < Δt_α, else α [N/m or N·m/rad]. It keeps αΔt²/4, the penalty term's
+    /// weight against the mass matrix in the iteration matrix and the projections, at least its
+    /// value at Δt_α (`crate::solver::newton::PENALTY_REFERENCE_STEP_S`), so the multiplier update
+    /// contracts the violation per iteration as fast as at Δt_α. At and above Δt_α it is α itself
+    /// (bit-identical results there). A method of the options, not of the solver, so the solver
+    /// imports nothing of the model.
+    pub fn step_penalty(&self) -> f64 {
+        crate::solver::newton::penalty_at(self.penalty, self.step_s)
+    }
+}
+
 /// The settings of adaptive step-size control (`crate::pipeline::step_control`), validated.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AdaptiveOptions {
@@ -269,7 +275,7 @@ pub struct Model {
     /// Hydraulic circuit.
     pub hydraulics: Hydraulics,
     /// Input signals.
-    pub inputs: Vec<crate::model::inputs::Signal>,
+    pub inputs: Vec<crate::elements::inputs::Signal>,
     /// Input names.
     pub input_names: Vec<String>,
     /// Solver settings.
@@ -308,9 +314,9 @@ pub struct Model {
     pub output_markers: Vec<(String, FramePoint)>,
     /// The natural-coordinate model of the global formulations (004 §2), compiled when one of
     /// them is selected; `None` otherwise.
-    pub natural: Option<crate::mechanics::global::natural_model::NaturalModel>,
+    pub natural: Option<natural_model::NaturalModel>,
     /// The deformable terrain of `[terrain]` and the `bucket_dig` elements that dig it; `None`
-    /// without one (`crate::terrain::world`).
+    /// without one (`crate::pipeline::world`).
     pub terrain: Option<crate::terrain::data::Terrain>,
 }
 
@@ -318,7 +324,7 @@ impl Model {
     /// The signal that drives input `name` when nothing sets it from outside (its `signal` in
     /// the model file, compiled), or `None` for an unknown name. A script that plays the model's
     /// own inputs as an operator would (`Simulation::set_input` at every step) reads them here.
-    pub fn input_signal(&self, name: &str) -> Option<&crate::model::inputs::Signal> {
+    pub fn input_signal(&self, name: &str) -> Option<&crate::elements::inputs::Signal> {
         let i = self.input_names.iter().position(|n| n == name)?;
         self.inputs.get(i)
     }

@@ -2,7 +2,7 @@
 //!
 //! This is the data a model file deserializes into (the TOML reader lives in `hydraulink-io`;
 //! this crate knows no file format). `serde` derives only describe the field names. Every field
-//! is SI. Nothing here is checked: [`crate::model::compile`] validates a spec into an immutable
+//! is SI. Nothing here is checked: [`crate::pipeline::compile`] validates a spec into an immutable
 //! [`crate::Model`] and reports errors by *path* (`bodies[2].mass_kg`), which the reader maps to
 //! a file line.
 //!
@@ -17,7 +17,7 @@
 //! With `pose = "assembled"` the same fields are global coordinates of the machine as it stands
 //! at t = 0, as a CAD program exports them, and each joint's `q0` is the value its coordinate
 //! has there (0 by default: the coordinates are measured from the assembled pose).
-//! [`crate::model::pose::to_reference`] maps such a spec back to the reference configuration
+//! [`crate::pipeline::pose::to_reference`] maps such a spec back to the reference configuration
 //! before it is compiled, so nothing after the compile sees the difference.
 
 use serde::{Deserialize, Serialize};
@@ -27,9 +27,9 @@ pub use crate::elements::hydraulics::bridge_valve::{BridgeValveSpec, TrimSpec};
 pub use crate::elements::hydraulics::cylinder::CylinderSpec;
 pub use crate::elements::hydraulics::throttle::ThrottleSpec;
 pub use crate::elements::hydraulics::valve_4_3::Valve43Spec;
+pub use crate::elements::ids::AttachmentSpec;
+pub use crate::elements::inputs::SignalSpec;
 pub use crate::model::game::{GameSpec, VariantSpec};
-pub use crate::model::ids::AttachmentSpec;
-pub use crate::model::inputs::SignalSpec;
 use std::collections::BTreeMap;
 
 /// A whole machine: mechanism, hydraulic circuit, input signals and solver settings.
@@ -123,7 +123,7 @@ pub enum Pose {
     /// Multi-axis joints: a universal joint's `axis2` as it stands in this pose (turned by the
     /// first angle); the Cardan angles of spherical and free joints are about the parent's
     /// reference axes (the global axes when the parent is the ground). Cut-joint markers must
-    /// meet in this pose to within 10 µm (`model::pose::LOOP_TOLERANCE_M`).
+    /// meet in this pose to within 10 µm (`pipeline::pose::LOOP_TOLERANCE_M`).
     Assembled,
 }
 
@@ -572,7 +572,7 @@ pub struct VolumeSpec {
     #[serde(default)]
     pub p0_pa: Option<f64>,
     /// Reduced hydraulics by singular perturbation (002 Pub II): no pressure ODE; the pressure
-    /// follows from the quasi-steady flow balance Σ Q_in − V̇ = 0 (`hydraulics::reduced`). The
+    /// follows from the quasi-steady flow balance Σ Q_in − V̇ = 0 (`circuit::reduced`). The
     /// initial pressure is solved from the same balance (`p0_pa`, if given, is only the guess).
     /// Something on the volume must make that balance depend on its pressure: a valve, throttle,
     /// hose or a cylinder chamber; pumps without leakage (volumetric efficiency 1) alone are

@@ -2,10 +2,10 @@
 //! port state and efforts kept for the outputs ([`ElementValues`]) and its energy account in the
 //! state ([`crate::state::ElementEnergy`]).
 
+use crate::circuit::node_port_state;
 use crate::elements::component::Component;
 use crate::elements::component::ElementValues;
 use crate::elements::element::{Element, EnergyDomain, MechPort, PortEffort, PortState, Power};
-use crate::elements::hydraulics::node_port_state;
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::ports::{load_rate, Line};
 use crate::model::Model;
@@ -129,7 +129,7 @@ fn kinematics(model: &Model, st: &State, kin: &mut Kinematics<f64>) -> bool {
 /// Element `i` evaluated at the state `st` (kinematics in `kin`): its port state, efforts and
 /// powers. `u(k)`: the value of input k it is driven with; `used`: a body-port element reads the
 /// world values of the step that produced `st` (else those of its next step,
-/// `crate::terrain::world::frozen_of`; the stage `elements` runs before the stage `world`
+/// `crate::pipeline::world::frozen_of`; the stage `elements` runs before the stage `world`
 /// rewrites them, so at a commit both are the step's).
 fn evaluate(
     model: &Model,
@@ -167,11 +167,11 @@ fn evaluate(
             // a contact: its depth, rate and force come with its pose, and it brings its own
             // account (`BodyEffort::power`)
             let none = [0.0; crate::elements::element::MAX_FROZEN];
-            let frozen = crate::terrain::world::frozen_of(st, i, used).unwrap_or(&none);
+            let frozen = crate::pipeline::world::frozen_of(st, i, used).unwrap_or(&none);
             let pose = crate::mechanics::ports::body_pose(kin, frame);
             let b = e.evaluate_body_in(&pose, at.u, frozen);
             // its whole port state: a body port has no node ports, so a digging bucket's
-            // pressure slots carry its world values (`terrain::dig`)
+            // pressure slots carry its world values (`elements::bucket_dig`)
             let u = at.u;
             at = b.at;
             at.u = u;

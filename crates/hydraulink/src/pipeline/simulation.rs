@@ -601,7 +601,7 @@ fn evaluate_reported(model: &Model, st: &mut State, ws: &mut Workspace) -> StepR
     ws.ev.internal.copy_from_slice(&st.internal);
     ws.ev.evaluate(model, &st.z, &st.zd, &st.p, &spool, false);
     let mut last = StepReport::default();
-    crate::pipeline::advance::energies_and_violation(model, &ws.ev, &st.zd, &mut last);
+    crate::mechanics::advance::energies_and_violation(model, &ws.ev, &st.zd, &mut last);
     // sized here; `report_into_state` overwrites them in place after every step
     let r = &mut st.reported;
     r.cylinder = vec![[0.0; 3]; model.hydraulics.cylinders.len()];
@@ -666,7 +666,7 @@ fn row_at(
                     let at = PortState {
                         s,
                         sd,
-                        ..crate::elements::hydraulics::node_port_state(m, &st.p, &nodes)
+                        ..crate::circuit::node_port_state(m, &st.p, &nodes)
                     };
                     crate::elements::element::Element::outputs(cyl, &at, &e, &mut cylinder_buf);
                     cylinder_buffered = Some(cylinder);

@@ -7,47 +7,34 @@
 //!    dispatched through the closed enum `workspace::FormulationWorkspace`, statically): its
 //!    stage `initialize` (its own state from the relative one, at the first step) →
 //!    [`restore_tangent`] → advance valves (every element's valve position at t_k+1 by its own
-//!    `Element::advance_position`, `hydraulics::advance_positions`) → predict (history,
+//!    `Element::advance_position`, `circuit::advance_positions`) → predict (history,
 //!    predictor, λ⁰) → the one Newton solver (`solver::newton::solve` on the formulation's
 //!    `NewtonProblem`: residual of every element through its ports, exact tangent, solve, λ
 //!    update; in the formulation's attempts from the same predictor) → project → end stops
 //!    → commit (its unknowns, then spools, actuator work and clock, energies, tangent);
 //! 4. stage `elements` (`element::commit`): element outputs and energy accounts at the
 //!    committed state;
-//! 5. stage `world` (`terrain::world::advance`, with a `[terrain]` only): the terrain and
+//! 5. stage `world` (`pipeline::world::advance`, with a `[terrain]` only): the terrain and
 //!    the buckets' payloads at the step boundary, and the records the buckets read frozen over
 //!    the next step;
 //! 6. `sample_inputs` again, so a state read between steps holds its next step's inputs.
 
-use crate::elements::hydraulics;
+use crate::circuit;
+use crate::elements::inputs;
 use crate::formulations::z_only::kinematic_guidance::KinematicGuidance;
 use crate::formulations::z_only::multirate::Multirate;
 use crate::formulations::Stepper;
 use crate::formulations::{ali3p::Ali3p, i1al::I1al};
 use crate::formulations::{double_step::DoubleStep, penalty::Penalty};
-use crate::model::inputs;
+use crate::mechanics::advance;
+use crate::mechanics::buffers::Buffers;
 use crate::model::Model;
-use crate::pipeline::advance;
-use crate::pipeline::buffers::Buffers;
 use crate::pipeline::workspace::{FormulationWorkspace, Workspace};
 use crate::solver::newton;
 use crate::state::State;
 use crate::StepError;
 
-/// What one step did.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct StepReport {
-    /// Newton iterations (linear solves).
-    pub iterations: u32,
-    /// Bit i set: volume i dropped below 0 Pa (absolute) during this step.
-    pub cavitation_onsets: u64,
-    /// Kinetic energy at the end of the step [J].
-    pub kinetic_j: f64,
-    /// Potential energy at the end of the step [J].
-    pub potential_j: f64,
-    /// ‖Φ‖ at the end of the step.
-    pub constraint_violation: f64,
-}
+pub use crate::state::StepReport;
 
 /// Rejects NaN/Inf in the state before a step (an error, never a reset), naming the entry by
 /// its layout name (`model::layout`).
@@ -121,7 +108,7 @@ pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
     }
     if let Some(g) = ws.global_mut() {
         for ev_u in [&mut g.ev.element_u, &mut g.evd.element_u] {
-            crate::model::inputs::element_inputs(&model.element_input, &st.inputs, ev_u);
+            crate::elements::inputs::element_inputs(&model.element_input, &st.inputs, ev_u);
         }
     }
 }
@@ -161,7 +148,7 @@ pub fn formulation_step<F: Stepper>(
     F::available(model, own)?;
     // restore → advance valves → predict
     restore_tangent::<F>(st, ws, own);
-    hydraulics::advance_positions(model, st, dt, &mut ws.spool_new);
+    circuit::advance_positions(model, st, dt, &mut ws.spool_new);
     F::predict(model, st, ws, own);
     // Newton → project; predicted anew and solved again when the formulation asks
     let iterations = loop {
@@ -248,7 +235,7 @@ pub fn step(model: &Model, st: &mut State, ws: &mut Workspace) -> Result<StepRep
     // stage `world`: the terrain at the step boundary (cut, dump, avalanche, freeze), at the
     // kinematics the stage `elements` just computed
     if let Some(scratch) = b.world.as_mut() {
-        crate::terrain::world::advance(model, st, &b.element_kin, scratch);
+        crate::pipeline::world::advance(model, st, &b.element_kin, scratch);
     }
     // the committed state carries the pair of its own next step, so that a state read between
     // steps (a formulation's `prepare` called by a test, a clone) is complete

@@ -152,7 +152,7 @@ pub const NEWTON_SHRINK: f64 = 0.25;
 /// 0 < min_step_s ≤ step_s ≤ max_step_s, and a formulation and model the controller can step.
 pub fn check_spec(spec: &ModelSpec) -> Result<(), ModelError> {
     let s = &spec.solver;
-    let at = crate::model::field_check::At::new("solver", "solver");
+    let at = crate::elements::field_check::At::new("solver", "solver");
     if s.step_control == StepControl::Fixed {
         return Ok(());
     }
@@ -868,7 +868,7 @@ fn copy_state(dst: &mut State, src: &State) {
 /// The first time after `t0` [s] at which an input the signal drives (no value set from
 /// outside) switches (piecewise-constant, step) or has a corner (table), if any.
 fn next_breakpoint(model: &Model, st: &State, t0: f64) -> Option<f64> {
-    use crate::model::inputs::Signal;
+    use crate::elements::inputs::Signal;
     let mut next: Option<f64> = None;
     for (i, signal) in model.inputs.iter().enumerate() {
         if st.inputs.overrides[i].is_some() {

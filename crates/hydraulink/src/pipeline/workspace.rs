@@ -9,10 +9,10 @@ use crate::formulations::penalty::{Penalty, PenaltyWorkspace};
 use crate::formulations::z_only::kinematic_guidance::{GuidanceWorkspace, KinematicGuidance};
 use crate::formulations::z_only::multirate::{Multirate, MultirateWorkspace};
 use crate::formulations::Stepper;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::global::GlobalWorkspace;
 use crate::model::spec::Formulation;
 use crate::model::Model;
-use crate::pipeline::buffers::Buffers;
 
 /// The buffers of the selected formulation, one variant per [`Stepper`] implementation.
 // One per simulation, built once and never moved in the step: the size difference of the

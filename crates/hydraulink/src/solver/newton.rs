@@ -13,7 +13,7 @@
 //!   failing, the solve goes on as damped full Newton (a fresh tangent and the fraction
 //!   [`DAMPING`] of each increment) up to the iteration cap. A solve that converges without it
 //!   takes exactly the iterates it took before; only a solve that used to fail changes;
-//! - counted statistics ([`crate::pipeline::buffers::Counters`]: residuals, tangents, factorizations,
+//! - counted statistics ([`crate::mechanics::buffers::Counters`]: residuals, tangents, factorizations,
 //!   iterations, damped increments);
 //! - a line search ([`NewtonProblem::step_fraction`]: x_{h+1} = x_h + α Δx) and a projection of
 //!   the iterate onto its admissible set ([`NewtonProblem::project_iterate`]), both doing
@@ -28,29 +28,19 @@
 //! it stops contracting as Δt falls (0.98 per iteration for the four-bar at 10 µs, 0.9984 at
 //! 1 µs), and a pressure tied to the positions by the hydraulic stiffness (≈ 1e9 Pa/m) keeps
 //! moving by more than its 1e-2 Pa tolerance long after the positions have converged; at 1 µs
-//! the per-iteration update even winds the multipliers up from step to step. [`step_penalty`]
+//! the per-iteration update even winds the multipliers up from step to step. `SolverOptions::step_penalty`
 //! therefore keeps the penalty's weight in the iteration matrix, αΔt²/4, at least what it is at
 //! the reference step [`PENALTY_REFERENCE_STEP_S`], so a smaller step converges at least as fast
 //! as a larger one. The round-off floor of [`weight`] keeps an unknown's tolerance above the
 //! resolution of its own value.
 
-use crate::model::SolverOptions;
 use crate::solver::real::Real;
 
 /// The step Δt_α [s] at which the model's penalty factor α is taken as given (000 §2.3: α = 1e11
-/// with Δt = 1 ms). Below it, [`step_penalty`] scales α by (Δt_α/Δt)².
+/// with Δt = 1 ms). Below it, `SolverOptions::step_penalty` scales α by (Δt_α/Δt)².
 pub const PENALTY_REFERENCE_STEP_S: f64 = 1e-3;
 
-/// The penalty factor the augmented-Lagrangian formulations use at the model's step:
-/// α (Δt_α/Δt)² for Δt < Δt_α, else α [N/m or N·m/rad]. It keeps αΔt²/4, the penalty term's
-/// weight against the mass matrix in the iteration matrix and the projections, at least its value
-/// at Δt_α, so the multiplier update contracts the violation per iteration as fast as at Δt_α.
-/// At and above Δt_α it is α itself (bit-identical results there).
-pub fn step_penalty(solver: &SolverOptions) -> f64 {
-    penalty_at(solver.penalty, solver.step_s)
-}
-
-/// α_Δt of [`step_penalty`] for penalty factor `alpha` and step `dt` [s].
+/// α_Δt of `SolverOptions::step_penalty` (the model's options) for penalty factor `alpha` and step `dt` [s].
 pub fn penalty_at(alpha: f64, dt: f64) -> f64 {
     if dt < PENALTY_REFERENCE_STEP_S {
         let r = PENALTY_REFERENCE_STEP_S / dt;

@@ -1,16 +1,17 @@
 //! The terrain's data: the model file's `[terrain]` ([`TerrainSpec`]), its checks and its
 //! compilation into [`Terrain`] (`Model::terrain`), and the mutable world [`WorldState`]
-//! (`State::world`). The stage `world` that advances it is [`super::world`].
+//! (`State::world`). The stage `world` that advances it is `crate::pipeline::world`.
 
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
-use super::cellular::Automaton;
+use super::cellular::{self, Automaton};
 use super::heightfield::Heightfield;
-use super::pressure::Kernel;
+use super::pressure::{self, Kernel};
+use crate::elements::bucket_dig::MAX_DIG_POINTS;
 use crate::elements::element::Frozen;
+use crate::elements::field_check::At;
 use crate::error::ModelError;
-use crate::model::field_check::At;
 
 /// A cone of material on the initial field (a pile).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -315,4 +316,39 @@ impl WorldState {
     pub fn total_m3(&self) -> f64 {
         self.field.volume_m3() + self.payload_m3() + self.hopper_m3()
     }
+}
+
+/// Scratch of the stage `world` (`crate::pipeline::world`), sized once (`Buffers::world`).
+#[derive(Debug, Clone)]
+pub struct WorldScratch {
+    pub(crate) automaton: cellular::Scratch,
+    pub(crate) pressure: pressure::Scratch,
+    /// Vertical force of the buckets on each cell [N].
+    pub(crate) force: Vec<f64>,
+    /// Its share at the base of each column [N].
+    pub(crate) base: Vec<f64>,
+    /// The edge samples of one bucket's cut: (x, z, volume removed) [m, m, m³].
+    pub(crate) cuts: Vec<[f64; 3]>,
+}
+
+impl WorldScratch {
+    /// Buffers for the model's terrain `terrain` (`Model::terrain`; `None` without one).
+    pub fn new(terrain: Option<&Terrain>) -> Option<Self> {
+        let t = terrain?;
+        let n = t.field0.h.len();
+        Some(WorldScratch {
+            automaton: cellular::Scratch::new(&t.field0),
+            pressure: pressure::Scratch::new(&t.field0),
+            force: vec![0.0; n],
+            base: vec![0.0; n],
+            cuts: Vec::with_capacity(
+                (MAX_DIG_POINTS - 1) * (samples_cap(t.field0.nx, t.field0.nz) + 1),
+            ),
+        })
+    }
+}
+
+/// Most samples of one edge segment: one per half cell along the grid's diagonal.
+pub(crate) fn samples_cap(nx: usize, nz: usize) -> usize {
+    2 * (nx + nz) + 2
 }

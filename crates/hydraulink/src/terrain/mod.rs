@@ -8,16 +8,16 @@
 //! machines' gravity is −y), the grid spans x and z. Derivation: `docs/theory/13_terrain.md`.
 //!
 //! The pressure propagation of eqs. 12–14 (the weight over a cell's base spread by the kernel φ)
-//! is [`pressure`]; the terrain in the simulation (`[terrain]`, the world state and the stage
-//! `world` at step boundaries) is [`world`]; the digging bucket element is [`dig`]. Not here: the
-//! particles of the paper (docs/theory/13_terrain.md §13.7).
+//! is [`pressure`]; the terrain's data (`[terrain]`, the compiled `Terrain`, the world state and
+//! the stage's scratch) is [`data`]. Elsewhere: the stage `world` at step boundaries
+//! (`crate::pipeline::world`) and the digging bucket element (`crate::elements::bucket_dig`),
+//! both above this module. Not here: the particles of the paper (docs/theory/13_terrain.md
+//! §13.7).
 
 pub mod cellular;
 pub mod data;
-pub mod dig;
 pub mod heightfield;
 pub mod pressure;
-pub mod world;
 
 use thiserror::Error;
 

@@ -9,9 +9,9 @@ use super::element::pose_at;
 use crate::common::{run, spec_from};
 use hydraulink::contact::hits::HitCounter;
 use hydraulink::contact::obb::{box_box, manifold, Obb};
-use hydraulink::contact::obb_contact::{ObbContact, Obstacle};
 use hydraulink::elements::element::Element;
-use hydraulink::model::ids::{AxisId, Frame};
+use hydraulink::elements::ids::{AxisId, Frame};
+use hydraulink::elements::obb_contact::{ObbContact, Obstacle};
 use nalgebra::{Matrix3, Rotation3, Vector3};
 use num_dual::Dual64;
 
@@ -214,7 +214,7 @@ fn brick_resting_on_a_box_carries_its_weight() {
     // the contact force is the weight
     let sink = 10.0 * 9.81 / (4.0 * K);
     let text = table_toml(0.1 - sink, [0.0; 3], [0.0; 6], 3000.0, 1e-3, 1.0, "penalty");
-    let r = run(hydraulink::model::compile(&spec_from(&text)).expect("compiles"));
+    let r = run(hydraulink::compile(&spec_from(&text)).expect("compiles"));
     let last = |c: &str| *r.col(c).last().expect("rows");
     let weight = 10.0 * 9.81;
     let (force, depth) = (last("table.force"), last("table.depth"));
@@ -253,7 +253,7 @@ fn brick_tumbling_onto_a_box_keeps_the_energy_balance_under_two_formulations() {
             1.0,
             formulation,
         );
-        let r = run(hydraulink::model::compile(&spec_from(&text)).expect("compiles"));
+        let r = run(hydraulink::compile(&spec_from(&text)).expect("compiles"));
         let drift = crate::common::max_abs(&r.col("energy.drift"));
         let diss = *r.col("table.energy_dissipated").last().unwrap();
         let peak = r
@@ -290,7 +290,7 @@ fn a_bouncing_brick_counts_each_landing_once() {
         2.0,
         "penalty",
     );
-    let r = run(hydraulink::model::compile(&spec_from(&text)).expect("compiles"));
+    let r = run(hydraulink::compile(&spec_from(&text)).expect("compiles"));
     let (t, f) = (r.col("time"), r.col("table.force"));
     let mut counter = HitCounter::start(f[0]);
     let (mut onsets, mut touching, mut released) = (0u32, f[0] > 0.0, f64::NEG_INFINITY);
@@ -340,7 +340,7 @@ fn hit_counter_ignores_short_releases_and_a_contact_closed_at_the_start() {
 #[test]
 fn natural_coordinate_formulations_refuse_the_contact_by_name() {
     let text = table_toml(0.35, [0.0; 3], [0.0; 6], 300.0, 1e-3, 0.1, "global-ali3p");
-    let err = hydraulink::model::compile(&spec_from(&text)).expect_err("refused");
+    let err = hydraulink::compile(&spec_from(&text)).expect_err("refused");
     let msg = err.to_string();
     assert!(
         msg.contains("elements[0]") && msg.contains("global-ali3p") && msg.contains("contact"),

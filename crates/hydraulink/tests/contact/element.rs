@@ -5,9 +5,9 @@
 
 use crate::common::spec_from;
 use hydraulink::contact::obb::Obb;
-use hydraulink::contact::obb_contact::{normal_force, ObbContact, Obstacle};
 use hydraulink::elements::element::{BodyPose, Element, PortState};
-use hydraulink::model::ids::{AxisId, Frame};
+use hydraulink::elements::ids::{AxisId, Frame};
+use hydraulink::elements::obb_contact::{normal_force, ObbContact, Obstacle};
 use hydraulink::Simulation;
 use nalgebra::{Matrix3, Rotation3, Vector3};
 use num_dual::Dual64;
@@ -190,7 +190,7 @@ fn power_balance_and_no_pull() {
 }
 
 fn simulate(text: &str) -> (Simulation, Vec<f64>, Vec<f64>) {
-    let model = hydraulink::model::compile(&spec_from(text)).expect("the drop model compiles");
+    let model = hydraulink::compile(&spec_from(text)).expect("the drop model compiles");
     let mut sim = Simulation::new(model).expect("initialization succeeds");
     let n = (sim.model().duration_s() / sim.model().step_s()).round() as usize;
     let (mut drift, mut stored) = (vec![sim.energy_drift_j()], vec![0.0]);

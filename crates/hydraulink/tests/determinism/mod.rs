@@ -7,8 +7,8 @@ use hydraulink::Simulation;
 fn two_runs_are_bit_identical() {
     let mut spec = spec_of("fourbar");
     spec.solver.duration_s = 3.0;
-    let a = run(hydraulink::model::compile(&spec).unwrap());
-    let b = run(hydraulink::model::compile(&spec).unwrap());
+    let a = run(hydraulink::compile(&spec).unwrap());
+    let b = run(hydraulink::compile(&spec).unwrap());
     assert_eq!(a.rows.len(), b.rows.len());
     for (ra, rb) in a.rows.iter().zip(b.rows.iter()) {
         for (x, y) in ra.iter().zip(rb.iter()) {
@@ -20,7 +20,7 @@ fn two_runs_are_bit_identical() {
 /// Runs `spec` for 1200 steps, restarts a second simulation from a clone of the state, and
 /// returns both after 300 more steps each.
 fn restarted_pair(spec: &hydraulink::ModelSpec) -> (Simulation, Simulation) {
-    let model = hydraulink::model::compile(spec).unwrap();
+    let model = hydraulink::compile(spec).unwrap();
     let mut sim = Simulation::new(model).unwrap();
     for _ in 0..1200 {
         sim.step().unwrap();
@@ -98,7 +98,7 @@ fn issue_10_every_formulation_restarts_bit_identically_in_a_fresh_simulation() {
         let mut spec = spec_of("fourbar");
         spec.solver.formulation = f;
         clone_into_fresh_simulation_continues_identically(
-            hydraulink::model::compile(&spec).unwrap(),
+            hydraulink::compile(&spec).unwrap(),
             1200,
             300,
         );
@@ -109,13 +109,13 @@ fn issue_10_every_formulation_restarts_bit_identically_in_a_fresh_simulation() {
     let mut spec = spec_of("fourbar_friction");
     spec.hydraulics.cylinders[0].friction = toml::from_str("type = \"lugre\"").unwrap();
     clone_into_fresh_simulation_continues_identically(
-        hydraulink::model::compile(&spec).unwrap(),
+        hydraulink::compile(&spec).unwrap(),
         1200,
         300,
     );
     // kinematic guidance replaying the penalty four-bar's cylinder length
     let spec = spec_of("fourbar");
-    let mut unified = Simulation::new(hydraulink::model::compile(&spec).unwrap()).unwrap();
+    let mut unified = Simulation::new(hydraulink::compile(&spec).unwrap()).unwrap();
     let (mut times, mut lengths) = (vec![0.0], vec![unified.workspace().ev.motion[0].s]);
     for _ in 0..1600 {
         unified.step().unwrap();
@@ -134,7 +134,7 @@ fn issue_10_every_formulation_restarts_bit_identically_in_a_fresh_simulation() {
         ],
     );
     clone_into_fresh_simulation_continues_identically(
-        hydraulink::model::compile(&replay).unwrap(),
+        hydraulink::compile(&replay).unwrap(),
         1200,
         300,
     );
@@ -197,11 +197,8 @@ fn output_row_after_set_state_is_the_row_of_that_state() {
     ] {
         let mut spec = spec_of("fourbar");
         spec.solver.formulation = f;
-        let moved = restored_row_is_the_row_of_the_state(
-            hydraulink::model::compile(&spec).unwrap(),
-            1200,
-            50,
-        );
+        let moved =
+            restored_row_is_the_row_of_the_state(hydraulink::compile(&spec).unwrap(), 1200, 50);
         assert!(moved > 10, "{f:?}: {moved} columns moved");
     }
     // an end stop and a pump (elements evaluated at every step), a relief valve and a hose
@@ -210,8 +207,7 @@ fn output_row_after_set_state_is_the_row_of_that_state() {
     // an output marker (the bucket tip), a motor on the swing, four cylinders
     let mut spec = spec_of("excavator");
     spec.solver.duration_s = 1.0;
-    let moved =
-        restored_row_is_the_row_of_the_state(hydraulink::model::compile(&spec).unwrap(), 300, 30);
+    let moved = restored_row_is_the_row_of_the_state(hydraulink::compile(&spec).unwrap(), 300, 30);
     assert!(moved > 10, "excavator: {moved} columns moved");
     // a state straight from the initialization (no simulation has reported on it): its row is
     // the initial row of `Simulation::new`

@@ -184,7 +184,7 @@ signal = {{ type = "piecewise_constant", times = [0.0, 0.5, 1.5, {lower_at}, {en
 #[test]
 fn boom_holds_on_a_closed_counterbalance_valve_and_lowers_on_pilot_pressure() {
     let lower_at = 5.5;
-    let model = hydraulink::model::compile(&boom_with_counterbalance(lower_at)).unwrap();
+    let model = hydraulink::compile(&boom_with_counterbalance(lower_at)).unwrap();
     let r = run(model);
     let s = r.col("cylinder.length");
     let q = r.col("cbv.flow");

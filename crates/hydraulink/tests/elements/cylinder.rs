@@ -4,11 +4,12 @@
 //! force and friction-state rates, the volume law's ṗ) at states of shipped models; its power
 //! balance; and the output columns it describes.
 
+use hydraulink::circuit::{self, volume};
 use hydraulink::elements::element::{absorbed_power, Element, MechPort, PortState, MAX_INTERNAL};
 use hydraulink::elements::friction::{BengisuAkay, BrownMcPhee, LuGre, ModifiedLuGre};
-use hydraulink::elements::hydraulics::{self, fluid, volume};
+use hydraulink::elements::hydraulics::fluid;
+use hydraulink::mechanics::assembly::Evaluator;
 use hydraulink::model::{CylinderId, Friction, Model, Node, VolumeId};
-use hydraulink::pipeline::assembly::Evaluator;
 use hydraulink::Simulation;
 use num_dual::Dual64;
 
@@ -224,7 +225,7 @@ fn element_agrees_with_fast_path(model: Model, steps: usize) {
     ev.evaluate(m, &st.z, &st.zd, &st.p, &st.spool, false);
     let mut inflow = st.p.iter().map(|_| 0.0).collect::<Vec<_>>();
     let mut rates = vec![0.0; st.internal.len()];
-    hydraulics::component_flows_with(m, &st.p, &st.spool, &st.internal, &mut rates, &mut inflow);
+    circuit::component_flows_with(m, &st.p, &st.spool, &st.internal, &mut rates, &mut inflow);
     let mut moved = false;
     for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
         let r = m.layout.cylinder_friction(CylinderId(c));
@@ -268,7 +269,7 @@ fn element_agrees_with_fast_path(model: Model, steps: usize) {
 
 #[test]
 fn cylinder_element_agrees_with_fast_path_fourbar() {
-    let model = hydraulink::model::compile(&spec_of("fourbar")).unwrap();
+    let model = hydraulink::compile(&spec_of("fourbar")).unwrap();
     element_agrees_with_fast_path(model, 1700);
 }
 
@@ -278,7 +279,7 @@ fn cylinder_element_agrees_with_fast_path_lugre_and_modified_lugre() {
         let mut spec = spec_of("fourbar_friction");
         spec.hydraulics.cylinders[0].friction =
             toml::from_str(&format!("type = \"{law}\"")).expect("law parses");
-        let model = hydraulink::model::compile(&spec).unwrap();
+        let model = hydraulink::compile(&spec).unwrap();
         assert!(model.hydraulics.cylinders[0].n_friction_states() > 0);
         element_agrees_with_fast_path(model, 1700);
     }
@@ -286,7 +287,7 @@ fn cylinder_element_agrees_with_fast_path_lugre_and_modified_lugre() {
 
 #[test]
 fn cylinder_output_columns_come_from_describe() {
-    let model = hydraulink::model::compile(&spec_of("fourbar")).unwrap();
+    let model = hydraulink::compile(&spec_of("fourbar")).unwrap();
     let cylinders = model.hydraulics.cylinders.clone();
     let sim = Simulation::new(model).unwrap();
     let labels = sim.output_labels();

@@ -133,7 +133,7 @@ signal = { type = "piecewise_constant", times = [0.0, 0.5], values = [0.0, 0.5] 
 fn pump_line_bled_through_a_flow_control_valve_passes_the_set_flow_at_any_pressure() {
     let mut last = Vec::new();
     for cracking in [1.4e7, 8e6] {
-        let model = hydraulink::model::compile(&pump_line_bled_through_fcv(cracking)).unwrap();
+        let model = hydraulink::compile(&pump_line_bled_through_fcv(cracking)).unwrap();
         let r = run(model);
         let q = r.col("fcv.flow");
         let p = r.col("Vp.p");

@@ -200,7 +200,7 @@ tolerance_pressure_pa = 1.0e-3
 #[test]
 fn motor_spins_an_inertia_to_steady_speed_with_the_energy_balance() {
     let spec = spec_from(&turntable("", "penalty", 3.0));
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     let r = run(model);
     let dt = 1e-3;
     let qd = r.col("swing.qd");
@@ -322,7 +322,7 @@ tolerance_position = 1.0e-10
 fn motor_holds_a_gravity_torque_at_the_static_pressure() {
     // holding pressure at the horizontal: Δp = 2π m g L / (i D η), η = 1 at rest (the blend)
     let dp0 = TWO_PI * 100.0 * 9.81 * 1.0 / (10.0 * 1e-4);
-    let r = run(hydraulink::model::compile(&spec_from(&held_pendulum(1e5 + 0.9 * dp0))).unwrap());
+    let r = run(hydraulink::compile(&spec_from(&held_pendulum(1e5 + 0.9 * dp0))).unwrap());
     let q = r.col("pivot.q");
     let qd = r.col("pivot.qd");
     let pa = r.col("VA.p");
@@ -348,7 +348,7 @@ fn motor_holds_a_gravity_torque_at_the_static_pressure() {
 fn motor_coupled_tangent_matches_central_differences() {
     // mid spin-up (t = 0.2 s): the torque depends on p_A and the flow into VA on q̇, so the
     // tangent's off-diagonal blocks ∂(M′z̈ − Q′)/∂p and ∂(ṗ − h)/∂z are non-zero and must match
-    let model = hydraulink::model::compile(&spec_from(&turntable("", "penalty", 1.0))).unwrap();
+    let model = hydraulink::compile(&spec_from(&turntable("", "penalty", 1.0))).unwrap();
     let (n, nv) = (model.n_coords(), model.n_volumes());
     assert_eq!((n, nv), (1, 1));
     let mut st = initialize(&model).unwrap();
@@ -408,7 +408,7 @@ fn motor_is_rejected_by_every_other_formulation_by_name() {
             "",
         );
         let spec = spec_from(&text);
-        let err = match hydraulink::model::compile(&spec) {
+        let err = match hydraulink::compile(&spec) {
             Err(e) => e.to_string(),
             Ok(_) => panic!("{f} accepted a hydraulic motor"),
         };
@@ -458,7 +458,7 @@ fn held_pendulum_free(extra: &str) -> hydraulink::Model {
         &format!("hydromechanical_efficiency = 0.9\n{extra}"),
     );
     assert!(!text.contains("p0_pa"));
-    hydraulink::model::compile(&spec_from(&text)).unwrap()
+    hydraulink::compile(&spec_from(&text)).unwrap()
 }
 
 #[test]
@@ -516,7 +516,7 @@ fn a_motor_between_two_free_volumes_asks_for_one_p0() {
             "[[hydraulics.tanks]]",
             "[[hydraulics.volumes]]\nname = \"VB\"\nhose_volume_m3 = 1.0e-3\n[[hydraulics.tanks]]",
         );
-    let model = hydraulink::model::compile(&spec_from(&text)).unwrap();
+    let model = hydraulink::compile(&spec_from(&text)).unwrap();
     let err = initialize(&model).unwrap_err();
     let shown = err.to_string();
     eprintln!("{shown}");

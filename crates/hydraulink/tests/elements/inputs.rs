@@ -4,7 +4,7 @@
 
 use super::loads::loads_toml;
 use crate::common::*;
-use hydraulink::model::inputs::Signal;
+use hydraulink::elements::inputs::Signal;
 use hydraulink::model::spec::Formulation;
 use hydraulink::{Model, Simulation};
 
@@ -13,7 +13,7 @@ use hydraulink::{Model, Simulation};
 fn pendulum(formulation: Formulation, times: Vec<f64>, values: Vec<f64>) -> Model {
     let mut spec = spec_from(&loads_toml(false));
     spec.solver.formulation = formulation;
-    let mut model = hydraulink::model::compile(&spec).expect("the loads pendulum compiles");
+    let mut model = hydraulink::compile(&spec).expect("the loads pendulum compiles");
     let f = model.input_names.iter().position(|n| n == "F").unwrap();
     model.inputs[f] = Signal::PiecewiseConstant { times, values };
     model

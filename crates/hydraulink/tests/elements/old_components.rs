@@ -187,10 +187,10 @@ fn a_throttle_in_elements_is_the_same_throttle() {
         spec.solver.formulation = f;
         spec.solver.duration_s = 1.5; // the valve opens at 1 s
         spec.solver.hydraulic_element_energy = true; // the throttle's account is read below
-        let old = crate::common::run(hydraulink::model::compile(&spec).unwrap());
+        let old = crate::common::run(hydraulink::compile(&spec).unwrap());
         let t = spec.hydraulics.throttles.remove(0);
         spec.elements.push(ComponentSpec::Throttle(t.clone()));
-        let model = hydraulink::model::compile(&spec).unwrap();
+        let model = hydraulink::compile(&spec).unwrap();
         assert!(matches!(
             model.elements.last(),
             Some(hydraulink::elements::component::Component::Throttle(_))
@@ -218,13 +218,13 @@ fn a_throttle_in_elements_names_its_bad_fields() {
         .push(hydraulink::elements::component::ComponentSpec::Throttle(
             t.clone(),
         ));
-    let e = hydraulink::model::compile(&spec).unwrap_err();
+    let e = hydraulink::compile(&spec).unwrap_err();
     assert_eq!(e.path, "elements[0].area_m2", "{e}");
     assert_eq!(e.element, format!("throttle '{}'", t.name));
     t.area_m2 = 1e-5;
     t.to = t.from.clone();
     spec.elements[0] = hydraulink::elements::component::ComponentSpec::Throttle(t);
-    let e = hydraulink::model::compile(&spec).unwrap_err();
+    let e = hydraulink::compile(&spec).unwrap_err();
     assert_eq!(e.path, "elements[0].to", "{e}");
 }
 
@@ -237,9 +237,9 @@ fn hydraulic_outputs_are_the_same_with_and_without_per_step_accounts() {
     for model in ["fourbar", "boom"] {
         let mut spec = crate::common::spec_of(model);
         spec.solver.duration_s = 2.0;
-        let lazy = crate::common::run(hydraulink::model::compile(&spec).unwrap());
+        let lazy = crate::common::run(hydraulink::compile(&spec).unwrap());
         spec.solver.hydraulic_element_energy = true;
-        let every = crate::common::run(hydraulink::model::compile(&spec).unwrap());
+        let every = crate::common::run(hydraulink::compile(&spec).unwrap());
         for label in &lazy.labels {
             assert_eq!(lazy.col(label), every.col(label), "{model}: {label}");
         }

@@ -22,7 +22,7 @@ use crate::common::*;
 fn element() -> PortRelief {
     let mut spec = spec_of("boom");
     spec.elements.push(relief_spec("VA", "port_relief"));
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     model
         .elements
         .iter()
@@ -157,7 +157,7 @@ fn pushed_boom(kind: &str) -> ModelSpec {
     let mut s = spec_of("boom");
     s.bodies[0].markers.insert("tip".into(), [4.0, 0.0, 0.0]);
     for input in s.inputs.iter_mut() {
-        input.signal = hydraulink::model::inputs::SignalSpec::Constant { value: 0.0 };
+        input.signal = hydraulink::elements::inputs::SignalSpec::Constant { value: 0.0 };
     }
     s.inputs.push(
         toml::from_str(
@@ -190,7 +190,7 @@ input = "load"
 
 #[test]
 fn a_pushed_chamber_is_held_at_its_relief_and_a_pulled_one_made_up() {
-    let r = run(hydraulink::model::compile(&pushed_boom("port_relief")).expect("compiles"));
+    let r = run(hydraulink::compile(&pushed_boom("port_relief")).expect("compiles"));
     let (p_t, p_cr, over) = (1e5, 1.6e7, 2e6);
     let pa = r.col("VA.p");
     let pb = r.col("VB.p");
@@ -225,7 +225,7 @@ fn a_pushed_chamber_is_held_at_its_relief_and_a_pulled_one_made_up() {
         s[s.len() - 1]
     );
     // plain relief valves hold VA alike, but nothing refills VB
-    let plain = run(hydraulink::model::compile(&pushed_boom("relief_valve")).expect("compiles"));
+    let plain = run(hydraulink::compile(&pushed_boom("relief_valve")).expect("compiles"));
     let pb_plain = plain.col("VB.p").iter().fold(f64::MAX, |m, x| m.min(*x));
     eprintln!("plain relief: VB min {:.3} MPa", pb_plain / 1e6);
     assert!(pb_plain < 0.0, "{pb_plain}");
@@ -235,6 +235,6 @@ fn a_pushed_chamber_is_held_at_its_relief_and_a_pulled_one_made_up() {
 fn port_relief_rejects_a_port_that_is_not_a_volume() {
     let mut spec = spec_of("boom");
     spec.elements.push(relief_spec("T", "port_relief"));
-    let e = hydraulink::model::compile(&spec).expect_err("rejected");
+    let e = hydraulink::compile(&spec).expect_err("rejected");
     assert!(e.to_string().contains("must be a volume"), "{e}");
 }

@@ -387,7 +387,7 @@ fn power_limited_pump_against_a_load_orifice_balances_its_energy_and_holds_the_l
          discharge_coefficient = 0.7\narea_m2 = 1.5e-5",
         0.5,
     );
-    let r = run(hydraulink::model::compile(&spec).unwrap());
+    let r = run(hydraulink::compile(&spec).unwrap());
     let last = r.rows.len() - 1;
     let col = |l: &str| r.col(l)[last];
     let (p, eps, power) = (
@@ -497,8 +497,7 @@ signal = {spool}
 fn load_sensing_pump_holds_the_margin_at_rest_and_load_plus_margin_when_working() {
     // at rest: the spool centred, LS drained: the pump holds the margin over the tank and
     // absorbs only its leakage's worth of power
-    let r =
-        run(hydraulink::model::compile(&ls_bench("{ type = \"constant\", value = 0.0 }")).unwrap());
+    let r = run(hydraulink::compile(&ls_bench("{ type = \"constant\", value = 0.0 }")).unwrap());
     let last = r.rows.len() - 1;
     let col = |l: &str| r.col(l)[last];
     let (p, ls, power) = (col("Vp.p"), col("LS.p"), col("pump.shaft_power"));
@@ -509,7 +508,7 @@ fn load_sensing_pump_holds_the_margin_at_rest_and_load_plus_margin_when_working(
     assert!(power < 1e-2 * P_MAX, "shaft power at rest {power} W");
     // working: the spool open against the 10 MPa load: LS reads the load, the pump holds the
     // margin above it
-    let r = run(hydraulink::model::compile(&ls_bench(
+    let r = run(hydraulink::compile(&ls_bench(
         "{ type = \"table\", times = [0.0, 0.2, 0.6], values = [0.0, 0.0, 10.0] }",
     ))
     .unwrap());

@@ -374,7 +374,7 @@ hydraulic_element_energy = true
 
 #[test]
 fn fixed_pump_into_a_relief_valve_settles_at_the_relief_pressure_with_continuous_flow() {
-    let r = run(hydraulink::model::compile(&pump_bench("type = \"fixed_pump\"", 0.5)).unwrap());
+    let r = run(hydraulink::compile(&pump_bench("type = \"fixed_pump\"", 0.5)).unwrap());
     // the shaft speed starts at the input's value at t = 0 (initialization), not at 0
     assert_eq!(r.col("pump.speed")[0], 157.08);
     let last = r.rows.len() - 1;
@@ -424,7 +424,7 @@ fn pc_pump_holds_the_compensator_pressure_at_deadhead() {
         let pump = format!(
             "type = \"pc_pump\"\ncompensator_pressure_pa = 1.2e7\nregulation_range_pa = 5.0e5\n{lag}"
         );
-        let r = run(hydraulink::model::compile(&pump_bench(&pump, 1.0)).unwrap());
+        let r = run(hydraulink::compile(&pump_bench(&pump, 1.0)).unwrap());
         let last = r.rows.len() - 1;
         let col = |l: &str| r.col(l)[last];
         let (p, eps) = (col("Vp.p"), col("pump.displacement_fraction"));
@@ -457,7 +457,7 @@ fn pc_pump_lag_is_rejected_by_the_other_formulations_by_name() {
         0.1,
     );
     s.solver.formulation = Formulation::Multirate;
-    let err = hydraulink::model::compile(&s).unwrap_err().to_string();
+    let err = hydraulink::compile(&s).unwrap_err().to_string();
     assert!(err.contains("swash_plate_time_constant_s"), "{err}");
 }
 
@@ -642,7 +642,7 @@ fn an_algebraic_volume_fed_only_by_a_leak_free_pump_is_rejected_at_compile_time(
     // η_v = 1: the delivery D ω/2π does not depend on p_VY, so the flow balance that gives an
     // algebraic volume its pressure has a zero row in the tangent (the initialization stopped
     // with "not determined by statics; give p0_pa", which an algebraic volume ignores)
-    let err = hydraulink::model::compile(&boom_with_pumped_algebraic_volume("")).unwrap_err();
+    let err = hydraulink::compile(&boom_with_pumped_algebraic_volume("")).unwrap_err();
     let text = err.to_string();
     eprintln!("{text}");
     assert_eq!(err.path, "hydraulics.volumes[3].algebraic");
@@ -663,7 +663,7 @@ fn an_algebraic_volume_fed_by_a_leaking_pump_holds_the_leakage_balance() {
     );
     let mut spec = spec;
     spec.solver.duration_s = 0.2;
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     let r = run(model);
     let p = r.col("VY.p");
     let hand = 1.0e5 + 1.0e7 * 10.0 / (10.0 * 0.05);

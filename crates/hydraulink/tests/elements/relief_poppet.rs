@@ -192,7 +192,7 @@ fn relief_poppet_step_response_reaches_63_percent_at_tau() {
     // Δp fixed by the pump and the tank; the poppet starts seated (x = 0) and opens towards
     // x_s with ẋ = (x_s − x)/τ: x(τ) = x_s (1 − e⁻¹) ≈ 0.632 x_s. Δt = τ/20.
     let tau = 0.02;
-    let model = hydraulink::model::compile(&bench(tau, tau / 20.0, "penalty")).unwrap();
+    let model = hydraulink::compile(&bench(tau, tau / 20.0, "penalty")).unwrap();
     let i = model.layout.internal.start;
     assert_eq!(model.layout.names[i], "relief.poppet");
     assert_eq!(model.layout.units[i], "-");
@@ -235,9 +235,9 @@ fn relief_poppet_step_response_reaches_63_percent_at_tau() {
 fn boom_with_poppet_lag_tends_to_the_static_valve_as_tau_shrinks() {
     // the supply pressure Vp and the relief flow of the lagged valve approach the static
     // valve's as τ → Δt/2 (the smallest τ allowed); the deviation shrinks with τ
-    let stat = run(hydraulink::model::compile(&boom(None, 1e-3, 3.5)).unwrap());
+    let stat = run(hydraulink::compile(&boom(None, 1e-3, 3.5)).unwrap());
     let dev = |tau: f64| {
-        let lag = run(hydraulink::model::compile(&boom(Some(tau), 1e-3, 3.5)).unwrap());
+        let lag = run(hydraulink::compile(&boom(Some(tau), 1e-3, 3.5)).unwrap());
         let (a, b) = (lag.col("Vp.p"), stat.col("Vp.p"));
         let dp = a
             .iter()
@@ -288,8 +288,8 @@ fn boom_with_poppet_lag_tends_to_the_static_valve_as_tau_shrinks() {
 fn boom_with_poppet_lag_energy_balance_and_dissipation() {
     // models/boom.toml with τ = 5 ms: the mechanical drift stays second order in Δt (as the
     // static boom's, `invariants::boom`), and the valve only dissipates
-    let a = run(hydraulink::model::compile(&boom(Some(5e-3), 1e-3, 6.0)).unwrap());
-    let b = run(hydraulink::model::compile(&boom(Some(5e-3), 5e-4, 6.0)).unwrap());
+    let a = run(hydraulink::compile(&boom(Some(5e-3), 1e-3, 6.0)).unwrap());
+    let b = run(hydraulink::compile(&boom(Some(5e-3), 5e-4, 6.0)).unwrap());
     let (da, db) = (
         max_abs(&a.col("energy.drift")),
         max_abs(&b.col("energy.drift")),
@@ -324,7 +324,7 @@ fn poppet_lag_is_rejected_by_every_other_formulation_by_name() {
     ] {
         let mut spec = boom(Some(5e-3), 1e-3, 1.0);
         spec.solver.formulation = f;
-        let e = hydraulink::model::compile(&spec).expect_err("rejected");
+        let e = hydraulink::compile(&spec).expect_err("rejected");
         assert_eq!(
             e.path,
             "elements[2].poppet_time_constant_s",
@@ -339,9 +339,9 @@ fn poppet_lag_is_rejected_by_every_other_formulation_by_name() {
         );
     }
     // τ < Δt/2: the trapezoidal rule would overshoot below a closed poppet
-    let e = hydraulink::model::compile(&boom(Some(4e-4), 1e-3, 1.0)).expect_err("rejected");
+    let e = hydraulink::compile(&boom(Some(4e-4), 1e-3, 1.0)).expect_err("rejected");
     assert_eq!(e.path, "elements[2].poppet_time_constant_s", "{e}");
-    let e = hydraulink::model::compile(&boom(Some(-1.0), 1e-3, 1.0)).expect_err("rejected");
+    let e = hydraulink::compile(&boom(Some(-1.0), 1e-3, 1.0)).expect_err("rejected");
     assert_eq!(e.path, "elements[2].poppet_time_constant_s", "{e}");
 }
 
@@ -350,7 +350,7 @@ fn poppet_lag_is_a_state_of_linearize() {
     use hydraulink::linearize::exact::{linearize, ExactOptions};
     use hydraulink::linearize::finite_difference::{self, StepKind};
     use hydraulink::linearize::OperatingPoint;
-    let model = hydraulink::model::compile(&boom(Some(5e-3), 1e-3, 1.0)).unwrap();
+    let model = hydraulink::compile(&boom(Some(5e-3), 1e-3, 1.0)).unwrap();
     let sim = Simulation::new(model.clone()).unwrap();
     let pt = OperatingPoint::from_state(sim.state());
     assert_eq!(pt.internal, sim.state().internal);
@@ -366,7 +366,7 @@ fn poppet_lag_is_a_state_of_linearize() {
 
 #[test]
 fn non_finite_poppet_state_is_named_by_the_state_check() {
-    let model = hydraulink::model::compile(&boom(Some(5e-3), 1e-3, 1.0)).unwrap();
+    let model = hydraulink::compile(&boom(Some(5e-3), 1e-3, 1.0)).unwrap();
     let mut sim = Simulation::new(model).unwrap();
     let mut st = sim.state().clone();
     st.internal[0] = f64::NAN;
@@ -390,7 +390,7 @@ fn relief_valve_without_lag_has_no_internal_state() {
 fn boom_with_poppet_lag_restarts_bit_identically_from_a_cloned_state() {
     // A steps 2500 times (into the stop, relief open); B, never stepped, takes A's state; both
     // step 500 more: the poppet state and its rate travel with the state
-    let model = hydraulink::model::compile(&boom(Some(5e-3), 1e-3, 6.0)).unwrap();
+    let model = hydraulink::compile(&boom(Some(5e-3), 1e-3, 6.0)).unwrap();
     let mut a = Simulation::new(model.clone()).unwrap();
     for _ in 0..2500 {
         a.step().unwrap();

@@ -25,8 +25,8 @@ fn shipped(name: &str) -> String {
 
 /// Runs `a` and `b` and asserts every output column equal, bit for bit, in the same order.
 fn same_results(a: hydraulink::ModelSpec, b: hydraulink::ModelSpec, what: &str) {
-    let ma = hydraulink::model::compile(&a).unwrap();
-    let mb = hydraulink::model::compile(&b).unwrap();
+    let ma = hydraulink::compile(&a).unwrap();
+    let mb = hydraulink::compile(&b).unwrap();
     assert_eq!(ma.elements, mb.elements, "{what}: the same elements");
     let (ra, rb) = (crate::common::run(ma), crate::common::run(mb));
     assert_eq!(ra.labels, rb.labels, "{what}: the same columns");
@@ -75,7 +75,7 @@ fn a_bridge_valve_element_gives_the_results_of_hydraulics_bridge_valves() {
     );
     assert!(b.hydraulics.bridge_valves.is_empty());
     assert!(matches!(
-        hydraulink::model::compile(&b).unwrap().elements[..],
+        hydraulink::compile(&b).unwrap().elements[..],
         [Component::BridgeValve(_), ..]
     ));
     a.solver.duration_s = 0.3;
@@ -98,7 +98,7 @@ fn valve_elements_name_their_bad_fields() {
             hydraulink::elements::component::ComponentSpec::Valve43(v) => edit(v),
             _ => unreachable!(),
         }
-        hydraulink::model::compile(&s).unwrap_err()
+        hydraulink::compile(&s).unwrap_err()
     };
     type Edit = Box<dyn Fn(&mut Valve43Spec)>;
     let cases: Vec<(Edit, &str)> = vec![

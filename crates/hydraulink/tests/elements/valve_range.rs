@@ -29,7 +29,7 @@ signal = {{ type = "piecewise_constant", times = [0.0, 0.5, 4.0, 4.5, 5.0], valu
 
 #[test]
 fn a_model_signal_outside_the_input_range_is_rejected_naming_input_and_field() {
-    let err = hydraulink::model::compile(&boom(1000.0, false)).unwrap_err();
+    let err = hydraulink::compile(&boom(1000.0, false)).unwrap_err();
     let text = err.to_string();
     eprintln!("{text}");
     assert_eq!(err.path, "hydraulics.valves[0].input");
@@ -46,16 +46,16 @@ fn a_model_signal_outside_the_input_range_is_rejected_naming_input_and_field() {
         "type = \"sine\"\namplitude = 10.5\nfrequency_hz = 0.25\nphase_rad = 0.0\noffset = 0.0",
     )
     .unwrap();
-    let text = hydraulink::model::compile(&spec).unwrap_err().to_string();
+    let text = hydraulink::compile(&spec).unwrap_err().to_string();
     assert!(text.contains("reaches 10.5 at t = 1 s"), "{text}");
     // … and is accepted when the run ends before it (10.5 sin(π/4) = 7.4 at 0.5 s)
     spec.solver.duration_s = 0.5;
-    hydraulink::model::compile(&spec).unwrap();
+    hydraulink::compile(&spec).unwrap();
     // the same valve as an `[[elements]]` entry names its own path
     let mut spec = boom(1000.0, false);
     let v = spec.hydraulics.valves.remove(0);
     spec.elements.push(ComponentSpec::Valve43(v));
-    let err = hydraulink::model::compile(&spec).unwrap_err();
+    let err = hydraulink::compile(&spec).unwrap_err();
     assert_eq!(
         err.path,
         format!("elements[{}].input", spec.elements.len() - 1)
@@ -65,8 +65,8 @@ fn a_model_signal_outside_the_input_range_is_rejected_naming_input_and_field() {
 #[test]
 fn a_saturating_valve_clips_a_1000_v_command_to_its_range() {
     // saturate = true: the 1000 V command drives the spool exactly as a 10 V one
-    let clipped = run(hydraulink::model::compile(&boom(1000.0, true)).unwrap());
-    let at_bound = run(hydraulink::model::compile(&boom(10.0, false)).unwrap());
+    let clipped = run(hydraulink::compile(&boom(1000.0, true)).unwrap());
+    let at_bound = run(hydraulink::compile(&boom(10.0, false)).unwrap());
     let spool = clipped.col("DCV.spool");
     assert!(spool.iter().all(|u| u.abs() <= 10.0));
     assert!(spool.iter().any(|u| *u > 9.9));
@@ -79,7 +79,7 @@ fn a_saturating_valve_clips_a_1000_v_command_to_its_range() {
 
 #[test]
 fn a_value_set_from_code_is_clipped_and_counted() {
-    let model = hydraulink::model::compile(&boom(10.0, false)).unwrap();
+    let model = hydraulink::compile(&boom(10.0, false)).unwrap();
     let mut a = Simulation::new(model.clone()).unwrap();
     let mut b = Simulation::new(model).unwrap();
     a.set_input("U", 1000.0).unwrap();
@@ -169,9 +169,9 @@ fn open_centre_circulates_the_pump_flow_with_the_valve_centred() {
     let v = &mut spec.hydraulics.valves[0];
     v.centre = valve_4_3::Centre::Open;
     v.open_centre_flow_constant = Some(1e-6);
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     let r = run(model.clone());
-    let closed = run(hydraulink::model::compile(&boom(10.0, false)).unwrap());
+    let closed = run(hydraulink::compile(&boom(10.0, false)).unwrap());
     // t < 0.5 s: centred; the relief-protected line Vp bleeds to tank through the centre
     let vp_open = r.at("Vp.p", 0.4);
     let vp_closed = closed.at("Vp.p", 0.4);
@@ -205,7 +205,7 @@ signal = {{ type = "piecewise_constant", times = [0.0, 2.0], values = [0.0, {lat
 
 #[test]
 fn a_bridge_valve_signal_outside_its_input_range_is_rejected_naming_input_and_field() {
-    let err = hydraulink::model::compile(&rod(2.0, false)).unwrap_err();
+    let err = hydraulink::compile(&rod(2.0, false)).unwrap_err();
     let text = err.to_string();
     eprintln!("{text}");
     assert_eq!(err.path, "hydraulics.bridge_valves[0].input");
@@ -221,7 +221,7 @@ fn a_bridge_valve_signal_outside_its_input_range_is_rejected_naming_input_and_fi
     spec.hydraulics.bridge_valves[0].input_range = Some([-0.2, 0.2]);
     let v = spec.hydraulics.bridge_valves.remove(0);
     spec.elements.push(ComponentSpec::BridgeValve(v));
-    let err = hydraulink::model::compile(&spec).unwrap_err();
+    let err = hydraulink::compile(&spec).unwrap_err();
     assert_eq!(
         err.path,
         format!("elements[{}].input", spec.elements.len() - 1)
@@ -230,7 +230,7 @@ fn a_bridge_valve_signal_outside_its_input_range_is_rejected_naming_input_and_fi
     // an empty range is an error of its own field
     let mut spec = rod(0.0, false);
     spec.hydraulics.bridge_valves[0].input_range = Some([0.5, -0.5]);
-    let err = hydraulink::model::compile(&spec).unwrap_err();
+    let err = hydraulink::compile(&spec).unwrap_err();
     assert_eq!(err.path, "hydraulics.bridge_valves[0].input_range");
 }
 
@@ -241,7 +241,7 @@ fn a_saturating_bridge_valve_clips_its_input_to_the_range() {
     let with_range = |late: f64, saturate: bool| {
         let mut spec = rod(late, saturate);
         spec.hydraulics.bridge_valves[0].input_range = Some([-0.02, 0.02]);
-        run(hydraulink::model::compile(&spec).unwrap())
+        run(hydraulink::compile(&spec).unwrap())
     };
     let clipped = with_range(0.5, true);
     let at_bound = with_range(0.02, false);
@@ -268,7 +268,7 @@ fn a_value_set_from_code_on_a_bridge_valve_is_clipped_and_counted() {
     // a narrow range, so that the clipped opening stays a gentle one
     let mut spec = rod(0.0, false);
     spec.hydraulics.bridge_valves[0].input_range = Some([-0.02, 0.02]);
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     let mut a = Simulation::new(model.clone()).unwrap();
     let mut b = Simulation::new(model).unwrap();
     a.set_input("kappa", 50.0).unwrap();

@@ -3,7 +3,7 @@
 //! makes the same change.
 
 use crate::common::*;
-use hydraulink::model::inputs::Signal;
+use hydraulink::elements::inputs::Signal;
 use hydraulink::model::spec::Formulation;
 use hydraulink::{InputError, Model, ModelSpec, Simulation};
 
@@ -11,7 +11,7 @@ use hydraulink::{InputError, Model, ModelSpec, Simulation};
 fn fourbar(formulation: Formulation) -> Model {
     let mut spec: ModelSpec = spec_of("fourbar");
     spec.solver.formulation = formulation;
-    hydraulink::model::compile(&spec).expect("the four-bar compiles")
+    hydraulink::compile(&spec).expect("the four-bar compiles")
 }
 
 /// `model` with the signal of `U` replaced by a piecewise-constant one.
@@ -201,7 +201,7 @@ fn a_guidance_reference_set_from_code_holds_the_cylinder() {
     // `cylinder.s_ref`): setting the reference holds s at that value, ṡ_ref = s̈_ref = 0 from
     // the central differences of the held value
     let spec = spec_of("fourbar");
-    let mut recorder = Simulation::new(hydraulink::model::compile(&spec).unwrap()).unwrap();
+    let mut recorder = Simulation::new(hydraulink::compile(&spec).unwrap()).unwrap();
     let s = recorder
         .output_labels()
         .iter()
@@ -225,7 +225,7 @@ fn a_guidance_reference_set_from_code_holds_the_cylinder() {
             },
         ],
     );
-    let mut sim = Simulation::new(hydraulink::model::compile(&replay).unwrap()).unwrap();
+    let mut sim = Simulation::new(hydraulink::compile(&replay).unwrap()).unwrap();
     // the replay model's own columns (its inputs add `.value` columns of their own)
     let s = sim
         .output_labels()

@@ -8,7 +8,7 @@ use hydraulink::Simulation;
 fn free_body_conserves_energy_and_momentum() {
     // A tumbling brick (no gravity), spun about a non-principal axis, and translating.
     let text = FREE_BODY;
-    let r = run(hydraulink::model::compile(&spec_from(text)).unwrap());
+    let r = run(hydraulink::compile(&spec_from(text)).unwrap());
     let ke = r.col("energy.kinetic");
     let rel = ke.iter().map(|k| (k - ke[0]).abs()).fold(0.0, f64::max) / ke[0];
     eprintln!("free body: relative KE variation {rel:.2e}");
@@ -33,7 +33,7 @@ fn spherical_pendulum_conserves_energy() {
     let drift_at = |dt: f64| {
         let mut sp = spec_from(text);
         sp.solver.step_s = dt;
-        let r = run(hydraulink::model::compile(&sp).unwrap());
+        let r = run(hydraulink::compile(&sp).unwrap());
         let ke = r.col("energy.kinetic");
         let pe = r.col("energy.potential");
         let drift = ke
@@ -65,7 +65,7 @@ fn fourbar_without_hydraulics_matches_closed_form_kinematics() {
     spec.hydraulics = Default::default();
     spec.inputs.clear();
     spec.solver.duration_s = 2.0;
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     let mut sim = Simulation::new(model).unwrap();
     let mut worst: f64 = 0.0;
     let mut swing: f64 = 0.0;

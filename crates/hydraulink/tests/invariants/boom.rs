@@ -19,8 +19,8 @@ fn max_abs(v: &[f64]) -> f64 {
 
 #[test]
 fn boom_is_held_in_its_end_stop_and_the_drift_is_second_order() {
-    let a = run(hydraulink::model::compile(&boom(1e-3, 6.0)).unwrap());
-    let b = run(hydraulink::model::compile(&boom(5e-4, 6.0)).unwrap());
+    let a = run(hydraulink::compile(&boom(1e-3, 6.0)).unwrap());
+    let b = run(hydraulink::compile(&boom(5e-4, 6.0)).unwrap());
     // held in the extended stop from t ≈ 2.3 s until the valve reverses at 4.5 s
     for t in [2.6, 3.5, 4.4] {
         let pen = a.at("cylinder_stops.penetration", t);
@@ -73,7 +73,7 @@ fn boom_is_held_in_its_end_stop_and_the_drift_is_second_order() {
 fn boom_without_its_end_stop_stops_with_out_of_stroke() {
     let mut s = boom(1e-3, 3.0);
     s.elements.retain(|e| e.name() != "cylinder_stops");
-    let mut sim = Simulation::new(hydraulink::model::compile(&s).unwrap()).unwrap();
+    let mut sim = Simulation::new(hydraulink::compile(&s).unwrap()).unwrap();
     let err = loop {
         match sim.step() {
             Ok(_) => assert!(sim.time_s() < 3.0, "the cylinder should leave its stroke"),
@@ -93,7 +93,7 @@ fn a_stop_too_soft_for_the_load_stops_with_its_diagnosis() {
             *e = soft.clone();
         }
     }
-    let mut sim = Simulation::new(hydraulink::model::compile(&s).unwrap()).unwrap();
+    let mut sim = Simulation::new(hydraulink::compile(&s).unwrap()).unwrap();
     let err = loop {
         match sim.step() {
             Ok(_) => assert!(sim.time_s() < 3.0, "the soft stop should be overrun"),
@@ -112,7 +112,7 @@ fn boom_runs_under_every_formulation_that_carries_its_elements() {
     // 2.5 s: the lift and the impact on the stop. Deviations from the penalty run are bounded by
     // the formulations' own tolerances and orders; the impact makes them larger than on the
     // smooth 000 cases, so the bounds are those of a held position and a settled pressure.
-    let reference = run(hydraulink::model::compile(&boom(1e-3, 2.5)).unwrap());
+    let reference = run(hydraulink::compile(&boom(1e-3, 2.5)).unwrap());
     for f in [
         Formulation::DoubleStep,
         Formulation::GlobalAli3p,
@@ -121,7 +121,7 @@ fn boom_runs_under_every_formulation_that_carries_its_elements() {
     ] {
         let mut s = boom(1e-3, 2.5);
         s.solver.formulation = f;
-        let r = run(hydraulink::model::compile(&s).unwrap());
+        let r = run(hydraulink::compile(&s).unwrap());
         let dz = (r.at("z1.q", 2.5) - reference.at("z1.q", 2.5)).abs();
         let dp = (r.at("Vp.p", 2.5) - reference.at("Vp.p", 2.5)).abs();
         assert!(dz < 1e-4, "{}: Δz1 = {dz} rad", f.name());

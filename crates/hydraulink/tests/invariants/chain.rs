@@ -10,7 +10,7 @@ mod generator;
 fn chain_models_run_with_a_closed_energy_balance() {
     for n in [2, 8, 32] {
         let spec = spec_from(&generator::chain_toml(n, 2.0));
-        let r = run(hydraulink::model::compile(&spec).expect("chain model compiles"));
+        let r = run(hydraulink::compile(&spec).expect("chain model compiles"));
         let work = max_abs(&r.col("energy.actuator_work"));
         let drift = max_abs(&r.col("energy.drift"));
         let moved = (1..=n)
@@ -122,7 +122,7 @@ fn one_step_fast_vs_dense(
 #[test]
 fn tree_passes_and_schur_tangent_match_the_dense_path() {
     let spec = spec_from(&generator::chain_toml(16, 0.3));
-    let m = hydraulink::model::compile(&spec).expect("chain model compiles");
+    let m = hydraulink::compile(&spec).expect("chain model compiles");
     let (dz, dp, dke, used) = fast_vs_dense(&m, 300, false);
     eprintln!("chain16: max |dz| {dz:.2e} rad, |dp| {dp:.2e} Pa, |dKE| {dke:.2e} J");
     assert!(used, "the chain's tangent was not Schur-reduced");

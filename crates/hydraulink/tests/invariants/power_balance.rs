@@ -21,7 +21,8 @@
 //! the Newton tolerance, so the row balance holds to solver tolerance, not to rounding.
 //! Algebraic volumes have no storage (their balance is Q_in = V̇).
 
-use hydraulink::elements::hydraulics::{self, fluid, volume, CylinderMotion};
+use hydraulink::circuit::{self, volume};
+use hydraulink::elements::hydraulics::{fluid, CylinderMotion};
 use hydraulink::model::{Node, VolumeId};
 use hydraulink::Simulation;
 
@@ -40,7 +41,7 @@ const ROW_TOL: f64 = 1e-6;
 fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
     let mut spec = spec_of(name);
     spec.solver.duration_s = duration_s;
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let h = &model.hydraulics;
     let p_t = h.sources[0].pressure_pa;
     assert!(
@@ -76,7 +77,7 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
         // the flows of each element add to zero over its nodes (the gauge argument above)
         for e in &model.elements {
             let ports = e.ports();
-            let at = hydraulics::node_port_state(&model, &st.p, &ports.nodes);
+            let at = circuit::node_port_state(&model, &st.p, &ports.nodes);
             let at = hydraulink::elements::element::PortState {
                 sd: if let hydraulink::elements::element::MechPort::Joint(a) = ports.mech {
                     st.zd[a.0]
@@ -112,7 +113,7 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
             if !vol.algebraic {
                 let be = fluid::effective_bulk_modulus(h.oil_bulk_pa, vv, wall);
                 let extra = if model.has_node_compliance {
-                    hydraulics::element_compliance(&model, &st.p, v)
+                    circuit::element_compliance(&model, &st.p, v)
                 } else {
                     0.0
                 };
@@ -187,7 +188,7 @@ fn excavator_power_columns_balance_the_stored_oil_energy() {
 fn motor_power_column_is_its_pressure_drop_times_its_flow() {
     let mut spec = spec_of("excavator");
     spec.solver.duration_s = 7.5;
-    let model = hydraulink::model::compile(&spec).expect("compiles");
+    let model = hydraulink::compile(&spec).expect("compiles");
     let mut sim = Simulation::new(model.clone()).expect("initializes");
     let labels = sim.output_labels();
     let col = |l: &str| labels.iter().position(|x| x == l).expect(l);

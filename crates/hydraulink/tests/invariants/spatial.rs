@@ -108,7 +108,7 @@ fn branching_tree_with_every_joint_kind_conserves_energy() {
     let run_at = |dt: f64| {
         let mut s = spec_from(BRANCHED);
         s.solver.step_s = dt;
-        run(hydraulink::model::compile(&s).unwrap())
+        run(hydraulink::compile(&s).unwrap())
     };
     let (r1, r2) = (run_at(1e-3), run_at(5e-4));
     let ((e1, scale), (e2, _)) = (energy_error(&r1), energy_error(&r2));
@@ -178,7 +178,7 @@ penalty = 1e9
 
 #[test]
 fn spatial_rssr_loop_with_a_spherical_cut_joint() {
-    let r = run(hydraulink::model::compile(&spec_from(RSSR)).unwrap());
+    let r = run(hydraulink::compile(&spec_from(RSSR)).unwrap());
     let (e, scale) = energy_error(&r);
     let viol = max_abs(&r.col("constraint.violation"));
     let swing = max_abs(&r.col("R2.q"));
@@ -198,7 +198,7 @@ fn fourbar_with_3d_revolute_or_spherical_cut_matches_the_planar_cut() {
         let mut s = spec_of("fourbar");
         s.cut_joints[0].kind = kind;
         s.cut_joints[0].axis = [0.0, 0.0, 1.0];
-        let r = run(hydraulink::model::compile(&s).unwrap());
+        let r = run(hydraulink::compile(&s).unwrap());
         for c in ["z1.q", "z2.q", "z3.q"] {
             let d = r
                 .col(c)
@@ -219,7 +219,7 @@ fn quickreturn_with_3d_prismatic_cuts_matches_the_planar_cuts() {
     for cj in s.cut_joints.iter_mut() {
         cj.kind = CutJointKind::Prismatic;
     }
-    let r = run(hydraulink::model::compile(&s).unwrap());
+    let r = run(hydraulink::compile(&s).unwrap());
     for c in ["z1.q", "z2.q", "z3.q", "z4.q", "z5.q"] {
         let d = r
             .col(c)

@@ -34,7 +34,7 @@ fn crane(name: &str, input: &str, duration: f64) -> ModelSpec {
 
 /// The initial output row of `spec` by column name.
 fn initial(spec: &ModelSpec) -> impl Fn(&str) -> f64 {
-    let sim = Simulation::new(hydraulink::model::compile(spec).unwrap()).unwrap();
+    let sim = Simulation::new(hydraulink::compile(spec).unwrap()).unwrap();
     let labels = sim.output_labels();
     let mut row = vec![0.0; labels.len()];
     sim.output_row(&mut row);
@@ -172,7 +172,7 @@ fn end_damper_law_matches_eq_31_past_its_onset() {
 
 #[test]
 fn crane1_step_drives_the_cylinder_into_its_rod_end_damper() {
-    let r = run(hydraulink::model::compile(&crane("crane1", "step", 8.0)).unwrap());
+    let r = run(hydraulink::compile(&crane("crane1", "step", 8.0)).unwrap());
     let (ld, k, w) = (0.008, 1e7, 1e-5);
     let force = r.col("dampers.force");
     let pen = r.col("dampers.penetration");
@@ -206,7 +206,7 @@ fn crane1_step_drives_the_cylinder_into_its_rod_end_damper() {
 
 #[test]
 fn crane2_step_drives_both_cylinders_into_their_rod_end_dampers() {
-    let r = run(hydraulink::model::compile(&crane("crane2", "step", 8.0)).unwrap());
+    let r = run(hydraulink::compile(&crane("crane2", "step", 8.0)).unwrap());
     // measured: 32.3 kN at 3.23 mm (cylinder 1), 35.0 kN at 3.50 mm (cylinder 2)
     for d in ["dampers", "dampers2"] {
         let f = r.at(&format!("{d}.force"), 8.0);
@@ -240,7 +240,7 @@ fn crane_test_inputs_run_to_completion() {
             "sine_35hz",
             "sine_70hz",
         ] {
-            let r = run(hydraulink::model::compile(&crane(name, input, 1.0)).unwrap());
+            let r = run(hydraulink::compile(&crane(name, input, 1.0)).unwrap());
             assert!(
                 r.rows.iter().flatten().all(|x| x.is_finite()),
                 "{name} {input}"

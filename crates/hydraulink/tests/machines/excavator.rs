@@ -175,7 +175,7 @@ fn excavator_variants_of_tables_1_and_2_hold_their_statics() {
 /// the whole cycle with the energy balance and no cavitation.
 #[test]
 fn excavator_large_bucket_and_large_arm_cylinder_run_the_cycle() {
-    let r = run(hydraulink::model::compile(&variant(BUCKETS[2], ARM_CYLINDERS[2])).unwrap());
+    let r = run(hydraulink::compile(&variant(BUCKETS[2], ARM_CYLINDERS[2])).unwrap());
     for v in ["V1.p", "V2.p", "V3.p", "V4.p", "V5.p", "V6.p"] {
         assert!(r.col(v).iter().all(|p| *p > 0.0), "{v}");
     }
@@ -196,7 +196,7 @@ fn excavator_large_bucket_and_large_arm_cylinder_run_the_cycle() {
 fn excavator_cycle_runs_at_twice_the_step() {
     let mut spec = spec_of("excavator");
     spec.solver.step_s = 2e-3;
-    let r = run(hydraulink::model::compile(&spec).unwrap());
+    let r = run(hydraulink::compile(&spec).unwrap());
     let drift = max_abs(&r.col("energy.drift"));
     let work = max_abs(&r.col("energy.actuator_work"));
     eprintln!("Δt = 2 ms: drift {drift} J, peak work {work} J");
@@ -253,7 +253,7 @@ fn statics_by_virtual_work(spec: &ModelSpec) {
 
 /// The initial output row of `spec` by column name.
 fn initial_row(spec: &ModelSpec) -> impl Fn(&str) -> f64 {
-    let sim = hydraulink::Simulation::new(hydraulink::model::compile(spec).unwrap()).unwrap();
+    let sim = hydraulink::Simulation::new(hydraulink::compile(spec).unwrap()).unwrap();
     let labels = sim.output_labels();
     let mut row = vec![0.0; labels.len()];
     sim.output_row(&mut row);
@@ -458,7 +458,7 @@ fn excavator_compensator_caps_the_pump_line_and_the_main_relief_stays_shut() {
 /// The excavator with only its swing valve moving: U_swing ramps to `u` [V] over 1.0–1.2 s and
 /// closes over `end_s` − 0.2 to `end_s`, for `end_s` + 4 s.
 fn swing_alone(u: f64, end_s: f64) -> ModelSpec {
-    use hydraulink::model::inputs::SignalSpec;
+    use hydraulink::elements::inputs::SignalSpec;
     let mut spec = spec_of("excavator");
     for i in &mut spec.inputs {
         match i.name.as_str() {
@@ -531,10 +531,9 @@ fn house_swing_speed_and_angle_follow_the_hand_estimate() {
         .find(|j| j.name == "swing")
         .unwrap();
     swing.qd0 = hydraulink::model::spec::Values::One(1.0);
-    let st = hydraulink::pipeline::initialization::initialize(
-        &hydraulink::model::compile(&spinning).unwrap(),
-    )
-    .unwrap();
+    let st =
+        hydraulink::pipeline::initialization::initialize(&hydraulink::compile(&spinning).unwrap())
+            .unwrap();
     let inertia = 2.0 * (st.energy0_j - st.potential0_j);
     let dp_cr = crossover.cracking_pressure_pa;
     let accel = i * eta_hm * d * dp_cr / (2.0 * PI) / inertia;
@@ -544,7 +543,7 @@ fn house_swing_speed_and_angle_follow_the_hand_estimate() {
     for u in [5.0, 10.0] {
         let w = valve.flow_constant * u * dp_m.sqrt() / per_rad;
         let theta = w * w / (2.0 * accel) + w * (held - w / accel) + w * w / (2.0 * brake);
-        let r = run(hydraulink::model::compile(&swing_alone(u, end_s)).unwrap());
+        let r = run(hydraulink::compile(&swing_alone(u, end_s)).unwrap());
         let rate = r.col("swing.qd");
         let w_run = r.at("swing.qd", end_s - 0.2);
         let w_max = rate.iter().cloned().fold(0.0, f64::max);

@@ -7,7 +7,7 @@
 
 use crate::common::*;
 use hydraulink::elements::component::ComponentSpec;
-use hydraulink::model::inputs::SignalSpec;
+use hydraulink::elements::inputs::SignalSpec;
 use hydraulink::ModelSpec;
 
 /// The loader with both valve commands at 0 V for `duration` [s].
@@ -59,7 +59,7 @@ fn main_relief_pa(spec: &ModelSpec) -> f64 {
 #[test]
 fn loader_holds_still_with_its_valves_centred_and_its_pump_unloaded() {
     let spec = at_rest(2.0);
-    let r = run(hydraulink::model::compile(&spec).unwrap());
+    let r = run(hydraulink::compile(&spec).unwrap());
     for z in ["z1.q", "z2.q"] {
         let q = r.col(z);
         let drift = q.iter().fold(0.0f64, |m, x| m.max((x - q[0]).abs()));
@@ -184,7 +184,7 @@ fn assert_acceptance(spec: &ModelSpec, r: &Run, what: &str) {
 #[test]
 fn loader_lift_and_dump_cycle_stays_within_its_reliefs_and_stops() {
     let spec = spec_of("loader");
-    let r = run(hydraulink::model::compile(&spec).unwrap());
+    let r = run(hydraulink::compile(&spec).unwrap());
     assert_acceptance(&spec, &r, "cycle");
     // the cycle lifts the pivot pin into the lift cushion (measured 2.728 m; the stroke end is
     // at 2.75 m) and dumps the bucket past 45° there (measured 57.2°)
@@ -236,7 +236,7 @@ fn full_strokes() -> ModelSpec {
 #[test]
 fn loader_over_its_full_strokes_passes_no_dead_centre() {
     let spec = full_strokes();
-    let r = run(hydraulink::model::compile(&spec).unwrap());
+    let r = run(hydraulink::compile(&spec).unwrap());
     assert_acceptance(&spec, &r, "full strokes");
     // each cylinder reaches both stroke ends
     for c in &spec.hydraulics.cylinders {
@@ -362,7 +362,7 @@ fn throttle_fed(supply_pa: f64) -> hydraulink::Model {
     }
     spec.solver.duration_s = 0.3;
     assert!(spec.hydraulics.volumes[0].name == "VP" && spec.hydraulics.volumes[0].p0_pa.is_none());
-    hydraulink::model::compile(&spec).unwrap()
+    hydraulink::compile(&spec).unwrap()
 }
 
 #[test]

@@ -3,7 +3,6 @@
 //! physics computed here by hand.
 
 use crate::common::{max_abs, run, spec_from, Run};
-use hydraulink::model;
 
 fn repo_file(path: &str) -> String {
     std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR")))
@@ -19,7 +18,7 @@ const STEPS: [&str; 4] = [
 
 fn run_step(k: usize) -> Run {
     let spec = spec_from(&repo_file(STEPS[k]));
-    run(model::compile(&spec).unwrap_or_else(|e| panic!("{}: {e}", STEPS[k])))
+    run(hydraulink::compile(&spec).unwrap_or_else(|e| panic!("{}: {e}", STEPS[k])))
 }
 
 /// Every ```toml block of the tutorial appears verbatim in the step file it names in its

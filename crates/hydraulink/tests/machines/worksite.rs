@@ -23,7 +23,7 @@ fn excavator_with_worksite(duration_s: f64) -> hydraulink::ModelSpec {
         #[allow(dead_code)]
         description: String,
         elements: Vec<ComponentSpec>,
-        terrain: Option<hydraulink::terrain::world::TerrainSpec>,
+        terrain: Option<hydraulink::terrain::data::TerrainSpec>,
         game: Option<hydraulink::model::spec::GameSpec>,
     }
     let scene: Scene = toml::from_str(&text).expect("the worksite parses");
@@ -37,7 +37,7 @@ fn excavator_with_worksite(duration_s: f64) -> hydraulink::ModelSpec {
 /// The operator's moves: the arm out (−8 V) for the first `ARM_OUT_S`, so the bucket reaches
 /// past the pole, then the swing at −10 V (towards +z); the columns `labels` every step.
 fn swing(spec: &hydraulink::ModelSpec, labels: &[&str]) -> (Vec<Vec<f64>>, Simulation) {
-    let model = hydraulink::model::compile(spec).expect("the excavator with its worksite compiles");
+    let model = hydraulink::compile(spec).expect("the excavator with its worksite compiles");
     let mut sim = Simulation::new(model).expect("initialization succeeds");
     for (name, u) in [
         ("U_swing", 0.0),

@@ -1,8 +1,6 @@
 //! Angles in degrees (`q0_deg`, `qd0_deg_s`): the same model as in radians, and the errors for
 //! joints with lengths and for both forms at once.
 
-use hydraulink::model;
-
 use crate::common::{spec_from, spec_of};
 
 /// The four-bar with its joint angles written in degrees compiles to the same initial
@@ -20,8 +18,8 @@ fn the_four_bar_in_degrees_is_the_four_bar() {
         .replace("q0 = 0.0", "q0_deg = 0.0\nqd0_deg_s = 0.0");
     assert_ne!(deg, text, "the replacements hit");
     let (a, b) = (
-        model::compile(&spec_of("fourbar")).expect("compiles"),
-        model::compile(&spec_from(&deg)).expect("compiles in degrees"),
+        hydraulink::compile(&spec_of("fourbar")).expect("compiles"),
+        hydraulink::compile(&spec_from(&deg)).expect("compiles in degrees"),
     );
     assert_eq!(a.axes.len(), b.axes.len());
     for (x, y) in a.axes.iter().zip(b.axes.iter()) {
@@ -38,7 +36,7 @@ fn the_four_bar_in_degrees_is_the_four_bar() {
 }
 
 fn compile_error(text: &str) -> String {
-    model::compile(&spec_from(text))
+    hydraulink::compile(&spec_from(text))
         .expect_err("a bad model")
         .to_string()
 }

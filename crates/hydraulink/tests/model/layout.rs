@@ -40,7 +40,7 @@ fn fourbar_with_friction_states() -> Model {
             "q0 = -0.6615565809929387     # -37.9044 deg",
             "q0 = -0.6615565809929387\nfriction = { type = \"lugre\" }",
         );
-    hydraulink::model::compile(&spec_from(&text)).expect("compiles")
+    hydraulink::compile(&spec_from(&text)).expect("compiles")
 }
 
 /// Every invariant of the layout against `model`'s initial state.

@@ -2,7 +2,6 @@
 //! a natural-coordinate formulation, and the errors for a bad marker name.
 
 use crate::common::{run, spec_of};
-use hydraulink::model;
 
 /// The boom's rod pin B sits 1.5 m from the pin O along the boom: its global position is
 /// (1.5 cos z1, 1.5 sin z1, 0) at every row, whatever the formulation.
@@ -14,7 +13,7 @@ fn a_marker_column_follows_the_body() {
         spec.outputs.markers = vec!["boom.B".into()];
         spec.solver.duration_s = 2.0;
         spec.solver.formulation = formulation;
-        let r = run(model::compile(&spec).expect("compiles"));
+        let r = run(hydraulink::compile(&spec).expect("compiles"));
         let (z, x, y, zz) = (
             r.col("z1.q"),
             r.col("boom.B.x"),
@@ -45,7 +44,9 @@ fn a_bad_marker_name_is_an_error_naming_the_field() {
     ] {
         let mut spec = spec_of("boom");
         spec.outputs.markers = vec![name.into()];
-        let e = model::compile(&spec).expect_err("a bad marker").to_string();
+        let e = hydraulink::compile(&spec)
+            .expect_err("a bad marker")
+            .to_string();
         assert!(
             e.contains("outputs.markers[0]") && e.contains(want),
             "{name}: {e}"
@@ -53,7 +54,7 @@ fn a_bad_marker_name_is_an_error_naming_the_field() {
     }
     let mut spec = spec_of("boom");
     spec.outputs.markers = vec!["boom.B".into(), "boom.B".into()];
-    let e = model::compile(&spec).expect_err("twice").to_string();
+    let e = hydraulink::compile(&spec).expect_err("twice").to_string();
     assert!(
         e.contains("outputs.markers[1]") && e.contains("twice"),
         "{e}"
@@ -92,7 +93,7 @@ fn body_poses_carry_every_marker_onto_its_column() {
                 .collect();
             spec.solver.formulation = formulation;
             spec.solver.duration_s = 0.3;
-            let model = model::compile(&spec).expect("compiles");
+            let model = hydraulink::compile(&spec).expect("compiles");
             let mut sim = hydraulink::Simulation::new(model).expect("initializes");
             let labels = sim.output_labels();
             let mut row = vec![0.0; labels.len()];

@@ -4,13 +4,13 @@
 //!
 //! The assembled specs are made here by forward kinematics of the compiled reference model
 //! (`mechanics::kinematics`, the simulation's own pose code), independent of
-//! `model::pose`, which maps them back.
+//! `pipeline::pose`, which maps them back.
 
 use hydraulink::elements::component::ComponentSpec;
 use hydraulink::elements::external_load::LoadAxes;
 use hydraulink::mechanics::kinematics::Kinematics;
 use hydraulink::model::spec::{Formulation, Pose, VisualSpec};
-use hydraulink::model::{self, ConstraintEq, Frame, FrameDir, FramePoint, Model, V3};
+use hydraulink::model::{ConstraintEq, Frame, FrameDir, FramePoint, Model, V3};
 use hydraulink::ModelSpec;
 
 use crate::common::{run, spec_from, spec_of};
@@ -34,7 +34,7 @@ fn drive(spec: &mut ModelSpec, inputs: &[(&str, f64)]) {
             .iter_mut()
             .find(|i| i.name == *name)
             .expect("input");
-        input.signal = hydraulink::model::inputs::SignalSpec::Table {
+        input.signal = hydraulink::elements::inputs::SignalSpec::Table {
             times: vec![0.0, 0.2, 0.3],
             values: vec![0.0, 0.0, *value],
         };
@@ -44,7 +44,7 @@ fn drive(spec: &mut ModelSpec, inputs: &[(&str, f64)]) {
 /// `reference` rewritten in the assembled pose at its own q0 (kept): every body point, inertia,
 /// joint point and axis, and cut-joint axis as it stands in the initial pose.
 fn assembled_from(reference: &ModelSpec) -> ModelSpec {
-    let m = model::compile(reference).expect("the reference compiles");
+    let m = hydraulink::compile(reference).expect("the reference compiles");
     let mut kin = Kinematics::<f64>::new(m.axes.len());
     let q0: Vec<f64> = m.axes.iter().map(|a| a.q0).collect();
     kin.positions(&m, &q0);
@@ -204,16 +204,16 @@ fn every_shipped_model_maps_back_from_its_assembled_pose() {
     for name in &names {
         // a model shipped in the assembled pose (boom_assembled) is first mapped to its
         // reference form (`to_reference` returns any other spec unchanged)
-        let reference = hydraulink::model::pose::to_reference(&spec_of(name));
+        let reference = hydraulink::pipeline::pose::to_reference(&spec_of(name));
         let assembled = assembled_from(&reference);
         assert_same_numbers(
-            &hydraulink::model::pose::to_reference(&assembled),
+            &hydraulink::pipeline::pose::to_reference(&assembled),
             &reference,
             name,
         );
-        match model::compile(&assembled) {
+        match hydraulink::compile(&assembled) {
             Ok(m) => {
-                assert_same_model(&model::compile(&reference).expect("compiles"), &m);
+                assert_same_model(&hydraulink::compile(&reference).expect("compiles"), &m);
                 compiled.push(name.as_str());
             }
             Err(e) => {
@@ -320,13 +320,13 @@ duration_s = 0.3
     );
     let assembled = assembled_from(&reference);
     assert_same_numbers(
-        &hydraulink::model::pose::to_reference(&assembled),
+        &hydraulink::pipeline::pose::to_reference(&assembled),
         &reference,
         "spatial",
     );
     assert_same_model(
-        &model::compile(&reference).expect("compiles"),
-        &model::compile(&assembled).expect("compiles"),
+        &hydraulink::compile(&reference).expect("compiles"),
+        &hydraulink::compile(&assembled).expect("compiles"),
     );
     let worst = assert_same_trajectory(&reference, &assembled, "spatial");
     eprintln!("spatial chain: largest relative deviation {worst:e}");
@@ -426,8 +426,8 @@ fn assert_same_trajectory(a: &ModelSpec, b: &ModelSpec, what: &str) -> f64 {
         s.solver.tolerance_position = s.solver.tolerance_position.min(1e-9);
         s.solver.tolerance_pressure_pa = s.solver.tolerance_pressure_pa.min(1e-4);
     }
-    let ra = run(model::compile(&a).expect("reference compiles"));
-    let rb = run(model::compile(&b).expect("assembled compiles"));
+    let ra = run(hydraulink::compile(&a).expect("reference compiles"));
+    let rb = run(hydraulink::compile(&b).expect("assembled compiles"));
     assert_eq!(ra.labels, rb.labels);
     let mut worst: f64 = 0.0;
     for (c, label) in ra.labels.iter().enumerate() {
@@ -470,8 +470,8 @@ fn the_four_bar_in_the_assembled_pose_is_the_four_bar() {
     close(&V3::from(body3.markers["E"]), &V3::new(0.0, -1.0, 0.0), "E");
     close(&V3::from(body3.markers["F"]), &V3::new(1.0, -1.0, 0.0), "F");
     assert_same_model(
-        &model::compile(&reference).expect("compiles"),
-        &model::compile(&assembled).expect("compiles"),
+        &hydraulink::compile(&reference).expect("compiles"),
+        &hydraulink::compile(&assembled).expect("compiles"),
     );
     for formulation in [Formulation::Penalty, Formulation::GlobalAli3p] {
         let (mut a, mut b) = (reference.clone(), assembled.clone());
@@ -517,8 +517,8 @@ fn the_excavator_in_the_assembled_pose_is_the_excavator() {
         "the swing moves the bodies out of the plane z = 0"
     );
     assert_same_model(
-        &model::compile(&reference).expect("compiles"),
-        &model::compile(&assembled).expect("compiles"),
+        &hydraulink::compile(&reference).expect("compiles"),
+        &hydraulink::compile(&assembled).expect("compiles"),
     );
     let worst = assert_same_trajectory(&reference, &assembled, "excavator");
     eprintln!("excavator: largest relative deviation {worst:e}");
@@ -546,8 +546,8 @@ fn the_shipped_assembled_boom_runs_as_its_reference_form() {
     let (reference, assembled) = (spec_from(&reference), spec_of("boom_assembled"));
     assert_eq!(assembled.pose, Pose::Assembled);
     assert_same_model(
-        &model::compile(&reference).expect("compiles"),
-        &model::compile(&assembled).expect("compiles"),
+        &hydraulink::compile(&reference).expect("compiles"),
+        &hydraulink::compile(&assembled).expect("compiles"),
     );
     let worst = assert_same_trajectory(&reference, &assembled, "boom at 30°");
     eprintln!("boom at 30°: largest relative deviation {worst:e}");
@@ -617,8 +617,8 @@ fn the_readme_assembled_example_is_the_shipped_boom() {
         );
     }
 
-    let sim =
-        hydraulink::Simulation::new(model::compile(&spec).expect("compiles")).expect("initializes");
+    let sim = hydraulink::Simulation::new(hydraulink::compile(&spec).expect("compiles"))
+        .expect("initializes");
     let labels = sim.output_labels();
     let mut row = vec![0.0; labels.len()];
     sim.output_row(&mut row);
@@ -644,13 +644,13 @@ fn assembled_coordinates_default_to_zero_in_the_assembled_pose() {
         j.q0 = Default::default();
     }
     let (ra, rb) = (
-        run(model::compile(&{
+        run(hydraulink::compile(&{
             let mut s = reference.clone();
             s.solver.duration_s = 1.0;
             s
         })
         .expect("compiles")),
-        run(model::compile(&{
+        run(hydraulink::compile(&{
             let mut s = assembled.clone();
             s.solver.duration_s = 1.0;
             s
@@ -686,11 +686,11 @@ fn a_loop_that_does_not_close_in_the_assembled_pose_is_named() {
     let mut assembled = assembled_from(&spec_of("fourbar"));
     let e = assembled.bodies[2].markers.get_mut("E").expect("marker E");
     e[0] += 1e-6;
-    let m = model::compile(&assembled).expect("a 1 µm residual is CAD precision");
+    let m = hydraulink::compile(&assembled).expect("a 1 µm residual is CAD precision");
     hydraulink::Simulation::new(m).expect("the assembly closes it");
     let e = assembled.bodies[2].markers.get_mut("E").expect("marker E");
     e[0] += 1e-3;
-    let error = model::compile(&assembled)
+    let error = hydraulink::compile(&assembled)
         .expect_err("a 1 mm residual")
         .to_string();
     assert!(
@@ -707,6 +707,6 @@ fn the_default_pose_is_the_reference_configuration() {
     for name in ["fourbar", "excavator", "boom"] {
         let s = spec_of(name);
         assert_eq!(s.pose, Pose::Reference, "{name}");
-        assert_eq!(hydraulink::model::pose::to_reference(&s), s, "{name}");
+        assert_eq!(hydraulink::pipeline::pose::to_reference(&s), s, "{name}");
     }
 }

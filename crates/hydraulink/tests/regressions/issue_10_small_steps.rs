@@ -45,7 +45,7 @@ fn final_coordinates(
         times: vec![0.0, 1e-3],
         values: vec![0.0, 10.0],
     };
-    let model = hydraulink::model::compile(&spec).map_err(|e| e.to_string())?;
+    let model = hydraulink::compile(&spec).map_err(|e| e.to_string())?;
     let mut sim = Simulation::new(model).map_err(|e| e.to_string())?;
     let n = (horizon / dt).round() as u64;
     for _ in 0..n {
@@ -124,7 +124,7 @@ fn issue_10_kinematic_guidance_runs_at_small_steps() {
                 values: vec![0.0, 10.0],
             };
         }
-        let unified = run(hydraulink::model::compile(&spec).unwrap());
+        let unified = run(hydraulink::compile(&spec).unwrap());
         let replay = replay_spec(
             &spec,
             &unified.col("time"),
@@ -134,7 +134,7 @@ fn issue_10_kinematic_guidance_runs_at_small_steps() {
                 velocity_m_s: Some(&unified.col("cylinder.velocity")),
             }],
         );
-        let model = hydraulink::model::compile(&replay).unwrap();
+        let model = hydraulink::compile(&replay).unwrap();
         let mut sim = Simulation::new(model).unwrap();
         let n = (horizon / dt).round() as u64;
         for k in 0..n {

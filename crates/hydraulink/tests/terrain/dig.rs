@@ -3,13 +3,15 @@
 //! shipped `models/excavator_dig.toml`: it digs, carries and dumps into the hopper, with the
 //! terrain + payload + hopper volume constant to round-off and every column height ≥ 0.
 
+use hydraulink::elements::bucket_dig::{
+    clamp_c1, earth_moving, slot, BucketDig, Cutting, RAKE_RANGE_DEG,
+};
 use hydraulink::elements::element::{BodyPose, Element, Frozen, MAX_FROZEN};
-use hydraulink::model::ids::{AxisId, Frame};
+use hydraulink::elements::ids::{AxisId, Frame};
 use hydraulink::terrain::cellular::{sweep, sweep_nonnegative, Automaton, Scratch};
-use hydraulink::terrain::dig::{clamp_c1, earth_moving, slot, BucketDig, Cutting, RAKE_RANGE_DEG};
 use hydraulink::terrain::heightfield::Heightfield;
 use hydraulink::terrain::pressure::{base_excess, propagate, Kernel, Scratch as PScratch};
-use hydraulink::{model, Simulation};
+use hydraulink::Simulation;
 use nalgebra::{Matrix3, Rotation3, Vector3};
 use num_dual::Dual64;
 
@@ -458,7 +460,7 @@ tolerance_pressure_pa = 1.0e-2
 
 /// A simulation of `text` whose bucket holds `mass` [kg] of payload from t = 0.
 fn loaded(text: &str, mass: f64) -> Simulation {
-    let m = model::compile(&spec_from(text)).unwrap();
+    let m = hydraulink::compile(&spec_from(text)).unwrap();
     let mut sim = Simulation::new(m).unwrap();
     let mut st = sim.state().clone();
     let w = st.world.as_mut().unwrap();
@@ -549,7 +551,7 @@ free_length_m = 1.0
 
 #[test]
 fn excavator_dig_loads_the_hopper_and_keeps_the_volume() {
-    let m = model::compile(&spec_of("excavator_dig")).unwrap();
+    let m = hydraulink::compile(&spec_of("excavator_dig")).unwrap();
     let mut sim = Simulation::new(m).unwrap();
     let v0 = sim.state().world.as_ref().unwrap().total_m3();
     let n = (sim.model().duration_s() / sim.model().step_s()).round() as u64;
@@ -860,7 +862,7 @@ fn band(cut: &Cutting, gamma: f64, w: f64, n: usize, d: f64) -> (f64, f64) {
 #[test]
 fn excavator_dig_cuts_within_the_earth_moving_band() {
     let spec = spec_of("excavator_dig");
-    let m = model::compile(&spec).unwrap();
+    let m = hydraulink::compile(&spec).unwrap();
     let e = m
         .elements
         .iter()

@@ -10,7 +10,7 @@ fn a_diverging_run_names_time_step_and_equation_and_keeps_its_state() {
     // opening at t = 1 s.
     let mut spec = spec_of("fourbar");
     spec.solver.step_s = 0.1;
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     let mut sim = Simulation::new(model).unwrap();
     let mut err = None;
     for _ in 0..200 {
@@ -82,7 +82,7 @@ fn a_cylinder_that_leaves_its_stroke_stops_the_run() {
         before: 0.0,
         after: -10.0,
     };
-    let mut sim = Simulation::new(hydraulink::model::compile(&spec).unwrap()).unwrap();
+    let mut sim = Simulation::new(hydraulink::compile(&spec).unwrap()).unwrap();
     let err = loop {
         if let Err(e) = sim.step() {
             break e;

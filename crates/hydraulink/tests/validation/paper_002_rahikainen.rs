@@ -6,7 +6,7 @@ use crate::common::*;
 fn with_step(dt: f64) -> Run {
     let mut spec = spec_of("fourbar_rahikainen");
     spec.solver.step_s = dt;
-    run(hydraulink::model::compile(&spec).unwrap())
+    run(hydraulink::compile(&spec).unwrap())
 }
 
 #[test]
@@ -15,7 +15,7 @@ fn paper_002_rahikainen_statics() {
     // p1 = (F_s0 + A2 p2)/A1 = 4.1400 MPa with p2 = 3.5 MPa; p3 = p1 (no throttle flow).
     let mut spec = spec_of("fourbar_rahikainen");
     spec.solver.duration_s = 0.1;
-    let r = run(hydraulink::model::compile(&spec).unwrap());
+    let r = run(hydraulink::compile(&spec).unwrap());
     let f0 = r.col("cylinder.force")[0];
     let expected = 3f64.sqrt() / 2.0 * 9.81 * (50.0 + 2.0 * 50.0 + 2.5 * 250.0);
     assert!(

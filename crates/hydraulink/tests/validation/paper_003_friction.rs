@@ -19,7 +19,7 @@ fn fourbar(law: &str, duration_s: f64) -> hydraulink::ModelSpec {
 }
 
 fn run_law(law: &str, duration_s: f64) -> Run {
-    run(hydraulink::model::compile(&fourbar(law, duration_s)).unwrap())
+    run(hydraulink::compile(&fourbar(law, duration_s)).unwrap())
 }
 
 fn range(v: &[f64]) -> f64 {
@@ -91,7 +91,7 @@ fn paper_003_holding_load_creep() {
         let p2 = (-386.004 + 600.0 + a3 * 3.5e6) / a2;
         spec.hydraulics.volumes[0].p0_pa = Some(p2);
         spec.hydraulics.volumes[1].p0_pa = Some(p2);
-        let r = run(hydraulink::model::compile(&spec).unwrap());
+        let r = run(hydraulink::compile(&spec).unwrap());
         let s = r.col("cylinder.length");
         let creep = s.iter().map(|x| (x - s[0]).abs()).fold(0.0, f64::max);
         let fin = s.last().unwrap() - s[0];
@@ -116,7 +116,7 @@ fn paper_003_stated_pressures_exceed_breakaway() {
     let mut spec = fourbar("lugre", 1.0);
     spec.hydraulics.volumes[0].p0_pa = Some(2.9656e6);
     spec.hydraulics.volumes[1].p0_pa = Some(2.9656e6);
-    let Err(e) = hydraulink::Simulation::new(hydraulink::model::compile(&spec).unwrap()) else {
+    let Err(e) = hydraulink::Simulation::new(hydraulink::compile(&spec).unwrap()) else {
         panic!("initialization must fail");
     };
     let msg = e.to_string();
@@ -165,7 +165,7 @@ fn joint_friction_pendulum_energy_and_stick() {
     // and let it oscillate about θ = 0 with a decaying amplitude. Every law must conserve
     // KE + PE + D_μ (the drift).
     for law in LAWS {
-        let r = run(hydraulink::model::compile(&pendulum_with_joint_friction(law)).unwrap());
+        let r = run(hydraulink::compile(&pendulum_with_joint_friction(law)).unwrap());
         let drift = max_abs(&r.col("energy.drift"));
         let diss = *r.col("energy.friction_dissipated").last().unwrap();
         let th = r.col("pivot.q");
@@ -201,7 +201,7 @@ fn joint_friction_pre_sliding_holds_a_pendulum_from_the_start() {
         let mut spec = pendulum_with_joint_friction(law);
         spec.joints[0].q0 = hydraulink::model::spec::Values::One(0.05);
         spec.solver.duration_s = 1.0;
-        let r = run(hydraulink::model::compile(&spec).unwrap());
+        let r = run(hydraulink::compile(&spec).unwrap());
         let th = r.col("pivot.q");
         let moved = th.iter().fold(0.0f64, |m, x| m.max((x - 0.05).abs()));
         let bristle = r.col("pivot.bristle_m")[0];

@@ -8,7 +8,7 @@ fn paper_004_rod_starts_in_the_papers_static_equilibrium() {
     // p2 = 4.378231 MPa; the static force (2M + m) g = 6867 N.
     let mut spec = spec_of("rod_naya");
     spec.solver.duration_s = 2.0;
-    let r = run(hydraulink::model::compile(&spec).unwrap());
+    let r = run(hydraulink::compile(&spec).unwrap());
     let st0 = &r.rows[0];
     let col = |l: &str| r.labels.iter().position(|x| x == l).unwrap();
     assert!(
@@ -61,7 +61,7 @@ fn rod_with(
     let mut spec = spec_of("rod_naya");
     spec.solver.formulation = f;
     edit(&mut spec);
-    run(hydraulink::model::compile(&spec).unwrap())
+    run(hydraulink::compile(&spec).unwrap())
 }
 
 #[test]

@@ -91,7 +91,7 @@ fn tangent_matches_central_differences_fourbar_friction_sliding() {
             toml::from_str(&format!("type = \"{law}\"")).unwrap();
         // coordinate step 2e-9 rad: ż = (2/Δt) z + …, so 1e-6 rad would change ṡ by 1 mm/s,
         // too coarse for the √|v| Stribeck and |v|^(2/3) film curvatures at ~1 cm/s
-        check_model(law, hydraulink::model::compile(&spec).unwrap(), 1.5, 2e-9);
+        check_model(law, hydraulink::compile(&spec).unwrap(), 1.5, 2e-9);
     }
 }
 
@@ -106,7 +106,7 @@ fn tangent_matches_central_differences_boom_with_poppet_lag() {
             r.poppet_time_constant_s = Some(5e-3);
         }
     }
-    let model = hydraulink::model::compile(&spec).unwrap();
+    let model = hydraulink::compile(&spec).unwrap();
     assert_eq!(model.layout.internal.len(), 1);
     for t in [1.0, 3.0] {
         check_model(&format!("boom poppet t={t}"), model.clone(), t, 1e-6);
@@ -120,7 +120,7 @@ fn tangent_matches_central_differences_joint_friction() {
         let spec = super::paper_003_friction::pendulum_with_joint_friction(law);
         check_model(
             &format!("pendulum {law}"),
-            hydraulink::model::compile(&spec).unwrap(),
+            hydraulink::compile(&spec).unwrap(),
             0.3,
             2e-9,
         );

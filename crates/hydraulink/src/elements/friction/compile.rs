@@ -205,7 +205,7 @@ fn default_vs() -> f64 {
 
 /// Checks the fields of a seal-friction law; `path` is the field path of the `friction` table,
 /// `element` names the cylinder. The core laws (none, viscous, efficiency) are checked in
-/// `model::validate`.
+/// `pipeline::validate`.
 pub fn validate(path: &str, element: &str, spec: &FrictionSpec) -> Result<(), ModelError> {
     let err = |field: &str, msg: String| ModelError::new(format!("{path}.{field}"), element, msg);
     let positive = |field: &str, x: f64| {
@@ -352,7 +352,7 @@ pub fn validate(path: &str, element: &str, spec: &FrictionSpec) -> Result<(), Mo
     }
 }
 
-/// Compiles a validated seal-friction spec (the core laws are compiled in `model::compile`).
+/// Compiles a validated seal-friction spec (the core laws are compiled in `pipeline::compile`).
 pub fn seal_friction(spec: &FrictionSpec) -> Friction {
     match *spec {
         FrictionSpec::BengisuAkay {

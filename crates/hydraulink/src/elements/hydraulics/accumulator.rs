@@ -19,8 +19,8 @@ use crate::elements::element::{
     Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
     Variable, MAX_OUTPUTS,
 };
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// `[[elements]] type = "accumulator"`.

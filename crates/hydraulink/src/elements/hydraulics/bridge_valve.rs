@@ -33,12 +33,12 @@ use crate::elements::element::{
     valve_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports,
     Power, Variable, MAX_OUTPUTS,
 };
+use crate::elements::field_check::{flow_constant_finite, input_ref, valve_ports, At, Nodes};
 use crate::elements::hydraulics::orifice;
 use crate::elements::hydraulics::valve_4_3::{clip_input, InputRange};
+use crate::elements::ids::Node;
+use crate::elements::inputs::Signal;
 use crate::error::ModelError;
-use crate::model::field_check::{flow_constant_finite, input_ref, valve_ports, At, Nodes};
-use crate::model::ids::Node;
-use crate::model::inputs::Signal;
 use crate::solver::real::Real;
 
 /// How the offset of a bridge valve's opening is set.
@@ -128,7 +128,7 @@ impl BridgeValveSpec {
         [&self.port_p, &self.port_t, &self.port_a, &self.port_b]
     }
 
-    /// Validation against the spec (`model::validate`, before compile): the nodes and the input
+    /// Validation against the spec (`pipeline::validate`, before compile): the nodes and the input
     /// exist (the work ports are two different volumes), the numbers are finite, the constants
     /// positive and the flow constant representable. `at` is `hydraulics.bridge_valves[i]` or
     /// `elements[i]`.
@@ -171,7 +171,7 @@ impl BridgeValveSpec {
     }
 
     /// The model signal of its input must stay in the input range over [0, `duration_s`] unless
-    /// `saturate` (`model::validate`, after [`BridgeValveSpec::validate`]): else the error names
+    /// `saturate` (`pipeline::validate`, after [`BridgeValveSpec::validate`]): else the error names
     /// the valve's `input` field, the value, its time and the range.
     pub(crate) fn check_signal_range(
         &self,
@@ -337,7 +337,7 @@ impl Element for BridgeValve {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ids::VolumeId;
+    use crate::elements::ids::VolumeId;
 
     fn valve() -> BridgeValve {
         BridgeValve {

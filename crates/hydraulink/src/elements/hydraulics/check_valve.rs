@@ -18,8 +18,8 @@ use crate::elements::element::{
     Variable, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::orifice;
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// `[[elements]] type = "check_valve"`.

@@ -34,8 +34,8 @@ use crate::elements::element::{
 };
 use crate::elements::hydraulics::check_valve::{self, CheckValve};
 use crate::elements::hydraulics::orifice;
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// `[[elements]] type = "counterbalance_valve"`.

@@ -20,7 +20,7 @@
 //! The chamber volumes are part of their nodes' capacitance V/B_e (000 eqs. 22–23, with the
 //! wall compliance), which the element interface does not carry (it adds an extra ∂V/∂p only).
 //! So the cylinders stay in `Hydraulics::cylinders`, and the formulations keep a fast path:
-//! `assembly::Evaluator` (cylinder ports and forces) and `hydraulics::volume` (chamber volumes
+//! `assembly::Evaluator` (cylinder ports and forces) and `circuit::volume` (chamber volumes
 //! in V, V̇ and the wall compliance). Both call the law functions of this file
 //! ([`force_and_friction`], [`chamber_volume`]), which [`Element::evaluate`] calls too, and
 //! `tests/elements/cylinder.rs` checks that the element and the fast path agree on shipped
@@ -34,8 +34,8 @@ use crate::elements::element::{
 };
 use crate::elements::friction::compile::FrictionSpec;
 use crate::elements::friction::Friction;
+use crate::elements::ids::{AttachmentSpec, FramePoint, Node, VolumeId};
 use crate::error::ModelError;
-use crate::model::ids::{AttachmentSpec, FramePoint, Node, VolumeId};
 use crate::solver::real::Real;
 use serde::{Deserialize, Serialize};
 
@@ -283,7 +283,7 @@ pub fn areas(piston_diameter_m: f64, rod_diameter_m: f64) -> (f64, f64) {
 }
 
 /// What the spec check of a cylinder ([`check`]) needs of the model being validated
-/// (`model::validate` implements it): errors at `hydraulics.cylinders[i].<field>` naming
+/// (`pipeline::validate` implements it): errors at `hydraulics.cylinders[i].<field>` naming
 /// `cylinder '<name>'` with the messages of every spec check, and the references to bodies,
 /// markers and volumes, which only the whole spec resolves.
 pub trait SpecChecks {

@@ -46,8 +46,8 @@ use crate::elements::element::{
     flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
     Variable, MAX_OUTPUTS,
 };
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// `[[elements]] type = "fixed_pump"`.

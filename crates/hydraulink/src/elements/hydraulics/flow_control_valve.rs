@@ -27,8 +27,8 @@ use crate::elements::element::{
     PortEffort, PortState, Ports, Power, Variable, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::orifice;
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// `[[elements]] type = "flow_control_valve"`.

@@ -38,8 +38,8 @@
 //! **Coupling.** The torque depends on the node pressures and the flow on the joint rate, so the
 //! relative-coordinate pipeline passes the pressures into the joint port
 //! (`mechanics::ports::joint_forces`) and the joint's (q, q̇) into the flow sum
-//! (`hydraulics::component_flows_with`); both enter the exact tangent through the same law.
-//! Only the penalty formulation carries it (`model::compile` rejects the others by name).
+//! (`circuit::component_flows_with`); both enter the exact tangent through the same law.
+//! Only the penalty formulation carries it (`pipeline::compile` rejects the others by name).
 
 use crate::elements::hydraulics::fixed_pump::{efficiency, rated_point};
 use serde::{Deserialize, Serialize};
@@ -48,8 +48,8 @@ use crate::elements::element::{
     Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power,
     Variable, MAX_OUTPUTS,
 };
+use crate::elements::ids::{AxisId, Node};
 use crate::error::ModelError;
-use crate::model::ids::{AxisId, Node};
 use crate::solver::real::Real;
 
 /// Default blend power P_s of the efficiency switch [W].

@@ -33,8 +33,8 @@ use crate::elements::element::{
 };
 use crate::elements::hydraulics::orifice;
 use crate::elements::hydraulics::valve_4_3::Valve43;
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// Default opening range Δp_open of the one-way law [Pa].
@@ -90,7 +90,7 @@ impl ElementSpec for LsShuttleSpec {
     fn flow_nodes(&self) -> Vec<&str> {
         vec![&self.ls]
     }
-    /// Alone, no valve is known: `model::compile` calls [`LsShuttleSpec::compile`] with the
+    /// Alone, no valve is known: `pipeline::compile` calls [`LsShuttleSpec::compile`] with the
     /// 4/3 valves compiled before it, among which the valve is resolved.
     fn compile(&self, cx: &Context) -> Result<LsShuttle, ModelError> {
         LsShuttleSpec::compile(self, cx, std::iter::empty())

@@ -81,8 +81,8 @@ use crate::elements::element::{
     Variable, MAX_INTERNAL, MAX_OUTPUTS,
 };
 use crate::elements::hydraulics::fixed_pump::{self, PumpShaft, PumpShaftFields};
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// `[[elements]] type = "pc_pump"`.

@@ -31,8 +31,8 @@ use crate::elements::element::{
 };
 use crate::elements::hydraulics::check_valve::{self, CheckValve};
 use crate::elements::hydraulics::relief_valve::{self, ReliefValve};
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// Default cracking pressure of the make-up check [Pa] (0.2 bar).

@@ -36,8 +36,8 @@ use crate::elements::element::{
     flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
     Variable, MAX_INTERNAL, MAX_NODES, MAX_OUTPUTS,
 };
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// `[[elements]] type = "relief_valve"`.

@@ -12,10 +12,10 @@ use crate::elements::element::{
     flow_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports, Power,
     Variable, MAX_OUTPUTS,
 };
+use crate::elements::field_check::{flow_constant_finite, node_ref, At, Nodes};
 use crate::elements::hydraulics::orifice;
+use crate::elements::ids::Node;
 use crate::error::ModelError;
-use crate::model::field_check::{flow_constant_finite, node_ref, At, Nodes};
-use crate::model::ids::Node;
 use crate::solver::real::Real;
 
 /// A throttle valve between two nodes: Q = C_d A √(2/ρ) sgn(Δp) √|Δp| (000 eqs. 24–25), in
@@ -68,7 +68,7 @@ impl ThrottleSpec {
         [&self.from, &self.to]
     }
 
-    /// Validation against the spec (`model::validate`, before compile): the nodes exist and
+    /// Validation against the spec (`pipeline::validate`, before compile): the nodes exist and
     /// differ, the numbers are finite, the constants > 0 and the flow constant representable.
     /// `at` is `hydraulics.throttles[i]` or `elements[i]`.
     pub(crate) fn validate(

@@ -34,11 +34,11 @@ use crate::elements::element::{
     valve_element, Context, Element, ElementSpec, EnergyDomain, PortEffort, PortState, Ports,
     Power, Variable, MAX_OUTPUTS,
 };
+use crate::elements::field_check::{input_ref, valve_ports, At, Nodes};
 use crate::elements::hydraulics::orifice;
+use crate::elements::ids::Node;
+use crate::elements::inputs::Signal;
 use crate::error::ModelError;
-use crate::model::field_check::{input_ref, valve_ports, At, Nodes};
-use crate::model::ids::Node;
-use crate::model::inputs::Signal;
 use crate::solver::real::Real;
 use num_dual::Dual64;
 
@@ -139,7 +139,7 @@ impl Valve43Spec {
         [&self.port_p, &self.port_t, &self.port_a, &self.port_b]
     }
 
-    /// Validation against the spec (`model::validate`, before compile): the nodes and the input
+    /// Validation against the spec (`pipeline::validate`, before compile): the nodes and the input
     /// exist (the work ports are two different volumes), the numbers are finite and the
     /// constants positive. `at` is `hydraulics.valves[i]` or `elements[i]`.
     pub(crate) fn validate(
@@ -190,7 +190,7 @@ impl Valve43Spec {
     }
 
     /// The model signal of its input must stay in the input range over [0, `duration_s`] unless
-    /// `saturate` (`model::validate`, after [`Valve43Spec::validate`]): else the error names the
+    /// `saturate` (`pipeline::validate`, after [`Valve43Spec::validate`]): else the error names the
     /// valve's `input` field, the value, its time and the range.
     pub(crate) fn check_signal_range(
         &self,

@@ -44,12 +44,12 @@ use num_dual::Dual64;
 
 use crate::elements::hydraulics::CylinderMotion;
 use crate::formulations::z_only::{self, ZOnly};
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::ports::Line;
 use crate::model::spec::{Formulation, GuidanceSpec, InputSpec, ModelSpec, SignalSpec};
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::Buffers;
-use crate::solver::newton;
+
 use crate::solver::real::Real;
 use crate::state::{FormulationState, GuidanceState, State};
 use crate::StepReport;
@@ -146,7 +146,7 @@ pub fn replay_spec(spec: &ModelSpec, times: &[f64], recorded: &[Recorded]) -> Mo
 /// Guided evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`): kinematics, body terms, the guidance
 /// forces F_c = −(α(s_c − s_ref,c) + λ_g,c), M′, Q′, Φ, Φ_z.
 fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceWorkspace) {
-    let alpha = newton::step_penalty(&model.solver);
+    let alpha = model.solver.step_penalty();
     z_only::evaluate_with_line_forces(model, ev, |model, ev| {
         for (k, g) in model.solver.guidance.iter().enumerate() {
             let cyl = &model.hydraulics.cylinders[g.cylinder.0];
@@ -349,7 +349,7 @@ mod tests {
     /// The dual tangent ∂f/∂z against central differences of the f64 residual, at a point of
     /// the valve opening (t ≈ 1.02 s) moved off the predictor.
     fn check_tangent(spec: &ModelSpec) {
-        let model = crate::model::compile(spec).unwrap();
+        let model = crate::pipeline::compile(spec).unwrap();
         let mut st = crate::pipeline::initialization::initialize(&model).unwrap();
         let mut ws = crate::pipeline::workspace::Workspace::new(&model);
         for _ in 0..1020 {

@@ -24,12 +24,12 @@ pub mod multirate;
 use num_dual::Dual64;
 
 use crate::formulations::Stepper;
+use crate::mechanics::advance;
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::{Buffers, Counters, History};
 use crate::mechanics::constraints;
 use crate::mechanics::semirecursive::penalty;
 use crate::model::Model;
-use crate::pipeline::advance;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::{Buffers, Counters, History};
 use crate::solver::newton::{self, NewtonProblem, TangentPolicy, Tolerances};
 use crate::solver::real::Real;
 use crate::state::State;
@@ -156,7 +156,7 @@ pub fn evaluate_with_line_forces<S: Real>(
     ev.dynamics.accumulate(model, &ev.kin);
     if model.has_mechanical_elements {
         let zd = std::mem::take(&mut ev.zd);
-        // no element couples nodes to a joint here (`model::compile` rejects the motor for
+        // no element couples nodes to a joint here (`pipeline::compile` rejects the motor for
         // these formulations, `subsystem::mechanical::check_supported` for the subsystem)
         crate::mechanics::ports::joint_forces(
             model,
@@ -190,7 +190,7 @@ fn trapezoidal_rates<S: Real>(model: &Model, ev: &mut Evaluator<S>, hist: &Histo
 /// formulation does after each solve.
 pub(crate) fn residual_f64<F: ZOnly>(model: &Model, ws: &mut Buffers, f: &mut F, update: bool) {
     let n = model.n_coords();
-    let alpha = newton::step_penalty(&model.solver);
+    let alpha = model.solver.step_penalty();
     ws.ev.x.copy_from_slice(&ws.x);
     trapezoidal_rates(model, &mut ws.ev, &ws.hist);
     if update {
@@ -341,12 +341,7 @@ impl<F: ZOnly> NewtonProblem for ZOnlyNewton<'_, F> {
 /// the pressures held in x, then the formulation's.
 #[cfg(test)]
 pub(crate) fn prepare<F: ZOnly>(model: &Model, st: &State, ws: &mut Buffers, f: &mut F) {
-    crate::elements::hydraulics::advance_positions(
-        model,
-        st,
-        model.solver.step_s,
-        &mut ws.spool_new,
-    );
+    crate::circuit::advance_positions(model, st, model.solver.step_s, &mut ws.spool_new);
     predict(model, st, ws, f);
 }
 
@@ -435,7 +430,7 @@ impl<F: ZOnly> Stepper for ZOnlyStep<F> {
         let n = model.n_coords();
         let dt = model.solver.step_s;
         let c = dt * dt / 4.0;
-        let alpha = newton::step_penalty(&model.solver);
+        let alpha = model.solver.step_penalty();
         let (c1, c2) = (2.0 / dt, 4.0 / (dt * dt));
         // ---- the last Newton evaluation, at x_h = x − Δx_h, serves the projections, as in the
         // penalty formulation: the accepted iterate differs from it by one converged increment.

@@ -11,7 +11,7 @@
 //! ```text
 //! f(z) = (Δt²/4) [ M′ z̈ + Φ_zᵀ (α Φ + λ) − Q′(z, ż, p_k+1(z)) ]
 //! ```
-//! Tangent: exact. The sub-integration (`hydraulic::integrate`) is written in the scalar type of
+//! Tangent: exact. The sub-integration (`substeps::integrate`) is written in the scalar type of
 //! the residual, so the dual pass of each tangent column differentiates through it.
 //! Convergence: the weighted z increment Δz and the pressure change it implies,
 //! Δp = (∂p_k+1/∂z) Δz (∂p_k+1/∂z from the dual passes of the last tangent; weighted by the
@@ -23,14 +23,12 @@
 
 use num_dual::Dual64;
 
+use crate::circuit::substeps::{self, HydraulicBuffers, HydraulicConfig, HydraulicPlan};
 use crate::formulations::z_only::{self, ZOnly};
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::ports::Line;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::Buffers;
-use crate::pipeline::subsystem::hydraulic::{
-    self, HydraulicBuffers, HydraulicConfig, HydraulicPlan,
-};
 use crate::solver::newton;
 use crate::solver::real::Real;
 use crate::state::State;
@@ -66,13 +64,13 @@ impl MultirateWorkspace {
 
 /// Stage `predict` of the multi-rate step (after `penalty::prepare`): s_k of every cylinder
 /// (the mechanics' line ports at z_k), then the hydraulic step's plan (p_k, the valve positions
-/// at every substep time, `hydraulic::plan_step`).
+/// at every substep time, `substeps::plan_step`).
 fn prepare(model: &Model, st: &State, ws: &mut Buffers, plan: &mut HydraulicPlan) {
     ws.ev.kin.positions(model, &st.z);
     for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
         plan.s0[c] = Line::at(&ws.ev.kin, &cyl.base, &cyl.rod).s;
     }
-    hydraulic::plan_step(model, st, &mut ws.spool_new, plan);
+    substeps::plan_step(model, st, &mut ws.spool_new, plan);
 }
 
 /// Evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`): s(z_k+1) (the end of each cylinder's motion
@@ -89,7 +87,7 @@ pub(crate) fn evaluate<S: Real>(
     for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
         sub.s1[c] = Line::at(&ev.kin, &cyl.base, &cyl.rod).s;
     }
-    hydraulic::integrate(model, sub, plan);
+    substeps::integrate(model, sub, plan);
     let x = std::mem::take(&mut ev.x);
     let zd = std::mem::take(&mut ev.zd);
     ev.evaluate(model, &x[..n], &zd, &sub.p, plan.end_spools(model), false);
@@ -162,9 +160,9 @@ impl ZOnly for MultirateWorkspace {
     }
 
     /// p_k+1, ṗ_k+1 of the sub-integration, p̈ = (ṗ_k+1 − ṗ_k)/Δt, cavitation onsets
-    /// (`hydraulic::commit`).
+    /// (`substeps::commit`).
     fn commit(&self, model: &Model, st: &mut State, report: &mut StepReport) {
-        hydraulic::commit(
+        substeps::commit(
             model,
             &self.plan,
             &self.sub,
@@ -198,7 +196,7 @@ mod tests {
             spec.solver.formulation = Formulation::Multirate;
             spec.solver.hydraulic_integrator = integrator;
             spec.solver.hydraulic_substeps = 5;
-            let model = crate::model::compile(&spec).unwrap();
+            let model = crate::pipeline::compile(&spec).unwrap();
             let mut st = crate::pipeline::initialization::initialize(&model).unwrap();
             let mut ws = crate::pipeline::workspace::Workspace::new(&model);
             for _ in 0..1020 {

@@ -15,13 +15,14 @@
 //! (`natural_step::ensure_natural_state`).
 
 pub mod natural_coordinates;
-pub mod natural_model;
 pub mod natural_step;
 
 use nalgebra::Vector3;
 use num_dual::Dual64;
 
-use crate::elements::hydraulics::{self, cylinder, reduced, CylinderMotion};
+use crate::circuit;
+use crate::circuit::reduced;
+use crate::elements::hydraulics::{cylinder, CylinderMotion};
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::ports::Line;
 use crate::model::Model;
@@ -366,7 +367,7 @@ pub fn ports<S: Real>(model: &Model, nm: &NaturalModel, ev: &mut NatEval<S>, spo
         &mut ev.force,
     );
     element_forces(model, nm, q, &ev.qd, &ev.element_u, &mut ev.force);
-    hydraulics::pressure_rates(model, p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
+    circuit::pressure_rates(model, p, &ev.motion, spools, &mut ev.inflow, &mut ev.h);
 }
 
 /// Stage `evaluate`: q̇, q̈, ṗ from x by the trapezoidal relations, then Φ, Q(q, q̇, p)
@@ -446,7 +447,7 @@ pub(crate) fn add_port_columns(
             &mut evd.force,
         );
         element_forces(model, nm, &evd.q, &evd.qd, &evd.element_u, &mut evd.force);
-        hydraulics::pressure_rates(model, x_p, &evd.motion, spools, &mut evd.inflow, &mut evd.h);
+        circuit::pressure_rates(model, x_p, &evd.motion, spools, &mut evd.inflow, &mut evd.h);
         let col = &mut a[j * nx..(j + 1) * nx];
         for i in 0..nq {
             col[i] -= c * evd.force[i].eps;
@@ -529,12 +530,7 @@ pub fn form_residual<S: Real>(
     let nq = nm.nq;
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
-    mechanical_residual(
-        nm,
-        ev,
-        lambda,
-        crate::solver::newton::step_penalty(&model.solver),
-    );
+    mechanical_residual(nm, ev, lambda, model.solver.step_penalty());
     for fi in ev.f[..nq].iter_mut() {
         *fi *= c;
     }

@@ -77,10 +77,10 @@ use std::collections::BTreeMap;
 
 use nalgebra::{Matrix3, Vector3};
 
-pub use super::natural_model::{
+use crate::mechanics::kinematics::Kinematics;
+pub use crate::model::natural_model::{
     Diff, FrameMap, Layout, Lin, NatCylinder, NatEq, NaturalModel, NQ_FRAME,
 };
-use crate::mechanics::kinematics::Kinematics;
 use crate::model::spec::NaturalFrames;
 use crate::model::{AxisKind, ConstraintEq, Frame, Model, V3};
 use crate::solver::real::{v3, Real};

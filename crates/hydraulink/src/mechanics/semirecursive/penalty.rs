@@ -5,12 +5,12 @@
 //! (000 eq. 39), the projection matrix (000 eqs. 20–21), and the Newton failure report over the
 //! layout's unknowns.
 
-use crate::elements::hydraulics;
-use crate::elements::hydraulics::reduced;
+use crate::circuit;
+use crate::circuit::reduced;
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::Buffers;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::Buffers;
-use crate::solver::newton;
+
 use crate::solver::real::Real;
 use crate::state::State;
 use crate::StepError;
@@ -39,7 +39,7 @@ pub fn newton_failure(
 /// Stages `advance valves` and `predict`: spool positions at t_k+1 (every element's by its own
 /// law), then `predict`.
 pub fn prepare(model: &Model, st: &State, ws: &mut Buffers) {
-    hydraulics::advance_positions(model, st, model.solver.step_s, &mut ws.spool_new);
+    circuit::advance_positions(model, st, model.solver.step_s, &mut ws.spool_new);
     predict(model, st, ws);
 }
 
@@ -97,7 +97,7 @@ fn form_mechanism_rows<S: Real>(model: &Model, ev: &mut Evaluator<S>, lambda: &[
     let n = model.n_coords();
     let dt = model.solver.step_s;
     let c = dt * dt / 4.0;
-    let alpha = newton::step_penalty(&model.solver);
+    let alpha = model.solver.step_penalty();
     // g_r = αΦ_r + λ_r, then f_z = c (M′ z̈ + Φ_zᵀ g − Q′), row by row; on a tree without
     // the dense M′, M′ z̈ by the tree passes (recursive_mass.rs)
     if !ev.dynamics.form_mass {

@@ -78,8 +78,7 @@ pub fn kinetic_energy(model: &Model, kin: &Kinematics<f64>, dynamics: &Dynamics<
 
 #[cfg(test)]
 mod tests {
-    use crate::model;
-    use crate::pipeline::assembly::Evaluator;
+    use crate::mechanics::assembly::Evaluator;
     use crate::ModelSpec;
 
     /// M′ v by the tree passes equals the formed M′ times v, on a branched tree with a prismatic
@@ -88,7 +87,7 @@ mod tests {
     fn mass_times_matches_formed_mass_matrix() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/quickreturn.toml");
         let spec: ModelSpec = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let m = model::compile(&spec).unwrap();
+        let m = crate::pipeline::compile(&spec).unwrap();
         let n = m.n_coords();
         let mut ev = Evaluator::<f64>::new(&m);
         let z: Vec<f64> = (0..n).map(|i| 0.3 + 0.17 * i as f64).collect();

@@ -26,7 +26,7 @@
 //! volumes coupled by its valves, 5 % fewer instructions per run without the reduction), and for
 //! a singular D, the dense LU of J is used. Δx is the same Newton increment up to round-off.
 
-use crate::pipeline::buffers::Buffers;
+use crate::mechanics::buffers::Buffers;
 use crate::solver::linalg::DenseLu;
 
 /// The Schur-reduced tangent: blocks B, C, D⁻¹ and the factors of S.

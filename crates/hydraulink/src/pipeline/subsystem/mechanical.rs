@@ -15,10 +15,10 @@ use num_dual::Dual64;
 
 use crate::elements::hydraulics::CylinderMotion;
 use crate::formulations::z_only::{self, ZOnly, ZOnlyStep};
+use crate::mechanics::assembly::Evaluator;
+use crate::mechanics::buffers::Buffers;
 use crate::mechanics::ports::Line;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
-use crate::pipeline::buffers::Buffers;
 use crate::pipeline::step;
 use crate::pipeline::subsystem::{Segment, Subsystem};
 use crate::solver::real::Real;

@@ -1,6 +1,6 @@
 //! Validation of a [`ModelSpec`]: every check that needs nothing but the spec itself.
 //!
-//! [`validate`] runs before [`crate::model::compile()`] builds anything, so compile may rely on
+//! [`validate`] runs before [`crate::pipeline::compile()`] builds anything, so compile may rely on
 //! what is checked here: every number is finite, every name is unique in its namespace, every
 //! reference resolves, the joints form a tree rooted at the ground, the hydraulic circuit is a
 //! connected graph of volumes and components, signals are well formed and the solver settings
@@ -32,8 +32,8 @@ use std::collections::BTreeMap;
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 
 use crate::elements::component::ComponentSpec;
+use crate::elements::field_check::{input_ref, one_of, volume_ref, At, NodeKind};
 use crate::error::ModelError;
-use crate::model::field_check::{input_ref, one_of, volume_ref, At, NodeKind};
 use crate::model::hud::{unit_scale, BindingSourceSpec, SensorSpec, FUEL_SENSORS};
 use crate::model::spec::Formulation;
 use crate::model::spec::{
@@ -84,9 +84,9 @@ pub fn validate(spec: &ModelSpec) -> Result<(), ModelError> {
                 .find(|b| b.name == body)
                 .map(|b| b.markers.contains_key(marker))
         };
-        super::game::check_game(game, &markers)?;
+        crate::model::game::check_game(game, &markers)?;
     }
-    super::game::check_variants(&spec.variants)?;
+    crate::model::game::check_variants(&spec.variants)?;
     check_something_to_simulate(spec)
 }
 
@@ -115,7 +115,7 @@ fn check_valve_input_ranges(spec: &ModelSpec) -> Result<(), ModelError> {
         spec.inputs
             .iter()
             .find(|u| u.name == name)
-            .map(|input| crate::model::inputs::Signal::from_spec(&input.signal))
+            .map(|input| crate::elements::inputs::Signal::from_spec(&input.signal))
     };
     for (at, v) in valves {
         if let Some(signal) = signal(&v.input) {
@@ -678,7 +678,7 @@ fn check_hydraulics(
     let hydraulics: &HydraulicsSpec = &spec.hydraulics;
     let fluid = At::new("hydraulics.fluid", "fluid");
     fluid.positive("density_kg_m3", hydraulics.fluid.density_kg_m3)?;
-    // what the elements' own spec checks read of the model (`model::field_check`)
+    // what the elements' own spec checks read of the model (`elements::field_check`)
     let input_names: Vec<&str> = spec.inputs.iter().map(|i| i.name.as_str()).collect();
     let density_kg_m3 = hydraulics.fluid.density_kg_m3;
     fluid.positive("bulk_modulus_pa", hydraulics.fluid.bulk_modulus_pa)?;
@@ -779,7 +779,7 @@ fn check_hydraulics(
         components.add(&at, &valve.name)?;
         valve.validate(&at, &nodes, &input_names, density_kg_m3)?;
     }
-    // the same elements as `[[elements]]` entries (their names: `model::compile`)
+    // the same elements as `[[elements]]` entries (their names: `pipeline::compile`)
     for (i, e) in spec.elements.iter().enumerate() {
         let at = At::element("elements", i, e.noun(), e.name());
         match e {
@@ -1416,7 +1416,9 @@ fn check_hud(spec: &ModelSpec) -> Result<(), ModelError> {
                 format!(
                     "unknown body '{}'; one of {}",
                     s.body(),
-                    crate::model::field_check::one_of(spec.bodies.iter().map(|b| b.name.as_str()))
+                    crate::elements::field_check::one_of(
+                        spec.bodies.iter().map(|b| b.name.as_str())
+                    )
                 ),
             ));
         }
@@ -1465,7 +1467,9 @@ fn check_hud(spec: &ModelSpec) -> Result<(), ModelError> {
                 format!(
                     "unknown input '{}'; one of {}",
                     b.input,
-                    crate::model::field_check::one_of(spec.inputs.iter().map(|u| u.name.as_str()))
+                    crate::elements::field_check::one_of(
+                        spec.inputs.iter().map(|u| u.name.as_str())
+                    )
                 ),
             ));
         }

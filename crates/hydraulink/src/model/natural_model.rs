@@ -2,8 +2,8 @@
 //! the linear expressions of points and directions in the coordinates, the constraints, the
 //! constant mass matrix and gravity force. It is compiled into the model (`Model::natural`) when
 //! a global formulation is selected; its builder and conversions, which read the `Model`, are
-//! `super::natural_coordinates`. This module imports nothing of the model, so the model can own
-//! it without an import circle.
+//! `crate::mechanics::global::natural_coordinates`. Plain data beside the `Model` that owns it:
+//! it imports nothing of the model and nothing of the mechanics.
 
 use nalgebra::Vector3;
 

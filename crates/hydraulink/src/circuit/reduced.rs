@@ -40,7 +40,8 @@
 //! (1.16 / 1.05) *without* scaling it out of the reduced volume, which breaks mass conservation
 //! and was tuned to one circuit. Tune the throttle area instead, if needed.
 
-use crate::elements::hydraulics::{component_flows, volume, CylinderMotion};
+use crate::circuit::{component_flows, volume};
+use crate::elements::hydraulics::CylinderMotion;
 use crate::model::{Model, Volume, VolumeId};
 use crate::solver::real::Real;
 

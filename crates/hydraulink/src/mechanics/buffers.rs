@@ -5,8 +5,8 @@
 
 use num_dual::Dual64;
 
+use crate::mechanics::assembly::Evaluator;
 use crate::model::Model;
-use crate::pipeline::assembly::Evaluator;
 use crate::solver::linalg::DenseLu;
 
 /// Trapezoidal history terms of the step (000 eqs. 33–34).
@@ -75,7 +75,7 @@ pub struct Buffers {
     /// Port states and efforts of the elements at the committed state (outputs).
     pub element_values: crate::elements::component::ElementValues,
     /// Scratch of the stage `world` (`None` without a terrain).
-    pub world: Option<crate::terrain::world::WorldScratch>,
+    pub world: Option<crate::terrain::data::WorldScratch>,
 }
 
 impl Buffers {
@@ -148,7 +148,7 @@ impl Buffers {
             // sized for every model: the elements' ports and the pose writer both use it
             element_kin: crate::mechanics::kinematics::Kinematics::new(n),
             element_values: crate::elements::component::ElementValues::new(model.elements.len()),
-            world: crate::terrain::world::WorldScratch::new(model),
+            world: crate::terrain::data::WorldScratch::new(model.terrain.as_ref()),
         }
     }
 }

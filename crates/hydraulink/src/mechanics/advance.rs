@@ -1,7 +1,8 @@
 //! Stage `advance`, shared by every formulation: the end-stop check, the committed pressures
 //! with their rates and cavitation onsets, the actuator work, and the clock.
 
-use crate::elements::hydraulics::{cylinder, reduced, CylinderMotion};
+use crate::circuit::reduced;
+use crate::elements::hydraulics::{cylinder, CylinderMotion};
 use crate::model::Model;
 use crate::state::State;
 use crate::{StepError, StepReport};
@@ -123,7 +124,7 @@ pub fn friction_work(st: &mut State, friction: &[f64], motion: &[CylinderMotion<
 /// `report`, from the evaluator's last evaluation and the committed rates `zd`.
 pub fn energies_and_violation(
     model: &Model,
-    ev: &crate::pipeline::assembly::Evaluator<f64>,
+    ev: &crate::mechanics::assembly::Evaluator<f64>,
     zd: &[f64],
     report: &mut crate::StepReport,
 ) {

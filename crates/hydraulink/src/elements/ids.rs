@@ -1,6 +1,7 @@
 //! Typed ids and the small compiled types that elements need (frames, body points, hydraulic
-//! nodes): the low part of the model, so that an element file never imports the module that
-//! holds [`crate::Model`]. Re-exported from `crate::model`, so `crate::model::Node` stays valid.
+//! nodes): what an element's ports refer to, below the element laws and the module that holds
+//! [`crate::Model`] (which holds the elements). Re-exported from `crate::model`, so
+//! `crate::model::Node` stays valid above the elements.
 
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};

@@ -7,14 +7,14 @@
 use std::collections::BTreeMap;
 
 use crate::elements::component::Component;
+use crate::elements::inputs::Signal;
 use crate::mechanics::kinematics::Kinematics;
-use crate::model::inputs::Signal;
-use crate::model::pose::elementary_axes;
 use crate::model::spec::{
     CutJointKind, FrictionSpec, JointKind, ModelSpec, NonholonomicKind, Pose,
 };
 use crate::model::*;
 use crate::model::{DiscContact, NonholonomicRow};
+use crate::pipeline::pose::elementary_axes;
 use crate::ModelError;
 
 fn v(a: &[f64; 3]) -> V3 {
@@ -773,7 +773,7 @@ fn compile_elements(
     };
     let joint_type = |n: &str| -> Option<&'static str> {
         let j = spec.joints.iter().find(|j| j.name == n)?;
-        Some(crate::model::validate::joint_kind_name(j.kind))
+        Some(crate::pipeline::validate::joint_kind_name(j.kind))
     };
     let cylinder = |n: &str| -> Option<CylinderPort> {
         let (index, c) = model
@@ -810,7 +810,7 @@ fn compile_elements(
         step_s: largest_step_s(&spec.solver),
     };
     // the hydraulics sections first (valves, bridge valves, throttles), so the flow sums keep
-    // their order; `model::validate` has checked their names
+    // their order; `pipeline::validate` has checked their names
     for (i, vs) in h.valves.iter().enumerate() {
         let cx = context(
             format!("hydraulics.valves[{i}]"),
@@ -884,7 +884,7 @@ fn check_element_fits(
     );
     // an element coupling node ports to a joint (a hydraulic motor): its flow needs the
     // joint rate and its torque the pressures, which only the penalty step's evaluator
-    // passes between the two sides (`hydraulics::component_flows_coupled`)
+    // passes between the two sides (`circuit::component_flows_coupled`)
     let coupled = e.ports().nodes[0].is_some() && e.is_mechanical();
     if coupled && spec.solver.formulation != crate::model::spec::Formulation::Penalty {
         return Err(cx.error(
@@ -990,7 +990,7 @@ fn finish_elements(
 }
 
 /// An algebraic volume takes its pressure from its flow balance Σ Q_in(p) − V̇ = 0
-/// (`hydraulics::reduced`), so some flow into it must depend on its pressure, or a cylinder
+/// (`circuit::reduced`), so some flow into it must depend on its pressure, or a cylinder
 /// chamber must make it the force that holds the piston (then it is the multiplier of the
 /// chamber's volume constraint). A volume fed only by pumps without leakage (η_v = 1, the
 /// delivery D ω/2π whatever the pressure) has neither: its row of the Newton tangent is zero
@@ -1144,7 +1144,7 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         .enumerate()
         .filter_map(|(i, e)| {
             let nodes = e.ports().nodes;
-            // `hydraulics::advance_positions` finds the positions through this list
+            // `circuit::advance_positions` finds the positions through this list
             debug_assert!(
                 element_position[i].is_none() || nodes[0].is_some(),
                 "an element with a valve position has node ports (internal invariant)"

@@ -33,7 +33,7 @@
 //! (docs/theory/13_terrain.md §13.5).
 //!
 //! **What is frozen.** The terrain is world state updated at step boundaries (stage `world`,
-//! [`crate::terrain::world`]): inside a step's Newton iterations the element reads an
+//! [`crate::pipeline::world`]): inside a step's Newton iterations the element reads an
 //! [`crate::elements::element::Frozen`] record written at the boundary: per force point the surface as a
 //! plane y_s = a + g_x x + g_z z through the bilinear height and slope at the point's position
 //! there; the payload mass m_p and the payload point's velocity v_c,n and acceleration a_c,n at
@@ -55,13 +55,13 @@
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
-use crate::contact::obb_contact::normal_force;
 use crate::elements::element::{
     BodyEffort, BodyPose, Context, Element, ElementSpec, EnergyDomain, Frozen, MechPort,
     PortEffort, PortState, Ports, Power, Variable, MAX_NODES, MAX_OUTPUTS,
 };
+use crate::elements::ids::Frame;
+use crate::elements::obb_contact::normal_force;
 use crate::error::ModelError;
-use crate::model::ids::Frame;
 use crate::solver::real::{c, re, v3, Real};
 
 /// Largest number of force points of one bucket.

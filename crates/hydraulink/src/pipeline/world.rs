@@ -15,10 +15,10 @@
 //!    payload point;
 //! 3. **avalanche**: `sweeps_per_step` sweeps of the cellular automaton (Pub. V eq. 15); with
 //!    `eta` > 0 the buckets' normal forces on the soil, spread through the columns by the
-//!    pressure propagation (Pub. V eqs. 12–14, [`super::pressure`]), displace material
-//!    (eq. 16) through the bounded sweep [`super::cellular::sweep_nonnegative`];
+//!    pressure propagation (Pub. V eqs. 12–14, [`crate::terrain::pressure`]), displace material
+//!    (eq. 16) through the bounded sweep [`crate::terrain::cellular::sweep_nonnegative`];
 //! 4. **freeze**: the record each bucket reads inside the next step's Newton iterations
-//!    ([`crate::elements::element::Frozen`], slots in [`super::dig::slot`]): the surface plane at each
+//!    ([`crate::elements::element::Frozen`], slots in [`crate::elements::bucket_dig::slot`]): the surface plane at each
 //!    force point, the payload mass, the payload point's velocity and trapezoidal acceleration;
 //! 5. **energy**: the change of each bucket's stored energy at the same mechanical state (payload
 //!    picked up or dumped, surface moved under a point) is booked as supplied energy, so the
@@ -31,13 +31,7 @@
 
 use nalgebra::Vector3;
 
-use super::cellular;
-pub use super::data::{
-    DigState, HopperSpec, MoundSpec, Terrain, TerrainSpec, WorldState, MAX_CELLS, MAX_SWEEPS,
-};
-use super::dig::{slot, BucketDig, MAX_DIG_POINTS};
-use super::heightfield::Heightfield;
-use super::pressure;
+use crate::elements::bucket_dig::{slot, BucketDig, MAX_DIG_POINTS};
 use crate::elements::component::Component;
 use crate::elements::element::BodyPose;
 use crate::elements::element::{Element, Frozen, MAX_FROZEN};
@@ -45,36 +39,10 @@ use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::ports::body_pose;
 use crate::model::Model;
 use crate::state::State;
-
-/// Scratch of the stage `world`, sized once (`Buffers::world`).
-#[derive(Debug, Clone)]
-pub struct WorldScratch {
-    automaton: cellular::Scratch,
-    pressure: pressure::Scratch,
-    /// Vertical force of the buckets on each cell [N].
-    force: Vec<f64>,
-    /// Its share at the base of each column [N].
-    base: Vec<f64>,
-    /// The edge samples of one bucket's cut: (x, z, volume removed) [m, m, m³].
-    cuts: Vec<[f64; 3]>,
-}
-
-impl WorldScratch {
-    /// Buffers for the model's terrain (`None` without one).
-    pub fn new(model: &Model) -> Option<Self> {
-        let t = model.terrain.as_ref()?;
-        let n = t.field0.h.len();
-        Some(WorldScratch {
-            automaton: cellular::Scratch::new(&t.field0),
-            pressure: pressure::Scratch::new(&t.field0),
-            force: vec![0.0; n],
-            base: vec![0.0; n],
-            cuts: Vec::with_capacity(
-                (MAX_DIG_POINTS - 1) * (samples_cap(t.field0.nx, t.field0.nz) + 1),
-            ),
-        })
-    }
-}
+use crate::terrain::cellular;
+use crate::terrain::data::{samples_cap, DigState, Terrain, WorldScratch, WorldState};
+use crate::terrain::heightfield::Heightfield;
+use crate::terrain::pressure;
 
 /// The world at t = 0 (`None` without a terrain).
 pub fn initial_state(model: &Model) -> Option<WorldState> {
@@ -104,11 +72,6 @@ pub fn frozen_of(st: &State, i: usize, used: bool) -> Option<&Frozen> {
     let w = st.world.as_ref()?;
     let d = w.diggers.iter().find(|d| d.element == i)?;
     Some(if used { &d.frozen_used } else { &d.frozen })
-}
-
-/// Most samples of one edge segment: one per half cell along the grid's diagonal.
-fn samples_cap(nx: usize, nz: usize) -> usize {
-    2 * (nx + nz) + 2
 }
 
 /// The volume the cut of bucket `e` lets into it over a step of `dt` [m³]: Σ_k w δ_k⁺ u_k⁺ Δt,

@@ -4,7 +4,8 @@
 
 use nalgebra::Vector3;
 
-use crate::elements::hydraulics::{self, cylinder, CylinderMotion};
+use crate::circuit;
+use crate::elements::hydraulics::{cylinder, CylinderMotion};
 use crate::mechanics::constraints::{self, ConstraintEval};
 use crate::mechanics::kinematics::Kinematics;
 use crate::mechanics::nonholonomic::{self, NonholonomicEval};
@@ -156,9 +157,9 @@ impl<S: Real> Evaluator<S> {
     pub fn set_element_inputs(
         &mut self,
         model: &Model,
-        inputs: &crate::model::inputs::InputValues,
+        inputs: &crate::elements::inputs::InputValues,
     ) {
-        crate::model::inputs::element_inputs(&model.element_input, inputs, &mut self.element_u);
+        crate::elements::inputs::element_inputs(&model.element_input, inputs, &mut self.element_u);
     }
 
     /// Sets the world values the elements read frozen over the step (`State::world`).
@@ -233,7 +234,7 @@ impl<S: Real> Evaluator<S> {
         if !model.nonholonomic.is_empty() {
             nonholonomic::evaluate(model, &self.kin, &mut self.nonholonomic);
         }
-        hydraulics::pressure_rates_with(
+        circuit::pressure_rates_with(
             model,
             p,
             &self.motion,
@@ -346,7 +347,7 @@ impl<S: Real> Evaluator<S> {
                 let ports = e.ports();
                 if let crate::elements::element::MechPort::Joint(a) = ports.mech {
                     let at = base.element_at[i];
-                    let mut st = hydraulics::node_port_state(model, p, &ports.nodes);
+                    let mut st = circuit::node_port_state(model, p, &ports.nodes);
                     st.s = S::from(at.s);
                     st.sd = S::from(at.sd);
                     st.u = at.u;
@@ -359,7 +360,7 @@ impl<S: Real> Evaluator<S> {
             }
         }
         // the elements' internal states e (set by the formulation, dual in their own columns)
-        hydraulics::pressure_rates_with(
+        circuit::pressure_rates_with(
             model,
             p,
             &self.motion,

@@ -1,4 +1,4 @@
-//! Field checks shared by the model validation (`model::validate`) and the elements' own spec
+//! Field checks shared by the model validation (`pipeline::validate`) and the elements' own spec
 //! checks (`Valve43Spec::validate`, …): where a check is ([`At`]: the path and the element it
 //! names), numbers, and references to nodes and inputs by name. It imports no spec type, so an
 //! element's file can use it without importing the spec or the validation.

@@ -40,8 +40,8 @@ use crate::elements::element::{
     BodyEffort, BodyPose, Context, Element, ElementSpec, EnergyDomain, MechPort, PortEffort,
     PortState, Ports, Power, Variable, MAX_NODES, MAX_OUTPUTS,
 };
+use crate::elements::ids::Frame;
 use crate::error::ModelError;
-use crate::model::ids::Frame;
 use crate::solver::real::{c, m3, re, v3, Real};
 
 /// A static obstacle, in global coordinates.
