@@ -58,7 +58,7 @@ pub(crate) fn warnings(model: &hydraulink::Model) -> Vec<String> {
     match dead_centres(model) {
         Ok(found) => {
             for d in found {
-                let cyl = &model.hydraulics.cylinders[d.cylinder.0];
+                let cyl = model.cylinder(d.cylinder.0);
                 let (lo, hi) = (
                     cyl.retracted_length_m,
                     cyl.retracted_length_m + cyl.stroke_m,
@@ -126,7 +126,7 @@ pub(crate) fn warnings(model: &hydraulink::Model) -> Vec<String> {
 fn holding_motors(model: &hydraulink::Model, v: usize) -> Option<String> {
     let here = hydraulink::model::Node::Volume(hydraulink::model::VolumeId(v));
     let names: Vec<String> = model
-        .elements
+        .elements()
         .iter()
         .filter_map(|e| {
             // an element that turns its joint with the pressures of its nodes: a motor
@@ -223,7 +223,7 @@ pub(crate) fn report(sim: &Simulation, file: &str) -> String {
             } else if let Some((c, _)) = vol.chambers.first() {
                 format!(
                     "solved: the static force of cylinder '{}' and zero net flow",
-                    h.cylinders[c.0].name
+                    model.cylinder(c.0).name
                 )
             } else if let Some(motors) = holding_motors(model, v) {
                 motors
@@ -242,9 +242,9 @@ pub(crate) fn report(sim: &Simulation, file: &str) -> String {
         }
     }
 
-    if !h.cylinders.is_empty() {
+    if model.n_cylinders() > 0 {
         let _ = writeln!(out, "\ncylinders at t = 0:");
-        for cyl in &h.cylinders {
+        for cyl in model.cylinders() {
             let s = column(&format!("{}.length", cyl.name)).unwrap_or(f64::NAN);
             let f = column(&format!("{}.force", cyl.name)).unwrap_or(f64::NAN);
             let out_m = s - cyl.retracted_length_m;
@@ -262,9 +262,9 @@ pub(crate) fn report(sim: &Simulation, file: &str) -> String {
             );
         }
     }
-    if !model.elements.is_empty() {
+    if !model.elements().is_empty() {
         let _ = writeln!(out, "\nelements:");
-        for e in &model.elements {
+        for e in model.elements() {
             let _ = writeln!(out, "  {}", hydraulink::elements::element::Element::name(e));
         }
     }

@@ -20,10 +20,9 @@ pub(crate) struct FrictionCurveOptions {
 /// Writes `<element>_friction_{steady,sweep}.csv` and `<element>_friction.svg`.
 pub(crate) fn friction_curve(o: &FrictionCurveOptions) -> Result<(), Failure> {
     let model = &o.model;
-    let cylinders = &model.hydraulics.cylinders;
     // a cylinder's seal, or the friction of a joint
-    let (law, f_hyd) = if let Some(c) = cylinders.iter().position(|c| c.name == o.element) {
-        let law = &cylinders[c].friction;
+    let (law, f_hyd) = if let Some(c) = model.cylinders().position(|c| c.name == o.element) {
+        let law = &model.cylinder(c).friction;
         // the hydraulic force at t = 0, for the efficiency law (F_μ ∝ |F_h|)
         let f_hyd = match law {
             hydraulink::model::Friction::Efficiency { .. } => {
@@ -37,8 +36,8 @@ pub(crate) fn friction_curve(o: &FrictionCurveOptions) -> Result<(), Failure> {
     } else if let Some(j) = model.joint_friction.iter().find(|j| j.joint == o.element) {
         (&j.friction, 0.0)
     } else {
-        let names: Vec<&str> = cylinders
-            .iter()
+        let names: Vec<&str> = model
+            .cylinders()
             .map(|c| c.name.as_str())
             .chain(model.joint_friction.iter().map(|j| j.joint.as_str()))
             .collect();

@@ -758,11 +758,11 @@ fn step_advice(error: &StepError, model: &hydraulink::Model) -> String {
             let owner = equation
                 .rsplit_once('.')
                 .map_or(equation.as_str(), |(owner, _)| owner);
-            let culprit = if model.elements.iter().any(|e| e.name() == owner) {
+            let culprit = if model.elements().iter().any(|e| e.name() == owner) {
                 format!("the element '{owner}' (its equation `{equation}` is the worst)")
             } else if let Some(v) = model.volume_names.iter().position(|n| n == owner) {
                 let on: Vec<String> = model
-                    .elements
+                    .elements()
                     .iter()
                     .filter(|e| {
                         e.ports()
@@ -933,11 +933,11 @@ struct ClippingValves(Vec<(usize, usize)>);
 impl ClippingValves {
     fn of(model: &hydraulink::Model) -> Self {
         ClippingValves(
-            (0..model.elements.len())
+            (0..model.elements().len())
                 .filter_map(|e| {
                     let input = model.element_input[e]?;
                     use hydraulink::elements::component::Component as C;
-                    matches!(model.elements[e], C::Valve43(_) | C::BridgeValve(_))
+                    matches!(model.elements()[e], C::Valve43(_) | C::BridgeValve(_))
                         .then_some((e, input))
                 })
                 .collect(),
@@ -953,7 +953,7 @@ impl ClippingValves {
             .filter(|&&(e, i)| {
                 u_used
                     .get(i)
-                    .is_some_and(|&u| model.elements[e].clips_input(i, u))
+                    .is_some_and(|&u| model.elements()[e].clips_input(i, u))
             })
             .count() as u64
     }

@@ -218,7 +218,7 @@ fn table(model: &hydraulink::Model, wr: &WorkingRange) -> Vec<(String, f64, &'st
     rows.push(("reachable_poses".into(), wr.points.len() as f64, "-"));
     rows.push(("unreachable_poses".into(), wr.unreachable as f64, "-"));
     for force in &wr.forces {
-        let name = &model.hydraulics.cylinders[force.cylinder.0].name;
+        let name = &model.cylinder(force.cylinder.0).name;
         rows.push((format!("force_{name}_initial"), force.initial_n, "N"));
         rows.push((format!("force_{name}_max"), force.max_n, "N"));
         rows.push((

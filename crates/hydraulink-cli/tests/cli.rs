@@ -988,7 +988,7 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
             );
         };
         let mut checked = std::collections::BTreeMap::<&str, usize>::new();
-        for e in &m.elements {
+        for e in m.elements() {
             let name = e.name();
             let power_name = format!("{name}.power_w");
             if matches!(
@@ -1024,7 +1024,7 @@ fn hydraulic_power_columns_match_pressures_and_flows() {
             }
             *checked.entry(name_kind(e)).or_default() += 1;
         }
-        for c in &m.hydraulics.cylinders {
+        for c in m.cylinders() {
             let power_name = format!("{}.power_w", c.name);
             assert_eq!(unit(&power_name).as_deref(), Some("W"), "{power_name}");
             let (power, sd) = (col(&power_name), col(&format!("{}.velocity", c.name)));

@@ -264,7 +264,7 @@ pub fn terrain(sim: &hydraulink::Simulation) -> Option<SceneTerrain> {
 pub fn obstacles(model: &hydraulink::Model) -> Vec<SceneObstacle> {
     use hydraulink::elements::obb_contact::Obstacle;
     let mut out: Vec<SceneObstacle> = Vec::new();
-    for e in &model.elements {
+    for e in model.elements() {
         for o in e.obstacles() {
             let s = match o {
                 Obstacle::Plane { point, normal } => SceneObstacle {

@@ -1155,7 +1155,7 @@ fn boom_elements_linearize_against_the_nonlinear_rhs() {
     let model = hydraulink::compile(&spec).expect("boom compiles");
     let index = |name: &str| {
         model
-            .elements
+            .elements()
             .iter()
             .position(|e| e.name() == name)
             .expect("element")
@@ -1251,7 +1251,7 @@ fn relief_poppet_lag_is_linearized() {
     let tau = 5e-3;
     let model = boom_with_poppet_lag(tau);
     let relief = match model
-        .elements
+        .elements()
         .iter()
         .find(|e| e.name() == "relief")
         .expect("relief valve")
@@ -1448,7 +1448,7 @@ poppet_time_constant_s = {tau:e}
     assert_eq!(eq.point.p, eq0.point.p);
     // e⁰ = x_s(Δp) with Δp = 7.6 − 0.1 MPa, from the element's own steady state
     let relief = model
-        .elements
+        .elements()
         .iter()
         .find(|e| e.name() == "relief")
         .expect("relief");

@@ -40,9 +40,7 @@ fn with_point(mut spec: ModelSpec, point: &str) -> (Model, FramePoint) {
 
 fn cylinder(model: &Model, name: &str) -> usize {
     model
-        .hydraulics
-        .cylinders
-        .iter()
+        .cylinders()
         .position(|c| c.name == name)
         .expect("cylinder")
 }
@@ -137,7 +135,7 @@ fn the_crank_force_by_virtual_work_is_the_closed_form_one() {
     )
     .unwrap();
     // at θ = 0: ds/dθ = d r cos θ / s = 1/√4.25, |dr/dθ| = r: F_B = F (ds/dθ)/r
-    let f_cyl = pressure * model.hydraulics.cylinders[0].area_a_m2;
+    let f_cyl = pressure * model.cylinder(0).area_a_m2;
     let expected = f_cyl * (1.0 / 4.25_f64.sqrt()) / 0.5;
     let f = &wr.forces[0];
     assert!(
@@ -234,7 +232,7 @@ fn virtual_work_forces_match_finite_differences_of_solved_poses() {
             solver.point(&z, &p)
         };
         let rate = (at(h) - at(-h)).norm() / (2.0 * h);
-        let f_fd = pressure * model.hydraulics.cylinders[c].area_a_m2 / rate;
+        let f_fd = pressure * model.cylinder(c).area_a_m2 / rate;
         let f_vw = wr.forces[c].initial_n;
         // central differences: O(h²) ≈ 1e-8 relative; the poses close to 1e-12 m over 2h
         assert!(

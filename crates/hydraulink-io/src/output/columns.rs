@@ -132,7 +132,7 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
             }
         }
     }
-    for cyl in &model.hydraulics.cylinders {
+    for cyl in model.cylinders() {
         let n = &cyl.name;
         put(
             format!("{n}.length"),
@@ -228,7 +228,7 @@ fn known_columns(model: &Model) -> HashMap<String, (String, String)> {
         }
     }
     let mut vars: Vec<Variable> = Vec::new();
-    for e in &model.elements {
+    for e in model.elements() {
         vars.clear();
         e.describe(&mut vars);
         for v in vars.drain(..) {

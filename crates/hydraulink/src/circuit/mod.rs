@@ -33,7 +33,7 @@ pub fn node_pressure<S: Real>(model: &Model, p: &[S], n: Node) -> S {
 }
 
 /// Net component flow into every volume [m³/s]: the sum of the node-port flows of every
-/// element of `model.elements` with node ports (valves, throttles, relief and check valves,
+/// element of `model.elements()` with node ports (valves, throttles, relief and check valves,
 /// accumulators), in element order, in one loop shape ([`add_flows`]). `spools` holds the valve
 /// positions (`State::spool`, element by element: `Layout::element_position`).
 pub fn component_flows<S: Real>(model: &Model, p: &[S], spools: &[f64], q: &mut [S]) {
@@ -73,11 +73,11 @@ pub fn component_flows_coupled<S: Real>(
         *x = S::zero();
     }
     let layout = &model.layout;
-    if layout.element_states.len() == model.elements.len() {
+    if layout.element_states.len() == model.elements().len() {
         // the layout's list of the elements with node ports (`Layout::node_ports`)
         // one match per element, the body monomorphized per kind (`element_flows`)
         for np in &layout.node_ports {
-            crate::elements::component::dispatch!(&model.elements[np.element], e => {
+            crate::elements::component::dispatch!(&model.elements()[np.element], e => {
                 element_flows(model, p, spools, internal, mech, rates, q, e, np)
             });
         }
@@ -87,14 +87,14 @@ pub fn component_flows_coupled<S: Real>(
     // internal states (their slots come with the layout)
     // (the slot of element j's position: the positions before it)
     let slot_of = |j: usize| {
-        (model.elements[j].n_position() > 0).then(|| {
-            model.elements[..j]
+        (model.elements()[j].n_position() > 0).then(|| {
+            model.elements()[..j]
                 .iter()
                 .filter(|e| e.n_position() > 0)
                 .count()
         })
     };
-    for (i, e) in model.elements.iter().enumerate() {
+    for (i, e) in model.elements().iter().enumerate() {
         let nodes = e.ports().nodes;
         if nodes[0].is_none() {
             continue;
@@ -125,7 +125,7 @@ pub fn advance_positions(model: &Model, st: &crate::State, dt: f64, out: &mut [f
             Some(k) => st.inputs.step_values(k),
             None => (1.0, 1.0),
         };
-        crate::elements::component::dispatch!(&model.elements[np.element], e => {
+        crate::elements::component::dispatch!(&model.elements()[np.element], e => {
             out[slot] = e.advance_position(st.spool[slot], st.trim[slot], u0, u1, dt);
         });
     }
@@ -184,7 +184,7 @@ fn element_flows<S: Real, E: Element>(
 pub fn steady_internal_states<S: Real>(model: &Model, p: &[S], positions: &[f64], out: &mut [S]) {
     let e0 = model.layout.internal.start;
     for ((e, r), slot) in model
-        .elements
+        .elements()
         .iter()
         .zip(model.layout.element_states.iter())
         .zip(model.layout.element_reads.iter())
@@ -236,7 +236,7 @@ pub fn node_port_state<S: Real>(
 #[inline]
 pub fn element_compliance<S: Real>(model: &Model, p: &[S], v: usize) -> S {
     let mut c = S::zero();
-    for e in &model.elements {
+    for e in model.elements() {
         let ports = e.ports();
         if !ports.nodes.contains(&Some(Node::Volume(VolumeId(v)))) {
             continue;

@@ -126,7 +126,7 @@ pub struct HydraulicBuffers<S: Real> {
 impl<S: Real> HydraulicBuffers<S> {
     /// Buffers for `model`; `full_newton` for the dual passes of a tangent.
     pub fn new(model: &Model, full_newton: bool) -> Self {
-        let (nv, nc) = (model.n_volumes(), model.hydraulics.cylinders.len());
+        let (nv, nc) = (model.n_volumes(), model.n_cylinders());
         let zm = CylinderMotion {
             s: S::zero(),
             sd: S::zero(),
@@ -182,7 +182,7 @@ impl HydraulicPlan {
     pub fn new(model: &Model, config: HydraulicConfig) -> Self {
         HydraulicPlan {
             config,
-            s0: vec![0.0; model.hydraulics.cylinders.len()],
+            s0: vec![0.0; model.n_cylinders()],
             p0: vec![0.0; model.n_volumes()],
             spools: vec![0.0; (config.substeps as usize + 1) * model.n_valve_positions()],
         }
@@ -678,7 +678,7 @@ pub fn commit(
 /// to a joint (a hydraulic motor: its shaft is not a line port, see `pipeline::subsystem`), an
 /// element with an internal state, a cylinder friction law with states.
 pub fn check_supported(model: &Model) -> Result<(), ModelError> {
-    for (i, e) in model.elements.iter().enumerate() {
+    for (i, e) in model.elements().iter().enumerate() {
         let (path, element) = (
             format!("elements[{i}].type"),
             format!("element '{}'", e.name()),
@@ -699,7 +699,7 @@ pub fn check_supported(model: &Model) -> Result<(), ModelError> {
             ));
         }
     }
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in model.cylinders().enumerate() {
         if crate::elements::friction::n_states(&cyl.friction) > 0 {
             return Err(ModelError::new(
                 format!("hydraulics.cylinders[{c}].friction.type"),

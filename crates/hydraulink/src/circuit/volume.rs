@@ -30,9 +30,9 @@ pub fn geometry<S: Real>(
     debug_assert!(vol
         .chambers
         .iter()
-        .all(|(c, side)| { cylinder::volume_of(&model.hydraulics.cylinders[c.0], *side) == id }));
+        .all(|(c, side)| { cylinder::volume_of(model.cylinder(c.0), *side) == id }));
     for &(c, side) in &vol.chambers {
-        let cyl = &model.hydraulics.cylinders[c.0];
+        let cyl = model.cylinder(c.0);
         let (cv, cvd) = cylinder::chamber_volume(cyl, side, motion[c.0]);
         v += cv;
         vd += cvd;

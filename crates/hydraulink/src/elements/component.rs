@@ -16,6 +16,7 @@ use crate::elements::hydraulics::check_valve::{CheckValve, CheckValveSpec};
 use crate::elements::hydraulics::counterbalance_valve::{
     CounterbalanceValve, CounterbalanceValveSpec,
 };
+use crate::elements::hydraulics::cylinder::Cylinder;
 use crate::elements::hydraulics::fixed_pump::{FixedPump, FixedPumpSpec};
 use crate::elements::hydraulics::flow_control_valve::{FlowControlValve, FlowControlValveSpec};
 use crate::elements::hydraulics::hose::{Hose, HoseSpec};
@@ -157,6 +158,8 @@ registry! {
         BucketDig(crate::elements::bucket_dig::BucketDig),
         /// Two-way pressure-compensated flow control valve.
         FlowControlValve(FlowControlValve),
+    /// Double-acting cylinder (`[[hydraulics.cylinders]]`; `Model::cylinders`).
+        Cylinder(Cylinder),
     }
     specs {
         /// `valve_4_3` (the fields of a `[[hydraulics.valves]]` entry).

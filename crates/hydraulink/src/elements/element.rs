@@ -532,7 +532,7 @@ pub struct Context<'a> {
 /// What an end stop needs of its cylinder.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CylinderPort {
-    /// Index into `Hydraulics::cylinders`.
+    /// Index into `Model::cylinders`.
     pub index: usize,
     /// Base pin.
     pub base: FramePoint,

@@ -162,7 +162,7 @@ fn tangent_at_evaluated(model: &Model, ws: &mut Buffers) {
         ws.diag[j] = ws.evd.f[j].eps;
     }
     // the friction elements' directions at this linearization point (see `step`)
-    let nc = model.hydraulics.cylinders.len();
+    let nc = model.n_cylinders();
     for (c, m) in ws.ev.motion.iter().enumerate() {
         ws.friction_tangent_sign[c] = m.sd.signum();
     }

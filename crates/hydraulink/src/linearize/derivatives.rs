@@ -177,7 +177,7 @@ pub fn derivatives(
         model.n_coords(),
         model.n_constraints(),
         model.n_volumes(),
-        model.hydraulics.cylinders.len(),
+        model.n_cylinders(),
         super::valves(model).len(),
     );
     let nw = model.n_friction_states();
@@ -434,7 +434,7 @@ pub fn derivatives(
         let w = &pt.friction[el.states.clone()];
         let f_hyd = match el.port {
             FrictionPort::Cylinder(c) => {
-                let cyl = &model.hydraulics.cylinders[c];
+                let cyl = model.cylinder(c);
                 cylinder::hydraulic_force(cyl, pt.p[cyl.vol_a.0], pt.p[cyl.vol_b.0])
             }
             FrictionPort::Joint { .. } => 0.0,

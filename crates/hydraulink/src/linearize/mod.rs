@@ -266,8 +266,8 @@ pub fn output_name(model: &Model, o: OutputSel) -> String {
         OutputSel::Rate(k) => format!("{}.rate", model.axes[k].name),
         OutputSel::Pressure(v) => format!("{}.p", model.volume_names[v]),
         OutputSel::Spool(i) => format!("{}.spool", valves(model)[i].name),
-        OutputSel::CylinderLength(c) => format!("{}.length", model.hydraulics.cylinders[c].name),
-        OutputSel::CylinderForce(c) => format!("{}.force", model.hydraulics.cylinders[c].name),
+        OutputSel::CylinderLength(c) => format!("{}.length", model.cylinder(c).name),
+        OutputSel::CylinderForce(c) => format!("{}.force", model.cylinder(c).name),
         OutputSel::FrictionState(k) => friction_state_names(model)[k].clone(),
         OutputSel::InternalState(k) => internal_state_names(model)[k].clone(),
     }
@@ -299,7 +299,7 @@ fn is_external_load(e: &crate::elements::component::Component) -> bool {
 pub fn element_signals(model: &Model) -> Vec<usize> {
     let valves: Vec<usize> = valves(model).iter().map(|v| v.input).collect();
     let mut out: Vec<usize> = model
-        .elements
+        .elements()
         .iter()
         .filter(|e| !is_held_position(e))
         .filter_map(|e| e.ports().input)
@@ -318,7 +318,7 @@ pub fn set_element_time<S: crate::solver::real::Real>(
     ev: &mut crate::mechanics::assembly::Evaluator<S>,
     t: f64,
 ) {
-    for (u, e) in ev.element_u.iter_mut().zip(model.elements.iter()) {
+    for (u, e) in ev.element_u.iter_mut().zip(model.elements().iter()) {
         *u = crate::elements::component::signal_value(&model.inputs, e, t);
     }
 }
@@ -342,26 +342,28 @@ pub(crate) fn element_signal_force(
     pt: &OperatingPoint,
     input: usize,
 ) -> Result<Vec<f64>, LinearizeError> {
-    let driven: Vec<usize> = (0..model.elements.len())
-        .filter(|&i| model.elements[i].ports().input == Some(input))
+    let driven: Vec<usize> = (0..model.elements().len())
+        .filter(|&i| model.elements()[i].ports().input == Some(input))
         .collect();
     if let Some(&i) = driven
         .iter()
-        .find(|&&i| !is_external_load(&model.elements[i]))
+        .find(|&&i| !is_external_load(&model.elements()[i]))
     {
         return Err(LinearizeError::Unsupported(format!(
             "the input '{}' of element '{}' (only external loads, linear in their input, can be \
              linearization inputs)",
             model.input_names[input],
-            model.elements[i].name()
+            model.elements()[i].name()
         )));
     }
     let mut ev = evaluator_at::<f64>(model, pt.t_s);
     let q = |ev: &mut crate::mechanics::assembly::Evaluator<f64>, du: f64| -> Vec<f64> {
         for &i in &driven {
-            ev.element_u[i] =
-                crate::elements::component::signal_value(&model.inputs, &model.elements[i], pt.t_s)
-                    + du;
+            ev.element_u[i] = crate::elements::component::signal_value(
+                &model.inputs,
+                &model.elements()[i],
+                pt.t_s,
+            ) + du;
         }
         ev.fstate.copy_from_slice(&pt.friction);
         ev.internal.copy_from_slice(&pt.internal);
@@ -384,8 +386,8 @@ pub fn all_outputs(model: &Model) -> Vec<OutputSel> {
     v.extend((0..model.n_coords()).map(OutputSel::Rate));
     v.extend((0..model.n_volumes()).map(OutputSel::Pressure));
     v.extend((0..valves(model).len()).map(OutputSel::Spool));
-    v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderLength));
-    v.extend((0..model.hydraulics.cylinders.len()).map(OutputSel::CylinderForce));
+    v.extend((0..model.n_cylinders()).map(OutputSel::CylinderLength));
+    v.extend((0..model.n_cylinders()).map(OutputSel::CylinderForce));
     v.extend((0..model.n_friction_states()).map(OutputSel::FrictionState));
     v.extend((0..model.layout.internal.len()).map(OutputSel::InternalState));
     v
@@ -583,7 +585,7 @@ fn held_position_name(e: &crate::elements::component::Component) -> String {
 /// after the 4/3 spools (`check_supported` rejects another order). Allocates; not in a step.
 pub fn pumps(model: &Model) -> Vec<&crate::elements::component::Component> {
     model
-        .elements
+        .elements()
         .iter()
         .filter(|e| is_held_position(e))
         .collect()

@@ -14,12 +14,12 @@ pub fn check_stroke(
     st: &State,
     motion: &[CylinderMotion<f64>],
 ) -> Result<(), StepError> {
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in model.cylinders().enumerate() {
         let la = motion[c].s - cyl.retracted_length_m;
         // an end stop (`mechanics::end_stop`) holds the piston up to its largest penetration
         // its end-stop element, found once at compile (`Model::cylinder_end_stop`)
         let stop = match model.cylinder_end_stop.get(c).copied().flatten() {
-            Some(i) => match &model.elements[i] {
+            Some(i) => match &model.elements()[i] {
                 crate::elements::component::Component::EndStop(s) => Some(s),
                 _ => None,
             },
@@ -94,7 +94,7 @@ pub fn work_and_clock(st: &mut State, force: &[f64], motion: &[CylinderMotion<f6
 /// cylinders' (not into any actuator work).
 /// Call after the committed ż is in `st.zd`.
 pub fn joint_friction_work(st: &mut State, model: &crate::model::Model, friction: &[f64], dt: f64) {
-    let nc = model.hydraulics.cylinders.len();
+    let nc = model.n_cylinders();
     for (j, (jf, f)) in model.joint_friction.iter().zip(friction.iter()).enumerate() {
         let zd = &st.zd;
         let power = f * zd[jf.axis.0];

@@ -96,11 +96,11 @@ impl<S: Real> Evaluator<S> {
             model.n_coords(),
             model.n_constraints(),
             model.n_volumes(),
-            model.hydraulics.cylinders.len(),
+            model.n_cylinders(),
         );
         let nw = model.n_friction_states();
         let ne = model.layout.internal.len();
-        let mechanical = crate::mechanics::ports::mechanical_elements(&model.elements);
+        let mechanical = crate::mechanics::ports::mechanical_elements(model.elements());
         Evaluator {
             kin: Kinematics::new(n),
             dynamics: Dynamics::new(n, model.bodies.len()),
@@ -132,19 +132,22 @@ impl<S: Real> Evaluator<S> {
             joint_friction_force: vec![S::zero(); model.joint_friction.len()],
             cylinder_geometry: vec![[Vector3::zeros(); 3]; nc],
             element_u: model
-                .elements
+                .elements()
                 .iter()
                 .map(|e| crate::elements::component::signal_value(&model.inputs, e, 0.0))
                 .collect(),
-            element_frozen: vec![[0.0; crate::elements::element::MAX_FROZEN]; model.elements.len()],
-            element_at: vec![crate::elements::element::PortState::zero(); model.elements.len()],
+            element_frozen: vec![
+                [0.0; crate::elements::element::MAX_FROZEN];
+                model.elements().len()
+            ],
+            element_at: vec![crate::elements::element::PortState::zero(); model.elements().len()],
             element_effort: vec![
                 crate::elements::element::PortEffort::zero();
-                model.elements.len()
+                model.elements().len()
             ],
             mechanical_ports: mechanical
                 .iter()
-                .map(|&i| model.elements[i].ports())
+                .map(|&i| model.elements()[i].ports())
                 .collect(),
             mechanical_elements: mechanical,
             joint_port_elements: joint_port_elements(model),
@@ -195,7 +198,7 @@ impl<S: Real> Evaluator<S> {
         // elements on body ports (p-independent: saved with the body terms)
         if model.has_mechanical_elements {
             crate::mechanics::ports::body_forces(
-                &model.elements,
+                model.elements(),
                 &self.mechanical_elements,
                 &self.mechanical_ports,
                 &self.element_u,
@@ -343,7 +346,7 @@ impl<S: Real> Evaluator<S> {
             // `p` of their node ports, if any (a hydraulic motor); the port state is kept for
             // the flow sum below
             for &i in &self.joint_port_elements {
-                let e = &model.elements[i];
+                let e = &model.elements()[i];
                 let ports = e.ports();
                 if let crate::elements::element::MechPort::Joint(a) = ports.mech {
                     let at = base.element_at[i];
@@ -441,7 +444,7 @@ impl<S: Real> Evaluator<S> {
     /// lifted from the f64 evaluation `base` at the same (z, ż): only the forces run in `S`,
     /// applied to the bodies when `apply`.
     fn cylinder_forces(&mut self, model: &Model, base: &Evaluator<f64>, p: &[S], apply: bool) {
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        for (c, cyl) in model.cylinders().enumerate() {
             let [rb, rr, n] = base.cylinder_geometry[c];
             let (rb, rr, n): (Vector3<S>, Vector3<S>, Vector3<S>) = (v3(&rb), v3(&rr), v3(&n));
             let m = base.motion[c];
@@ -460,7 +463,7 @@ impl<S: Real> Evaluator<S> {
     /// F n acts on the rod pin and −F n on the base pin. Friction F_μ(ṡ, w) with the states
     /// `fstate` and their rates u(ṡ, w) into `fstate_rate` (003 Pub II eqs. 22–34).
     fn cylinders(&mut self, model: &Model, p: &[S]) {
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        for (c, cyl) in model.cylinders().enumerate() {
             // the line port (`mechanics::ports::Line`, 000 eq. 45)
             let line = Line::at(&self.kin, &cyl.base, &cyl.rod);
             let (s, sd) = (line.s, line.rate(&self.kin, &cyl.base, &cyl.rod));
@@ -474,10 +477,10 @@ impl<S: Real> Evaluator<S> {
 
 /// Indices of the elements with a joint port, in model order.
 fn joint_port_elements(model: &Model) -> Vec<usize> {
-    (0..model.elements.len())
+    (0..model.elements().len())
         .filter(|i| {
             matches!(
-                model.elements[*i].ports().mech,
+                model.elements()[*i].ports().mech,
                 crate::elements::element::MechPort::Joint(_)
             )
         })
@@ -488,13 +491,13 @@ fn joint_port_elements(model: &Model) -> Vec<usize> {
 /// joint-port element).
 fn pressure_moves_mechanism(model: &Model) -> Vec<bool> {
     let mut out = vec![false; model.n_volumes()];
-    for cyl in &model.hydraulics.cylinders {
+    for cyl in model.cylinders() {
         for v in [cyl.vol_a, cyl.vol_b] {
             out[v.0] = true;
         }
     }
     for i in joint_port_elements(model) {
-        for n in model.elements[i].ports().nodes.iter().flatten() {
+        for n in model.elements()[i].ports().nodes.iter().flatten() {
             if let crate::model::Node::Volume(v) = n {
                 out[v.0] = true;
             }

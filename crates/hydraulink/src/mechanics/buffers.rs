@@ -140,14 +140,10 @@ impl Buffers {
             tangent_valid: false,
             tangent_id: 0,
             tangent_pending: Default::default(),
-            friction_tangent_sign: vec![
-                0.0;
-                model.hydraulics.cylinders.len()
-                    + model.joint_friction.len()
-            ],
+            friction_tangent_sign: vec![0.0; model.n_cylinders() + model.joint_friction.len()],
             // sized for every model: the elements' ports and the pose writer both use it
             element_kin: crate::mechanics::kinematics::Kinematics::new(n),
-            element_values: crate::elements::component::ElementValues::new(model.elements.len()),
+            element_values: crate::elements::component::ElementValues::new(model.elements().len()),
             world: crate::terrain::data::WorldScratch::new(model.terrain.as_ref()),
         }
     }

@@ -250,7 +250,7 @@ pub fn joint_forces<S: Real>(
     effort: &mut [PortEffort<S>],
 ) {
     for (&i, ports) in which.iter().zip(ports.iter()) {
-        let e = &model.elements[i];
+        let e = &model.elements()[i];
         if let MechPort::Joint(a) = ports.mech {
             let mut st = crate::circuit::node_port_state(model, p, &ports.nodes);
             st.u = u[i];

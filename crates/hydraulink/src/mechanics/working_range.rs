@@ -262,7 +262,7 @@ pub struct PoseSolver<'m> {
 
 /// s_c at the positions of `ev`, and its gradient ∂s_c/∂z (n entries) added into `row`.
 fn length_and_gradient(model: &Model, ev: &Evaluator<f64>, c: usize, row: &mut [f64]) -> f64 {
-    let cyl = &model.hydraulics.cylinders[c];
+    let cyl = model.cylinder(c);
     let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
     for_each_on_path(model, cyl.rod.frame, |i| {
         row[i] += line.n.dot(&ev.kin.point_jacobian_col(i, &line.rr))
@@ -295,11 +295,7 @@ fn append_lengths(
 impl<'m> PoseSolver<'m> {
     /// The solver of `model`, with its moving coordinates found at `z0`.
     pub fn new(model: &'m Model, z0: &[f64]) -> Self {
-        let (n, m, nc) = (
-            model.n_coords(),
-            model.n_constraints(),
-            model.hydraulics.cylinders.len(),
-        );
+        let (n, m, nc) = (model.n_coords(), model.n_constraints(), model.n_cylinders());
         let mut ev = Evaluator::<f64>::new(model);
         ev.positions(model, z0);
         let mut g_z = ev.constraints.jac.clone();
@@ -340,9 +336,7 @@ impl<'m> PoseSolver<'m> {
         self.ev.positions(self.model, z);
         let kin = &self.ev.kin;
         self.model
-            .hydraulics
-            .cylinders
-            .iter()
+            .cylinders()
             .map(|c| Line::at(kin, &c.base, &c.rod).s)
             .collect()
     }
@@ -354,7 +348,7 @@ impl<'m> PoseSolver<'m> {
         let n = model.n_coords();
         self.ev.positions(model, z);
         let mut g_z = self.ev.constraints.jac.clone();
-        let targets: Vec<Option<f64>> = (0..model.hydraulics.cylinders.len())
+        let targets: Vec<Option<f64>> = (0..model.n_cylinders())
             .map(|c| rows.contains(&c).then_some(0.0))
             .collect();
         append_lengths(model, &self.ev, &targets, &mut Vec::new(), &mut g_z);
@@ -364,7 +358,7 @@ impl<'m> PoseSolver<'m> {
     /// dz/ds_c over the moving coordinates at `z`, all other cylinders held:
     /// [Φ_z; s_z] dz = e_c (module doc, "Forces by virtual work").
     pub fn rate_per_stroke(&mut self, z: &[f64], c: usize) -> DVector<f64> {
-        let nc = self.model.hydraulics.cylinders.len();
+        let nc = self.model.n_cylinders();
         let all: Vec<usize> = (0..nc).collect();
         let j = self.jacobian(z, &all);
         let mut e = DVector::zeros(j.nrows());
@@ -391,9 +385,7 @@ impl<'m> PoseSolver<'m> {
     /// The unit tangent of the motion with every cylinder but `c` held, the projection of
     /// `guide` onto the null space of [Φ_z; s_z of the others]: t = e − J⁺ J e.
     fn tangent(&mut self, z: &[f64], c: usize, guide: &DVector<f64>) -> DVector<f64> {
-        let others: Vec<usize> = (0..self.model.hydraulics.cylinders.len())
-            .filter(|&o| o != c)
-            .collect();
+        let others: Vec<usize> = (0..self.model.n_cylinders()).filter(|&o| o != c).collect();
         let j = self.jacobian(z, &others);
         let y = pinv_solve(&(&j * j.transpose()), &(&j * guide));
         let t = guide - j.transpose() * y;
@@ -479,7 +471,7 @@ pub fn front(model: &Model, p: &FramePoint) -> Result<Front, RangeError> {
 
 /// Grid length of cylinder `c` at index `i`.
 fn grid_length(model: &Model, c: usize, i: usize, grid: usize) -> f64 {
-    let cyl = &model.hydraulics.cylinders[c];
+    let cyl = model.cylinder(c);
     cyl.retracted_length_m + cyl.stroke_m * i as f64 / (grid - 1) as f64
 }
 
@@ -489,7 +481,7 @@ pub fn working_range(
     p: &FramePoint,
     opts: &RangeOptions,
 ) -> Result<WorkingRange, RangeError> {
-    let nc = model.hydraulics.cylinders.len();
+    let nc = model.n_cylinders();
     if nc == 0 {
         return Err(RangeError::NoCylinders);
     }
@@ -525,7 +517,7 @@ pub fn working_range(
     let flatten = |idx: &[usize]| idx.iter().rev().fold(0, |a, &i| a * grid + i);
     let nearest: Vec<usize> = (0..nc)
         .map(|c| {
-            let cyl = &model.hydraulics.cylinders[c];
+            let cyl = model.cylinder(c);
             let f = (front.s0[c] - cyl.retracted_length_m) / cyl.stroke_m;
             ((f * (grid - 1) as f64).round().max(0.0) as usize).min(grid - 1)
         })
@@ -715,7 +707,7 @@ fn cylinder_force(
     c: usize,
     pressure_pa: f64,
 ) -> CylinderForce {
-    let f_cyl = pressure_pa * model.hydraulics.cylinders[c].area_a_m2;
+    let f_cyl = pressure_pa * model.cylinder(c).area_a_m2;
     let mut at = |z: &[f64]| f_cyl / solver.point_rate(z, c, p).norm();
     let initial_n = at(&front.z0);
     let mut max_n = initial_n;
@@ -809,12 +801,12 @@ fn output_coordinate(model: &Model, free: &[usize], t: &DVector<f64>) -> Option<
 /// Traces the motion of cylinder `c`, the others held (module doc, "Dead centres").
 fn trace(model: &Model, front: &Front, c: usize) -> Trace {
     let mut solver = PoseSolver::new(model, &front.z0);
-    let cyl = &model.hydraulics.cylinders[c];
+    let cyl = model.cylinder(c);
     let (lo, hi) = (
         cyl.retracted_length_m,
         cyl.retracted_length_m + cyl.stroke_m,
     );
-    let nc = model.hydraulics.cylinders.len();
+    let nc = model.n_cylinders();
     let held: Vec<Option<f64>> = (0..nc).map(|o| (o != c).then_some(front.s0[o])).collect();
     let grad0 = solver.length_gradient(&front.z0, c);
     let t0 = solver.tangent(&front.z0, c, &grad0);
@@ -920,7 +912,7 @@ pub struct DeadCentre {
 
 /// Every dead centre inside the strokes of `model`'s cylinders (module doc, "Dead centres").
 pub fn dead_centres(model: &Model) -> Result<Vec<DeadCentre>, RangeError> {
-    let nc = model.hydraulics.cylinders.len();
+    let nc = model.n_cylinders();
     if nc == 0 {
         return Ok(Vec::new());
     }
@@ -940,7 +932,7 @@ pub fn dead_centres(model: &Model) -> Result<Vec<DeadCentre>, RangeError> {
     };
     let mut out = Vec::new();
     for c in 0..nc {
-        let cyl = &model.hydraulics.cylinders[c];
+        let cyl = model.cylinder(c);
         let (lo, hi) = (
             cyl.retracted_length_m,
             cyl.retracted_length_m + cyl.stroke_m,
@@ -1014,7 +1006,7 @@ pub struct Unprotected {
 pub fn overload_protection(model: &Model) -> (Vec<Unprotected>, Option<f64>) {
     // the relief-type elements: (inlet, setting) — the one place that knows them
     let reliefs: Vec<(Node, f64)> = model
-        .elements
+        .elements()
         .iter()
         .filter_map(|e| match e {
             Component::ReliefValve(r) => Some((r.inlet, r.cracking_pressure_pa)),
@@ -1037,10 +1029,10 @@ pub fn overload_protection(model: &Model) -> (Vec<Unprotected>, Option<f64>) {
                     crate::elements::hydraulics::cylinder::Side::A => "piston side",
                     crate::elements::hydraulics::cylinder::Side::B => "rod side",
                 };
-                format!("{} {side}", model.hydraulics.cylinders[c.0].name)
+                format!("{} {side}", model.cylinder(c.0).name)
             })
             .collect();
-        for e in &model.elements {
+        for e in model.elements() {
             if let Component::HydraulicMotor(m) = e {
                 for (node, port) in [(m.a, "A"), (m.b, "B")] {
                     if node == Node::Volume(VolumeId(v)) {
@@ -1080,7 +1072,7 @@ pub fn machine_lines(
             }
         }
     }
-    for c in &model.hydraulics.cylinders {
+    for c in model.cylinders() {
         let line = Line::at(kin, &c.base, &c.rod);
         lines.push([plane.coords(&line.rb), plane.coords(&line.rr)]);
     }

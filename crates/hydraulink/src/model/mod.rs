@@ -175,8 +175,6 @@ pub struct Hydraulics {
     pub volumes: Vec<Volume>,
     /// Pumps and tanks.
     pub sources: Vec<Source>,
-    /// Cylinders.
-    pub cylinders: Vec<Cylinder>,
 }
 
 /// Solver settings, validated.
@@ -286,10 +284,23 @@ pub struct Model {
     pub joint_friction: Vec<JointFriction>,
     /// Nonholonomic rows B(z) ż = 0 (knife edges, rolling discs).
     pub nonholonomic: Vec<NonholonomicRow>,
-    /// Elements of the element model (`crate::elements::element`): the hydraulics sections' 4/3 valves,
-    /// bridge valves and throttles first, then the model file's `[[elements]]` in file order
-    /// (relief and check valves, accumulators, end stops, spring–dampers, loads, …).
-    pub elements: Vec<crate::elements::component::Component>,
+    /// Every element of the element model (`crate::elements::element`), one list of
+    /// [`Component`](crate::elements::component::Component)s: first the elements assembled
+    /// through the element interface ([`Model::elements`]: the hydraulics sections' 4/3 valves,
+    /// bridge valves and throttles, then the model file's `[[elements]]` in file order: relief
+    /// and check valves, accumulators, end stops, spring–dampers, loads, …), then the cylinders
+    /// of `[[hydraulics.cylinders]]` in file order ([`Model::cylinders`], `CylinderId` order).
+    ///
+    /// The cylinders come last and apart because their chambers are part of their volumes'
+    /// capacitance V/B_e (000 eqs. 22–23), which the formulations assemble with the volumes
+    /// (`circuit::volume`), and because their forces and flows are summed at their own place in
+    /// the residual (`Evaluator::cylinders`, `circuit::pressure_rates`), which the shipped
+    /// results depend on bit for bit. Everything else about a cylinder (its law, ports,
+    /// outputs, power, compile and checks) is the element's (`elements/hydraulics/cylinder.rs`).
+    pub components: Vec<crate::elements::component::Component>,
+    /// Number of the elements assembled through the element interface: `components[..n]`;
+    /// the cylinders are `components[n..]`.
+    pub n_elements: usize,
     /// Some element adds compliance to a node (an accumulator).
     pub has_node_compliance: bool,
     /// Per element of [`Model::elements`]: evaluated at every step by the stage `elements`
@@ -321,6 +332,43 @@ pub struct Model {
 }
 
 impl Model {
+    /// The elements assembled through the element interface (every element but the
+    /// cylinders), in model order: what the element loops (flows, mechanical ports, energy
+    /// accounts, outputs) visit. Indices into this slice are the element indices of the layout,
+    /// the outputs and the energy accounts.
+    #[inline]
+    pub fn elements(&self) -> &[crate::elements::component::Component] {
+        &self.components[..self.n_elements]
+    }
+    /// [`Model::elements`], mutable (a test or a front-end that edits a compiled element).
+    #[inline]
+    pub fn elements_mut(&mut self) -> &mut [crate::elements::component::Component] {
+        &mut self.components[..self.n_elements]
+    }
+    /// The cylinders, in `CylinderId` order (the elements of [`Model::components`] after
+    /// [`Model::elements`]).
+    #[inline]
+    pub fn cylinders(&self) -> Cylinders<'_> {
+        self.components[self.n_elements..].iter().map(as_cylinder)
+    }
+    /// Cylinder `c` (`CylinderId(c)`).
+    #[inline]
+    pub fn cylinder(&self, c: usize) -> &Cylinder {
+        as_cylinder(&self.components[self.n_elements + c])
+    }
+    /// Cylinder `c`, mutable (a test or a front-end that edits a compiled cylinder).
+    #[inline]
+    pub fn cylinder_mut(&mut self, c: usize) -> &mut Cylinder {
+        match &mut self.components[self.n_elements + c] {
+            crate::elements::component::Component::Cylinder(cyl) => cyl,
+            _ => unreachable!("compile puts only cylinders after the elements"),
+        }
+    }
+    /// Number of cylinders.
+    #[inline]
+    pub fn n_cylinders(&self) -> usize {
+        self.components.len() - self.n_elements
+    }
     /// The signal that drives input `name` when nothing sets it from outside (its `signal` in
     /// the model file, compiled), or `None` for an unknown name. A script that plays the model's
     /// own inputs as an operator would (`Simulation::set_input` at every step) reads them here.
@@ -364,7 +412,7 @@ impl Model {
     /// Number of valve positions (`State::spool`): Σ `Element::n_position` over the elements.
     pub fn n_valve_positions(&self) -> usize {
         use crate::elements::element::Element;
-        self.elements.iter().map(|e| e.n_position()).sum()
+        self.elements().iter().map(|e| e.n_position()).sum()
     }
     /// The elements with a valve position and their slots in `State::spool`, in element order
     /// (`Layout::element_position`).
@@ -372,21 +420,21 @@ impl Model {
         &self,
     ) -> impl Iterator<Item = (usize, &crate::elements::component::Component)> + Clone {
         use crate::elements::element::Element;
-        self.elements
+        self.elements()
             .iter()
             .filter(|e| e.n_position() > 0)
             .enumerate()
     }
     /// The 4/3 valves among the elements, in element order.
     pub fn valves_4_3(&self) -> impl Iterator<Item = &Valve43> + Clone {
-        self.elements.iter().filter_map(|e| match e {
+        self.elements().iter().filter_map(|e| match e {
             crate::elements::component::Component::Valve43(v) => Some(v),
             _ => None,
         })
     }
     /// The open-centre bridge valves among the elements, in element order.
     pub fn bridge_valves(&self) -> impl Iterator<Item = &BridgeValve> + Clone {
-        self.elements.iter().filter_map(|e| match e {
+        self.elements().iter().filter_map(|e| match e {
             crate::elements::component::Component::BridgeValve(v) => Some(v),
             _ => None,
         })
@@ -401,9 +449,7 @@ impl Model {
     }
     /// Number of friction states (LuGre bristles, lubricant films), stored after the pressures.
     pub fn n_friction_states(&self) -> usize {
-        self.hydraulics
-            .cylinders
-            .iter()
+        self.cylinders()
             .map(|c| crate::elements::friction::n_states(&c.friction))
             .chain(
                 self.joint_friction
@@ -414,9 +460,7 @@ impl Model {
     }
     /// Number of friction states of the cylinders (the joints' follow them).
     pub fn n_cylinder_friction_states(&self) -> usize {
-        self.hydraulics
-            .cylinders
-            .iter()
+        self.cylinders()
             .map(|c| crate::elements::friction::n_states(&c.friction))
             .sum()
     }
@@ -426,9 +470,25 @@ impl layout::FrictionOwner {
     /// The friction law of this element in `model`.
     pub fn law<'m>(&self, model: &'m Model) -> &'m Friction {
         match *self {
-            layout::FrictionOwner::Cylinder(c) => &model.hydraulics.cylinders[c.0].friction,
+            layout::FrictionOwner::Cylinder(c) => &model.cylinder(c.0).friction,
             layout::FrictionOwner::Joint { index, .. } => &model.joint_friction[index].friction,
         }
+    }
+}
+
+/// The iterator of [`Model::cylinders`].
+pub type Cylinders<'m> = std::iter::Map<
+    std::slice::Iter<'m, crate::elements::component::Component>,
+    fn(&crate::elements::component::Component) -> &Cylinder,
+>;
+
+/// The cylinder in `c`: `Model::components` holds only cylinders after `Model::n_elements`
+/// (`pipeline::compile` builds it so and nothing else writes it).
+#[inline]
+fn as_cylinder(c: &crate::elements::component::Component) -> &Cylinder {
+    match c {
+        crate::elements::component::Component::Cylinder(cyl) => cyl,
+        _ => unreachable!("compile puts only cylinders after the elements"),
     }
 }
 

@@ -79,7 +79,7 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
         body_frames: bodies.iter().map(|b| b.frame).collect(),
         body_index,
     };
-    let (hydraulics, node_index) = compile_hydraulics(spec, &names)?;
+    let (hydraulics, cylinders, node_index) = compile_hydraulics(spec, &names)?;
     let mut model = Model {
         name: spec.name.clone(),
         description: spec.description.clone(),
@@ -105,7 +105,9 @@ pub fn compile(spec: &ModelSpec) -> Result<Model, ModelError> {
             .collect(),
         joint_friction: Vec::new(),
         nonholonomic: Vec::new(),
-        elements: Vec::new(),
+        // the cylinders alone until `finish_elements` puts the elements before them
+        components: cylinders.into_iter().map(Component::Cylinder).collect(),
+        n_elements: 0,
         has_node_compliance: false,
         has_mechanical_elements: false,
         element_every_step: Vec::new(),
@@ -337,11 +339,19 @@ fn compile_bodies(
 }
 
 /// The hydraulic circuit: nodes (volumes, then pumps and tanks), cylinders and volumes; returns
-/// it with the node of each name.
+/// it with the cylinders (compiled by their element, `elements/hydraulics/cylinder.rs`) and the
+/// node of each name.
 fn compile_hydraulics<'s>(
     spec: &'s ModelSpec,
     names: &Names<'s>,
-) -> Result<(Hydraulics, BTreeMap<&'s str, Node>), ModelError> {
+) -> Result<
+    (
+        Hydraulics,
+        Vec<crate::elements::hydraulics::cylinder::Cylinder>,
+        BTreeMap<&'s str, Node>,
+    ),
+    ModelError,
+> {
     let h = &spec.hydraulics;
     let mut node_index: BTreeMap<&str, Node> = BTreeMap::new();
     for (i, vs) in h.volumes.iter().enumerate() {
@@ -399,9 +409,8 @@ fn compile_hydraulics<'s>(
         oil_bulk_pa: h.fluid.bulk_modulus_pa,
         volumes,
         sources,
-        cylinders,
     };
-    Ok((hydraulics, node_index))
+    Ok((hydraulics, cylinders, node_index))
 }
 
 /// The solver options of `spec.solver` (names resolved to indices: validated before).
@@ -457,9 +466,9 @@ fn solver_options(spec: &ModelSpec) -> SolverOptions {
 
 /// Chambers per volume, so that a volume's geometry costs O(its chambers), not O(cylinders).
 fn link_chambers(model: &mut Model) {
-    for c in 0..model.hydraulics.cylinders.len() {
+    for c in 0..model.n_cylinders() {
         let (a, b) = {
-            let cyl = &model.hydraulics.cylinders[c];
+            let cyl = model.cylinder(c);
             (cyl.vol_a, cyl.vol_b)
         };
         model.hydraulics.volumes[a.0].chambers.push((
@@ -740,7 +749,7 @@ fn compile_output_markers(
     Ok(markers)
 }
 
-/// Compiles `spec.elements` into `model.elements`: names unique among the hydraulic components
+/// Compiles `spec.elements` into `model.elements()`: names unique among the hydraulic components
 /// and the elements, then each element's own checks (`ComponentSpec::compile`).
 fn compile_elements(
     spec: &ModelSpec,
@@ -776,12 +785,7 @@ fn compile_elements(
         Some(crate::pipeline::validate::joint_kind_name(j.kind))
     };
     let cylinder = |n: &str| -> Option<CylinderPort> {
-        let (index, c) = model
-            .hydraulics
-            .cylinders
-            .iter()
-            .enumerate()
-            .find(|(_, c)| c.name == n)?;
+        let (index, c) = model.cylinders().enumerate().find(|(_, c)| c.name == n)?;
         Some(CylinderPort {
             index,
             base: c.base,
@@ -937,7 +941,8 @@ fn check_element_fits(
 
 /// The per-element lists of `model` read every step (mechanical, evaluated every step, input,
 /// the end stop of each cylinder), the algebraic volumes' check, and the terrain with its
-/// `bucket_dig` elements; then `elements` become `model.elements`.
+/// `bucket_dig` elements; then `elements` go before the cylinders in `model.components`
+/// (`Model::elements`).
 fn finish_elements(
     spec: &ModelSpec,
     model: &mut Model,
@@ -955,7 +960,7 @@ fn finish_elements(
         .iter()
         .any(|e| matches!(e, crate::elements::component::Component::Accumulator(_)));
     // the end-stop element of each cylinder, if any (read by `advance::check_stroke` every step)
-    model.cylinder_end_stop = (0..model.hydraulics.cylinders.len())
+    model.cylinder_end_stop = (0..model.n_cylinders())
         .map(|c| {
             elements.iter().position(
                 |e| matches!(e, crate::elements::component::Component::EndStop(s) if s.cylinder.index == c),
@@ -985,7 +990,10 @@ fn finish_elements(
             }
         }
     }
-    model.elements = elements;
+    let cylinders = std::mem::take(&mut model.components);
+    model.n_elements = elements.len();
+    model.components = elements;
+    model.components.extend(cylinders);
     Ok(())
 }
 
@@ -1046,8 +1054,6 @@ fn algebraic_volume_pressure_set(
 /// elements, valves, constraint and nonholonomic rows, and the solver tolerances; call it
 /// once these are final.
 pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
-    use crate::elements::element::Element;
-    use crate::model::layout::{FrictionBlock, FrictionOwner};
     use crate::solver::tolerances::Tolerances;
     let s = &model.solver;
     let mut names: Vec<String> = Vec::new();
@@ -1065,100 +1071,18 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         units.push("Pa");
     }
     let p = z.end..names.len();
-    let owners = model
-        .hydraulics
-        .cylinders
-        .iter()
-        .enumerate()
-        .map(|(c, cyl)| (cyl.name.as_str(), FrictionOwner::Cylinder(CylinderId(c))))
-        .chain(model.joint_friction.iter().enumerate().map(|(j, jf)| {
-            (
-                jf.joint.as_str(),
-                FrictionOwner::Joint {
-                    index: j,
-                    axis: jf.axis,
-                },
-            )
-        }));
-    let mut friction = Vec::new();
-    for (name, owner) in owners {
-        let start = names.len() - p.end;
-        for state in crate::elements::friction::state_names(owner.law(model)) {
-            names.push(format!("{name}.{state}"));
-            units.push(crate::model::layout::friction_state_unit(state));
-        }
-        friction.push(FrictionBlock {
-            name: name.to_string(),
-            owner,
-            states: start..names.len() - p.end,
-        });
-    }
+    let friction = friction_blocks(model, &mut names, &mut units, p.end);
     let w = p.end..names.len();
-    let mut element_states = Vec::with_capacity(model.elements.len());
-    let mut vars = Vec::new();
-    for e in &model.elements {
-        let start = names.len();
-        // the element names its internal states (`relief1.poppet`) and gives their units
-        vars.clear();
-        e.describe_internal(&mut vars);
-        debug_assert_eq!(
-            vars.len(),
-            e.n_internal(),
-            "describe_internal names every internal state (internal invariant)"
-        );
-        for v in vars.drain(..) {
-            names.push(v.name);
-            units.push(v.unit);
-        }
-        element_states.push(start..names.len());
-    }
+    let element_states = element_states(model, &mut names, &mut units);
     let internal = w.end..names.len();
-    // the valve positions (`Element::n_position`), element by element
-    let mut spools = Vec::new();
-    let mut element_position = Vec::with_capacity(model.elements.len());
-    for e in &model.elements {
-        vars.clear();
-        e.describe_position(&mut vars);
-        debug_assert_eq!(
-            vars.len(),
-            e.n_position(),
-            "describe_position names every position (internal invariant)"
-        );
-        element_position.push((!vars.is_empty()).then_some(spools.len()));
-        spools.extend(vars.drain(..).map(|v| v.name));
-    }
-    // the position each element reads: its own, or the one of the element it follows
-    let element_reads: Vec<Option<usize>> = model
-        .elements
-        .iter()
-        .enumerate()
-        .map(|(i, e)| match e.reads_position_of() {
-            Some(j) => element_position[j],
-            None => element_position[i],
-        })
-        .collect();
-    // the elements with node ports, for the flow sum
-    let node_ports = model
-        .elements
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| {
-            let nodes = e.ports().nodes;
-            // `circuit::advance_positions` finds the positions through this list
-            debug_assert!(
-                element_position[i].is_none() || nodes[0].is_some(),
-                "an element with a valve position has node ports (internal invariant)"
-            );
-            nodes[0].map(|_| crate::model::layout::NodePorts {
-                element: i,
-                nodes,
-                position: element_position[i],
-                reads: element_reads[i],
-                internal: element_states[i].start - internal.start
-                    ..element_states[i].end - internal.start,
-            })
-        })
-        .collect();
+    let (spools, element_position, element_reads) = positions(model);
+    let node_ports = node_ports(
+        model,
+        &element_states,
+        &element_position,
+        &element_reads,
+        internal.start,
+    );
     let multipliers = model
         .constraints
         .iter()
@@ -1192,10 +1116,144 @@ pub(crate) fn layout(model: &Model) -> crate::model::layout::Layout {
         multipliers,
         tolerances: Tolerances::new(&[(0, 0.0)], 0.0),
         block_atol,
-        n_cylinders: model.hydraulics.cylinders.len(),
+        n_cylinders: model.n_cylinders(),
     };
     layout.tolerances = layout.tolerances_with(layout.z.len(), s.tol_position, s.tol_relative);
     layout
+}
+
+/// The friction blocks of the layout's block w (cylinders, then friction joints): each
+/// owner's states named `<owner>.<state>` and given units, appended to `names` and `units`;
+/// `p_end` is where w starts.
+fn friction_blocks(
+    model: &Model,
+    names: &mut Vec<String>,
+    units: &mut Vec<&'static str>,
+    p_end: usize,
+) -> Vec<crate::model::layout::FrictionBlock> {
+    use crate::model::layout::{FrictionBlock, FrictionOwner};
+    let owners = model
+        .cylinders()
+        .enumerate()
+        .map(|(c, cyl)| (cyl.name.as_str(), FrictionOwner::Cylinder(CylinderId(c))))
+        .chain(model.joint_friction.iter().enumerate().map(|(j, jf)| {
+            (
+                jf.joint.as_str(),
+                FrictionOwner::Joint {
+                    index: j,
+                    axis: jf.axis,
+                },
+            )
+        }));
+    let mut friction = Vec::new();
+    for (name, owner) in owners {
+        let start = names.len() - p_end;
+        for state in crate::elements::friction::state_names(owner.law(model)) {
+            names.push(format!("{name}.{state}"));
+            units.push(crate::model::layout::friction_state_unit(state));
+        }
+        friction.push(FrictionBlock {
+            name: name.to_string(),
+            owner,
+            states: start..names.len() - p_end,
+        });
+    }
+    friction
+}
+
+/// The internal states of each element (block e of the layout), named and given units by the
+/// element (`Element::describe_internal`), appended to `names` and `units`; their ranges.
+fn element_states(
+    model: &Model,
+    names: &mut Vec<String>,
+    units: &mut Vec<&'static str>,
+) -> Vec<std::ops::Range<usize>> {
+    use crate::elements::element::Element;
+    let mut element_states = Vec::with_capacity(model.elements().len());
+    let mut vars = Vec::new();
+    for e in model.elements() {
+        let start = names.len();
+        // the element names its internal states (`relief1.poppet`) and gives their units
+        vars.clear();
+        e.describe_internal(&mut vars);
+        debug_assert_eq!(
+            vars.len(),
+            e.n_internal(),
+            "describe_internal names every internal state (internal invariant)"
+        );
+        for v in vars.drain(..) {
+            names.push(v.name);
+            units.push(v.unit);
+        }
+        element_states.push(start..names.len());
+    }
+    element_states
+}
+
+/// The valve positions (`Element::n_position`), element by element: their names, each
+/// element's slot, and the slot each element reads (its own, or the one of the element it
+/// follows).
+fn positions(model: &Model) -> (Vec<String>, Vec<Option<usize>>, Vec<Option<usize>>) {
+    use crate::elements::element::Element;
+    let mut vars = Vec::new();
+    // the valve positions (`Element::n_position`), element by element
+    let mut spools = Vec::new();
+    let mut element_position = Vec::with_capacity(model.elements().len());
+    for e in model.elements() {
+        vars.clear();
+        e.describe_position(&mut vars);
+        debug_assert_eq!(
+            vars.len(),
+            e.n_position(),
+            "describe_position names every position (internal invariant)"
+        );
+        element_position.push((!vars.is_empty()).then_some(spools.len()));
+        spools.extend(vars.drain(..).map(|v| v.name));
+    }
+    // the position each element reads: its own, or the one of the element it follows
+    let element_reads: Vec<Option<usize>> = model
+        .elements()
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e.reads_position_of() {
+            Some(j) => element_position[j],
+            None => element_position[i],
+        })
+        .collect();
+    (spools, element_position, element_reads)
+}
+
+/// The elements with node ports, for the flow sum (`Layout::node_ports`); `internal_start`
+/// is where the block e starts.
+fn node_ports(
+    model: &Model,
+    element_states: &[std::ops::Range<usize>],
+    element_position: &[Option<usize>],
+    element_reads: &[Option<usize>],
+    internal_start: usize,
+) -> Vec<crate::model::layout::NodePorts> {
+    // the elements with node ports, for the flow sum
+    model
+        .elements()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let nodes = e.ports().nodes;
+            // `circuit::advance_positions` finds the positions through this list
+            debug_assert!(
+                element_position[i].is_none() || nodes[0].is_some(),
+                "an element with a valve position has node ports (internal invariant)"
+            );
+            nodes[0].map(|_| crate::model::layout::NodePorts {
+                element: i,
+                nodes,
+                position: element_position[i],
+                reads: element_reads[i],
+                internal: element_states[i].start - internal_start
+                    ..element_states[i].end - internal_start,
+            })
+        })
+        .collect()
 }
 
 /// Default smallest adaptive step [s] (`solver.min_step_s`).

@@ -53,7 +53,7 @@ pub fn commit(
         }
         acc.stored_j[i] = p.stored_j;
         // a contact's hit counter, from its total normal force (`contact::hits`)
-        if let Some(gap) = model.elements[i].hit_gap_s() {
+        if let Some(gap) = model.elements()[i].hit_gap_s() {
             if integrate {
                 acc.hits[i].advance(t_s, effort.force, gap);
             } else {
@@ -66,11 +66,11 @@ pub fn commit(
         values.effort[i] = effort;
     };
     if model.solver.hydraulic_element_energy {
-        (0..model.elements.len()).for_each(&mut visit);
+        (0..model.elements().len()).for_each(&mut visit);
     } else {
         // the elements evaluated at every step are the mechanical ones: the precomputed list,
         // so that the hydraulic elements (the many valves and pumps) cost nothing here
-        debug_assert!((0..model.elements.len())
+        debug_assert!((0..model.elements().len())
             .all(|i| model.element_every_step[i] == mechanical.contains(&i)));
         mechanical.iter().copied().for_each(&mut visit);
     }
@@ -98,7 +98,7 @@ pub fn refresh(
         values.effort[i] = effort;
     };
     if model.solver.hydraulic_element_energy {
-        (0..model.elements.len()).for_each(&mut visit);
+        (0..model.elements().len()).for_each(&mut visit);
     } else {
         mechanical.iter().copied().for_each(&mut visit);
     }
@@ -113,7 +113,7 @@ fn kinematics(model: &Model, st: &State, kin: &mut Kinematics<f64>) -> bool {
     let markers = !model.output_markers.is_empty();
     if !(model.has_mechanical_elements
         || markers
-        || (model.solver.hydraulic_element_energy && !model.elements.is_empty()))
+        || (model.solver.hydraulic_element_energy && !model.elements().is_empty()))
     {
         return false;
     }
@@ -139,7 +139,7 @@ fn evaluate(
     u: impl Fn(usize) -> f64,
     used: bool,
 ) -> (PortState<f64>, PortEffort<f64>, Power) {
-    let e = &model.elements[i];
+    let e = &model.elements()[i];
     let ports = e.ports();
     let mut at = node_port_state(model, &st.p, &ports.nodes);
     at.u = ports.input.map_or(1.0, u);
@@ -195,7 +195,7 @@ pub fn hydraulic_port_state(
     st: &State,
     i: usize,
 ) -> crate::elements::element::PortState<f64> {
-    let e = &model.elements[i];
+    let e = &model.elements()[i];
     let ports = e.ports();
     debug_assert!(matches!(ports.mech, MechPort::None));
     let mut at = node_port_state(model, &st.p, &ports.nodes);

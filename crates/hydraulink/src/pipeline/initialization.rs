@@ -238,7 +238,7 @@ fn holding_forces<'m>(
     ev.evaluate(model, z, &zd0, &zeros_p, &spool0, false);
     // every piston inside its stroke in the assembled pose: a run would otherwise stop at its
     // first step with a divergence, though the cause is the model's numbers
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in model.cylinders().enumerate() {
         let (s, la) = (ev.motion[c].s, ev.motion[c].s - cyl.retracted_length_m);
         // (a non-finite length is left to the numerical checks, which name the joint behind it)
         if s.is_finite() && !(0.0..=cyl.stroke_m).contains(&la) {
@@ -261,7 +261,7 @@ fn holding_forces<'m>(
         .filter(|&v| p[v].is_nan() || model.hydraulics.volumes[v].algebraic)
         .collect();
     let motors: Vec<&HydraulicMotor> = model
-        .elements
+        .elements()
         .iter()
         .filter_map(|e| match e {
             Component::HydraulicMotor(m) => Some(m),
@@ -276,7 +276,7 @@ fn holding_forces<'m>(
     let mut held = Holding {
         spool0,
         p,
-        f_req: vec![0.0; model.hydraulics.cylinders.len()],
+        f_req: vec![0.0; model.n_cylinders()],
         tau_req: vec![0.0; motors.len()],
         unknown,
         motors,
@@ -284,7 +284,7 @@ fn holding_forces<'m>(
         joint_load: vec![0.0; model.joint_friction.len()],
     };
     let (ncyl, nmot, njf) = (
-        model.hydraulics.cylinders.len(),
+        model.n_cylinders(),
         held.motors.len(),
         model.joint_friction.len(),
     );
@@ -303,14 +303,14 @@ fn holding_forces<'m>(
 fn static_forces(model: &Model, ev: &Evaluator<f64>, held: &mut Holding) -> Result<(), InitError> {
     let (n, m) = (model.n_coords(), model.n_constraints());
     let (ncyl, nmot, njf) = (
-        model.hydraulics.cylinders.len(),
+        model.n_cylinders(),
         held.motors.len(),
         model.joint_friction.len(),
     );
     // columns: B (ncyl), the motors' unit joint torques (nmot), then −Φ_zᵀ (m)
     let nc = ncyl + nmot;
     let mut a = DMatrix::<f64>::zeros(n, nc + m);
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in model.cylinders().enumerate() {
         let rb = ev.kin.point(&cyl.base);
         let rr = ev.kin.point(&cyl.rod);
         let nvec = (rr - rb).normalize();
@@ -335,7 +335,7 @@ fn static_forces(model: &Model, ev: &Evaluator<f64>, held: &mut Holding) -> Resu
     let motors = &held.motors;
     let column = |c: usize| {
         if c < ncyl {
-            format!("cylinder '{}'", model.hydraulics.cylinders[c].name)
+            format!("cylinder '{}'", model.cylinder(c).name)
         } else if c < nc {
             format!("hydraulic motor '{}'", motors[c - ncyl].name)
         } else if c < nc + m {
@@ -470,7 +470,7 @@ fn static_pressures(
     // outright, p_A = (F + p_B A_B)/A_A or p_B = (p_A A_A − F)/A_B; below zero absolute, the
     // given chamber is the one that carries the load, and no iteration can help
     let (p, unknown) = (&held.p, &held.unknown);
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in model.cylinders().enumerate() {
         let (a, b) = (cyl.vol_a.0, cyl.vol_b.0);
         let f = held.f_req[c];
         let solved = match (unknown.contains(&a), unknown.contains(&b)) {
@@ -587,7 +587,7 @@ impl<'a, 'm> PressureSystem<'a, 'm> {
     }
 
     fn ncyl(&self) -> usize {
-        self.model.hydraulics.cylinders.len()
+        self.model.n_cylinders()
     }
 
     fn motor_torque(&self, mo: &HydraulicMotor, p: &[Dual64]) -> Dual64 {
@@ -606,7 +606,7 @@ impl<'a, 'm> PressureSystem<'a, 'm> {
         let mut q = vec![Dual64::from(0.0); nv];
         circuit::component_flows(model, &pd, &self.valves.positions(trim), &mut q);
         let mut r = Vec::with_capacity(self.neq());
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        for (c, cyl) in model.cylinders().enumerate() {
             r.push(
                 (cylinder::hydraulic_force(cyl, pd[cyl.vol_a.0], pd[cyl.vol_b.0]) - held.f_req[c])
                     / cyl.area_a_m2,
@@ -627,7 +627,7 @@ impl<'a, 'm> PressureSystem<'a, 'm> {
     fn row_element(&self, i: usize) -> String {
         let (ncyl, nmot) = (self.ncyl(), self.held.motors.len());
         if i < ncyl {
-            format!("cylinder '{}'", self.model.hydraulics.cylinders[i].name)
+            format!("cylinder '{}'", self.model.cylinder(i).name)
         } else if i < ncyl + nmot {
             format!("hydraulic motor '{}'", self.held.motors[i - ncyl].name)
         } else {
@@ -720,7 +720,7 @@ impl<'a, 'm> PressureSystem<'a, 'm> {
         let row = self.row_element(worst_row);
         let worst_volume = worst_row.checked_sub(ncyl + nmot).map(|k| unknown[k]);
         let mut relevant: Vec<usize> = Vec::new();
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        for (c, cyl) in model.cylinders().enumerate() {
             let chambers = [cyl.vol_a.0, cyl.vol_b.0];
             if worst_row == c || worst_volume.is_some_and(|v| chambers.contains(&v)) {
                 relevant.extend(chambers);
@@ -967,7 +967,7 @@ fn friction_states(
     }
     let (p, f_req) = (&held.p, &held.f_req);
     ev.evaluate(model, z, zd, p, spool0, false);
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in model.cylinders().enumerate() {
         let w = &mut friction[model.layout.cylinder_friction(CylinderId(c))];
         let v = ev.motion[c].sd;
         if v != 0.0 {
@@ -1104,7 +1104,7 @@ fn initial_state(
     inputs: InputValues,
 ) -> Result<State, InitError> {
     let (n, nv) = (model.n_coords(), model.n_volumes());
-    let ncyl = model.hydraulics.cylinders.len();
+    let ncyl = model.n_cylinders();
     let mut internal = vec![0.0; model.layout.internal.len()];
     circuit::steady_internal_states(model, &start.p, &start.spool, &mut internal);
     ev.internal.copy_from_slice(&internal);
@@ -1167,7 +1167,7 @@ fn initial_state(
             )
             .collect(),
         friction_dissipated_j: vec![0.0; ncyl + model.joint_friction.len()],
-        elements: crate::state::ElementEnergy::new(model.elements.len()),
+        elements: crate::state::ElementEnergy::new(model.elements().len()),
         tangent: Default::default(),
         // filled by `Simulation::new` from its initial evaluation
         reported: Default::default(),
@@ -1177,8 +1177,8 @@ fn initial_state(
     let mut kin = crate::mechanics::kinematics::Kinematics::new(n);
     // the buckets' frozen records at t = 0 (stage `world`)
     crate::pipeline::world::start(model, &mut st, &mut kin);
-    let mut values = crate::elements::component::ElementValues::new(model.elements.len());
-    let mechanical = crate::mechanics::ports::mechanical_elements(&model.elements);
+    let mut values = crate::elements::component::ElementValues::new(model.elements().len());
+    let mechanical = crate::mechanics::ports::mechanical_elements(model.elements());
     crate::pipeline::element_energy::commit(
         model,
         &mut st,
@@ -1205,9 +1205,7 @@ fn negative_pressure(
     let name = |u: usize| model.hydraulics.volumes[u].name.clone();
     let given = |u: usize| !unknown.contains(&u);
     let cylinder = model
-        .hydraulics
-        .cylinders
-        .iter()
+        .cylinders()
         .enumerate()
         .find(|(_, cyl)| cyl.vol_a.0 == v || cyl.vol_b.0 == v);
     let motor = motors.iter().find(|mo| {
@@ -1322,7 +1320,7 @@ fn algebraic_advice(model: &Model, unknown: &[usize], inputs: &InputValues) -> S
     for &u in unknown.iter().filter(|&&u| vols[u].algebraic) {
         let here = Node::Volume(crate::model::VolumeId(u));
         let turning: Vec<String> = model
-            .elements
+            .elements()
             .iter()
             .filter_map(|e| match e {
                 Component::FixedPump(pu) if pu.outlet == here => Some((&pu.name, pu.input)),

@@ -105,7 +105,7 @@ enum Source {
     /// Output `k` of cylinder `cylinder` ([`crate::elements::element::Element::outputs`] of the
     /// [`crate::model::Cylinder`]: s, ṡ, F).
     CylinderOutput {
-        /// Index into `Hydraulics::cylinders`.
+        /// Index into `Model::cylinders`.
         cylinder: usize,
         /// Index into its outputs.
         k: usize,
@@ -187,7 +187,7 @@ fn columns(model: &Model) -> Vec<Column> {
     for (i, name) in m.input_names.iter().enumerate() {
         put(format!("{name}.value"), Source::Input(i));
     }
-    for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in m.cylinders().enumerate() {
         // its outputs (`Element::describe`: length, velocity, force), then its work account
         let mut vars = Vec::new();
         crate::elements::element::Element::describe(cyl, &mut vars);
@@ -208,10 +208,10 @@ fn columns(model: &Model) -> Vec<Column> {
         put(label.to_string(), source);
     }
     // each friction element: its force (a cylinder's only with a law), then its states
-    let nc = m.hydraulics.cylinders.len();
+    let nc = m.n_cylinders();
     for (e, b) in l.friction.iter().enumerate() {
         if e < nc {
-            if m.hydraulics.cylinders[e].friction != crate::model::Friction::None {
+            if m.cylinder(e).friction != crate::model::Friction::None {
                 put(format!("{}.friction", b.name), Source::CylinderFriction(e));
             }
         } else {
@@ -226,7 +226,7 @@ fn columns(model: &Model) -> Vec<Column> {
     }
     // elements (`crate::elements::element`): their outputs, then energy accounts
     let mut vars = Vec::new();
-    for (element, e) in m.elements.iter().enumerate() {
+    for (element, e) in m.elements().iter().enumerate() {
         vars.clear();
         e.describe(&mut vars);
         for (k, v) in vars.drain(..).enumerate() {
@@ -245,7 +245,7 @@ fn columns(model: &Model) -> Vec<Column> {
             );
         }
     }
-    for (i, e) in m.elements.iter().enumerate() {
+    for (i, e) in m.elements().iter().enumerate() {
         // accounts only for the elements evaluated at every step
         if !m.element_every_step[i] {
             continue;
@@ -340,7 +340,7 @@ impl Simulation {
         self.ws.tangent_id = u64::MAX;
         // a state that no simulation has reported on (built by `initialization::initialize`):
         // its values from an evaluation at it, as `Simulation::new` does
-        let (r, nc) = (&self.state.reported, self.model.hydraulics.cylinders.len());
+        let (r, nc) = (&self.state.reported, self.model.n_cylinders());
         if r.cylinder.len() != nc
             || r.cylinder_friction_n.len() != nc
             || r.joint_friction.len() != self.model.joint_friction.len()
@@ -379,7 +379,11 @@ impl Simulation {
         }
         // a 4/3 or bridge valve driven by it clips the value to its input range
         // (`Valve43::clip`, `BridgeValve::clip`): count it
-        let clipped = self.model.elements.iter().any(|e| e.clips_input(i, value));
+        let clipped = self
+            .model
+            .elements()
+            .iter()
+            .any(|e| e.clips_input(i, value));
         if clipped {
             self.clipped_inputs += 1;
         }
@@ -604,8 +608,8 @@ fn evaluate_reported(model: &Model, st: &mut State, ws: &mut Workspace) -> StepR
     crate::mechanics::advance::energies_and_violation(model, &ws.ev, &st.zd, &mut last);
     // sized here; `report_into_state` overwrites them in place after every step
     let r = &mut st.reported;
-    r.cylinder = vec![[0.0; 3]; model.hydraulics.cylinders.len()];
-    r.cylinder_friction_n = vec![0.0; model.hydraulics.cylinders.len()];
+    r.cylinder = vec![[0.0; 3]; model.n_cylinders()];
+    r.cylinder_friction_n = vec![0.0; model.n_cylinders()];
     r.joint_friction = vec![0.0; model.joint_friction.len()];
     report_into_state(ws, &last, st);
     last
@@ -660,7 +664,7 @@ fn row_at(
                     let [s, sd, force] = st.reported.cylinder[cylinder];
                     let mut e = PortEffort::zero();
                     e.force = force;
-                    let cyl = &m.hydraulics.cylinders[cylinder];
+                    let cyl = m.cylinder(cylinder);
                     // the chamber pressures, for its `power_w`
                     let nodes = crate::elements::element::Element::ports(cyl).nodes;
                     let at = PortState {
@@ -686,7 +690,7 @@ fn row_at(
             Source::FrictionState(o) => st.friction[o],
             Source::ElementOutput { element, k } => {
                 if buffered != Some(element) {
-                    let e = &m.elements[element];
+                    let e = &m.elements()[element];
                     if m.element_every_step[element] {
                         e.outputs(&vals.at[element], &vals.effort[element], &mut buf);
                     } else {
@@ -715,7 +719,7 @@ fn row_at(
 fn drift_j(model: &Model, st: &State, last: &StepReport) -> f64 {
     // only mechanical elements have a share (read every step: skip the walk without one)
     let elements_j = if model.has_mechanical_elements {
-        super::element_energy::mechanical_drift_j(&st.elements, &model.elements)
+        super::element_energy::mechanical_drift_j(&st.elements, model.elements())
     } else {
         0.0
     };

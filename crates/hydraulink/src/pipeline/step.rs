@@ -97,7 +97,7 @@ pub fn sample_inputs(model: &Model, st: &mut State) {
 /// end point of the trapezoidal residual, `inputs::element_inputs`) into the evaluators of the
 /// formulation.
 pub fn sample_element_inputs(model: &Model, st: &State, ws: &mut Workspace) {
-    if model.elements.is_empty() {
+    if model.elements().is_empty() {
         return;
     }
     ws.ev.set_element_inputs(model, &st.inputs);

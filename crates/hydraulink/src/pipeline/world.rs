@@ -94,7 +94,7 @@ fn cut_allowance(e: &BucketDig, pose: &BodyPose<f64>, f: &Frozen, dt: f64) -> f6
 }
 
 fn bucket(model: &Model, i: usize) -> &BucketDig {
-    match &model.elements[i] {
+    match &model.elements()[i] {
         Component::BucketDig(b) => b,
         _ => unreachable!("Terrain::diggers lists bucket_dig elements only (model compile)"),
     }

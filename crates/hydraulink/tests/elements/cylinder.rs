@@ -227,7 +227,7 @@ fn element_agrees_with_fast_path(model: Model, steps: usize) {
     let mut rates = vec![0.0; st.internal.len()];
     circuit::component_flows_with(m, &st.p, &st.spool, &st.internal, &mut rates, &mut inflow);
     let mut moved = false;
-    for (c, cyl) in m.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in m.cylinders().enumerate() {
         let r = m.layout.cylinder_friction(CylinderId(c));
         let mut at = PortState::zero();
         at.p[0] = st.p[cyl.vol_a.0];
@@ -280,7 +280,7 @@ fn cylinder_element_agrees_with_fast_path_lugre_and_modified_lugre() {
         spec.hydraulics.cylinders[0].friction =
             toml::from_str(&format!("type = \"{law}\"")).expect("law parses");
         let model = hydraulink::compile(&spec).unwrap();
-        assert!(model.hydraulics.cylinders[0].n_friction_states() > 0);
+        assert!(model.cylinder(0).n_friction_states() > 0);
         element_agrees_with_fast_path(model, 1700);
     }
 }
@@ -288,7 +288,7 @@ fn cylinder_element_agrees_with_fast_path_lugre_and_modified_lugre() {
 #[test]
 fn cylinder_output_columns_come_from_describe() {
     let model = hydraulink::compile(&spec_of("fourbar")).unwrap();
-    let cylinders = model.hydraulics.cylinders.clone();
+    let cylinders = model.cylinders().cloned().collect::<Vec<_>>();
     let sim = Simulation::new(model).unwrap();
     let labels = sim.output_labels();
     let mut row = vec![0.0; sim.n_outputs()];

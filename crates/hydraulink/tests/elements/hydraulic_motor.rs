@@ -209,7 +209,7 @@ fn motor_spins_an_inertia_to_steady_speed_with_the_energy_balance() {
     let torque = r.col("motor.torque");
     let power = r.col("motor.power");
     let n = qd.len() - 1;
-    let m = match &r.sim.model().elements[1] {
+    let m = match &r.sim.model().elements()[1] {
         Component::HydraulicMotor(m) => m.clone(),
         other => panic!("element 1 is {}", other.name()),
     };

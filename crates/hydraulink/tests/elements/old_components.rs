@@ -192,7 +192,7 @@ fn a_throttle_in_elements_is_the_same_throttle() {
         spec.elements.push(ComponentSpec::Throttle(t.clone()));
         let model = hydraulink::compile(&spec).unwrap();
         assert!(matches!(
-            model.elements.last(),
+            model.elements().last(),
             Some(hydraulink::elements::component::Component::Throttle(_))
         ));
         let new = crate::common::run(model);

@@ -24,7 +24,7 @@ fn element() -> PortRelief {
     spec.elements.push(relief_spec("VA", "port_relief"));
     let model = hydraulink::compile(&spec).expect("compiles");
     model
-        .elements
+        .elements()
         .iter()
         .find_map(|e| match e {
             Component::PortRelief(p) => Some(p.clone()),

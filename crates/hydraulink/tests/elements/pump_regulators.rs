@@ -413,7 +413,7 @@ fn power_limited_pump_against_a_load_orifice_balances_its_energy_and_holds_the_l
     assert!(top <= P_MAX * (1.0 + 1e-12), "peak shaft power {top} W");
     // energy at steady state: shaft power − pump losses = what the load orifice dissipates
     let st = r.sim.state();
-    let names: Vec<&str> = r.sim.model().elements.iter().map(|e| e.name()).collect();
+    let names: Vec<&str> = r.sim.model().elements().iter().map(|e| e.name()).collect();
     let i = |n: &str| names.iter().position(|x| *x == n).unwrap();
     let acc = &st.elements;
     let pump_net = acc.supplied_w[i("pump")] - acc.dissipated_w[i("pump")];

@@ -404,7 +404,7 @@ fn fixed_pump_into_a_relief_valve_settles_at_the_relief_pressure_with_continuous
     assert!(p > 1e5 + 1.4e7 && p < 1e5 + 1.4e7 + 1e6 + 0.7e5, "Vp {p}");
     // energy at steady state: shaft power − pump losses = what the relief and the bleed dissipate
     let st = r.sim.state();
-    let names: Vec<&str> = r.sim.model().elements.iter().map(|e| e.name()).collect();
+    let names: Vec<&str> = r.sim.model().elements().iter().map(|e| e.name()).collect();
     let i = |n: &str| names.iter().position(|x| *x == n).unwrap();
     let acc = &st.elements;
     let pump_net = acc.supplied_w[i("pump")] - acc.dissipated_w[i("pump")];
@@ -480,10 +480,10 @@ fn pump_relief_model_caps_the_pressure_and_the_hose_carries_the_pump_flow() {
         assert_eq!(r.col("relief.flow")[k], 0.0, "relief open at {}", t[k]);
         let q = r.col("line.flow")[k];
         let dp = vp[k] - r.col("Vs.p")[k];
-        let h = match &r.sim.model().elements[r
+        let h = match &r.sim.model().elements()[r
             .sim
             .model()
-            .elements
+            .elements()
             .iter()
             .position(|e| e.name() == "line")
             .unwrap()]

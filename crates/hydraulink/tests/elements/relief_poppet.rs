@@ -381,7 +381,7 @@ fn non_finite_poppet_state_is_named_by_the_state_check() {
 fn relief_valve_without_lag_has_no_internal_state() {
     let model = model_of("boom");
     assert!(model.layout.internal.is_empty());
-    assert!(model.elements.iter().all(|e| e.n_internal() == 0));
+    assert!(model.elements().iter().all(|e| e.n_internal() == 0));
     let sim = Simulation::new(model).unwrap();
     assert!(!sim.output_labels().iter().any(|l| l.contains("poppet")));
 }

@@ -27,7 +27,7 @@ fn shipped(name: &str) -> String {
 fn same_results(a: hydraulink::ModelSpec, b: hydraulink::ModelSpec, what: &str) {
     let ma = hydraulink::compile(&a).unwrap();
     let mb = hydraulink::compile(&b).unwrap();
-    assert_eq!(ma.elements, mb.elements, "{what}: the same elements");
+    assert_eq!(ma.elements(), mb.elements(), "{what}: the same elements");
     let (ra, rb) = (crate::common::run(ma), crate::common::run(mb));
     assert_eq!(ra.labels, rb.labels, "{what}: the same columns");
     for (k, (x, y)) in ra.rows.iter().zip(&rb.rows).enumerate() {
@@ -75,7 +75,7 @@ fn a_bridge_valve_element_gives_the_results_of_hydraulics_bridge_valves() {
     );
     assert!(b.hydraulics.bridge_valves.is_empty());
     assert!(matches!(
-        hydraulink::compile(&b).unwrap().elements[..],
+        hydraulink::compile(&b).unwrap().elements()[..],
         [Component::BridgeValve(_), ..]
     ));
     a.solver.duration_s = 0.3;

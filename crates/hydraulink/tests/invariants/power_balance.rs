@@ -53,7 +53,7 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
     let col = |l: &str| labels.iter().position(|x| x == l);
     // every element with a node port has its power column
     let mut power_cols = Vec::new();
-    for e in &model.elements {
+    for e in model.elements() {
         if e.ports().nodes.iter().any(|n| n.is_some()) {
             let c = col(&format!("{}.power_w", e.name()))
                 .unwrap_or_else(|| panic!("{name}: {} has no power_w column", e.name()));
@@ -69,13 +69,13 @@ fn balance(name: &str, duration_s: f64) -> (f64, [f64; 4]) {
     let dt = model.solver.step_s;
     let tol_p = spec.solver.tolerance_pressure_pa;
     let mut row = vec![0.0; sim.n_outputs()];
-    let mut motion = vec![CylinderMotion { s: 0.0, sd: 0.0 }; h.cylinders.len()];
+    let mut motion = vec![CylinderMotion { s: 0.0, sd: 0.0 }; sim.model().n_cylinders()];
     let mut rows = 0;
     loop {
         sim.output_row(&mut row);
         let st = sim.state();
         // the flows of each element add to zero over its nodes (the gauge argument above)
-        for e in &model.elements {
+        for e in model.elements() {
             let ports = e.ports();
             let at = circuit::node_port_state(&model, &st.p, &ports.nodes);
             let at = hydraulink::elements::element::PortState {
@@ -193,7 +193,7 @@ fn motor_power_column_is_its_pressure_drop_times_its_flow() {
     let labels = sim.output_labels();
     let col = |l: &str| labels.iter().position(|x| x == l).expect(l);
     let motors: Vec<_> = model
-        .elements
+        .elements()
         .iter()
         .filter_map(|e| match e {
             hydraulink::elements::component::Component::HydraulicMotor(m) => Some(m),

@@ -63,9 +63,13 @@ fn check(name: &str, model: Model) {
     );
     assert_eq!(l.spools.len(), st.spool.len(), "{name}: spools");
     assert_eq!(l.multipliers.len(), st.lambda.len(), "{name}: multipliers");
-    assert_eq!(l.element_states.len(), m.elements.len(), "{name}: elements");
+    assert_eq!(
+        l.element_states.len(),
+        m.elements().len(),
+        "{name}: elements"
+    );
     // one friction block per cylinder and friction joint, tiling w in that order
-    let nc = m.hydraulics.cylinders.len();
+    let nc = m.n_cylinders();
     assert_eq!(l.friction.len(), nc + m.joint_friction.len(), "{name}");
     assert_eq!(st.friction_velocity_m_s.len(), l.friction.len(), "{name}");
     let mut end = 0;
@@ -81,7 +85,7 @@ fn check(name: &str, model: Model) {
         match b.owner {
             FrictionOwner::Cylinder(c) => {
                 assert_eq!(c.0, e);
-                assert_eq!(b.name, m.hydraulics.cylinders[c.0].name);
+                assert_eq!(b.name, m.cylinder(c.0).name);
                 assert_eq!(l.cylinder_friction(c), b.states);
             }
             FrictionOwner::Joint { index, axis } => {
@@ -167,6 +171,59 @@ fn check(name: &str, model: Model) {
 fn layout_agrees_with_the_state_of_every_shipped_model() {
     for name in shipped_models() {
         check(&name, model_of(&name));
+    }
+}
+
+/// The cylinder is an element of the one list (issue 25): every shipped model's
+/// `Model::components` holds its `[[hydraulics.cylinders]]` as `Component::Cylinder` arms, in
+/// file order, after every other element; `Model::elements()` (what the element loops visit)
+/// holds no cylinder; and the arm answers through `Component`'s dispatch what the cylinder
+/// answers itself (ports, outputs, the port efforts at a moving state).
+#[test]
+fn cylinders_are_component_arms_after_the_other_elements() {
+    use hydraulink::elements::component::Component;
+    use hydraulink::elements::element::{Element, PortState};
+    for name in shipped_models() {
+        let spec = crate::common::spec_of(&name);
+        let m = model_of(&name);
+        assert_eq!(m.components.len(), m.n_elements + m.n_cylinders(), "{name}");
+        assert!(
+            !m.elements()
+                .iter()
+                .any(|e| matches!(e, Component::Cylinder(_))),
+            "{name}: no cylinder among the elements the element loops visit"
+        );
+        let names: Vec<&str> = m.cylinders().map(|c| c.name.as_str()).collect();
+        let in_file: Vec<&str> = spec
+            .hydraulics
+            .cylinders
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, in_file, "{name}: cylinders in file order");
+        for (c, arm) in m.components[m.n_elements..].iter().enumerate() {
+            let Component::Cylinder(cyl) = arm else {
+                panic!("{name}: component {} is not a cylinder", m.n_elements + c);
+            };
+            assert!(
+                std::ptr::eq(cyl, m.cylinder(c)),
+                "{name}: Model::cylinder({c})"
+            );
+            assert_eq!(Element::name(arm), cyl.name.as_str());
+            assert_eq!(arm.ports(), cyl.ports(), "{name}: {}", cyl.name);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            arm.describe(&mut a);
+            cyl.describe(&mut b);
+            assert_eq!(a, b, "{name}: {} describes itself", cyl.name);
+            let mut at = PortState::<f64>::zero();
+            at.p[0] = 12e6;
+            at.p[1] = 3e6;
+            at.s = cyl.retracted_length_m + 0.5 * cyl.stroke_m;
+            at.sd = 0.05;
+            let (ea, eb) = (arm.evaluate(&at), cyl.evaluate(&at));
+            assert_eq!(ea.force, eb.force, "{name}: {} force", cyl.name);
+            assert_eq!(ea.flow, eb.flow, "{name}: {} flows", cyl.name);
+        }
     }
 }
 

@@ -389,7 +389,7 @@ fn assert_same_model(a: &Model, b: &Model) {
             _ => panic!("{}: different equation kinds", x.name),
         }
     }
-    for (x, y) in a.hydraulics.cylinders.iter().zip(&b.hydraulics.cylinders) {
+    for (x, y) in a.cylinders().zip(b.cylinders()) {
         point_close(&x.base, &y.base, &x.name);
         point_close(&x.rod, &y.rod, &x.name);
     }

@@ -864,7 +864,7 @@ fn excavator_dig_cuts_within_the_earth_moving_band() {
     let spec = spec_of("excavator_dig");
     let m = hydraulink::compile(&spec).unwrap();
     let e = m
-        .elements
+        .elements()
         .iter()
         .find_map(|c| match c {
             hydraulink::elements::component::Component::BucketDig(b) => Some(b.clone()),

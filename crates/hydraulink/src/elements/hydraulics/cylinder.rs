@@ -17,16 +17,24 @@
 //! elements' block e, so [`Element::n_internal`] is 0 and [`Cylinder::n_friction_states`]
 //! gives their number.
 //!
-//! The chamber volumes are part of their nodes' capacitance V/B_e (000 eqs. 22–23, with the
-//! wall compliance), which the element interface does not carry (it adds an extra ∂V/∂p only).
-//! So the cylinders stay in `Hydraulics::cylinders`, and the formulations keep a fast path:
-//! `assembly::Evaluator` (cylinder ports and forces) and `circuit::volume` (chamber volumes
-//! in V, V̇ and the wall compliance). Both call the law functions of this file
-//! ([`force_and_friction`], [`chamber_volume`]), which [`Element::evaluate`] calls too, and
-//! `tests/elements/cylinder.rs` checks that the element and the fast path agree on shipped
-//! models. Everything else goes through the element: the output columns (`describe`,
-//! `outputs`), the actuator power ([`line_power`]), the spec check ([`check`]) and the
-//! compile ([`compile`]).
+//! It is an arm of the one element list, `Component::Cylinder`, in `Model::components`, where
+//! the cylinders follow every other element (`Model::cylinders`, in `CylinderId` order). The
+//! element loops of the step (flows, mechanical ports, energy accounts, generic output
+//! columns) visit `Model::elements`, the list before them, because the formulations assemble
+//! a cylinder at its own place:
+//! - its chamber volumes are part of their nodes' capacitance V/B_e (000 eqs. 22–23, with the
+//!   wall compliance), which the element interface does not carry (it adds an extra ∂V/∂p
+//!   only): `circuit::volume` puts them in V, V̇ and the wall compliance;
+//! - its force and flows enter the residual at their own place in the sums
+//!   (`mechanics::assembly::Evaluator`, `circuit::pressure_rates`), on which every shipped
+//!   model's results depend bit for bit.
+//!
+//! Both call the law functions of this file ([`force_and_friction`], [`chamber_volume`]), which
+//! [`Element::evaluate`] calls too, and `tests/elements/cylinder.rs` checks that the element
+//! and the fast path agree on shipped models. Its line-port kinematics are the one
+//! `mechanics::ports::Line`. Everything else goes through the element: the output columns
+//! (`describe`, `outputs`), the actuator power ([`line_power`]), the spec check ([`check`]) and
+//! the compile ([`compile`]).
 
 use crate::elements::element::{
     Element, EnergyDomain, MechPort, PortEffort, PortState, Ports, Power, Variable, MAX_INTERNAL,
@@ -74,7 +82,7 @@ pub struct CylinderSpec {
 }
 
 /// Compiled double-acting cylinder.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cylinder {
     /// Name.
     pub name: String,

@@ -149,7 +149,7 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
     let alpha = model.solver.step_penalty();
     z_only::evaluate_with_line_forces(model, ev, |model, ev| {
         for (k, g) in model.solver.guidance.iter().enumerate() {
-            let cyl = &model.hydraulics.cylinders[g.cylinder.0];
+            let cyl = model.cylinder(g.cylinder.0);
             let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
             let (s, sd) = (line.s, line.rate(&ev.kin, &cyl.base, &cyl.rod));
             ev.motion[g.cylinder.0] = CylinderMotion { s, sd };
@@ -226,7 +226,7 @@ fn prepare_guidance(model: &Model, st: &State, gw: &mut GuidanceWorkspace) {
 fn guidance_terms(model: &Model, ev: &Evaluator<f64>, gw: &mut GuidanceWorkspace, zd: &[f64]) {
     let n = model.n_coords();
     for (k, g) in model.solver.guidance.iter().enumerate() {
-        let cyl = &model.hydraulics.cylinders[g.cylinder.0];
+        let cyl = model.cylinder(g.cylinder.0);
         let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
         gw.phi[k] = line.s - gw.s_ref[k];
         let row = &mut gw.jac[k * n..(k + 1) * n];
@@ -267,7 +267,7 @@ impl ZOnly for GuidanceWorkspace {
         let n = model.n_coords();
         ev.kin.positions(model, &x[..n]);
         for (k, g) in model.solver.guidance.iter().enumerate() {
-            let cyl = &model.hydraulics.cylinders[g.cylinder.0];
+            let cyl = model.cylinder(g.cylinder.0);
             let s = Line::at(&ev.kin, &cyl.base, &cyl.rod).s;
             self.lambda[k] += alpha * (s - self.s_ref[k]);
         }

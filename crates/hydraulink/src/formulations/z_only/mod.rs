@@ -140,7 +140,7 @@ pub fn evaluate_with_line_forces<S: Real>(
     ev.dynamics.bodies(model, &ev.kin);
     if model.has_mechanical_elements {
         crate::mechanics::ports::body_forces(
-            &model.elements,
+            model.elements(),
             &ev.mechanical_elements,
             &ev.mechanical_ports,
             &ev.element_u,

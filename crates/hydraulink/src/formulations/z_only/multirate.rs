@@ -67,7 +67,7 @@ impl MultirateWorkspace {
 /// at every substep time, `substeps::plan_step`).
 fn prepare(model: &Model, st: &State, ws: &mut Buffers, plan: &mut HydraulicPlan) {
     ws.ev.kin.positions(model, &st.z);
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in model.cylinders().enumerate() {
         plan.s0[c] = Line::at(&ws.ev.kin, &cyl.base, &cyl.rod).s;
     }
     substeps::plan_step(model, st, &mut ws.spool_new, plan);
@@ -84,7 +84,7 @@ pub(crate) fn evaluate<S: Real>(
 ) {
     let n = model.n_coords();
     ev.kin.positions(model, &ev.x[..n]);
-    for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+    for (c, cyl) in model.cylinders().enumerate() {
         sub.s1[c] = Line::at(&ev.kin, &cyl.base, &cyl.rod).s;
     }
     substeps::integrate(model, sub, plan);

@@ -96,12 +96,7 @@ impl<S: Real> Default for NatEval<S> {
 
 impl<S: Real> NatEval<S> {
     fn new(model: &Model, nm: &NaturalModel) -> Self {
-        let (nq, m, nv, nc) = (
-            nm.nq,
-            nm.n_eqs(),
-            model.n_volumes(),
-            model.hydraulics.cylinders.len(),
-        );
+        let (nq, m, nv, nc) = (nm.nq, nm.n_eqs(), model.n_volumes(), model.n_cylinders());
         NatEval {
             x: vec![S::zero(); nq + nv],
             q: vec![S::zero(); nq],
@@ -125,7 +120,7 @@ impl<S: Real> NatEval<S> {
             inflow: vec![S::zero(); nv],
             h: vec![S::zero(); nv],
             f: vec![S::zero(); nq + nv],
-            element_u: vec![1.0; model.elements.len()],
+            element_u: vec![1.0; model.elements().len()],
         }
     }
 }
@@ -275,13 +270,7 @@ pub fn cylinders<S: Real>(
     cylinder_force: &mut [S],
     force: &mut [S],
 ) {
-    for (c, (cyl, nc)) in model
-        .hydraulics
-        .cylinders
-        .iter()
-        .zip(nm.cylinders.iter())
-        .enumerate()
-    {
+    for (c, (cyl, nc)) in model.cylinders().zip(nm.cylinders.iter()).enumerate() {
         let (n, s, sd) = line(nc, q, qd);
         motion[c] = CylinderMotion { s, sd };
         let f = cylinder::force(cyl, p[cyl.vol_a.0], p[cyl.vol_b.0], sd);
@@ -306,7 +295,7 @@ pub fn element_forces<S: Real>(
     force: &mut [S],
 ) {
     for (i, (e, pts)) in model
-        .elements
+        .elements()
         .iter()
         .zip(nm.element_points.iter())
         .enumerate()

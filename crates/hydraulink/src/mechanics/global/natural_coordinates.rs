@@ -650,16 +650,14 @@ impl NaturalModel {
         }
         nm.eqs = eqs;
         nm.cylinders = model
-            .hydraulics
-            .cylinders
-            .iter()
+            .cylinders()
             .map(|c| NatCylinder {
                 base: nm.point(c.base.frame, &c.base.point_ref),
                 rod: nm.point(c.rod.frame, &c.rod.point_ref),
             })
             .collect();
         nm.element_points = model
-            .elements
+            .elements()
             .iter()
             .map(|e| match e.ports().mech {
                 crate::elements::element::MechPort::Line { base, rod } => Some(NatCylinder {

@@ -42,7 +42,7 @@ impl HydraulicSubsystem {
             st,
             plan: HydraulicPlan::new(model, config),
             sub: HydraulicBuffers::new(model, false),
-            force: vec![0.0; model.hydraulics.cylinders.len()],
+            force: vec![0.0; model.n_cylinders()],
             cavitation_onsets: 0,
         })
     }
@@ -104,7 +104,7 @@ impl Subsystem for HydraulicSubsystem {
     fn step(&mut self, model: &Model, motion: &[Segment]) -> Result<&[f64], StepError> {
         assert_eq!(
             motion.len(),
-            model.hydraulics.cylinders.len(),
+            model.n_cylinders(),
             "one motion segment per cylinder"
         );
         let dt = self.plan.config.step_s;
@@ -139,7 +139,7 @@ impl Subsystem for HydraulicSubsystem {
         // the pipeline's clock (`advance::work_and_clock`): t = k Δt, no drift
         self.st.step += 1;
         self.st.t_s = self.st.step as f64 * dt;
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        for (c, cyl) in model.cylinders().enumerate() {
             let sd = motion[c].rate(dt);
             let (pa, pb) = (self.st.p[cyl.vol_a.0], self.st.p[cyl.vol_b.0]);
             self.force[c] = cylinder::force_and_friction(cyl, pa, pb, sd, &[]).0;

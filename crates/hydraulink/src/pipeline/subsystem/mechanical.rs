@@ -35,7 +35,7 @@ pub struct LineForces {
 /// Evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`) with the cylinder forces `force`.
 fn evaluate<S: Real>(model: &Model, ev: &mut Evaluator<S>, force: &[f64]) {
     z_only::evaluate_with_line_forces(model, ev, |model, ev| {
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        for (c, cyl) in model.cylinders().enumerate() {
             let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
             let (s, sd) = (line.s, line.rate(&ev.kin, &cyl.base, &cyl.rod));
             ev.motion[c] = CylinderMotion { s, sd };
@@ -49,7 +49,7 @@ fn evaluate<S: Real>(model: &Model, ev: &mut Evaluator<S>, force: &[f64]) {
 impl ZOnly for LineForces {
     fn new(model: &Model) -> Self {
         LineForces {
-            force: vec![0.0; model.hydraulics.cylinders.len()],
+            force: vec![0.0; model.n_cylinders()],
         }
     }
 
@@ -65,7 +65,7 @@ impl ZOnly for LineForces {
 
     /// Cylinder rates at the projected velocities (`ws.ev.kin` holds them), the given forces.
     fn ports(&mut self, model: &Model, ws: &mut Buffers, _zd: &[f64]) {
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        for (c, cyl) in model.cylinders().enumerate() {
             let line = Line::at(&ws.ev.kin, &cyl.base, &cyl.rod);
             ws.ev.motion[c] = CylinderMotion {
                 s: line.s,
@@ -103,7 +103,7 @@ pub fn check_supported(model: &Model) -> Result<(), ModelError> {
             "a terrain is not carried by the mechanical subsystem",
         ));
     }
-    for (i, e) in model.elements.iter().enumerate() {
+    for (i, e) in model.elements().iter().enumerate() {
         if e.ports().nodes[0].is_some() && e.is_mechanical() {
             return Err(ModelError::new(
                 format!("elements[{i}].type"),
@@ -143,7 +143,7 @@ impl MechanicalSubsystem {
             st,
             buffers,
             forces: LineForces::new(model),
-            motion: vec![zero; model.hydraulics.cylinders.len()],
+            motion: vec![zero; model.n_cylinders()],
             report: StepReport::default(),
             dt: model.solver.step_s,
         })
@@ -159,7 +159,7 @@ impl MechanicalSubsystem {
         let kin = &mut self.buffers.ev.kin;
         kin.positions(model, &self.st.z);
         kin.velocities(model, &self.st.zd);
-        for (c, cyl) in model.hydraulics.cylinders.iter().enumerate() {
+        for (c, cyl) in model.cylinders().enumerate() {
             let line = Line::at(kin, &cyl.base, &cyl.rod);
             self.motion[c] = CylinderMotion {
                 s: line.s,
@@ -202,12 +202,12 @@ impl Subsystem for MechanicalSubsystem {
     ) -> Result<&[CylinderMotion<f64>], StepError> {
         assert_eq!(
             forces.len(),
-            model.hydraulics.cylinders.len(),
+            model.n_cylinders(),
             "one force segment per cylinder"
         );
         step::check_state(model, &self.st)?;
         step::sample_inputs(model, &mut self.st);
-        if !model.elements.is_empty() {
+        if !model.elements().is_empty() {
             self.buffers.ev.set_element_inputs(model, &self.st.inputs);
             self.buffers.evd.set_element_inputs(model, &self.st.inputs);
         }
