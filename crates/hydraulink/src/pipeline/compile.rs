@@ -338,20 +338,20 @@ fn compile_bodies(
     Ok(bodies)
 }
 
+/// What [`compile_hydraulics`] returns: the circuit, the cylinders, and the node of each name.
+type CompiledCircuit<'s> = (
+    Hydraulics,
+    Vec<crate::elements::hydraulics::cylinder::Cylinder>,
+    BTreeMap<&'s str, Node>,
+);
+
 /// The hydraulic circuit: nodes (volumes, then pumps and tanks), cylinders and volumes; returns
 /// it with the cylinders (compiled by their element, `elements/hydraulics/cylinder.rs`) and the
 /// node of each name.
 fn compile_hydraulics<'s>(
     spec: &'s ModelSpec,
     names: &Names<'s>,
-) -> Result<
-    (
-        Hydraulics,
-        Vec<crate::elements::hydraulics::cylinder::Cylinder>,
-        BTreeMap<&'s str, Node>,
-    ),
-    ModelError,
-> {
+) -> Result<CompiledCircuit<'s>, ModelError> {
     let h = &spec.hydraulics;
     let mut node_index: BTreeMap<&str, Node> = BTreeMap::new();
     for (i, vs) in h.volumes.iter().enumerate() {
