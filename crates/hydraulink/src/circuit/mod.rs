@@ -18,6 +18,7 @@ pub mod substeps;
 pub mod volume;
 
 use crate::elements::element::{Element, MechPort, PortState, MAX_NODES};
+use crate::elements::ids::AxisId;
 use crate::model::{Model, Node, VolumeId};
 use crate::solver::real::Real;
 
@@ -30,6 +31,31 @@ pub fn node_pressure<S: Real>(model: &Model, p: &[S], n: Node) -> S {
         Node::Volume(v) => p[v.0],
         Node::Source(i) => S::from(model.hydraulics.sources[i].pressure_pa),
     }
+}
+
+/// A shaft port: an element with node ports and a joint port (a hydraulic motor). Its flow
+/// reads the joint's coordinate and rate, and its effort (a torque) acts on the joint. It is the
+/// rotary counterpart of a cylinder's line port where the hydraulics and the mechanics are
+/// stepped apart (`pipeline::subsystem`, `formulations::z_only::multirate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shaft {
+    /// Index in `Model::elements()`.
+    pub element: usize,
+    /// The joint coordinate it drives (an index of z).
+    pub axis: AxisId,
+}
+
+/// The shaft ports of `model`, in element order.
+pub fn shafts(model: &Model) -> Vec<Shaft> {
+    model
+        .elements()
+        .iter()
+        .enumerate()
+        .filter_map(|(element, e)| match e.ports().mech {
+            MechPort::Joint(axis) if e.ports().nodes[0].is_some() => Some(Shaft { element, axis }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Net component flow into every volume [m³/s]: the sum of the node-port flows of every

@@ -8,6 +8,8 @@
 //! ```text
 //! ṡ = (s_k+1 − s_k)/Δt,     s(t_k + j h) = s_k + (j/N)(s_k+1 − s_k)
 //! ```
+//! and so does the joint of each shaft port (a hydraulic motor, `circuit::Shaft`), from q_k to
+//! q_k+1 at q̇ = (q_k+1 − q_k)/Δt: the motor's flow D i q̇/2π + C_L Δp reads that rate.
 //! and the pressures go from p_k by (000 eq. 22 per volume, h_v = (B_e/V)(ΣQ_in − V̇)):
 //! ```text
 //! forward Euler:  p_j+1 = p_j + h h(p_j, s_j, ṡ, U_j)
@@ -28,15 +30,17 @@
 //! substep is solved again by a damped Newton with a line search, through the one Newton
 //! (`solver::newton::solve` on a `NewtonProblem<S>`).
 //!
-//! [`HydraulicSubsystem`] steps it alone (`Subsystem`): inputs one [`Segment`] of s per cylinder,
-//! outputs the cylinder forces F = p_A A_A − p_B A_B − F_μ(ṡ) at t_k+1 (`cylinder::force_and_friction`,
-//! ṡ the segment's rate).
+//! `pipeline::subsystem::hydraulic::HydraulicSubsystem` steps it alone (`Subsystem`): inputs one
+//! `Segment` of s per cylinder and one of q per shaft port, outputs the cylinder forces
+//! F = p_A A_A − p_B A_B − F_μ(ṡ) and the shaft torques τ(p_A, p_B, q̇) at t_k+1, ṡ and q̇ the
+//! segments' rates.
 
 use num_dual::Dual64;
 
 use crate::circuit;
 use crate::circuit::{reduced, volume};
-use crate::elements::element::Element;
+use crate::circuit::Shaft;
+use crate::elements::element::{Element, PortState};
 use crate::elements::hydraulics::{fluid, CylinderMotion};
 use crate::model::spec::HydraulicIntegrator;
 use crate::model::Model;
@@ -90,6 +94,14 @@ pub struct HydraulicBuffers<S: Real> {
     pub motion: Vec<CylinderMotion<S>>,
     /// s_k+1 per cylinder, the end of the input segment [m].
     pub s1: Vec<S>,
+    /// q_k+1 per shaft port (`circuit::shafts`), the end of its joint's input segment [rad].
+    pub q1: Vec<S>,
+    /// The joints of the shaft ports at the current substep, per element (`Model::elements()`
+    /// order; only the shafts' entries are read, `circuit::component_flows_coupled`); empty
+    /// without shafts, so that a model without one takes the flow sum of the joints at rest.
+    pub shaft: Vec<PortState<S>>,
+    /// The same with real parts only, for the local Jacobian.
+    pub shaft_dual: Vec<PortState<Dual64>>,
     /// The local Newton of some substep did not converge.
     pub failed: bool,
     /// B_e/V per volume at the current substep's motion [Pa/m³].
@@ -127,6 +139,8 @@ impl<S: Real> HydraulicBuffers<S> {
     /// Buffers for `model`; `full_newton` for the dual passes of a tangent.
     pub fn new(model: &Model, full_newton: bool) -> Self {
         let (nv, nc) = (model.n_volumes(), model.n_cylinders());
+        let ns = circuit::shafts(model).len();
+        let ne = if ns > 0 { model.elements().len() } else { 0 };
         let zm = CylinderMotion {
             s: S::zero(),
             sd: S::zero(),
@@ -145,6 +159,9 @@ impl<S: Real> HydraulicBuffers<S> {
             r: vec![S::zero(); nv],
             motion: vec![zm; nc],
             s1: vec![S::zero(); nc],
+            q1: vec![S::zero(); ns],
+            shaft: vec![PortState::zero(); ne],
+            shaft_dual: vec![PortState::zero(); ne],
             failed: false,
             coef: vec![S::zero(); nv],
             vdot: vec![S::zero(); nv],
@@ -171,6 +188,10 @@ pub struct HydraulicPlan {
     pub config: HydraulicConfig,
     /// s_k per cylinder, the start of the input segment [m].
     pub s0: Vec<f64>,
+    /// The shaft ports (`circuit::shafts`): a joint angle in, a torque out.
+    pub shafts: Vec<Shaft>,
+    /// q_k per shaft port, the start of its joint's input segment [rad].
+    pub q0: Vec<f64>,
     /// p_k [Pa].
     pub p0: Vec<f64>,
     /// Valve positions at the substep times, (N+1) × n_valve_positions.
@@ -180,9 +201,12 @@ pub struct HydraulicPlan {
 impl HydraulicPlan {
     /// Buffers for `model` under `config`.
     pub fn new(model: &Model, config: HydraulicConfig) -> Self {
+        let shafts = circuit::shafts(model);
         HydraulicPlan {
             config,
             s0: vec![0.0; model.n_cylinders()],
+            q0: vec![0.0; shafts.len()],
+            shafts,
             p0: vec![0.0; model.n_volumes()],
             spools: vec![0.0; (config.substeps as usize + 1) * model.n_valve_positions()],
         }
@@ -230,7 +254,8 @@ pub fn plan_step(model: &Model, st: &State, spool_new: &mut [f64], plan: &mut Hy
 }
 
 /// Cylinder motion at substep fraction `a` ∈ [0, 1] of the step (004 eq. 40): the segment
-/// from s_k = `plan.s0` to s_k+1 = `sub.s1` at the constant rate (s_k+1 − s_k)/Δt.
+/// from s_k = `plan.s0` to s_k+1 = `sub.s1` at the constant rate (s_k+1 − s_k)/Δt; and each
+/// shaft's joint the same way, from q_k = `plan.q0` to q_k+1 = `sub.q1`.
 fn motion_at<S: Real>(sub: &mut HydraulicBuffers<S>, plan: &HydraulicPlan, a: f64) {
     let dt = plan.config.step_s;
     for (c, m) in sub.motion.iter_mut().enumerate() {
@@ -239,6 +264,15 @@ fn motion_at<S: Real>(sub: &mut HydraulicBuffers<S>, plan: &HydraulicPlan, a: f6
             s: ds * a + plan.s0[c],
             sd: ds / dt,
         };
+    }
+    for (j, shaft) in plan.shafts.iter().enumerate() {
+        let dq = sub.q1[j] - plan.q0[j];
+        let at = &mut sub.shaft[shaft.element];
+        at.s = dq * a + plan.q0[j];
+        at.sd = dq / dt;
+        let real = &mut sub.shaft_dual[shaft.element];
+        real.s = Dual64::from(at.s.re());
+        real.sd = Dual64::from(at.sd.re());
     }
 }
 
@@ -255,16 +289,18 @@ fn substep_geometry<S: Real>(model: &Model, sub: &mut HydraulicBuffers<S>) {
 
 /// h(p) = coef (Q_in(p) − V̇) into `out` with the geometry of [`substep_geometry`]
 /// (the same values as `circuit::pressure_rates`, without recomputing the volumes).
+#[allow(clippy::too_many_arguments)]
 fn rates<S: Real>(
     model: &Model,
     coef: &[S],
     vdot: &[S],
     p: &[S],
     spools: &[f64],
+    shaft: &[PortState<S>],
     q: &mut [S],
     out: &mut [S],
 ) {
-    circuit::component_flows(model, p, spools, q);
+    circuit::component_flows_coupled(model, p, spools, &[], shaft, &mut [], q);
     for v in 0..out.len() {
         out[v] = if model.has_node_compliance {
             // accumulators: ṗ = (Q_in − V̇) / (V/B_e + C(p)) (`volume::pressure_rate`)
@@ -311,6 +347,7 @@ pub fn integrate<S: Real>(model: &Model, sub: &mut HydraulicBuffers<S>, plan: &H
         &sub.vdot,
         &sub.p,
         &plan.spools[..nvp],
+        &sub.shaft,
         &mut sub.q,
         &mut sub.pd,
     );
@@ -330,6 +367,7 @@ pub fn integrate<S: Real>(model: &Model, sub: &mut HydraulicBuffers<S>, plan: &H
                 &sub.vdot,
                 &sub.p,
                 sp0,
+                &sub.shaft,
                 &mut sub.q,
                 &mut sub.h_start,
             );
@@ -409,7 +447,14 @@ fn substep_residual<S: Real>(
     h: f64,
 ) -> f64 {
     rates(
-        model, &sub.coef, &sub.vdot, &sub.p_new, sp1, &mut sub.q, &mut sub.h,
+        model,
+        &sub.coef,
+        &sub.vdot,
+        &sub.p_new,
+        sp1,
+        &sub.shaft,
+        &mut sub.q,
+        &mut sub.h,
     );
     let mut norm: f64 = 0.0;
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
@@ -620,7 +665,15 @@ fn local_jacobian<S: Real>(
         for v in 0..nv {
             sub.p_dual[v] = Dual64::new(sub.p_new[v].re(), if u == v { 1.0 } else { 0.0 });
         }
-        circuit::component_flows(model, &sub.p_dual, sp1, &mut sub.q_dual);
+        circuit::component_flows_coupled(
+            model,
+            &sub.p_dual,
+            sp1,
+            &[],
+            &sub.shaft_dual,
+            &mut [],
+            &mut sub.q_dual,
+        );
         for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
             let diag = if u != v || vol.algebraic {
                 0.0
@@ -674,23 +727,14 @@ pub fn commit(
     }
 }
 
-/// What the hydraulic subsystem cannot carry in `model`: an element whose node ports are coupled
-/// to a joint (a hydraulic motor: its shaft is not a line port, see `pipeline::subsystem`), an
-/// element with an internal state, a cylinder friction law with states.
+/// What the hydraulic subsystem cannot carry in `model`: an element with an internal state, a
+/// cylinder friction law with states. (A hydraulic motor is a shaft port, `circuit::Shaft`.)
 pub fn check_supported(model: &Model) -> Result<(), ModelError> {
     for (i, e) in model.elements().iter().enumerate() {
         let (path, element) = (
             format!("elements[{i}].type"),
             format!("element '{}'", e.name()),
         );
-        if e.ports().nodes[0].is_some() && e.is_mechanical() {
-            return Err(ModelError::new(
-                path,
-                element,
-                "couples hydraulic nodes to a joint: the hydraulic subsystem exchanges cylinder \
-                 line ports only (shafts are not yet subsystem ports)",
-            ));
-        }
         if e.n_internal() > 0 {
             return Err(ModelError::new(
                 path,

@@ -234,8 +234,9 @@ pub fn body_forces<S: Real>(
 /// Adds the generalized forces of the joint-port elements of `model` to Q′ (after the
 /// accumulation). An element that has node ports too (a hydraulic motor) sees the pressures `p`
 /// of its nodes [Pa], so its torque is dual in the pressure columns of the tangent; for the
-/// others `p` is not read (the kinematic guidance passes none). `which`, `ports`: as for
-/// [`body_forces`].
+/// others `p` is not read. With `p` empty (the z-only step: no pressures) an element with node
+/// ports is skipped: its torque comes from outside (a shaft port, `circuit::Shaft`). `which`,
+/// `ports`: as for [`body_forces`].
 #[allow(clippy::too_many_arguments)]
 pub fn joint_forces<S: Real>(
     model: &Model,
@@ -252,6 +253,9 @@ pub fn joint_forces<S: Real>(
     for (&i, ports) in which.iter().zip(ports.iter()) {
         let e = &model.elements()[i];
         if let MechPort::Joint(a) = ports.mech {
+            if p.is_empty() && ports.nodes[0].is_some() {
+                continue;
+            }
             let mut st = crate::circuit::node_port_state(model, p, &ports.nodes);
             st.u = u[i];
             st.s = z[a.0];

@@ -887,15 +887,21 @@ fn check_element_fits(
         crate::model::spec::Formulation::GlobalAli3p | crate::model::spec::Formulation::GlobalI1al
     );
     // an element coupling node ports to a joint (a hydraulic motor): its flow needs the
-    // joint rate and its torque the pressures, which only the penalty step's evaluator
-    // passes between the two sides (`circuit::component_flows_coupled`)
+    // joint rate and its torque the pressures, which the penalty step's evaluator passes
+    // between the two sides (`circuit::component_flows_coupled`) and multi-rate through its
+    // shaft port (`circuit::Shaft`)
     let coupled = e.ports().nodes[0].is_some() && e.is_mechanical();
-    if coupled && spec.solver.formulation != crate::model::spec::Formulation::Penalty {
+    if coupled
+        && !matches!(
+            spec.solver.formulation,
+            crate::model::spec::Formulation::Penalty | crate::model::spec::Formulation::Multirate
+        )
+    {
         return Err(cx.error(
             "type",
             format!(
-                "a {} couples hydraulic nodes to a joint, which only the 'penalty' \
-                 formulation carries; not supported by formulation '{}'",
+                "a {} couples hydraulic nodes to a joint, which only the 'penalty' and \
+                 'multirate' formulations carry; not supported by formulation '{}'",
                 es.noun(),
                 spec.solver.formulation.name()
             ),

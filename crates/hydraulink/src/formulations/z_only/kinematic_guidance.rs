@@ -157,7 +157,7 @@ fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceW
             ev.cylinder_force[g.cylinder.0] = f;
             line.apply(&mut ev.dynamics, &cyl.base, &cyl.rod, f);
         }
-    });
+    }, |_, _| {});
 }
 
 /// Stage `initialize`: λ_g and s̈_ref(0) into `st.formulation` when it holds no guidance state

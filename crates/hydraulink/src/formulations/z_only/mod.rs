@@ -126,13 +126,16 @@ pub trait ZOnly: Sized {
 /// Evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`) with the cylinders' line forces given by the
 /// formulation: kinematics, body terms and the body-port elements, then `line_forces` (which
 /// applies each cylinder's force F n at its pins, `Line::apply`, and sets `ev.motion` and
-/// `ev.cylinder_force`), then M′, Q′, the joint-port elements (none with node ports: no
-/// pressures here), Φ, Φ_z. Kinematic guidance (the rheonomic constraint forces) and the
-/// mechanical subsystem (forces as inputs, `pipeline::subsystem::mechanical`) evaluate so.
+/// `ev.cylinder_force`), then M′, Q′, the joint-port elements without node ports (no pressures
+/// here), then `joint_efforts` (which adds the shaft ports' torques to Q′ of their joints,
+/// `circuit::Shaft`), Φ, Φ_z. Kinematic guidance (the rheonomic constraint forces) and the
+/// mechanical subsystem (forces and torques as inputs, `pipeline::subsystem::mechanical`)
+/// evaluate so.
 pub fn evaluate_with_line_forces<S: Real>(
     model: &Model,
     ev: &mut Evaluator<S>,
     line_forces: impl FnOnce(&Model, &mut Evaluator<S>),
+    joint_efforts: impl FnOnce(&Model, &mut Evaluator<S>),
 ) {
     let n = model.n_coords();
     ev.kin.positions(model, &ev.x[..n]);
@@ -156,8 +159,8 @@ pub fn evaluate_with_line_forces<S: Real>(
     ev.dynamics.accumulate(model, &ev.kin);
     if model.has_mechanical_elements {
         let zd = std::mem::take(&mut ev.zd);
-        // no element couples nodes to a joint here (`pipeline::compile` rejects the motor for
-        // these formulations, `subsystem::mechanical::check_supported` for the subsystem)
+        // no pressures: an element coupling nodes to a joint (a shaft port) is skipped, its
+        // torque is `joint_efforts`' (`pipeline::compile` rejects it for the guidance)
         crate::mechanics::ports::joint_forces(
             model,
             &ev.mechanical_elements,
@@ -172,6 +175,7 @@ pub fn evaluate_with_line_forces<S: Real>(
         );
         ev.zd = zd;
     }
+    joint_efforts(model, ev);
     constraints::evaluate(model, &ev.kin, &mut ev.constraints);
 }
 

@@ -63,19 +63,22 @@ impl MultirateWorkspace {
 }
 
 /// Stage `predict` of the multi-rate step (after `penalty::prepare`): s_k of every cylinder
-/// (the mechanics' line ports at z_k), then the hydraulic step's plan (p_k, the valve positions
-/// at every substep time, `substeps::plan_step`).
+/// (the mechanics' line ports at z_k) and q_k of every shaft port's joint, then the hydraulic
+/// step's plan (p_k, the valve positions at every substep time, `substeps::plan_step`).
 fn prepare(model: &Model, st: &State, ws: &mut Buffers, plan: &mut HydraulicPlan) {
     ws.ev.kin.positions(model, &st.z);
     for (c, cyl) in model.cylinders().enumerate() {
         plan.s0[c] = Line::at(&ws.ev.kin, &cyl.base, &cyl.rod).s;
     }
+    for (j, shaft) in plan.shafts.iter().enumerate() {
+        plan.q0[j] = st.z[shaft.axis.0];
+    }
     substeps::plan_step(model, st, &mut ws.spool_new, plan);
 }
 
 /// Evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`): s(z_k+1) (the end of each cylinder's motion
-/// segment), the hydraulic sub-integration (into `sub.p`, `sub.pd`), then every element at
-/// (z, ż, p_k+1).
+/// segment) and q_k+1 of each shaft port's joint, the hydraulic sub-integration (into `sub.p`,
+/// `sub.pd`), then every element at (z, ż, p_k+1) (a motor's torque at p_k+1).
 pub(crate) fn evaluate<S: Real>(
     model: &Model,
     ev: &mut Evaluator<S>,
@@ -86,6 +89,9 @@ pub(crate) fn evaluate<S: Real>(
     ev.kin.positions(model, &ev.x[..n]);
     for (c, cyl) in model.cylinders().enumerate() {
         sub.s1[c] = Line::at(&ev.kin, &cyl.base, &cyl.rod).s;
+    }
+    for (j, shaft) in plan.shafts.iter().enumerate() {
+        sub.q1[j] = ev.x[shaft.axis.0];
     }
     substeps::integrate(model, sub, plan);
     let x = std::mem::take(&mut ev.x);

@@ -11,7 +11,8 @@ use crate::{ModelError, StepError};
 
 /// The hydraulics of a model stepped alone (module doc): pressures and valve positions in its
 /// own `State` (the mechanical entries unused), one step Δt = `HydraulicConfig::step_s` of N
-/// substeps per call, driven by the cylinders' motion. Allocates nothing per step.
+/// substeps per call, driven by the cylinders' and the shafts' motion (`subsystem::ports`).
+/// Allocates nothing per step.
 #[derive(Debug, Clone)]
 pub struct HydraulicSubsystem {
     st: State,
@@ -42,7 +43,7 @@ impl HydraulicSubsystem {
             st,
             plan: HydraulicPlan::new(model, config),
             sub: HydraulicBuffers::new(model, false),
-            force: vec![0.0; model.n_cylinders()],
+            force: vec![0.0; model.n_cylinders() + circuit::shafts(model).len()],
             cavitation_onsets: 0,
         })
     }
@@ -98,23 +99,30 @@ impl Subsystem for HydraulicSubsystem {
         self.st.clone_from(snapshot);
     }
 
-    /// One step Δt: inputs s of every cylinder over the step (`Model::hydraulics.cylinders`
-    /// order); outputs the cylinder forces F(p_k+1, ṡ) [N] at t_k+1, ṡ the segment's rate. On
+    /// One step Δt: inputs one segment per port (`subsystem::ports`): s [m] of every cylinder
+    /// (`Model::cylinders()` order), then q [rad] of the joint of every shaft port (element
+    /// order). Outputs the effort of each port at t_k+1: the cylinder force F(p_k+1, ṡ) [N]
+    /// and the shaft torque τ(p_k+1, q̇) [N m] on its joint, ṡ and q̇ the segments' rates. On
     /// error the state is left at t_k.
     fn step(&mut self, model: &Model, motion: &[Segment]) -> Result<&[f64], StepError> {
+        let nc = model.n_cylinders();
         assert_eq!(
             motion.len(),
-            model.n_cylinders(),
-            "one motion segment per cylinder"
+            nc + self.plan.shafts.len(),
+            "one motion segment per port (cylinders, then shafts)"
         );
         let dt = self.plan.config.step_s;
         let t0 = self.st.t_s;
         crate::elements::inputs::sample(&model.inputs, t0, t0 + dt, &mut self.st.inputs);
         circuit::advance_positions(model, &self.st, dt, &mut self.spool_new);
         plan_step(model, &self.st, &mut self.spool_new, &mut self.plan);
-        for (c, m) in motion.iter().enumerate() {
+        for (c, m) in motion[..nc].iter().enumerate() {
             self.plan.s0[c] = m.start;
             self.sub.s1[c] = m.end;
+        }
+        for (j, m) in motion[nc..].iter().enumerate() {
+            self.plan.q0[j] = m.start;
+            self.sub.q1[j] = m.end;
         }
         integrate(model, &mut self.sub, &self.plan);
         if self.sub.failed {
@@ -143,6 +151,18 @@ impl Subsystem for HydraulicSubsystem {
             let sd = motion[c].rate(dt);
             let (pa, pb) = (self.st.p[cyl.vol_a.0], self.st.p[cyl.vol_b.0]);
             self.force[c] = cylinder::force_and_friction(cyl, pa, pb, sd, &[]).0;
+        }
+        for (j, shaft) in self.plan.shafts.iter().enumerate() {
+            // the element's own law at (p_k+1, q_k+1, q̇): its joint effort (000 eq. 45's
+            // rotary counterpart: τ enters Q′ of the joint coordinate)
+            let e = &model.elements()[shaft.element];
+            let mut at = circuit::node_port_state(model, &self.st.p, &e.ports().nodes);
+            at.s = motion[nc + j].end;
+            at.sd = motion[nc + j].rate(dt);
+            if let Some(k) = model.element_input[shaft.element] {
+                at.u = self.st.inputs.step_values(k).1;
+            }
+            self.force[nc + j] = e.evaluate(&at).force;
         }
         Ok(&self.force)
     }

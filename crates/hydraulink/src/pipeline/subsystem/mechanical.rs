@@ -1,5 +1,6 @@
-//! The mechanical subsystem: the joint coordinates z stepped alone, with the cylinder forces as
-//! its input through their line ports and the cylinders' s, ṡ as its output.
+//! The mechanical subsystem: the joint coordinates z stepped alone, with the cylinder forces and
+//! the shaft torques as its input through their ports (`subsystem::ports`) and the cylinders'
+//! s, ṡ and the shafts' joint angles and rates as its output.
 //!
 //! Its step is the z-only ALI3-P step with the trapezoidal rule (000 §2.3, 004 §4;
 //! `formulations::z_only`) through the one pipeline (`pipeline::step::formulation_step`):
@@ -7,12 +8,15 @@
 //! f(z) = (Δt²/4) [ M′ z̈ + Φ_zᵀ (α Φ + λ) − Q′(z, ż; F_k+1) ]                   (000 eq. 39)
 //! ```
 //! where each cylinder's force F_k+1 (the end of its input [`Segment`]; the trapezoidal residual
-//! is written at t_k+1) acts as F n on the rod pin and −F n on the base pin (`Line::apply`).
+//! is written at t_k+1) acts as F n on the rod pin and −F n on the base pin (`Line::apply`), and
+//! each shaft port's torque τ_k+1 (a hydraulic motor, `circuit::Shaft`) is the generalized force
+//! of its joint coordinate in Q′.
 //! Exact tangent by dual numbers, projections of ż and z̈ (000 eqs. 20–21), the tangent reused
 //! across steps as in the penalty formulation. The pressures of its `State` are not touched.
 
 use num_dual::Dual64;
 
+use crate::circuit::{self, Shaft};
 use crate::elements::hydraulics::CylinderMotion;
 use crate::formulations::z_only::{self, ZOnly, ZOnlyStep};
 use crate::mechanics::assembly::Evaluator;
@@ -25,42 +29,59 @@ use crate::solver::real::Real;
 use crate::state::State;
 use crate::{ModelError, StepError, StepReport};
 
-/// The z-only step's cylinder forces given from outside: F of each cylinder at t_k+1 [N].
+/// The z-only step's port efforts given from outside: F of each cylinder and τ of each shaft
+/// port at t_k+1.
 #[derive(Debug, Clone)]
 pub struct LineForces {
-    /// F per cylinder (`Model::hydraulics.cylinders` order), positive pushes the pins apart [N].
+    /// F per cylinder (`Model::cylinders()` order), positive pushes the pins apart [N].
     pub force: Vec<f64>,
+    /// The shaft ports (`circuit::shafts`).
+    pub shafts: Vec<Shaft>,
+    /// τ per shaft port on its joint coordinate, positive drives it positive [N m].
+    pub torque: Vec<f64>,
 }
 
-/// Evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`) with the cylinder forces `force`.
-fn evaluate<S: Real>(model: &Model, ev: &mut Evaluator<S>, force: &[f64]) {
-    z_only::evaluate_with_line_forces(model, ev, |model, ev| {
-        for (c, cyl) in model.cylinders().enumerate() {
-            let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
-            let (s, sd) = (line.s, line.rate(&ev.kin, &cyl.base, &cyl.rod));
-            ev.motion[c] = CylinderMotion { s, sd };
-            let f = S::from(force[c]);
-            ev.cylinder_force[c] = f;
-            line.apply(&mut ev.dynamics, &cyl.base, &cyl.rod, f);
-        }
-    });
+/// Evaluation at (z, ż) = (`ev.x[..n]`, `ev.zd`) with the port efforts of `given`.
+fn evaluate<S: Real>(model: &Model, ev: &mut Evaluator<S>, given: &LineForces) {
+    z_only::evaluate_with_line_forces(
+        model,
+        ev,
+        |model, ev| {
+            for (c, cyl) in model.cylinders().enumerate() {
+                let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
+                let (s, sd) = (line.s, line.rate(&ev.kin, &cyl.base, &cyl.rod));
+                ev.motion[c] = CylinderMotion { s, sd };
+                let f = S::from(given.force[c]);
+                ev.cylinder_force[c] = f;
+                line.apply(&mut ev.dynamics, &cyl.base, &cyl.rod, f);
+            }
+        },
+        |_, ev| {
+            for (shaft, tau) in given.shafts.iter().zip(&given.torque) {
+                ev.dynamics.force[shaft.axis.0] += S::from(*tau);
+            }
+        },
+    );
 }
 
 impl ZOnly for LineForces {
     fn new(model: &Model) -> Self {
+        let shafts = circuit::shafts(model);
         LineForces {
             force: vec![0.0; model.n_cylinders()],
+            torque: vec![0.0; shafts.len()],
+            shafts,
         }
     }
 
     fn prepare(&mut self, _model: &Model, _st: &State, _ws: &mut Buffers) {}
 
     fn evaluate(&mut self, model: &Model, ev: &mut Evaluator<f64>) {
-        evaluate(model, ev, &self.force);
+        evaluate(model, ev, self);
     }
 
     fn evaluate_dual(&mut self, model: &Model, ev: &mut Evaluator<Dual64>) {
-        evaluate(model, ev, &self.force);
+        evaluate(model, ev, self);
     }
 
     /// Cylinder rates at the projected velocities (`ws.ev.kin` holds them), the given forces.
@@ -79,8 +100,8 @@ impl ZOnly for LineForces {
 }
 
 /// What the mechanical subsystem cannot carry in `model`: nonholonomic rows and joint friction
-/// (the z-only step has neither), an element whose node ports are coupled to a joint (a
-/// hydraulic motor: its shaft is not yet a subsystem port), a terrain.
+/// (the z-only step has neither), a terrain. (A hydraulic motor is a shaft port,
+/// `circuit::Shaft`.)
 pub fn check_supported(model: &Model) -> Result<(), ModelError> {
     if !model.nonholonomic.is_empty() {
         return Err(ModelError::new(
@@ -102,16 +123,6 @@ pub fn check_supported(model: &Model) -> Result<(), ModelError> {
             "mechanical subsystem",
             "a terrain is not carried by the mechanical subsystem",
         ));
-    }
-    for (i, e) in model.elements().iter().enumerate() {
-        if e.ports().nodes[0].is_some() && e.is_mechanical() {
-            return Err(ModelError::new(
-                format!("elements[{i}].type"),
-                format!("element '{}'", e.name()),
-                "couples hydraulic nodes to a joint: the mechanical subsystem exchanges cylinder \
-                 line ports only (shafts are not yet subsystem ports)",
-            ));
-        }
     }
     Ok(())
 }
@@ -139,11 +150,12 @@ impl MechanicalSubsystem {
         buffers.ev.dynamics.form_mass = true;
         buffers.evd.dynamics.form_mass = true;
         let zero = CylinderMotion { s: 0.0, sd: 0.0 };
+        let forces = LineForces::new(model);
         Ok(MechanicalSubsystem {
             st,
             buffers,
-            forces: LineForces::new(model),
-            motion: vec![zero; model.n_cylinders()],
+            motion: vec![zero; model.n_cylinders() + forces.shafts.len()],
+            forces,
             report: StepReport::default(),
             dt: model.solver.step_s,
         })
@@ -154,7 +166,8 @@ impl MechanicalSubsystem {
         &self.report
     }
 
-    /// The cylinders' s, ṡ at the current state (line ports at z, ż).
+    /// The ports' motion at the current state: the cylinders' s, ṡ (line ports at z, ż), then
+    /// the shafts' joint angle and rate.
     fn line_ports(&mut self, model: &Model) {
         let kin = &mut self.buffers.ev.kin;
         kin.positions(model, &self.st.z);
@@ -166,10 +179,18 @@ impl MechanicalSubsystem {
                 sd: line.rate(kin, &cyl.base, &cyl.rod),
             };
         }
+        let nc = model.n_cylinders();
+        for (j, shaft) in self.forces.shafts.iter().enumerate() {
+            self.motion[nc + j] = CylinderMotion {
+                s: self.st.z[shaft.axis.0],
+                sd: self.st.zd[shaft.axis.0],
+            };
+        }
     }
 
-    /// The cylinders' s [m], ṡ [m/s] at the current state (`Model::hydraulics.cylinders`
-    /// order): the outputs a co-simulation reads before the first step.
+    /// The ports' motion at the current state (`subsystem::ports` order): each cylinder's
+    /// s [m], ṡ [m/s], then each shaft's joint angle q [rad] and rate q̇ [rad/s] (in the fields
+    /// `s`, `sd`): the outputs a co-simulation reads before the first step.
     pub fn motion(&mut self, model: &Model) -> &[CylinderMotion<f64>] {
         self.line_ports(model);
         &self.motion
@@ -192,18 +213,20 @@ impl Subsystem for MechanicalSubsystem {
         self.st.clone_from(snapshot);
     }
 
-    /// One step Δt = `solver.step_s`: inputs the force of every cylinder over the step
-    /// (`Model::hydraulics.cylinders` order; its end value enters the residual at t_k+1);
-    /// outputs their s, ṡ at t_k+1. On error the state is left at t_k.
+    /// One step Δt = `solver.step_s`: inputs the effort of every port over the step
+    /// (`subsystem::ports` order: each cylinder's force [N], then each shaft's torque [N m];
+    /// the end value enters the residual at t_k+1); outputs the ports' motion at t_k+1 (as
+    /// [`MechanicalSubsystem::motion`]). On error the state is left at t_k.
     fn step(
         &mut self,
         model: &Model,
         forces: &[Segment],
     ) -> Result<&[CylinderMotion<f64>], StepError> {
+        let nc = model.n_cylinders();
         assert_eq!(
             forces.len(),
-            model.n_cylinders(),
-            "one force segment per cylinder"
+            nc + self.forces.shafts.len(),
+            "one effort segment per port (cylinders, then shafts)"
         );
         step::check_state(model, &self.st)?;
         step::sample_inputs(model, &mut self.st);
@@ -211,8 +234,11 @@ impl Subsystem for MechanicalSubsystem {
             self.buffers.ev.set_element_inputs(model, &self.st.inputs);
             self.buffers.evd.set_element_inputs(model, &self.st.inputs);
         }
-        for (f, seg) in self.forces.force.iter_mut().zip(forces) {
+        for (f, seg) in self.forces.force.iter_mut().zip(&forces[..nc]) {
             *f = seg.end;
+        }
+        for (tau, seg) in self.forces.torque.iter_mut().zip(&forces[nc..]) {
+            *tau = seg.end;
         }
         self.report = step::formulation_step::<ZOnlyStep<LineForces>>(
             model,

@@ -1,12 +1,14 @@
 //! Subsystems: the mechanics and the hydraulics of one compiled `Model`, each stepped alone
-//! with its own integrator and step, coupled through the cylinders' line ports
-//! (`mechanics::ports::Line`, 000 eq. 45):
+//! with its own integrator and step, coupled through their ports ([`ports`]): the cylinders'
+//! line ports (`mechanics::ports::Line`, 000 eq. 45) and the shafts of the hydraulic motors
+//! (`circuit::Shaft`), a motion going one way and its effort coming back:
 //!
 //! ```text
-//!                 s, ṡ of each cylinder (a Segment of s over the step)
-//!   mechanics  ─────────────────────────────────────────────────────►  hydraulics
-//!   (z, ż, z̈)  ◄─────────────────────────────────────────────────────  (p, spools)
-//!                 F = p_A A_A − p_B A_B − F_μ(ṡ) of each cylinder
+//!                 s of each cylinder, q of each motor's joint (a Segment over the step)
+//!   mechanics  ─────────────────────────────────────────────────────────────►  hydraulics
+//!   (z, ż, z̈)  ◄─────────────────────────────────────────────────────────────  (p, spools)
+//!                 F = p_A A_A − p_B A_B − F_μ(ṡ) of each cylinder,
+//!                 τ = i η D (p_A − p_B)/2π of each motor on its joint
 //! ```
 //!
 //! - [`mechanical::MechanicalSubsystem`]: z stepped by the z-only ALI3-P step
@@ -20,16 +22,71 @@
 //!
 //! A subsystem's state is a `State` (the entries of the other side unused): a snapshot is its
 //! clone, and a restored snapshot continues bit for bit. The step allocates nothing.
-//! Not yet ports: the shafts of hydraulic motors (a joint's ż in, torque out); a model with
-//! one is rejected by both subsystems' `check_supported`.
 
 pub mod hydraulic;
 pub mod mechanical;
 
+use crate::circuit::{self, Shaft};
 use crate::model::Model;
 use crate::solver::real::Real;
 use crate::state::State;
 use crate::StepError;
+
+/// What a port couples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortKind {
+    /// A cylinder's line (index in `Model::cylinders()`): s [m] and ṡ [m/s] from the mechanics,
+    /// the force F [N] (positive pushes the pins apart) from the hydraulics.
+    Line {
+        /// The cylinder.
+        cylinder: usize,
+    },
+    /// A hydraulic motor's shaft: its joint's angle q [rad] and rate q̇ [rad/s] from the
+    /// mechanics, the torque τ [N m] on the joint (positive drives it positive) from the
+    /// hydraulics.
+    Shaft(Shaft),
+}
+
+/// One port between the mechanical and the hydraulic subsystem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Port {
+    /// The cylinder's or the element's name.
+    pub name: String,
+    /// What it couples.
+    pub kind: PortKind,
+}
+
+impl Port {
+    /// The unit of its motion (the mechanics' output, the hydraulics' input): "m" or "rad".
+    pub fn motion_unit(&self) -> &'static str {
+        match self.kind {
+            PortKind::Line { .. } => "m",
+            PortKind::Shaft(_) => "rad",
+        }
+    }
+
+    /// The unit of its effort (the hydraulics' output, the mechanics' input): "N" or "N m".
+    pub fn effort_unit(&self) -> &'static str {
+        match self.kind {
+            PortKind::Line { .. } => "N",
+            PortKind::Shaft(_) => "N m",
+        }
+    }
+}
+
+/// The ports of `model` in the order of both subsystems' inputs and outputs: every cylinder
+/// (`Model::cylinders()` order), then every shaft (element order, `circuit::shafts`).
+pub fn ports(model: &Model) -> Vec<Port> {
+    let lines = model.cylinders().enumerate().map(|(cylinder, c)| Port {
+        name: c.name.clone(),
+        kind: PortKind::Line { cylinder },
+    });
+    let shafts = circuit::shafts(model).into_iter().map(|s| Port {
+        name: model.elements()[s.element].name().to_string(),
+        kind: PortKind::Shaft(s),
+    });
+    lines.chain(shafts).collect()
+}
 
 /// A port signal over one step [t_k, t_k+1] as a straight segment: its values at both ends.
 /// A co-simulation manager extrapolating linearly from (x, ẋ) at t_k passes
