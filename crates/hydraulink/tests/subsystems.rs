@@ -1,7 +1,8 @@
 //! Subsystems stepped alone (`pipeline::subsystem`): the hydraulics of the 000 four-bar driven by
 //! a prescribed cylinder motion, its mechanics driven by prescribed cylinder forces, snapshots,
-//! and the step loops allocation-free. Own binary: it counts allocations (thread-local counting
-//! allocator). The multi-rate co-integration built on both is tested in `multirate.rs`.
+//! and the step loops allocation-free; the shaft ports of a hydraulic motor (a turntable) alone
+//! and coupled. Own binary: it counts allocations (thread-local counting allocator). The
+//! multi-rate co-integration built on both is tested in `multirate.rs`.
 
 #[path = "common.rs"]
 #[allow(dead_code)]
@@ -16,7 +17,7 @@ use hydraulink::model::spec::HydraulicIntegrator;
 use hydraulink::pipeline::initialization::initialize;
 use hydraulink::pipeline::subsystem::hydraulic::HydraulicSubsystem;
 use hydraulink::pipeline::subsystem::mechanical::MechanicalSubsystem;
-use hydraulink::pipeline::subsystem::{Segment, Subsystem};
+use hydraulink::pipeline::subsystem::{ports, PortKind, Segment, Subsystem};
 use hydraulink::Model;
 
 /// The four-bar's data (000 Table 1, `models/fourbar.toml`), written out here so that the
@@ -215,17 +216,175 @@ fn mechanics_alone_static_hold_and_energy_balance() {
     );
 }
 
-/// What the subsystems cannot carry is an error naming the element, not a panic: the
-/// excavator's swing motor couples hydraulic nodes to a joint (shafts are not yet ports).
+/// A turntable (I = 50 kg m² about the vertical joint `swing`) turned by a hydraulic motor
+/// (D = 100 cm³/rev, gear 10:1) between volume VA and the tank T; `feed` goes into the hydraulics
+/// (a throttle from a pump into VA, or nothing), `motor` into the motor's entry.
+fn turntable(feed: &str, motor: &str) -> String {
+    format!(
+        r#"
+name = "turntable"
+gravity = [0.0, -9.81, 0.0]
+[[bodies]]
+name = "table"
+mass_kg = 200.0
+com = [0.0, 0.0, 0.0]
+inertia = [50.0, 50.0, 50.0, 0.0, 0.0, 0.0]
+[[joints]]
+name = "swing"
+type = "revolute"
+parent = "ground"
+child = "table"
+axis = [0.0, 1.0, 0.0]
+q0 = 0.0
+[hydraulics.fluid]
+density_kg_m3 = 870.0
+bulk_modulus_pa = 1.5e9
+[[hydraulics.volumes]]
+name = "VA"
+hose_volume_m3 = 1.0e-3
+p0_pa = 1.0e6
+[[hydraulics.tanks]]
+name = "T"
+pressure_pa = 1.0e5
+{feed}
+[[elements]]
+type = "hydraulic_motor"
+name = "motor"
+port_a = "VA"
+port_b = "T"
+joint = "swing"
+displacement_m3_per_rev = 1.0e-4
+gear_ratio = 10.0
+{motor}
+[solver]
+step_s = 1.0e-3
+duration_s = 2.0
+tolerance_pressure_pa = 1.0e-3
+"#
+    )
+}
+
+/// The feed of the spinning turntable: a throttle from a 10 MPa pump into VA.
+const THROTTLE_FEED: &str = r#"
+[[hydraulics.pumps]]
+name = "P"
+pressure_pa = 1.0e7
+[[hydraulics.throttles]]
+name = "feed"
+from = "P"
+to = "VA"
+discharge_coefficient = 0.7
+area_m2 = 6.8e-6
+laminar_dp_pa = 2.0e5
+"#;
+
+/// The ports of both subsystems, in the order of their inputs and outputs: the cylinders, then
+/// the motors' shafts (the excavator: three cylinders, the swing motor).
 #[test]
-fn subsystems_reject_a_shaft_coupling_by_name() {
+fn ports_are_the_cylinders_then_the_motor_shafts() {
     let model = model_of("excavator");
+    let ports = ports(&model);
+    let names: Vec<&str> = ports.iter().map(|p| p.name.as_str()).collect();
+    let cylinders: Vec<&str> = model.cylinders().map(|c| c.name.as_str()).collect();
+    assert_eq!(names.len(), cylinders.len() + 1);
+    assert_eq!(&names[..cylinders.len()], &cylinders[..]);
+    assert_eq!(names[cylinders.len()], "swing_motor");
+    for (c, p) in ports.iter().take(cylinders.len()).enumerate() {
+        assert_eq!(p.kind, PortKind::Line { cylinder: c });
+        assert_eq!((p.motion_unit(), p.effort_unit()), ("m", "N"));
+    }
+    let shaft = ports.last().unwrap();
+    let PortKind::Shaft(s) = shaft.kind else {
+        panic!("the swing motor is a shaft port: {shaft:?}");
+    };
+    assert_eq!(model.elements()[s.element].name(), "swing_motor");
+    assert_eq!((shaft.motion_unit(), shaft.effort_unit()), ("rad", "N m"));
+    // and the subsystems take the excavator (session 20 rejected its motor)
     let st = initialize(&model).unwrap();
-    let e =
-        HydraulicSubsystem::new(&model, HydraulicConfig::of_model(&model), st.clone()).unwrap_err();
-    assert!(e.to_string().contains("swing_motor"), "{e}");
-    let e = MechanicalSubsystem::new(&model, st).unwrap_err();
-    assert!(e.to_string().contains("swing_motor"), "{e}");
+    HydraulicSubsystem::new(&model, HydraulicConfig::of_model(&model), st.clone()).unwrap();
+    MechanicalSubsystem::new(&model, st).unwrap();
+}
+
+/// The hydraulics alone with a shaft port: the table turned backwards at a constant
+/// q̇ = −0.01 rad/s makes the lossless motor pump Q = i D |q̇|/2π from the tank into the closed
+/// volume VA, so p_A rises at the constant rate (B/V) i D |q̇|/2π (000 eq. 22, B_e = B_oil: a
+/// hose volume without a wall), which both substep rules integrate exactly; the output torque
+/// is the motor's τ = i D (p_A − p_T)/2π (η_hm = 1), opposing the turning.
+#[test]
+fn hydraulics_alone_a_motor_turned_backwards_pumps_up_a_closed_volume() {
+    let model = hydraulink::compile(&spec_from(&turntable("", ""))).unwrap();
+    let two_pi = 2.0 * std::f64::consts::PI;
+    let (b, v, d, i, qd) = (1.5e9, 1.0e-3, 1.0e-4, 10.0, -0.01);
+    for integrator in [
+        HydraulicIntegrator::Trapezoidal,
+        HydraulicIntegrator::ForwardEuler,
+    ] {
+        let st = initialize(&model).unwrap();
+        let p0 = st.p[0];
+        let config = HydraulicConfig {
+            step_s: 1e-3,
+            substeps: 4,
+            integrator,
+        };
+        let mut hyd = HydraulicSubsystem::new(&model, config, st).unwrap();
+        let dt = hyd.step_size();
+        let mut q = 0.0;
+        let mut torque = 0.0;
+        for _ in 0..500 {
+            let seg = Segment::extrapolated(q, qd, dt);
+            torque = hyd.step(&model, &[seg]).unwrap()[0];
+            q = seg.end;
+        }
+        let t = hyd.state().t_s;
+        let expected = p0 + b / v * i * d * qd.abs() / two_pi * t;
+        let pa = hyd.pressures()[0];
+        let tau = i * d * (pa - 1e5) / two_pi;
+        eprintln!(
+            "{integrator:?}: p_A {pa:.9e} Pa, expected {expected:.9e} Pa; torque {torque:.9e} N m, \
+             expected {tau:.9e} N m"
+        );
+        assert!(expected - p0 > 1e6, "the volume is pumped up");
+        // exact up to the rounding of 2000 substeps and the Newton tolerance (1e-3 Pa)
+        assert!(
+            (pa - expected).abs() <= 1e-9 * expected,
+            "p_A {pa} vs {expected}"
+        );
+        assert!((torque - tau).abs() <= 1e-12 * tau, "τ {torque} vs {tau}");
+        assert!(
+            torque * qd < 0.0,
+            "a pumping motor's torque opposes the turning"
+        );
+    }
+}
+
+/// The mechanics alone with a shaft torque: the torque the motor exerts at the initial state,
+/// τ = i D (p_A − p_T)/2π = 143.2 N m (so that the initial z̈ of `initialize`, which the
+/// trapezoidal rule carries into the first step, is the one of this torque), held constant, spins
+/// the table (I = 50 kg m²) at q̈ = τ/I, which the trapezoidal rule integrates exactly:
+/// q = τ t²/2I, q̇ = τ t/I, output at the shaft port.
+#[test]
+fn mechanics_alone_a_shaft_torque_spins_the_table() {
+    let model = hydraulink::compile(&spec_from(&turntable("", ""))).unwrap();
+    let st = initialize(&model).unwrap();
+    let mut mech = MechanicalSubsystem::new(&model, st).unwrap();
+    let tau = 10.0 * 1.0e-4 * (1.0e6 - 1.0e5) / (2.0 * std::f64::consts::PI);
+    let inertia = 50.0;
+    let push = Segment {
+        start: tau,
+        end: tau,
+    };
+    let mut out = mech.motion(&model)[0];
+    assert_eq!((out.s, out.sd), (0.0, 0.0));
+    for _ in 0..1000 {
+        out = mech.step(&model, &[push]).unwrap()[0];
+    }
+    let t = mech.state().t_s;
+    let (q, qd) = (tau * t * t / (2.0 * inertia), tau * t / inertia);
+    eprintln!(
+        "shaft torque {tau:.4} N m: q {:.12} rad (exact {q:.12}), q̇ {:.12} rad/s (exact {qd:.12})",
+        out.s, out.sd
+    );
+    assert!((out.s - q).abs() <= 1e-9 * q && (out.sd - qd).abs() <= 1e-9 * qd);
 }
 
 /// The two subsystems coupled from outside, as a co-simulation manager would (sequential,
@@ -269,4 +428,70 @@ fn subsystems_coupled_sequentially_follow_the_monolithic_run() {
     // the multi-rate bounds of issue 3 (joints 1e-4 rad, pressures 0.1 % of the pump pressure,
     // 7.6 MPa); measured 8.6e-6 rad, 4.9 kPa
     assert!(dz < 1e-4 && dp < 1e-3 * 7.6e6, "Δz3 {dz} rad, Δp3 {dp} Pa");
+}
+
+/// The co-simulation of the motor-driven turntable through its shaft port (the sequence of the
+/// test above: the mechanics with the torque extrapolated from the last two, then the
+/// hydraulics with the segment of q the mechanics just took) against the monolithic penalty run
+/// of the same model: the throttle-fed motor spins the table up over 2 s.
+#[test]
+fn subsystems_coupled_through_a_shaft_follow_the_monolithic_run() {
+    let spec = spec_from(&turntable(THROTTLE_FEED, ""));
+    let model = hydraulink::compile(&spec).unwrap();
+    let unified = run(hydraulink::compile(&spec).unwrap());
+    let st = initialize(&model).unwrap();
+    let config = HydraulicConfig {
+        step_s: model.step_s(),
+        substeps: 10,
+        integrator: HydraulicIntegrator::Trapezoidal,
+    };
+    let mut hyd = HydraulicSubsystem::new(&model, config, st.clone()).unwrap();
+    let mut mech = MechanicalSubsystem::new(&model, st).unwrap();
+    // the torque at rest: τ = i D (p_A − p_T)/2π · η(0) = 1
+    let mut tau = 10.0 * 1.0e-4 * (hyd.pressures()[0] - 1e5) / (2.0 * std::f64::consts::PI);
+    let mut tau_prev = tau;
+    let mut q = mech.motion(&model)[0].s;
+    let (qd_ref, pa_ref) = (unified.col("swing.qd"), unified.col("VA.p"));
+    let (mut dqd, mut dp) = (0.0f64, 0.0f64);
+    let mut allocations = 0;
+    for k in 1..=2000 {
+        let before = alloc_counter::allocations();
+        let torque = Segment {
+            start: tau,
+            end: 2.0 * tau - tau_prev,
+        };
+        let out = mech.step(&model, &[torque]).unwrap()[0];
+        tau_prev = tau;
+        tau = hyd
+            .step(
+                &model,
+                &[Segment {
+                    start: q,
+                    end: out.s,
+                }],
+            )
+            .unwrap()[0];
+        q = out.s;
+        if k > 1 {
+            // (the first mechanical step fills the state's tangent cache, `State::tangent`)
+            allocations += alloc_counter::allocations() - before;
+        }
+        dqd = dqd.max((out.sd - qd_ref[k]).abs());
+        dp = dp.max((hyd.pressures()[0] - pa_ref[k]).abs());
+    }
+    let n = qd_ref.len() - 1;
+    eprintln!(
+        "turntable co-simulation at 1 ms vs monolithic: q̇ {:.4} rad/s (monolithic {:.4}), \
+         max |Δq̇| {dqd:.3e} rad/s, max |Δp_A| {dp:.3e} Pa",
+        mech.state().zd[0],
+        qd_ref[n]
+    );
+    assert!(qd_ref[n] > 1.0, "the table spins up: {} rad/s", qd_ref[n]);
+    // the bounds of the four-bar's co-simulation above, relative: 0.1 % of the final speed,
+    // 0.1 % of the pump pressure (measured 3.1e-3 rad/s of 4.5, 3.2 kPa)
+    assert!(
+        dqd < 1e-3 * qd_ref[n] && dp < 1e-3 * 1e7,
+        "Δq̇ {dqd} rad/s, Δp_A {dp} Pa"
+    );
+    assert_eq!(allocations, 0, "the coupled steps through a shaft allocate");
 }

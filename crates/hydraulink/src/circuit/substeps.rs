@@ -38,8 +38,8 @@
 use num_dual::Dual64;
 
 use crate::circuit;
-use crate::circuit::{reduced, volume};
 use crate::circuit::Shaft;
+use crate::circuit::{reduced, volume};
 use crate::elements::element::{Element, PortState};
 use crate::elements::hydraulics::{fluid, CylinderMotion};
 use crate::model::spec::HydraulicIntegrator;
@@ -447,14 +447,7 @@ fn substep_residual<S: Real>(
     h: f64,
 ) -> f64 {
     rates(
-        model,
-        &sub.coef,
-        &sub.vdot,
-        &sub.p_new,
-        sp1,
-        &sub.shaft,
-        &mut sub.q,
-        &mut sub.h,
+        model, &sub.coef, &sub.vdot, &sub.p_new, sp1, &sub.shaft, &mut sub.q, &mut sub.h,
     );
     let mut norm: f64 = 0.0;
     for (v, vol) in model.hydraulics.volumes.iter().enumerate() {

@@ -39,7 +39,9 @@
 //! relative-coordinate pipeline passes the pressures into the joint port
 //! (`mechanics::ports::joint_forces`) and the joint's (q, q̇) into the flow sum
 //! (`circuit::component_flows_with`); both enter the exact tangent through the same law.
-//! Only the penalty formulation carries it (`pipeline::compile` rejects the others by name).
+//! The penalty and the multi-rate formulations carry it; multi-rate, and the two subsystems
+//! stepped apart (`pipeline::subsystem`), through its shaft port (`circuit::Shaft`): the joint's
+//! angle over the step in, the torque out. `pipeline::compile` rejects the others by name.
 
 use crate::elements::hydraulics::fixed_pump::{efficiency, rated_point};
 use serde::{Deserialize, Serialize};

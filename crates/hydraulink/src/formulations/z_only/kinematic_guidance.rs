@@ -147,17 +147,22 @@ pub fn replay_spec(spec: &ModelSpec, times: &[f64], recorded: &[Recorded]) -> Mo
 /// forces F_c = −(α(s_c − s_ref,c) + λ_g,c), M′, Q′, Φ, Φ_z.
 fn evaluate_guided<S: Real>(model: &Model, ev: &mut Evaluator<S>, gw: &GuidanceWorkspace) {
     let alpha = model.solver.step_penalty();
-    z_only::evaluate_with_line_forces(model, ev, |model, ev| {
-        for (k, g) in model.solver.guidance.iter().enumerate() {
-            let cyl = model.cylinder(g.cylinder.0);
-            let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
-            let (s, sd) = (line.s, line.rate(&ev.kin, &cyl.base, &cyl.rod));
-            ev.motion[g.cylinder.0] = CylinderMotion { s, sd };
-            let f = -((s - gw.s_ref[k]) * alpha + gw.lambda[k]);
-            ev.cylinder_force[g.cylinder.0] = f;
-            line.apply(&mut ev.dynamics, &cyl.base, &cyl.rod, f);
-        }
-    }, |_, _| {});
+    z_only::evaluate_with_line_forces(
+        model,
+        ev,
+        |model, ev| {
+            for (k, g) in model.solver.guidance.iter().enumerate() {
+                let cyl = model.cylinder(g.cylinder.0);
+                let line = Line::at(&ev.kin, &cyl.base, &cyl.rod);
+                let (s, sd) = (line.s, line.rate(&ev.kin, &cyl.base, &cyl.rod));
+                ev.motion[g.cylinder.0] = CylinderMotion { s, sd };
+                let f = -((s - gw.s_ref[k]) * alpha + gw.lambda[k]);
+                ev.cylinder_force[g.cylinder.0] = f;
+                line.apply(&mut ev.dynamics, &cyl.base, &cyl.rod, f);
+            }
+        },
+        |_, _| {},
+    );
 }
 
 /// Stage `initialize`: λ_g and s̈_ref(0) into `st.formulation` when it holds no guidance state
