@@ -12,6 +12,7 @@ mod common;
 mod alloc_counter;
 
 use common::*;
+use hydraulink::circuit::drives as circuit_drives;
 use hydraulink::circuit::substeps::HydraulicConfig;
 use hydraulink::model::spec::HydraulicIntegrator;
 use hydraulink::pipeline::initialization::initialize;
@@ -494,4 +495,129 @@ fn subsystems_coupled_through_a_shaft_follow_the_monolithic_run() {
         "Δq̇ {dqd} rad/s, Δp_A {dp} Pa"
     );
     assert_eq!(allocations, 0, "the coupled steps through a shaft allocate");
+}
+
+/// `models/pump_relief.toml`'s pump (`fixed_pump`: D = 28 cm³/rev, η_hm = 0.9) and its shaft
+/// input, a ramp from 0 to 157.08 rad/s over 0.2 s, written out here.
+const PUMP_D: f64 = 2.8e-5;
+const PUMP_ETA_HM: f64 = 0.9;
+fn pump_relief_shaft_speed(t: f64) -> f64 {
+    157.08 * (t / 0.2).min(1.0)
+}
+
+/// The hydraulics of `pump_relief` alone for 0.45 s (the valve closed, the cylinder held), the
+/// pump's shaft a drive port whose angle segments turn it at its input's speed: the run is the
+/// one that takes the speed from the input (to the rounding of the speed, a segment's rate),
+/// and the drive's output is the pump's shaft torque T = D (p_Vp − p_T)/(2π η_hm) against the
+/// relief valve.
+#[test]
+fn hydraulics_alone_a_pump_drive_port_is_its_input_speed_and_returns_the_torque() {
+    let model = model_of("pump_relief");
+    let st = initialize(&model).unwrap();
+    let config = HydraulicConfig {
+        step_s: 1e-3,
+        substeps: 4,
+        integrator: HydraulicIntegrator::Trapezoidal,
+    };
+    let mut by_input = HydraulicSubsystem::new(&model, config, st.clone()).unwrap();
+    let mut driven = HydraulicSubsystem::with_drive_ports(&model, config, st).unwrap();
+    let ports = driven.ports(&model);
+    assert_eq!(ports.len(), 2, "{ports:?}");
+    assert!(matches!(ports[1].kind, PortKind::Drive(_)) && ports[1].name == "pump");
+    assert_eq!(by_input.ports(&model).len(), 1);
+    let s0 = MechanicalSubsystem::new(&model, initialize(&model).unwrap())
+        .unwrap()
+        .motion(&model)[0]
+        .s;
+    let hold = Segment { start: s0, end: s0 };
+    let dt = config.step_s;
+    let (mut angle, mut torque) = (0.0, 0.0);
+    for k in 0..450 {
+        by_input.step(&model, &[hold]).unwrap();
+        let end = angle + pump_relief_shaft_speed((k + 1) as f64 * dt) * dt;
+        let out = driven
+            .step(&model, &[hold, Segment { start: angle, end }])
+            .unwrap();
+        torque = out[1];
+        angle = end;
+    }
+    let (a, b) = (by_input.pressures(), driven.pressures());
+    let dp = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    let p_vp = b[0];
+    let t_hand = PUMP_D * (p_vp - 1e5) / (2.0 * std::f64::consts::PI * PUMP_ETA_HM);
+    eprintln!(
+        "pump drive port: max |Δp| against the input's speed {dp:.3e} Pa at p_Vp = {p_vp:.4e} \
+         Pa; torque {torque:.6} N m, by hand {t_hand:.6} N m"
+    );
+    assert!(
+        p_vp > 1.3e7,
+        "the relief valve holds the pump line: {p_vp} Pa"
+    );
+    assert!(dp <= 1e-9 * p_vp, "pressures differ by {dp} Pa");
+    assert!(
+        (torque - t_hand).abs() <= 1e-12 * t_hand,
+        "T {torque} vs {t_hand}"
+    );
+    // the speed column is the drive's
+    let slot = match ports[1].kind {
+        PortKind::Drive(d) => d.slot,
+        _ => unreachable!(),
+    };
+    assert!((driven.state().spool[slot] - 157.08).abs() <= 1e-9 * 157.08);
+}
+
+/// An engine as a third subsystem, written here: a flywheel J = 1 kg m² under a proportional
+/// governor τ_e = k (ω_set − ω), k = 20 N m s/rad (forward Euler at the hydraulics' 1 ms),
+/// drives the pump of `pump_relief` through its drive port. When the relief valve opens the
+/// pump's torque pulls the engine down until the governor carries it: at the end
+/// k (ω_set − ω) = T, and the pump turns at the engine's speed.
+#[test]
+fn an_engine_drives_the_pump_through_its_drive_port_to_the_governor_balance() {
+    let model = model_of("pump_relief");
+    let st = initialize(&model).unwrap();
+    let config = HydraulicConfig {
+        step_s: 1e-3,
+        substeps: 4,
+        integrator: HydraulicIntegrator::Trapezoidal,
+    };
+    let mut hyd = HydraulicSubsystem::with_drive_ports(&model, config, st).unwrap();
+    let s0 = MechanicalSubsystem::new(&model, initialize(&model).unwrap())
+        .unwrap()
+        .motion(&model)[0]
+        .s;
+    let hold = Segment { start: s0, end: s0 };
+    let (j, k, w_set, dt) = (1.0, 20.0, 157.08, config.step_s);
+    let (mut w, mut angle, mut torque) = (w_set, 0.0, 0.0);
+    let mut allocations = 0;
+    for step in 0..450 {
+        let before = alloc_counter::allocations();
+        w += dt / j * (k * (w_set - w) - torque);
+        let end = angle + w * dt;
+        torque = hyd
+            .step(&model, &[hold, Segment { start: angle, end }])
+            .unwrap()[1];
+        angle = end;
+        if step > 0 {
+            allocations += alloc_counter::allocations() - before;
+        }
+    }
+    let governor = k * (w_set - w);
+    eprintln!(
+        "engine: ω {w:.4} rad/s (set {w_set}), governor {governor:.4} N m, pump torque \
+         {torque:.4} N m at p_Vp = {:.4e} Pa",
+        hyd.pressures()[0]
+    );
+    assert!(torque > 50.0, "the pump loads the engine: {torque} N m");
+    assert!(w_set - w > 2.0, "the engine droops: ω = {w}");
+    // steady: ω settles with the governor's time constant J/k = 50 ms, 9 of them in 0.45 s
+    assert!(
+        (governor - torque).abs() <= 1e-3 * torque,
+        "{governor} vs {torque}"
+    );
+    let d = circuit_drives(&model)[0];
+    assert!((hyd.state().spool[d.slot] - w).abs() <= 1e-9 * w);
+    assert_eq!(allocations, 0, "the driven step allocates");
 }

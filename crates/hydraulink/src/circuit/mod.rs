@@ -58,6 +58,30 @@ pub fn shafts(model: &Model) -> Vec<Shaft> {
         .collect()
 }
 
+/// A drive port: an element driven through a shaft (a pump, `Element::is_driven`) whose speed
+/// ω, its valve position, an engine gives where the hydraulics is stepped alone
+/// (`pipeline::subsystem::hydraulic`), and which takes back the torque `Element::drive_torque`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drive {
+    /// Index in `Model::elements()`.
+    pub element: usize,
+    /// Its position's slot in `State::spool` (`Layout::element_position`): the speed ω [rad/s].
+    pub slot: usize,
+}
+
+/// The drive ports of `model`, in element order.
+pub fn drives(model: &Model) -> Vec<Drive> {
+    model
+        .elements()
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.is_driven())
+        .filter_map(|(element, _)| {
+            model.layout.element_position[element].map(|slot| Drive { element, slot })
+        })
+        .collect()
+}
+
 /// Net component flow into every volume [m³/s]: the sum of the node-port flows of every
 /// element of `model.elements()` with node ports (valves, throttles, relief and check valves,
 /// accumulators), in element order, in one loop shape ([`add_flows`]). `spools` holds the valve

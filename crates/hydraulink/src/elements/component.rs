@@ -258,6 +258,12 @@ impl Element for Component {
     fn initial_position(&self, trim: f64, u0: f64) -> f64 {
         dispatch!(self, e => e.initial_position(trim, u0))
     }
+    fn is_driven(&self) -> bool {
+        dispatch!(self, e => e.is_driven())
+    }
+    fn drive_torque(&self, at: &PortState<f64>) -> f64 {
+        dispatch!(self, e => e.drive_torque(at))
+    }
     #[inline]
     fn advance_position(&self, position: f64, trim: f64, u0: f64, u1: f64, dt: f64) -> f64 {
         dispatch!(self, e => e.advance_position(position, trim, u0, u1, dt))

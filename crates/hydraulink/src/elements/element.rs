@@ -314,6 +314,18 @@ pub trait Element {
     fn reads_position_of(&self) -> Option<usize> {
         None
     }
+    /// True for an element driven through a shaft whose speed ω [rad/s] is its valve position (a
+    /// pump): where the hydraulics is stepped alone, that speed can come from a drive port (an
+    /// engine, `circuit::Drive`) instead of the element's input, and
+    /// [`Element::drive_torque`] goes back.
+    fn is_driven(&self) -> bool {
+        false
+    }
+    /// The torque its drive supplies to the shaft at `at` (ω = `at.position`) [N m], positive
+    /// along ω while it pumps; 0 for an element that is not driven ([`Element::is_driven`]).
+    fn drive_torque(&self, _at: &PortState<f64>) -> f64 {
+        0.0
+    }
     /// The position law ẋ = f(x, u) [unit of the position / s], for any scalar (`f64` in the
     /// step, `Dual64` in the linearization); written once. Zero for a position without a rate
     /// ([`Element::position_has_rate`] false).

@@ -330,6 +330,14 @@ impl Element for FixedPump {
     fn advance_position(&self, _position: f64, _trim: f64, _u0: f64, u1: f64, _dt: f64) -> f64 {
         u1
     }
+    /// Its shaft: ω is the position.
+    fn is_driven(&self) -> bool {
+        true
+    }
+    /// T = T_i + sgn(ω) |T_i| (1/η_hm − 1) (module doc).
+    fn drive_torque(&self, at: &PortState<f64>) -> f64 {
+        self.shaft.torque(1.0, at.position, at.p[1] - at.p[0])
+    }
     fn describe(&self, out: &mut Vec<Variable>) {
         flow_element::describe(&self.name, out);
         out.push(variable(&self.name, "leakage", "m^3/s"));

@@ -383,6 +383,15 @@ impl Element for PcPump {
     fn advance_position(&self, _position: f64, _trim: f64, _u0: f64, u1: f64, _dt: f64) -> f64 {
         u1
     }
+    /// Its shaft: ω is the position.
+    fn is_driven(&self) -> bool {
+        true
+    }
+    /// T = T_i + sgn(ω) |T_i| (1/η_hm − 1) at the displacement fraction ε (module doc).
+    fn drive_torque(&self, at: &PortState<f64>) -> f64 {
+        self.shaft
+            .torque(self.displacement(at), at.position, at.p[1] - at.p[0])
+    }
     fn n_internal(&self) -> usize {
         usize::from(self.time_constant_s.is_some())
     }

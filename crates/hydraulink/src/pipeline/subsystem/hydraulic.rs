@@ -3,9 +3,10 @@
 
 use crate::circuit;
 use crate::circuit::substeps::*;
+use crate::elements::element::Element;
 use crate::elements::hydraulics::cylinder;
 use crate::model::Model;
-use crate::pipeline::subsystem::{Segment, Subsystem};
+use crate::pipeline::subsystem::{self, Port, PortKind, Segment, Subsystem};
 use crate::state::State;
 use crate::{ModelError, StepError};
 
@@ -19,6 +20,9 @@ pub struct HydraulicSubsystem {
     plan: HydraulicPlan,
     sub: HydraulicBuffers<f64>,
     spool_new: Vec<f64>,
+    /// The drive ports taken from outside (`with_drive_ports`); empty: each pump turns at its
+    /// input's speed.
+    drives: Vec<circuit::Drive>,
     force: Vec<f64>,
     cavitation_onsets: u64,
 }
@@ -43,9 +47,37 @@ impl HydraulicSubsystem {
             st,
             plan: HydraulicPlan::new(model, config),
             sub: HydraulicBuffers::new(model, false),
+            drives: Vec::new(),
             force: vec![0.0; model.n_cylinders() + circuit::shafts(model).len()],
             cavitation_onsets: 0,
         })
+    }
+
+    /// The same with every pump's shaft a drive port (`circuit::drives`): an engine gives its
+    /// angle over the step (the speed ω is the segment's rate, held over the step as the input's
+    /// would be), and the pump's shaft torque goes back. The drive ports come after the ports of
+    /// [`crate::pipeline::subsystem::ports`] in the inputs and the outputs
+    /// ([`HydraulicSubsystem::ports`]).
+    pub fn with_drive_ports(
+        model: &Model,
+        config: HydraulicConfig,
+        st: State,
+    ) -> Result<Self, ModelError> {
+        let mut sys = Self::new(model, config, st)?;
+        sys.drives = circuit::drives(model);
+        sys.force.resize(sys.force.len() + sys.drives.len(), 0.0);
+        Ok(sys)
+    }
+
+    /// Its ports in the order of its inputs and outputs: the cylinders' lines and the motors'
+    /// shafts (`subsystem::ports`), then the drives if it takes them.
+    pub fn ports(&self, model: &Model) -> Vec<Port> {
+        let mut ports = subsystem::ports(model);
+        ports.extend(self.drives.iter().map(|&d| Port {
+            name: model.elements()[d.element].name().to_string(),
+            kind: PortKind::Drive(d),
+        }));
+        ports
     }
 
     /// Its integrator and step.
@@ -99,28 +131,34 @@ impl Subsystem for HydraulicSubsystem {
         self.st.clone_from(snapshot);
     }
 
-    /// One step Δt: inputs one segment per port (`subsystem::ports`): s [m] of every cylinder
-    /// (`Model::cylinders()` order), then q [rad] of the joint of every shaft port (element
-    /// order). Outputs the effort of each port at t_k+1: the cylinder force F(p_k+1, ṡ) [N]
-    /// and the shaft torque τ(p_k+1, q̇) [N m] on its joint, ṡ and q̇ the segments' rates. On
-    /// error the state is left at t_k.
+    /// One step Δt: inputs one segment per port ([`HydraulicSubsystem::ports`]): s [m] of every
+    /// cylinder (`Model::cylinders()` order), then q [rad] of the joint of every shaft port
+    /// (element order), then the angle [rad] of every drive it takes. Outputs the effort of each
+    /// port at t_k+1: the cylinder force F(p_k+1, ṡ) [N], the shaft torque τ(p_k+1, q̇) [N m] on
+    /// its joint and the torque T(p_k+1, ω) [N m] a drive supplies, ṡ, q̇ and ω the segments'
+    /// rates. On error the state is left at t_k.
     fn step(&mut self, model: &Model, motion: &[Segment]) -> Result<&[f64], StepError> {
         let nc = model.n_cylinders();
+        let ns = self.plan.shafts.len();
         assert_eq!(
             motion.len(),
-            nc + self.plan.shafts.len(),
-            "one motion segment per port (cylinders, then shafts)"
+            nc + ns + self.drives.len(),
+            "one motion segment per port (cylinders, shafts, then drives)"
         );
         let dt = self.plan.config.step_s;
         let t0 = self.st.t_s;
         crate::elements::inputs::sample(&model.inputs, t0, t0 + dt, &mut self.st.inputs);
         circuit::advance_positions(model, &self.st, dt, &mut self.spool_new);
+        // a driven pump turns at its drive's speed, held over the step (as its input's would be)
+        for (d, m) in self.drives.iter().zip(&motion[nc + ns..]) {
+            self.spool_new[d.slot] = m.rate(dt);
+        }
         plan_step(model, &self.st, &mut self.spool_new, &mut self.plan);
         for (c, m) in motion[..nc].iter().enumerate() {
             self.plan.s0[c] = m.start;
             self.sub.s1[c] = m.end;
         }
-        for (j, m) in motion[nc..].iter().enumerate() {
+        for (j, m) in motion[nc..nc + ns].iter().enumerate() {
             self.plan.q0[j] = m.start;
             self.sub.q1[j] = m.end;
         }
@@ -163,6 +201,12 @@ impl Subsystem for HydraulicSubsystem {
                 at.u = self.st.inputs.step_values(k).1;
             }
             self.force[nc + j] = e.evaluate(&at).force;
+        }
+        for (k, d) in self.drives.iter().enumerate() {
+            let e = &model.elements()[d.element];
+            let mut at = circuit::node_port_state(model, &self.st.p, &e.ports().nodes);
+            at.position = self.st.spool[d.slot];
+            self.force[nc + ns + k] = e.drive_torque(&at);
         }
         Ok(&self.force)
     }

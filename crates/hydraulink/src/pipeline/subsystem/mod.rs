@@ -11,6 +11,11 @@
 //!                 τ = i η D (p_A − p_B)/2π of each motor on its joint
 //! ```
 //!
+//! An engine couples to the hydraulics the same way: with
+//! `HydraulicSubsystem::with_drive_ports` every pump's shaft is a drive port
+//! (`circuit::Drive`, [`PortKind::Drive`]), its angle over the step in (the pump turns at the
+//! segment's rate) and the torque the pump takes from the engine out.
+//!
 //! - [`mechanical::MechanicalSubsystem`]: z stepped by the z-only ALI3-P step
 //!   (`formulations::z_only`, through the one pipeline `pipeline::step::formulation_step`) with
 //!   the cylinder forces as its input.
@@ -26,7 +31,7 @@
 pub mod hydraulic;
 pub mod mechanical;
 
-use crate::circuit::{self, Shaft};
+use crate::circuit::{self, Drive, Shaft};
 use crate::model::Model;
 use crate::solver::real::Real;
 use crate::state::State;
@@ -45,6 +50,10 @@ pub enum PortKind {
     /// mechanics, the torque τ [N m] on the joint (positive drives it positive) from the
     /// hydraulics.
     Shaft(Shaft),
+    /// A pump's drive (`circuit::Drive`), a port of the hydraulic subsystem alone
+    /// (`HydraulicSubsystem::with_drive_ports`): the shaft angle [rad] from an engine, whose
+    /// rate is the pump's speed ω, and the torque T [N m] the engine supplies.
+    Drive(Drive),
 }
 
 /// One port between the mechanical and the hydraulic subsystem.
@@ -61,7 +70,7 @@ impl Port {
     pub fn motion_unit(&self) -> &'static str {
         match self.kind {
             PortKind::Line { .. } => "m",
-            PortKind::Shaft(_) => "rad",
+            PortKind::Shaft(_) | PortKind::Drive(_) => "rad",
         }
     }
 
@@ -69,7 +78,7 @@ impl Port {
     pub fn effort_unit(&self) -> &'static str {
         match self.kind {
             PortKind::Line { .. } => "N",
-            PortKind::Shaft(_) => "N m",
+            PortKind::Shaft(_) | PortKind::Drive(_) => "N m",
         }
     }
 }
