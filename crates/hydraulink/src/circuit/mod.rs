@@ -202,7 +202,7 @@ fn element_flows<S: Real, E: Element>(
         at.position = spools[slot];
     }
     // a joint port too (a hydraulic motor): its coordinate and rate at this evaluation
-    if matches!(e.ports().mech, MechPort::Joint(_)) && !mech.is_empty() {
+    if !mech.is_empty() && matches!(e.ports().mech, MechPort::Joint(_)) {
         at.s = mech[np.element].s;
         at.sd = mech[np.element].sd;
     }

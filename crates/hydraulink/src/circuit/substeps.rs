@@ -300,7 +300,13 @@ fn rates<S: Real>(
     q: &mut [S],
     out: &mut [S],
 ) {
-    circuit::component_flows_coupled(model, p, spools, &[], shaft, &mut [], q);
+    if shaft.is_empty() {
+        // no shaft port: the flow sum with the joints at rest (the literal empty slices let
+        // the element loop drop its joint check)
+        circuit::component_flows(model, p, spools, q);
+    } else {
+        circuit::component_flows_coupled(model, p, spools, &[], shaft, &mut [], q);
+    }
     for v in 0..out.len() {
         out[v] = if model.has_node_compliance {
             // accumulators: ṗ = (Q_in − V̇) / (V/B_e + C(p)) (`volume::pressure_rate`)
@@ -658,15 +664,19 @@ fn local_jacobian<S: Real>(
         for v in 0..nv {
             sub.p_dual[v] = Dual64::new(sub.p_new[v].re(), if u == v { 1.0 } else { 0.0 });
         }
-        circuit::component_flows_coupled(
-            model,
-            &sub.p_dual,
-            sp1,
-            &[],
-            &sub.shaft_dual,
-            &mut [],
-            &mut sub.q_dual,
-        );
+        if sub.shaft_dual.is_empty() {
+            circuit::component_flows(model, &sub.p_dual, sp1, &mut sub.q_dual);
+        } else {
+            circuit::component_flows_coupled(
+                model,
+                &sub.p_dual,
+                sp1,
+                &[],
+                &sub.shaft_dual,
+                &mut [],
+                &mut sub.q_dual,
+            );
+        }
         for (v, vol) in model.hydraulics.volumes.iter().enumerate() {
             let diag = if u != v || vol.algebraic {
                 0.0
