@@ -505,13 +505,9 @@ fn pump_relief_shaft_speed(t: f64) -> f64 {
     157.08 * (t / 0.2).min(1.0)
 }
 
-/// The hydraulics of `pump_relief` alone for 0.45 s (the valve closed, the cylinder held), the
-/// pump's shaft a drive port whose angle segments turn it at its input's speed: the run is the
-/// one that takes the speed from the input (to the rounding of the speed, a segment's rate),
-/// and the drive's output is the pump's shaft torque T = D (p_Vp − p_T)/(2π η_hm) against the
-/// relief valve.
-#[test]
-fn hydraulics_alone_a_pump_drive_port_is_its_input_speed_and_returns_the_torque() {
+/// `pump_relief` for its hydraulics alone: the model, its initial state, 4 trapezoidal substeps
+/// per 1 ms step, and the cylinder's segment that holds it at its initial length.
+fn pump_relief_alone() -> (Model, hydraulink::State, HydraulicConfig, Segment) {
     let model = model_of("pump_relief");
     let st = initialize(&model).unwrap();
     let config = HydraulicConfig {
@@ -519,17 +515,27 @@ fn hydraulics_alone_a_pump_drive_port_is_its_input_speed_and_returns_the_torque(
         substeps: 4,
         integrator: HydraulicIntegrator::Trapezoidal,
     };
+    let s0 = MechanicalSubsystem::new(&model, st.clone())
+        .unwrap()
+        .motion(&model)[0]
+        .s;
+    (model, st, config, Segment { start: s0, end: s0 })
+}
+
+/// The hydraulics of `pump_relief` alone for 0.45 s (the valve closed, the cylinder held), the
+/// pump's shaft a drive port whose angle segments turn it at its input's speed: the run is the
+/// one that takes the speed from the input (to the rounding of the speed, a segment's rate),
+/// and the drive's output is the pump's shaft torque T = D (p_Vp − p_T)/(2π η_hm) against the
+/// relief valve.
+#[test]
+fn hydraulics_alone_a_pump_drive_port_is_its_input_speed_and_returns_the_torque() {
+    let (model, st, config, hold) = pump_relief_alone();
     let mut by_input = HydraulicSubsystem::new(&model, config, st.clone()).unwrap();
     let mut driven = HydraulicSubsystem::with_drive_ports(&model, config, st).unwrap();
     let ports = driven.ports(&model);
     assert_eq!(ports.len(), 2, "{ports:?}");
     assert!(matches!(ports[1].kind, PortKind::Drive(_)) && ports[1].name == "pump");
     assert_eq!(by_input.ports(&model).len(), 1);
-    let s0 = MechanicalSubsystem::new(&model, initialize(&model).unwrap())
-        .unwrap()
-        .motion(&model)[0]
-        .s;
-    let hold = Segment { start: s0, end: s0 };
     let dt = config.step_s;
     let (mut angle, mut torque) = (0.0, 0.0);
     for k in 0..450 {
@@ -576,19 +582,8 @@ fn hydraulics_alone_a_pump_drive_port_is_its_input_speed_and_returns_the_torque(
 /// k (ω_set − ω) = T, and the pump turns at the engine's speed.
 #[test]
 fn an_engine_drives_the_pump_through_its_drive_port_to_the_governor_balance() {
-    let model = model_of("pump_relief");
-    let st = initialize(&model).unwrap();
-    let config = HydraulicConfig {
-        step_s: 1e-3,
-        substeps: 4,
-        integrator: HydraulicIntegrator::Trapezoidal,
-    };
+    let (model, st, config, hold) = pump_relief_alone();
     let mut hyd = HydraulicSubsystem::with_drive_ports(&model, config, st).unwrap();
-    let s0 = MechanicalSubsystem::new(&model, initialize(&model).unwrap())
-        .unwrap()
-        .motion(&model)[0]
-        .s;
-    let hold = Segment { start: s0, end: s0 };
     let (j, k, w_set, dt) = (1.0, 20.0, 157.08, config.step_s);
     let (mut w, mut angle, mut torque) = (w_set, 0.0, 0.0);
     let mut allocations = 0;

@@ -42,13 +42,14 @@ impl HydraulicSubsystem {
                 ),
             ));
         }
+        let plan = HydraulicPlan::new(model, config);
         Ok(HydraulicSubsystem {
             spool_new: st.spool.clone(),
             st,
-            plan: HydraulicPlan::new(model, config),
+            force: vec![0.0; model.n_cylinders() + plan.shafts.len()],
+            plan,
             sub: HydraulicBuffers::new(model, false),
             drives: Vec::new(),
-            force: vec![0.0; model.n_cylinders() + circuit::shafts(model).len()],
             cavitation_onsets: 0,
         })
     }
