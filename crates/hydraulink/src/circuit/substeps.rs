@@ -336,7 +336,8 @@ pub fn integrate<S: Real>(model: &Model, sub: &mut HydraulicBuffers<S>, plan: &H
     let h = plan.config.step_s / nsub as f64;
     let euler = plan.config.integrator == HydraulicIntegrator::ForwardEuler;
     let any_algebraic = model.hydraulics.volumes.iter().any(|v| v.algebraic);
-    let tol = model.solver.tol_pressure_pa;
+    // the weighted increment test of both local Newtons: |Δp| ≤ tol_pressure_pa + 1e-12 |p|
+    let tol = Tolerances::new(&[(nv, model.solver.tol_pressure_pa)], 1e-12);
     let full_newton = sub.full_newton;
     sub.failed = false;
     sub.jac_valid = false;
@@ -476,14 +477,15 @@ fn substep_residual<S: Real>(
 /// The local Newton of an implicit substep as a problem of the one Newton
 /// (`solver::newton::solve`): unknowns p_j+1 in `sub.p_new`, residual r = −(row of the module
 /// doc) in `sub.r`, the exact local Jacobian (`local_jacobian`) kept while `sub.jac_valid`.
-/// Converged when the increment meets the tolerance `tol` [Pa] (relative 1e-12).
+/// Converged when the increment meets the tolerances `tol` (`tol_pressure_pa`, relative 1e-12).
 struct SubstepChord<'a, S: Real> {
     model: &'a Model,
     sub: &'a mut HydraulicBuffers<S>,
     sp1: &'a [f64],
     euler: bool,
     h: f64,
-    tol: f64,
+    /// |Δp| ≤ tol_pressure_pa + 1e-12 |p| (built once per sub-integration, `integrate`).
+    tol: Tolerances,
 }
 
 impl<S: Real> NewtonProblem<S> for SubstepChord<'_, S> {
@@ -520,7 +522,7 @@ impl<S: Real> NewtonProblem<S> for SubstepChord<'_, S> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        Tolerances::new(&[(self.model.n_volumes(), self.tol)], 1e-12)
+        self.tol
     }
 
     /// Runs to its cap: the damped Newton takes over after it.
@@ -542,14 +544,15 @@ impl<S: Real> NewtonProblem<S> for SubstepChord<'_, S> {
 /// [`NewtonProblem::solve_increment`], whose increment is the searched θ d, so that the weighted
 /// test measures the step taken (with `NewtonProblem::step_fraction` the test would measure the
 /// full d: a stricter test, and other iterates than the validated ones). Converged when the
-/// increment meets the tolerance `tol` [Pa] (relative 1e-12) or the residual is exactly zero.
+/// increment meets the tolerances `tol` (`tol_pressure_pa`, relative 1e-12) or the residual is
+/// exactly zero.
 struct SubstepNewton<'a, S: Real> {
     model: &'a Model,
     sub: &'a mut HydraulicBuffers<S>,
     sp1: &'a [f64],
     euler: bool,
     h: f64,
-    tol: f64,
+    tol: Tolerances,
     /// ‖r‖∞ at the current iterate [Pa/s].
     r0: f64,
 }
@@ -612,7 +615,7 @@ impl<S: Real> NewtonProblem<S> for SubstepNewton<'_, S> {
     }
 
     fn tolerances(&self) -> Tolerances {
-        Tolerances::new(&[(self.model.n_volumes(), self.tol)], 1e-12)
+        self.tol
     }
 
     /// Runs to its cap whatever the increments do (a valve gate switching inside the substep).
@@ -635,7 +638,7 @@ fn damped_newton<S: Real>(
     sp1: &[f64],
     euler: bool,
     h: f64,
-    tol: f64,
+    tol: Tolerances,
 ) -> bool {
     let problem = &mut SubstepNewton {
         model,

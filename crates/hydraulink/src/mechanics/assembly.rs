@@ -191,8 +191,23 @@ impl<S: Real> Evaluator<S> {
         spools: &[f64],
         acc0: bool,
     ) {
-        self.dynamics.mass_v_valid = false;
         self.kin.positions(model, z);
+        self.evaluate_at_positions(model, z, zd, p, spools, acc0);
+    }
+
+    /// [`Evaluator::evaluate`] with the kinematics already at the positions z
+    /// (`Kinematics::positions` at the same z, e.g. to read the cylinders' line ports first, as
+    /// multi-rate does): everything after the positions.
+    pub fn evaluate_at_positions(
+        &mut self,
+        model: &Model,
+        z: &[S],
+        zd: &[S],
+        p: &[S],
+        spools: &[f64],
+        acc0: bool,
+    ) {
+        self.dynamics.mass_v_valid = false;
         self.kin.velocities(model, zd);
         self.dynamics.bodies(model, &self.kin);
         // elements on body ports (p-independent: saved with the body terms)

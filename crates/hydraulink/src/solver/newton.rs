@@ -157,7 +157,8 @@ pub trait NewtonProblem<S: Real = f64> {
     /// Hook right after x_{h+1} is formed: projects it onto the unknowns' admissible set (a
     /// valve opening onto [0, 1]); nothing by default.
     fn project_iterate(&mut self) {}
-    /// Per-unknown tolerances of [`iterate`](NewtonProblem::iterate)'s unknowns.
+    /// Per-unknown tolerances of [`iterate`](NewtonProblem::iterate)'s unknowns, fixed for the
+    /// solve: [`solve`] asks once, before its first iteration.
     fn tolerances(&self) -> Tolerances;
     /// A further weighted norm the increment implies for quantities that are not unknowns
     /// (multi-rate: the pressures p_k+1(z)); 0 by default.
@@ -195,6 +196,13 @@ pub trait NewtonProblem<S: Real = f64> {
 /// Solves `problem` from its current x by Newton–Raphson under `policy`, at most `max_iter`
 /// linear solves. Returns the iterations (linear solves) of the converged solve; x holds the
 /// accepted iterate and the problem's evaluation is that of the last iterate before it.
+///
+/// Always inlined into its caller (one or two call sites per problem type): the caller's policy
+/// is a constant there, and the branches it does not use (the rescue, stall damping, the
+/// refresh horizon) fold away. The hydraulic substeps' chord iteration runs this loop about nine
+/// times per residual evaluation of a multi-rate step; out of line it cost 4 % of the
+/// instructions of a multi-rate run (BENCHMARKS.md, issue 25).
+#[inline(always)]
 pub fn solve<S: Real, P: NewtonProblem<S>>(
     problem: &mut P,
     policy: TangentPolicy,
@@ -210,6 +218,7 @@ pub fn solve<S: Real, P: NewtonProblem<S>>(
     // the increment it takes
     let mut rescue = false;
     let mut omega = DAMPING;
+    let tol = problem.tolerances();
     loop {
         problem.evaluate()?;
         if iterations > 0 {
@@ -256,7 +265,6 @@ pub fn solve<S: Real, P: NewtonProblem<S>>(
             problem.project_iterate();
             continue;
         }
-        let tol = problem.tolerances();
         let (x, dx) = problem.iterate();
         let norm = tol.add_fraction_and_measure(x, dx, alpha);
         // a non-finite implied norm never converges, but only the unknowns' norm is "non-finite"

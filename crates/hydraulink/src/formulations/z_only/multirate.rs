@@ -96,7 +96,8 @@ pub(crate) fn evaluate<S: Real>(
     substeps::integrate(model, sub, plan);
     let x = std::mem::take(&mut ev.x);
     let zd = std::mem::take(&mut ev.zd);
-    ev.evaluate(model, &x[..n], &zd, &sub.p, plan.end_spools(model), false);
+    // the kinematics are at z already (the line ports above)
+    ev.evaluate_at_positions(model, &x[..n], &zd, &sub.p, plan.end_spools(model), false);
     ev.x = x;
     ev.zd = zd;
 }
