@@ -413,7 +413,7 @@ pub fn integrate<S: Real>(model: &Model, sub: &mut HydraulicBuffers<S>, plan: &H
             h,
             tol,
         };
-        let mut converged = newton::solve(chord, policy, 30).is_ok();
+        let mut converged = newton::solve_inlined(chord, policy, 30).is_ok();
         if !converged {
             // the no-reverse-flow gates of a valve (004 eq. 29) can make the plain iteration
             // cycle between branches when an opening switches: restart from the predictor with

@@ -197,7 +197,9 @@ impl<S: Real> Evaluator<S> {
 
     /// [`Evaluator::evaluate`] with the kinematics already at the positions z
     /// (`Kinematics::positions` at the same z, e.g. to read the cylinders' line ports first, as
-    /// multi-rate does): everything after the positions.
+    /// multi-rate does): everything after the positions. Inlined into both callers, so that
+    /// [`Evaluator::evaluate`] stays one function.
+    #[inline(always)]
     pub fn evaluate_at_positions(
         &mut self,
         model: &Model,

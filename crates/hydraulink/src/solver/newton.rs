@@ -196,14 +196,24 @@ pub trait NewtonProblem<S: Real = f64> {
 /// Solves `problem` from its current x by Newton–Raphson under `policy`, at most `max_iter`
 /// linear solves. Returns the iterations (linear solves) of the converged solve; x holds the
 /// accepted iterate and the problem's evaluation is that of the last iterate before it.
-///
-/// Always inlined into its caller (one or two call sites per problem type): the caller's policy
-/// is a constant there, and the branches it does not use (the rescue, stall damping, the
-/// refresh horizon) fold away. The hydraulic substeps' chord iteration runs this loop about nine
-/// times per residual evaluation of a multi-rate step; out of line it cost 4 % of the
-/// instructions of a multi-rate run (BENCHMARKS.md, issue 25).
-#[inline(always)]
 pub fn solve<S: Real, P: NewtonProblem<S>>(
+    problem: &mut P,
+    policy: TangentPolicy,
+    max_iter: u32,
+) -> Result<u32, P::Error> {
+    solve_inlined(problem, policy, max_iter)
+}
+
+/// [`solve`], inlined into its caller: for a small problem solved in a hot loop, whose policy is
+/// a constant at the call site, so that the branches it does not use (the rescue, stall damping,
+/// the refresh horizon) fold away. The same iterates as [`solve`]. The hydraulic substeps' chord
+/// iteration (`circuit::substeps`) runs about nine such solves per residual evaluation of a
+/// multi-rate step; through the out-of-line [`solve`] they cost 4 % of the instructions of a
+/// multi-rate run (BENCHMARKS.md, issue 25). The large formulations keep the out-of-line
+/// [`solve`]: inlined into them, it changed nothing in their instructions and slowed one of them
+/// (global I1AL on rod_naya) by 3.5 % in time.
+#[inline(always)]
+pub fn solve_inlined<S: Real, P: NewtonProblem<S>>(
     problem: &mut P,
     policy: TangentPolicy,
     max_iter: u32,
