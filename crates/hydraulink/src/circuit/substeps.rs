@@ -319,8 +319,8 @@ fn rates<S: Real>(
 
 /// The hydraulic sub-integration from p_k over N substeps (module doc).
 ///
-/// The implicit rows of each substep are solved by the one Newton (`solver::newton::solve` on
-/// `SubstepChord`, then `SubstepNewton` when it fails) as a chord (simplified) iteration: the
+/// The implicit rows of each substep are solved by the one Newton (`solver::newton::solve_inlined`
+/// on `SubstepChord`, then `solve` on `SubstepNewton` when it fails) as a chord (simplified) iteration: the
 /// local Jacobian J = ∂r/∂p_j+1 (exact, by dual numbers) is evaluated and factored at the first
 /// iteration of the sub-integration and kept over the following iterations and substeps while
 /// it contracts the increments by at least 5× per iteration; otherwise it is re-evaluated at
@@ -475,8 +475,8 @@ fn substep_residual<S: Real>(
 }
 
 /// The local Newton of an implicit substep as a problem of the one Newton
-/// (`solver::newton::solve`): unknowns p_j+1 in `sub.p_new`, residual r = −(row of the module
-/// doc) in `sub.r`, the exact local Jacobian (`local_jacobian`) kept while `sub.jac_valid`.
+/// (`solver::newton::solve_inlined`, the same loop inlined here): unknowns p_j+1 in `sub.p_new`,
+/// residual r = −(row of the module doc) in `sub.r`, the exact local Jacobian (`local_jacobian`) kept while `sub.jac_valid`.
 /// Converged when the increment meets the tolerances `tol` (`tol_pressure_pa`, relative 1e-12).
 struct SubstepChord<'a, S: Real> {
     model: &'a Model,

@@ -208,8 +208,8 @@ pub fn solve<S: Real, P: NewtonProblem<S>>(
 /// a constant at the call site, so that the branches it does not use (the rescue, stall damping,
 /// the refresh horizon) fold away. The same iterates as [`solve`]. The hydraulic substeps' chord
 /// iteration (`circuit::substeps`) runs about nine such solves per residual evaluation of a
-/// multi-rate step; through the out-of-line [`solve`] they cost 4 % of the instructions of a
-/// multi-rate run (BENCHMARKS.md, issue 25). The large formulations keep the out-of-line
+/// multi-rate step; through the out-of-line [`solve`] they cost about 4 % of the instructions of
+/// a multi-rate run (BENCHMARKS.md, issue 25). The large formulations keep the out-of-line
 /// [`solve`]: inlined into them, it changed nothing in their instructions and slowed one of them
 /// (global I1AL on rod_naya) by 3.5 % in time.
 #[inline(always)]
