@@ -476,8 +476,9 @@ fn substep_residual<S: Real>(
 
 /// The local Newton of an implicit substep as a problem of the one Newton
 /// (`solver::newton::solve_inlined`, the same loop inlined here): unknowns p_j+1 in `sub.p_new`,
-/// residual r = −(row of the module doc) in `sub.r`, the exact local Jacobian (`local_jacobian`) kept while `sub.jac_valid`.
-/// Converged when the increment meets the tolerances `tol` (`tol_pressure_pa`, relative 1e-12).
+/// residual r = −(row of the module doc) in `sub.r`, the exact local Jacobian
+/// (`local_jacobian`) kept while `sub.jac_valid`. Converged when the increment meets the
+/// tolerances `tol` (`tol_pressure_pa`, relative 1e-12).
 struct SubstepChord<'a, S: Real> {
     model: &'a Model,
     sub: &'a mut HydraulicBuffers<S>,
